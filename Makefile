@@ -1,0 +1,48 @@
+# cursorkit: `make run` shows the whole pipeline, `make test` runs both lanes.
+GO        ?= go
+PKG       ?= ./...
+BIN       := $(CURDIR)/bin
+WINEPREFIX ?= $(CURDIR)/.cache/wineprefix
+STATICCHECK_VERSION := v0.8.2
+FUZZTIME  ?= 10s
+
+export WINEPREFIX
+export WINEDEBUG ?= -all
+
+.PHONY: all build run test test-linux test-windows bench fuzz lint clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/cursorkit ./cmd/cursorkit
+	$(GO) build -o $(BIN)/cursor-agent-sim ./testdata/cursor-agent-sim
+
+run: build
+	@scripts/run-demo "$(BIN)"
+
+test: test-linux test-windows
+
+test-linux:
+	$(GO) test -race -count=1 $(PKG)
+
+# The Windows lane: the same packages' tests cross-compiled for windows/amd64
+# and executed under Wine (scripts/wine-exec). Skipped loudly without Wine,
+# and a failure under CI.
+test-windows:
+	@scripts/test-windows $(PKG)
+
+bench:
+	@scripts/bench
+
+fuzz:
+	@FUZZTIME=$(FUZZTIME) scripts/fuzz
+
+lint:
+	GOOS=linux $(GO) vet ./...
+	GOOS=windows $(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	GOOS=windows $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+clean:
+	rm -rf $(BIN) .cache
