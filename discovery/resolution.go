@@ -1,0 +1,47 @@
+// Package discovery finds the executable cursorkit should start: the
+// configured override, CURSOR_AGENT_BIN, then cursor-agent and cursor on
+// PATH, with Windows PATH/PATHEXT semantics implemented natively. It never
+// spawns the agent.
+package discovery
+
+// Kind says how a resolved file must be launched.
+type Kind string
+
+const (
+	Native     Kind = "native"     // a Windows .exe or .com, started directly
+	CmdShim    Kind = "cmd-shim"   // a Windows .cmd or .bat, started through cmd.exe
+	PowerShell Kind = "powershell" // a Windows .ps1, started through a PowerShell host
+	POSIX      Kind = "posix"      // an executable file on Linux or macOS
+)
+
+// Source says where a candidate came from.
+type Source string
+
+const (
+	SourceOverride Source = "override" // settings cursorCliBinaryPath or --binary
+	SourceEnv      Source = "env"      // CURSOR_AGENT_BIN
+	SourcePath     Source = "path"     // a bare name searched on PATH
+)
+
+// Step is one entry of a resolution trail: a candidate, optionally a
+// directory or file tried for it, and why it was chosen or skipped.
+type Step struct {
+	Candidate string `json:"candidate"`
+	Dir       string `json:"dir,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Outcome   string `json:"outcome"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+// Resolution is a file that was found and how it must be launched.
+type Resolution struct {
+	Path      string   `json:"path"`      // absolute path of the file found
+	Name      string   `json:"name"`      // its file name, e.g. cursor-agent.cmd
+	Kind      Kind     `json:"kind"`
+	Source    Source   `json:"source"`
+	Candidate string   `json:"candidate"` // the candidate value that produced it
+	Trail     []Step   `json:"trail"`
+	Warnings  []string `json:"warnings,omitempty"`
+	Links     []string `json:"links,omitempty"` // POSIX symlink chain, first to last
+	Build     string   `json:"build,omitempty"` // version folder name, when the chain shows one
+}

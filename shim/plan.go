@@ -1,0 +1,25 @@
+// Package shim turns a resolved target and its arguments into an exact
+// launch plan: the program to start and, on Windows, the verbatim command
+// line, for native executables, .cmd/.bat shims (through cmd.exe, without
+// BatBadBut-style injection) and .ps1 scripts. It never touches processes.
+package shim
+
+import "github.com/cursorkit/cursorkit/discovery"
+
+// Plan is exactly what to start.
+type Plan struct {
+	// Program is the absolute path the OS starts: the target itself, cmd.exe
+	// for a batch file, or the PowerShell host for a .ps1.
+	Program string `json:"program"`
+	// Args is the argument vector the child receives, Args[0] included.
+	Args []string `json:"args"`
+	// CommandLine is, on Windows, the command line passed verbatim to
+	// CreateProcess (SysProcAttr.CmdLine, no second quoting layer); on POSIX
+	// it is a shell-quoted rendering of Args for display only.
+	CommandLine string `json:"commandLine"`
+	// Kind is the kind of the target.
+	Kind discovery.Kind `json:"kind"`
+	// Target is the resolved file the plan runs (the script for a shim).
+	Target   string   `json:"target"`
+	Warnings []string `json:"warnings,omitempty"`
+}
