@@ -35,8 +35,8 @@ type Step struct {
 
 // Resolution is a file that was found and how it must be launched.
 type Resolution struct {
-	Path      string   `json:"path"`      // absolute path of the file found
-	Name      string   `json:"name"`      // its file name, e.g. cursor-agent.cmd
+	Path      string   `json:"path"` // absolute path of the file found
+	Name      string   `json:"name"` // its file name, e.g. cursor-agent.cmd
 	Kind      Kind     `json:"kind"`
 	Source    Source   `json:"source"`
 	Candidate string   `json:"candidate"` // the candidate value that produced it
