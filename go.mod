@@ -3,6 +3,7 @@ module github.com/cursorkit/cursorkit
 go 1.26.0
 
 require (
+	github.com/spf13/pflag v1.1.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.50.0
 )
