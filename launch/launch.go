@@ -1,0 +1,335 @@
+// Package launch starts a shim.Plan as a supervised child and kills its whole
+// process tree on request, on every OS.
+//
+// POSIX: no shell, a new process group, explicit environment and working
+// directory, and stdin a pipe (the prompt travels only there, never in argv or
+// the environment). Windows: a kill-on-close Job Object without breakaway; the
+// child starts suspended in a new process group, is assigned to the job and
+// only then resumed, so no grandchild can start outside the job.
+//
+// Launch never reads the child's output and never decides a verdict: the
+// caller (package supervise) owns the pipes' read ends, deadlines and the
+// graceful-then-forceful stop sequence built from Terminate and KillTree.
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"sync"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/shim"
+)
+
+// Options says how to start a plan.
+type Options struct {
+	// Dir is the child's working directory. Empty means the current
+	// directory; a Dir that is missing or not a directory is a failure.Input
+	// error returned before anything starts.
+	Dir string
+	// Env is the child's full environment. Nil means os.Environ(); an empty
+	// non-nil slice means an empty environment. On Linux, Start appends one
+	// variable, LaunchIDEnv, holding a random token that lets KillTree
+	// recognise orphaned descendants reparented to this process.
+	Env []string
+	// Stdin is copied to the child's stdin pipe, which is then closed: the
+	// prompt travels only here. Nil closes the child's stdin at once. The
+	// copy runs in its own goroutine; it ends when Stdin returns EOF or an
+	// error, or when a write fails because the child closed its end or Close
+	// was called (a Stdin blocked in Read keeps that goroutine until the
+	// Read returns, as with os/exec).
+	Stdin io.Reader
+}
+
+// LaunchIDEnv names the variable Start adds to the child's environment on
+// Linux. Its value is a random token specific to one Process; it carries no
+// other information.
+const LaunchIDEnv = "CURSORKIT_LAUNCH_ID"
+
+// ExitStatus is how the direct child ended.
+type ExitStatus struct {
+	// Code is the exit code; -1 when the child was killed by a signal.
+	Code int `json:"code"`
+	// Signal is the signal number that killed the child (POSIX), else 0.
+	Signal int `json:"signal,omitempty"`
+	// Signaled reports whether a signal ended the child (POSIX only).
+	Signaled bool `json:"signaled,omitempty"`
+}
+
+// String renders the status as "exit status N" or "signal N".
+func (s ExitStatus) String() string {
+	if s.Signaled {
+		return fmt.Sprintf("signal %d", s.Signal)
+	}
+	return fmt.Sprintf("exit status %d", s.Code)
+}
+
+// Success reports a zero exit code without a signal.
+func (s ExitStatus) Success() bool { return !s.Signaled && s.Code == 0 }
+
+// Kill methods reported by KillReport.Method.
+const (
+	MethodProcessGroup = "process-group"      // POSIX: SIGKILL to the group plus a descendant sweep
+	MethodJobObject    = "job-object"         // Windows: TerminateJobObject
+	MethodTreeWalk     = "taskkill+tree-walk" // Windows without a job
+)
+
+// KillReport says what KillTree did.
+type KillReport struct {
+	// Method is one of the Method constants.
+	Method string `json:"method"`
+	// Group reports that the process group (POSIX) or the job (Windows) was
+	// signalled or terminated.
+	Group bool `json:"group"`
+	// Swept counts descendants killed individually by the sweep, beyond the
+	// group or job.
+	Swept int `json:"swept"`
+	// Reaped counts orphans reparented to this process (Linux subreaper mode)
+	// that KillTree killed and reaped.
+	Reaped int `json:"reaped,omitempty"`
+	// Skipped counts candidates left alone because their identity (PID and
+	// start time) could not be confirmed, so a reused PID is never hit.
+	Skipped int `json:"skipped,omitempty"`
+}
+
+// Process is a started plan. Its methods are safe for concurrent use, except
+// that the read ends returned by Stdout and Stderr follow the usual rules of
+// *os.File.
+type Process struct {
+	cmd    *exec.Cmd
+	stdout *os.File
+	stderr *os.File
+	stdin  *os.File // our write end; nil once the copy finished
+	root   Proc     // the child's identity, for the sweep
+
+	waitOnce sync.Once
+	waitDone chan struct{}
+	status   ExitStatus
+	waitErr  error
+
+	mu       sync.Mutex // serialises KillTree, Close and reaping
+	closed   bool
+	warnings []string
+	sys      sysProcess // OS-specific state (job handle, launch token)
+}
+
+// Pid returns the child's process ID (the process group ID on POSIX).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Root returns the child's identity as KillTree knows it: PID, parent PID
+// and start time in the OS's native units.
+func (p *Process) Root() Proc { return p.root }
+
+// Stdout returns the read end of the child's stdout pipe. The caller owns
+// it: read it until EOF or close it to stop reading. Because it is a plain
+// pipe and not tied to Wait, a grandchild holding the write end can delay its
+// EOF but never Wait.
+func (p *Process) Stdout() io.ReadCloser { return p.stdout }
+
+// Stderr returns the read end of the child's stderr pipe, with the same
+// ownership rules as Stdout.
+func (p *Process) Stderr() io.ReadCloser { return p.stderr }
+
+// Warnings returns what the launch had to give up on, for example
+// "no job object (nested job refused): using taskkill and a tree walk".
+func (p *Process) Warnings() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.warnings...)
+}
+
+func (p *Process) warn(msg string) {
+	p.mu.Lock()
+	p.warnings = append(p.warnings, msg)
+	p.mu.Unlock()
+}
+
+// Wait waits for the direct child to exit and returns how it ended. It never
+// waits for the pipes or for descendants. A non-zero exit is not an error:
+// the error is non-nil only when waiting itself failed (failure.Process).
+// Wait may be called more than once and from several goroutines; every call
+// returns the same result. On Linux the child stays unreaped (a zombie) until
+// Close, so its PID, which is also the group ID, cannot be reused while
+// KillTree may still signal the group.
+func (p *Process) Wait() (ExitStatus, error) {
+	p.waitOnce.Do(func() {
+		p.status, p.waitErr = p.waitExit()
+		close(p.waitDone)
+	})
+	<-p.waitDone
+	return p.status, p.waitErr
+}
+
+// Exited returns a channel closed once Wait has observed the child's exit.
+// It lets a caller select on exit without calling Wait itself only after
+// some goroutine calls Wait.
+func (p *Process) Exited() <-chan struct{} { return p.waitDone }
+
+// exited reports whether Wait has observed the exit.
+func (p *Process) exited() bool {
+	select {
+	case <-p.waitDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Terminate asks the whole tree to stop. POSIX: SIGTERM, then SIGCONT so
+// stopped members can act on it, to the process group. Windows: a
+// CTRL_BREAK_EVENT to the child's process group, which only reaches it when
+// it shares this process's console (best effort). An error wrapping
+// os.ErrProcessDone means nothing was left to ask.
+func (p *Process) Terminate() error { return p.terminate() }
+
+// KillTree forcefully kills the child and every descendant it can identify,
+// and is idempotent: calling it again repeats the sweep, which is harmless.
+// POSIX: one process-table snapshot is taken first, descendants are found by
+// parent chain (so setsid escapees are included) and, in subreaper mode, by
+// orphans reparented to this process that carry the child's launch token;
+// each is pinned by PID and start time (a pidfd on Linux) before SIGKILL goes
+// to the group and then to each of them, and killed orphans are reaped.
+// Windows: TerminateJobObject; without a job, taskkill /T /F by absolute path
+// while the root is still alive, then a native tree walk with creation-time
+// checks.
+func (p *Process) KillTree() (KillReport, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killTree()
+}
+
+// Close kills whatever is left of the tree (like closing a kill-on-close job),
+// waits for the direct child, reaps it, and releases every handle: the job,
+// the stdin write end and the read ends of stdout and stderr. It is
+// idempotent.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	_, killErr := p.killTree()
+	p.mu.Unlock()
+
+	_, waitErr := p.Wait()
+	p.mu.Lock()
+	reapErr := p.release()
+	p.mu.Unlock()
+	p.stdout.Close()
+	p.stderr.Close()
+	return errors.Join(killErr, waitErr, reapErr)
+}
+
+// Start validates opts, then starts plan: without a shell, with opts.Env and
+// opts.Dir, in a new process group (POSIX) or a kill-on-close job (Windows).
+// ctx bounds only the start itself; once Start returns, stopping the child is
+// the caller's job (Terminate, KillTree, Close). Errors: failure.Input for a
+// bad plan or options (nothing started), failure.MissingCLI when the program
+// file does not exist (errors.Is(err, fs.ErrNotExist) also holds),
+// failure.Setup when it cannot be executed, failure.Process otherwise.
+func Start(ctx context.Context, plan shim.Plan, opts Options) (*Process, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, failure.Wrap(failure.Cancelled, err, "launch cancelled before start")
+	}
+	if plan.Program == "" {
+		return nil, failure.New(failure.Input, "launch plan has no program")
+	}
+	if opts.Dir != "" {
+		info, err := os.Stat(opts.Dir)
+		if err != nil {
+			return nil, failure.Wrap(failure.Input, err, "working directory is not usable")
+		}
+		if !info.IsDir() {
+			return nil, failure.New(failure.Input, "working directory %q is not a directory", opts.Dir)
+		}
+	}
+	if info, err := os.Stat(plan.Program); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, failure.Wrap(failure.MissingCLI, err, "program not found")
+		}
+		return nil, failure.Wrap(failure.Setup, err, "program cannot be inspected")
+	} else if info.IsDir() {
+		return nil, failure.New(failure.Setup, "program %q is a directory", plan.Program)
+	}
+	args := plan.Args
+	if len(args) == 0 {
+		args = []string{plan.Program}
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	p := &Process{waitDone: make(chan struct{})}
+	cmd := &exec.Cmd{Path: plan.Program, Args: args, Env: env, Dir: opts.Dir}
+	if err := p.start(ctx, cmd, plan, opts.Stdin); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// pipes creates the three pipes and wires the child's ends into cmd. It
+// returns the function that closes the child's ends after start (or on
+// failure) and our ends on failure.
+func (p *Process) pipes(cmd *exec.Cmd) (afterStart func(), onFailure func(), err error) {
+	var files []*os.File
+	closeAll := func(fs ...*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, failure.Wrap(failure.Resource, err, "cannot create stdin pipe")
+	}
+	files = append(files, inR, inW)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(files...)
+		return nil, nil, failure.Wrap(failure.Resource, err, "cannot create stdout pipe")
+	}
+	files = append(files, outR, outW)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(files...)
+		return nil, nil, failure.Wrap(failure.Resource, err, "cannot create stderr pipe")
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	p.stdin, p.stdout, p.stderr = inW, outR, errR
+	afterStart = func() { closeAll(inR, outW, errW) }
+	onFailure = func() { closeAll(inR, inW, outR, outW, errR, errW) }
+	return afterStart, onFailure, nil
+}
+
+// feedStdin copies src to the child's stdin and closes it. Write errors
+// (the child closed its stdin, or Close closed our end) end the copy
+// silently: whether the child read its input is the caller's verdict.
+func (p *Process) feedStdin(src io.Reader) {
+	w := p.stdin
+	if src == nil {
+		w.Close()
+		return
+	}
+	go func() {
+		_, _ = io.Copy(w, src)
+		w.Close()
+	}()
+}
+
+// startError classifies an exec start failure.
+func startError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return failure.Wrap(failure.MissingCLI, err, "program not found")
+	case errors.Is(err, fs.ErrPermission):
+		return failure.Wrap(failure.Setup, err, "program cannot be executed")
+	}
+	return failure.Wrap(failure.Process, err, "program could not be started")
+}

@@ -1,0 +1,211 @@
+//go:build unix
+
+package launch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/shim"
+)
+
+// sweepRounds bounds the repeated sweeps of KillTree: a round that killed
+// something may have raced with a fork, so the next round looks again.
+const sweepRounds = 4
+
+// reapWait bounds how long one KillTree round waits for SIGKILLed processes
+// to exit before reaping orphans among them.
+const reapWait = 2 * time.Second
+
+// sysProcess is the POSIX-specific state of a Process.
+type sysProcess struct {
+	token  string      // the launch token (Linux), "" elsewhere
+	reaped atomic.Bool // the root has been reaped: its PID may be reused
+}
+
+func (p *Process) reaped() bool { return p.sys.reaped.Load() }
+
+func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdin io.Reader) error {
+	token, err := newLaunchToken()
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], LaunchIDEnv+"="+token)
+	}
+	p.sys.token = token
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	afterStart, onFailure, err := p.pipes(cmd)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		onFailure()
+		return failure.Wrap(failure.Cancelled, err, "launch cancelled before start")
+	}
+	if err := cmd.Start(); err != nil {
+		onFailure()
+		return startError(err)
+	}
+	afterStart()
+	p.cmd = cmd
+	p.root = Proc{Pid: cmd.Process.Pid, PPid: os.Getpid(), Group: cmd.Process.Pid}
+	if st, err := startTimeOf(cmd.Process.Pid); err == nil {
+		p.root.StartTime = st
+	}
+	p.feedStdin(stdin)
+	return nil
+}
+
+func exitStatusOf(ps *os.ProcessState) ExitStatus {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ExitStatus{Code: -1, Signal: int(ws.Signal()), Signaled: true}
+	}
+	return ExitStatus{Code: ps.ExitCode()}
+}
+
+// groupSignalSafe reports whether kill(-pgid) can only reach the child's
+// group. While the leader is unreaped its PID, which is the group ID, cannot
+// be reused, so the group ID cannot name another group. After reaping, a
+// snapshot must show members of the group and no process holding the group
+// ID as its PID (a new group with that ID would be led by such a process).
+func (p *Process) groupSignalSafe(table []Proc, tableErr error) bool {
+	if !p.reaped() {
+		return true
+	}
+	if tableErr != nil {
+		return false
+	}
+	members := false
+	for _, e := range table {
+		if e.Pid == p.root.Pid {
+			return false
+		}
+		if e.Group == p.root.Pid {
+			members = true
+		}
+	}
+	return members
+}
+
+func (p *Process) terminate() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var table []Proc
+	var tableErr error
+	if p.reaped() {
+		table, tableErr = snapshot()
+	}
+	if !p.groupSignalSafe(table, tableErr) {
+		return failure.Wrap(failure.Process, os.ErrProcessDone, "process group has exited")
+	}
+	if err := syscall.Kill(-p.root.Pid, syscall.SIGTERM); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return failure.Wrap(failure.Process, os.ErrProcessDone, "process group has exited")
+		}
+		return failure.Wrap(failure.Process, err, "cannot signal the process group")
+	}
+	_ = syscall.Kill(-p.root.Pid, syscall.SIGCONT)
+	return nil
+}
+
+// killTree runs with p.mu held.
+func (p *Process) killTree() (KillReport, error) {
+	report := KillReport{Method: MethodProcessGroup}
+	self := os.Getpid()
+	var errs []error
+	for round := 0; round < sweepRounds; round++ {
+		table, tableErr := snapshot()
+		if tableErr != nil {
+			errs = append(errs, failure.Wrap(failure.Process, tableErr, "cannot read the process table"))
+		}
+		// Pin every victim before the first signal: killing a parent first
+		// would reparent its children and hide them from the parent chain.
+		victims := p.victims(self, table)
+		var pins []*pin
+		for _, v := range victims {
+			pn, ok := pinProcess(v)
+			if !ok {
+				report.Skipped++
+				continue
+			}
+			pins = append(pins, pn)
+		}
+		if round == 0 {
+			if p.groupSignalSafe(table, tableErr) {
+				err := syscall.Kill(-p.root.Pid, syscall.SIGKILL)
+				switch {
+				case err == nil:
+					report.Group = true
+				case !errors.Is(err, syscall.ESRCH):
+					errs = append(errs, failure.Wrap(failure.Process, err, "cannot kill the process group"))
+				}
+			}
+			// The root itself, through os.Process (a pidfd on Linux), which
+			// is a no-op once it has been reaped.
+			_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		}
+		var killed []*pin
+		for _, pn := range pins {
+			if pn.kill() {
+				killed = append(killed, pn)
+			} else {
+				pn.release()
+			}
+		}
+		// Killed processes reparented to self (subreaper mode, directly or
+		// because their killed parent exited first) are reaped here: nobody
+		// else in this program waits for them.
+		deadline := time.Now().Add(reapWait)
+		for _, pn := range killed {
+			if pn.awaitExit(deadline) && pn.reapIfOrphan(self) {
+				report.Reaped++
+			}
+			pn.release()
+		}
+		report.Swept += len(killed)
+		if len(killed) == 0 {
+			break
+		}
+	}
+	return report, errors.Join(errs...)
+}
+
+// victims returns the processes of table to kill individually: the
+// descendants of the root by parent chain, plus (subreaper mode) orphans
+// reparented to self that carry the root's launch token, and their
+// descendants.
+func (p *Process) victims(self int, table []Proc) []Proc {
+	if len(table) == 0 {
+		return nil
+	}
+	out := Descendants(p.root, table)
+	seen := make(map[int]bool, len(out))
+	for _, v := range out {
+		seen[v.Pid] = true
+	}
+	if p.sys.token == "" {
+		return out
+	}
+	for _, o := range Orphans(self, p.root, table) {
+		if seen[o.Pid] || !hasLaunchToken(o.Pid, p.sys.token) {
+			continue
+		}
+		seen[o.Pid] = true
+		out = append(out, o)
+		for _, d := range Descendants(o, table) {
+			if !seen[d.Pid] {
+				seen[d.Pid] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package launch
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// newLaunchToken returns "": macOS has no subreaper, so no orphan is ever
+// reparented to this process and no token is needed.
+func newLaunchToken() (string, error) { return "", nil }
+
+// snapshot reads the process table with one kern.proc.all sysctl.
+func snapshot() ([]Proc, error) {
+	kps, err := unix.SysctlKinfoProcSlice("kern.proc.all")
+	if err != nil {
+		return nil, err
+	}
+	table := make([]Proc, 0, len(kps))
+	for i := range kps {
+		table = append(table, kinfoProc(&kps[i]))
+	}
+	return table, nil
+}
+
+func kinfoProc(kp *unix.KinfoProc) Proc {
+	tv := kp.Proc.P_starttime
+	return Proc{
+		Pid:       int(kp.Proc.P_pid),
+		PPid:      int(kp.Eproc.Ppid),
+		Group:     int(kp.Eproc.Pgid),
+		StartTime: uint64(tv.Sec)*1_000_000 + uint64(tv.Usec),
+	}
+}
+
+func startTimeOf(pid int) (uint64, error) {
+	kps, err := unix.SysctlKinfoProcSlice("kern.proc.pid", pid)
+	if err != nil {
+		return 0, err
+	}
+	if len(kps) != 1 {
+		return 0, errors.New("no such process")
+	}
+	return kinfoProc(&kps[0]).StartTime, nil
+}
+
+// hasLaunchToken is never needed on macOS (no token, no orphans).
+func hasLaunchToken(int, string) bool { return false }

@@ -1,0 +1,18 @@
+//go:build unix && !linux && !darwin
+
+package launch
+
+import "errors"
+
+// newLaunchToken returns "": this OS has no subreaper support here.
+func newLaunchToken() (string, error) { return "", nil }
+
+// snapshot is not implemented on this OS: KillTree then relies on the
+// process group alone.
+func snapshot() ([]Proc, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func startTimeOf(int) (uint64, error) { return 0, errors.ErrUnsupported }
+
+func hasLaunchToken(int, string) bool { return false }

@@ -1,0 +1,95 @@
+package launch
+
+import "sort"
+
+// Proc is one entry of a process-table snapshot.
+type Proc struct {
+	Pid  int `json:"pid"`
+	PPid int `json:"ppid"`
+	// Group is the process group ID (POSIX); 0 when unknown (Windows).
+	Group int `json:"group,omitempty"`
+	// StartTime is the start or creation time in the OS's native units
+	// (clock ticks since boot on Linux, FILETIME on Windows, microseconds on
+	// macOS); 0 means unknown. Together with Pid it identifies a process: a
+	// reused PID has a different start time.
+	StartTime uint64 `json:"startTime"`
+}
+
+// Same reports whether p and q are the same process: same PID and same,
+// known, start time.
+func (p Proc) Same(q Proc) bool {
+	return p.Pid == q.Pid && p.StartTime != 0 && p.StartTime == q.StartTime
+}
+
+// Descendants returns every process of table that descends from root by
+// parent chain, root excluded, in breadth-first order. It never trusts a bare
+// PID:
+//   - an edge parent -> child counts only when the child started no earlier
+//     than the parent, so a process whose recorded parent PID has since been
+//     reused by a younger process is not adopted through it;
+//   - when table holds a different process under a node's PID (the node died
+//     and its PID was reused), only children started before that reuser can
+//     be the node's;
+//   - entries with an unknown start time are never returned nor followed;
+//   - cycles and self-parented entries (possible in Windows snapshots) are
+//     visited once.
+//
+// root need not be in table: on Windows a dead root's children keep its PID
+// as their parent, and the root's recorded start time still identifies them.
+func Descendants(root Proc, table []Proc) []Proc {
+	children := make(map[int][]Proc, len(table))
+	holder := make(map[int]Proc, len(table))
+	for _, e := range table {
+		holder[e.Pid] = e
+		if e.StartTime == 0 || e.PPid == e.Pid {
+			continue
+		}
+		children[e.PPid] = append(children[e.PPid], e)
+	}
+	for _, list := range children {
+		sort.Slice(list, func(i, j int) bool { return list[i].Pid < list[j].Pid })
+	}
+
+	visited := map[int]bool{root.Pid: true}
+	var out []Proc
+	queue := []Proc{root}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if n.StartTime == 0 {
+			continue
+		}
+		reuser, reused := holder[n.Pid]
+		reused = reused && !reuser.Same(n)
+		for _, c := range children[n.Pid] {
+			if visited[c.Pid] || c.StartTime < n.StartTime {
+				continue
+			}
+			if reused && c.StartTime >= reuser.StartTime {
+				continue
+			}
+			visited[c.Pid] = true
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// Orphans returns the candidates for orphans of root's tree reparented to
+// self (a child subreaper): the entries of table whose parent is self, that
+// started no earlier than root and are not root. Other children of self (for
+// example another Process's root) qualify too, so the caller must confirm
+// each candidate belongs to root's tree (on Linux, by root's launch token in
+// its environment) before signalling it.
+func Orphans(self int, root Proc, table []Proc) []Proc {
+	var out []Proc
+	for _, e := range table {
+		if e.PPid != self || e.Pid == root.Pid || e.Pid == self || e.StartTime == 0 || e.StartTime < root.StartTime {
+			continue
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
+	return out
+}

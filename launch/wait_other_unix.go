@@ -1,0 +1,28 @@
+//go:build unix && !linux
+
+package launch
+
+import (
+	"errors"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// waitExit waits for the root through os/exec, which reaps it: outside Linux
+// there is no portable wait-without-reap, so group signals after this point
+// are guarded by a process-table check instead (see groupSignalSafe).
+func (p *Process) waitExit() (ExitStatus, error) {
+	err := p.cmd.Wait()
+	p.sys.reaped.Store(true)
+	if p.cmd.ProcessState != nil {
+		return exitStatusOf(p.cmd.ProcessState), nil
+	}
+	var exitErr interface{ ExitCode() int }
+	if errors.As(err, &exitErr) {
+		return ExitStatus{Code: exitErr.ExitCode()}, nil
+	}
+	return ExitStatus{}, failure.Wrap(failure.Process, err, "cannot wait for the child")
+}
+
+// release has nothing left to reap once Wait returned.
+func (p *Process) release() error { return nil }
