@@ -1,0 +1,106 @@
+package probe
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is a settable clock for cache expiry tests.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func TestCatalogCacheRoundTripAndExpiry(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	c := &CatalogCache{Dir: filepath.Join(testDir(t), "nested", "models"), Now: clock.Now}
+	models := []Model{{ID: "gpt-5", Label: "GPT-5", Current: true}, {ID: "auto", Label: "Auto", Default: true}}
+
+	_, _, ok := c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
+	assert.False(t, ok, "nothing cached yet")
+
+	require.NoError(t, c.Store("/bin/cursor-agent", "2026.10.15-abc1234", models))
+	got, fetched, ok := c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
+	require.True(t, ok)
+	assert.Equal(t, models, got)
+	assert.True(t, fetched.Equal(clock.Now()))
+
+	_, _, ok = c.Load("/bin/cursor-agent", "2026.10.16-abc1234")
+	assert.False(t, ok, "another build")
+	_, _, ok = c.Load("/other/cursor-agent", "2026.10.15-abc1234")
+	assert.False(t, ok, "another binary")
+
+	clock.Advance(59 * time.Minute)
+	_, _, ok = c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
+	assert.True(t, ok, "still fresh")
+	clock.Advance(time.Minute)
+	_, _, ok = c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
+	assert.False(t, ok, "expired after the TTL")
+
+	require.NoError(t, c.Store("/bin/cursor-agent", "2026.10.15-abc1234", nil))
+	got, _, ok = c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
+	require.True(t, ok, "an empty catalog is cached too")
+	assert.Empty(t, got)
+
+	clock.Advance(-time.Hour)
+	_, _, ok = c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
+	assert.False(t, ok, "a file dated in the future is not trusted")
+
+	require.NoError(t, c.Remove("/bin/cursor-agent", "2026.10.15-abc1234"))
+	require.NoError(t, c.Remove("/bin/cursor-agent", "2026.10.15-abc1234"), "removing twice is fine")
+}
+
+func TestCatalogCacheCorruptFileIgnoredAndRewritten(t *testing.T) {
+	c := &CatalogCache{Dir: testDir(t), TTL: time.Minute}
+	file := c.file("/bin/cursor-agent", "b")
+	for _, corrupt := range []string{"", "{", "null", `{"format":1,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z"}`,
+		`{"format":99,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z","models":[]}`} {
+		require.NoError(t, os.WriteFile(file, []byte(corrupt), 0o600))
+		_, _, ok := c.Load("/bin/cursor-agent", "b")
+		assert.False(t, ok, "corrupt %q", corrupt)
+	}
+	require.NoError(t, c.Store("/bin/cursor-agent", "b", []Model{{ID: "x", Label: "X"}}))
+	got, _, ok := c.Load("/bin/cursor-agent", "b")
+	require.True(t, ok)
+	assert.Equal(t, []Model{{ID: "x", Label: "X"}}, got)
+	entries, err := os.ReadDir(c.Dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary files left behind")
+}
+
+func TestCatalogCacheWithoutDir(t *testing.T) {
+	var c CatalogCache
+	assert.Error(t, c.Store("/x", "b", nil))
+}
+
+func TestDefaultCatalogCacheDir(t *testing.T) {
+	home := testDir(t)
+	// os.UserCacheDir reads one of these per OS.
+	t.Setenv("XDG_CACHE_HOME", home)
+	t.Setenv("LocalAppData", home)
+	t.Setenv("HOME", home)
+	dir, err := DefaultCatalogCacheDir()
+	require.NoError(t, err)
+	assert.Equal(t, "models", filepath.Base(dir))
+	assert.Equal(t, "cursorkit", filepath.Base(filepath.Dir(dir)))
+	assert.True(t, strings.HasPrefix(dir, home), "%s under %s", dir, home)
+}

@@ -1,0 +1,15 @@
+// Package probe answers "is Cursor usable here?": it runs the Cursor CLI's
+// --version, `status --format json` and `models` commands under their own
+// bounds, parses what they print, judges the build against the tested
+// interval, resolves model requests against the catalog, caches the catalog
+// and keeps the settings file that names the configured binary.
+//
+// The parsers (ParseVersion, ParseStatus, ParseModels), ResolveModel, the
+// catalog cache and the settings store are pure or file-only and behave the
+// same on every OS. Probe, ProbeExact, Status and Models start processes
+// through the launch chain (discovery, shim, supervise).
+//
+// Nothing this package returns or reports carries PATH, the environment,
+// tokens or prompt text; every detail taken from a child's output is bounded
+// by BoundDetail.
+package probe

@@ -1,0 +1,95 @@
+package probe
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+func catalogOf(ids ...string) []Model {
+	models := make([]Model, len(ids))
+	for i, id := range ids {
+		models[i] = Model{ID: id, Label: id}
+	}
+	return models
+}
+
+func TestResolveModel(t *testing.T) {
+	catalog := catalogOf("auto", "composer-2.5", "composer-2.5-fast", "muse-spark-1.3-low", "muse-spark-1.3-high",
+		"muse-spark-1.3-extra-high", "grok-4.7-high", "grok-4.7-high-fast", "grok-4.7-low-fast", "gpt-5", "gpt-5-high",
+		"Sonnet-4.5", "opus-4.1-xhigh")
+	tests := []struct {
+		name, model, effort string
+		want                Resolved
+	}{
+		{"bracket passes through", "claude-opus-4-8[context=1m,effort=high]", "low", Resolved{ID: "claude-opus-4-8[context=1m,effort=high]"}},
+		{"bracket not in catalog passes through", "x[y]", "", Resolved{ID: "x[y]"}},
+		{"exact id, no effort", "composer-2.5", "", Resolved{ID: "composer-2.5"}},
+		{"exact id, effort default", "gpt-5", "default", Resolved{ID: "gpt-5"}},
+		{"exact id, case-insensitive, catalog spelling", "sonnet-4.5", "", Resolved{ID: "Sonnet-4.5"}},
+		{"trimmed", "  gpt-5 ", "", Resolved{ID: "gpt-5"}},
+		{"model-effort", "muse-spark-1.3", "high", Resolved{ID: "muse-spark-1.3-high", EffortApplied: true}},
+		{"effort case-insensitive", "muse-spark-1.3", "HIGH", Resolved{ID: "muse-spark-1.3-high", EffortApplied: true}},
+		{"xhigh as extra-high", "muse-spark-1.3", "xhigh", Resolved{ID: "muse-spark-1.3-extra-high", EffortApplied: true}},
+		{"extra-high as xhigh", "opus-4.1", "extra-high", Resolved{ID: "opus-4.1-xhigh", EffortApplied: true}},
+		{"fast model: base-effort-fast", "grok-4.7-fast", "low", Resolved{ID: "grok-4.7-low-fast", EffortApplied: true}},
+		{"fast model: high", "grok-4.7-fast", "high", Resolved{ID: "grok-4.7-high-fast", EffortApplied: true}},
+		{"exact id that already encodes the effort", "muse-spark-1.3-high", "high", Resolved{ID: "muse-spark-1.3-high", EffortApplied: true}},
+		{"exact fast id that already encodes the effort", "grok-4.7-high-fast", "high", Resolved{ID: "grok-4.7-high-fast", EffortApplied: true}},
+		{"exact id with an effort variant", "gpt-5", "high", Resolved{ID: "gpt-5-high", EffortApplied: true}},
+		{"no effort variants: exact, not applied", "composer-2.5", "high", Resolved{ID: "composer-2.5"}},
+		{"fast model without effort variants", "composer-2.5-fast", "xhigh", Resolved{ID: "composer-2.5-fast"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ResolveModel(catalog, tt.model, tt.effort)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestResolveModelRefusals(t *testing.T) {
+	catalog := catalogOf("auto", "composer-2.5", "muse-spark-1.3-low", "muse-spark-1.3-high", "gpt-5", "gpt-5-high")
+	tests := []struct {
+		name, model, effort string
+		mentions            []string
+	}{
+		{"auto", "auto", "", []string{"auto"}},
+		{"Auto with effort", "Auto", "high", []string{"Auto"}},
+		{"default", "default", "", []string{"default"}},
+		{"empty", " ", "", []string{"no model"}},
+		{"unknown family", "nope", "", []string{"nope", "available models: auto, composer-2.5"}},
+		{"family without that effort", "muse-spark-1.3", "medium", []string{"medium", "available variants: muse-spark-1.3-low, muse-spark-1.3-high"}},
+		{"family without exact id and no effort", "muse-spark-1.3", "", []string{"available variants: muse-spark-1.3-low"}},
+		{"exact id with variants but not this effort", "gpt-5", "low", []string{"gpt-5-high"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ResolveModel(catalog, tt.model, tt.effort)
+			require.Error(t, err)
+			assert.Equal(t, failure.Input, failure.KindOf(err))
+			for _, m := range tt.mentions {
+				assert.Contains(t, err.Error(), m)
+			}
+		})
+	}
+}
+
+func TestResolveModelEmptyCatalogAndBoundedList(t *testing.T) {
+	_, err := ResolveModel(nil, "gpt-5", "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "catalog is empty")
+
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, "m"+strings.Repeat("x", i))
+	}
+	_, err = ResolveModel(catalogOf(ids...), "zzz", "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "and 28 more")
+}
