@@ -1,0 +1,479 @@
+// Package settingsapi is cursorkit's settings validation endpoint as an
+// http.Handler an orchestrator can mount in its own server; `cursorkit serve`
+// mounts it on a loopback listener.
+//
+// Routes (SPEC.md, "The settings validation endpoint"):
+//
+//	GET /healthz                 no token; {"status":"ok"}
+//	GET /v1/cursor-cli/settings  {"binaryPath": string|null}
+//	PUT /v1/cursor-cli/settings  {"binaryPath": string|null}; see Handler
+//	GET /v1/cursor-cli/status    the status --json object
+//	GET /v1/cursor-cli/models    the models --json object (?refresh=true refreshes the cache)
+//
+// Every route but /healthz requires "Authorization: Bearer <token>", compared
+// in constant time. Errors are {"error":{"kind","message","diagnostics":[]}}
+// where kind is a failure kind. Status codes: 400 invalid request or a path
+// that cannot be saved, 401 missing or wrong token, 404 unknown route, 405
+// wrong method (with an Allow header), 413 a body over MaxBodyBytes, 415 a
+// body that is not JSON, 502 the Cursor CLI failed while answering status or
+// models, 503 the server is shutting down, 504 a probe timed out, 500 anything
+// else.
+package settingsapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// MaxBodyBytes is the largest request body accepted (64 KiB); larger bodies
+// get 413.
+const MaxBodyBytes = 64 << 10
+
+// Bounds on the diagnostics an error response carries.
+const (
+	maxDiagnostics    = 20
+	maxDiagnosticLen  = 512
+	maxReasonLen      = 1024
+	saveFailurePrefix = "Cannot save Cursor CLI binary path: "
+)
+
+// Store holds the configured Cursor CLI binary path (the settings file's
+// cursorCliBinaryPath). Implementations replace the file atomically and keep
+// its other keys; the Handler serializes its own calls to SetBinaryPath.
+type Store interface {
+	// BinaryPath returns the configured path, "" when none is configured.
+	BinaryPath() (string, error)
+	// SetBinaryPath saves path; "" clears the override.
+	SetBinaryPath(path string) error
+}
+
+// Prober runs the Cursor CLI probes behind the endpoint.
+type Prober interface {
+	// ProbeExact runs exactly the binary at path with --version: never a
+	// PATH candidate in its place. The error, when not nil, carries a
+	// failure kind and a message fit for people.
+	ProbeExact(ctx context.Context, path string) (Verdict, error)
+	// Status returns the object `cursorkit status --json` prints, for the
+	// currently configured binary.
+	Status(ctx context.Context) (any, error)
+	// Models returns the object `cursorkit models --json` prints; refresh
+	// bypasses the catalog cache.
+	Models(ctx context.Context, refresh bool) (any, error)
+}
+
+// Verdict is the outcome of probing one candidate path.
+type Verdict struct {
+	// Report is the probe object (SPEC.md's probe fields) returned with 200
+	// when the path is saved.
+	Report any
+	// OK is true when the candidate ran and its build is usable.
+	OK bool
+	// Exact is true when the binary that ran is the candidate itself, false
+	// when the success came only through a PATH fallback.
+	Exact bool
+	// Reason says why the candidate is not usable when OK is false.
+	Reason string
+	// Diagnostics are bounded lines (candidates tried, stderr tail) shown
+	// with a refusal.
+	Diagnostics []string
+}
+
+// Options configure a Handler.
+type Options struct {
+	// Store and Prober are required.
+	Store  Store
+	Prober Prober
+	// Token is the bearer token every route but /healthz requires; it must
+	// not be empty.
+	Token string
+	// ProbeContext bounds every probe the handler starts. Probes are shared
+	// between concurrent requests, so they do not run under any one
+	// request's context; cancel ProbeContext to stop in-flight probes (and
+	// their process trees) at shutdown. Nil means context.Background().
+	ProbeContext context.Context
+}
+
+// Handler serves the settings validation endpoint. Create it with New; it is
+// safe for concurrent use.
+type Handler struct {
+	store    Store
+	prober   Prober
+	tokenSum [sha256.Size]byte
+	probeCtx context.Context
+
+	// saveMu serializes settings writes so concurrent saves never race on
+	// the file's read-modify-replace.
+	saveMu sync.Mutex
+	probes flight[Verdict]
+}
+
+// New returns a Handler, or an input error when an option is missing.
+func New(opts Options) (*Handler, error) {
+	if opts.Store == nil || opts.Prober == nil {
+		return nil, failure.New(failure.Input, "settingsapi: a Store and a Prober are required")
+	}
+	if opts.Token == "" {
+		return nil, failure.New(failure.Input, "settingsapi: a bearer token is required")
+	}
+	ctx := opts.ProbeContext
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &Handler{
+		store:    opts.Store,
+		prober:   opts.Prober,
+		tokenSum: sha256.Sum256([]byte(opts.Token)),
+		probeCtx: ctx,
+	}, nil
+}
+
+// route is one path's methods; allow is the Allow header for a 405.
+type route struct {
+	public  bool
+	methods map[string]http.HandlerFunc
+	allow   string
+}
+
+func (h *Handler) routes(path string) (route, bool) {
+	switch path {
+	case "/healthz":
+		return route{public: true, methods: map[string]http.HandlerFunc{http.MethodGet: h.healthz, http.MethodHead: h.healthz}, allow: "GET, HEAD"}, true
+	case "/v1/cursor-cli/settings":
+		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.getSettings, http.MethodPut: h.putSettings}, allow: "GET, PUT"}, true
+	case "/v1/cursor-cli/status":
+		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.status}, allow: "GET"}, true
+	case "/v1/cursor-cli/models":
+		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.models}, allow: "GET"}, true
+	}
+	return route{}, false
+}
+
+// ServeHTTP authenticates, routes and answers one request. An unauthenticated
+// request gets 401 for every path but /healthz, so routes cannot be probed
+// without the token.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	rt, found := h.routes(r.URL.Path)
+	if !(found && rt.public) && !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="cursorkit"`)
+		writeError(w, http.StatusUnauthorized, failure.New(failure.Auth, "missing or wrong bearer token"), nil)
+		return
+	}
+	if !found {
+		writeError(w, http.StatusNotFound, failure.New(failure.Input, "no such route"), nil)
+		return
+	}
+	serve, ok := rt.methods[r.Method]
+	if !ok {
+		w.Header().Set("Allow", rt.allow)
+		writeError(w, http.StatusMethodNotAllowed, failure.New(failure.Input, "method %s not allowed; use %s", boundedMethod(r.Method), rt.allow), nil)
+		return
+	}
+	serve(w, r)
+}
+
+// authorized compares the request's bearer token with the configured one in
+// constant time; hashing first keeps the comparison's time independent of
+// the tokens' lengths too.
+func (h *Handler) authorized(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		token = ""
+	}
+	token = strings.TrimSpace(token)
+	sum := sha256.Sum256([]byte(token))
+	match := subtle.ConstantTimeCompare(sum[:], h.tokenSum[:]) == 1
+	return match && token != ""
+}
+
+func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// settingsBody is the settings resource: a null binaryPath means no override.
+type settingsBody struct {
+	BinaryPath *string `json:"binaryPath"`
+}
+
+func (h *Handler) getSettings(w http.ResponseWriter, _ *http.Request) {
+	path, err := h.store.BinaryPath()
+	if err != nil {
+		writeError(w, statusFor(err), err, nil)
+		return
+	}
+	writeJSON(w, http.StatusOK, settingsView(path))
+}
+
+func settingsView(path string) settingsBody {
+	if path == "" {
+		return settingsBody{}
+	}
+	return settingsBody{BinaryPath: &path}
+}
+
+// putSettings saves a new binary path only when that exact candidate's
+// --version probe succeeds. The probe runs outside the save lock (and is
+// shared with concurrent requests for the same path); only the write is
+// serialized.
+func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
+	path, err := readSettingsRequest(w, r)
+	if err != nil {
+		status := http.StatusBadRequest
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			status = http.StatusRequestEntityTooLarge
+			err = failure.New(failure.Input, "request body exceeds %d bytes", MaxBodyBytes)
+		case errors.Is(err, errUnsupportedMedia):
+			status = http.StatusUnsupportedMediaType
+		}
+		writeError(w, status, err, nil)
+		return
+	}
+	if path == "" {
+		if err := h.save(""); err != nil {
+			writeError(w, statusFor(err), err, nil)
+			return
+		}
+		writeJSON(w, http.StatusOK, settingsView(""))
+		return
+	}
+
+	v, err := h.probe(r.Context(), path)
+	if err != nil {
+		status := http.StatusBadRequest
+		if k := failure.KindOf(err); k == failure.Cancelled {
+			status = http.StatusServiceUnavailable
+		}
+		msg, detail := splitDetail(err)
+		diags := v.Diagnostics
+		if detail != "" {
+			diags = append([]string{detail}, diags...)
+		}
+		writeError(w, status, refusal(failure.KindOf(err), msg), diags)
+		return
+	}
+	switch {
+	case !v.OK:
+		reason := v.Reason
+		if reason == "" {
+			reason = "the binary did not pass its --version probe"
+		}
+		writeError(w, http.StatusBadRequest, refusal(failure.Setup, reason), v.Diagnostics)
+		return
+	case !v.Exact:
+		writeError(w, http.StatusBadRequest, refusal(failure.MissingCLI, "that path does not run; only a PATH fallback did, and a fallback is not the path asked for"), v.Diagnostics)
+		return
+	}
+	if err := h.save(path); err != nil {
+		writeError(w, statusFor(err), err, nil)
+		return
+	}
+	writeJSON(w, http.StatusOK, v.Report)
+}
+
+// refusal is the 400 error of a path that cannot be saved.
+func refusal(kind failure.Kind, reason string) error {
+	return failure.New(kind, "%s%s", saveFailurePrefix, bound(reason, maxReasonLen))
+}
+
+func (h *Handler) save(path string) error {
+	h.saveMu.Lock()
+	defer h.saveMu.Unlock()
+	if err := h.store.SetBinaryPath(path); err != nil {
+		if failure.KindOf(err) == failure.Other {
+			return failure.Wrap(failure.Setup, err, "saving the settings file")
+		}
+		return err
+	}
+	return nil
+}
+
+// probe runs (or joins) the probe of path. The shared probe runs under the
+// handler's ProbeContext; a request that goes away stops waiting but leaves
+// the probe to the other waiters.
+func (h *Handler) probe(ctx context.Context, path string) (Verdict, error) {
+	v, err := h.probes.do(ctx, path, func() (Verdict, error) {
+		if err := h.probeCtx.Err(); err != nil {
+			return Verdict{}, failure.Wrap(failure.Cancelled, err, "the server is shutting down")
+		}
+		return h.prober.ProbeExact(h.probeCtx, path)
+	})
+	if err != nil && errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+		return Verdict{}, failure.Wrap(failure.Cancelled, err, "the request was cancelled")
+	}
+	return v, err
+}
+
+func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
+	if r.URL.RawQuery != "" {
+		writeError(w, http.StatusBadRequest, failure.New(failure.Input, "status takes no query parameters"), nil)
+		return
+	}
+	report, err := h.prober.Status(r.Context())
+	if err != nil {
+		writeError(w, statusFor(err), err, nil)
+		return
+	}
+	writeJSON(w, http.StatusOK, report)
+}
+
+func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
+	refresh, err := parseRefresh(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err, nil)
+		return
+	}
+	report, err := h.prober.Models(r.Context(), refresh)
+	if err != nil {
+		writeError(w, statusFor(err), err, nil)
+		return
+	}
+	writeJSON(w, http.StatusOK, report)
+}
+
+// parseRefresh accepts an empty query or refresh=true|false|1|0.
+func parseRefresh(rawQuery string) (bool, error) {
+	if rawQuery == "" {
+		return false, nil
+	}
+	key, value, _ := strings.Cut(rawQuery, "=")
+	if key != "refresh" || strings.Contains(value, "&") {
+		return false, failure.New(failure.Input, "models takes only the query parameter refresh=true|false")
+	}
+	switch value {
+	case "", "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	}
+	return false, failure.New(failure.Input, "refresh must be true or false")
+}
+
+// statusFor maps a failure kind to an HTTP status: the request's fault is
+// 400, the Cursor CLI's failure 502, a timeout 504, shutdown 503.
+func statusFor(err error) int {
+	switch failure.KindOf(err) {
+	case failure.Input:
+		return http.StatusBadRequest
+	case failure.Timeout:
+		return http.StatusGatewayTimeout
+	case failure.Cancelled:
+		return http.StatusServiceUnavailable
+	case failure.Other, failure.Resource:
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadGateway
+}
+
+// errorResponse is SPEC.md's JSON error shape for the endpoint.
+type errorResponse struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Kind        failure.Kind `json:"kind"`
+	Message     string       `json:"message"`
+	Diagnostics []string     `json:"diagnostics"`
+}
+
+// writeError writes err as the JSON error shape. Diagnostics are bounded in
+// count and length; detail from a *failure.Error joins them.
+func writeError(w http.ResponseWriter, status int, err error, diagnostics []string) {
+	msg, detail := splitDetail(err)
+	if detail != "" {
+		diagnostics = append([]string{detail}, diagnostics...)
+	}
+	writeJSON(w, status, errorResponse{Error: errorDetail{
+		Kind:        failure.KindOf(err),
+		Message:     bound(msg, maxReasonLen+len(saveFailurePrefix)),
+		Diagnostics: boundDiagnostics(diagnostics),
+	}})
+}
+
+// splitDetail returns err's message without the detail of a *failure.Error
+// at its head, and that detail, which belongs in the diagnostics.
+func splitDetail(err error) (msg, detail string) {
+	var fe *failure.Error
+	if errors.As(err, &fe) && fe == err && fe.Detail != "" {
+		msg = fe.Message
+		if msg == "" {
+			msg = string(fe.Kind)
+		}
+		return msg, fe.Detail
+	}
+	return err.Error(), ""
+}
+
+func boundDiagnostics(lines []string) []string {
+	out := make([]string, 0, min(len(lines), maxDiagnostics))
+	for i, line := range lines {
+		if i == maxDiagnostics {
+			out = append(out, fmt.Sprintf("… %d more", len(lines)-maxDiagnostics))
+			break
+		}
+		out = append(out, bound(line, maxDiagnosticLen))
+	}
+	return out
+}
+
+// bound cuts s to at most n bytes on a rune boundary, marking the cut.
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func boundedMethod(m string) string { return bound(m, 16) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client is gone when this fails; nothing to tell it
+}
+
+var errUnsupportedMedia = failure.New(failure.Input, "the request body must be application/json")
+
+// readSettingsRequest reads a PUT body, at most MaxBodyBytes, and returns the
+// trimmed binary path ("" clears).
+func readSettingsRequest(w http.ResponseWriter, r *http.Request) (string, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return "", errUnsupportedMedia
+		}
+	}
+	if r.ContentLength > MaxBodyBytes {
+		return "", &http.MaxBytesError{Limit: MaxBodyBytes}
+	}
+	buf, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return "", err
+		}
+		return "", failure.Wrap(failure.Input, err, "reading the request body")
+	}
+	return decodeSettings(buf)
+}
