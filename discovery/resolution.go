@@ -44,4 +44,9 @@ type Resolution struct {
 	Warnings  []string `json:"warnings,omitempty"`
 	Links     []string `json:"links,omitempty"` // POSIX symlink chain, first to last
 	Build     string   `json:"build,omitempty"` // version folder name, when the chain shows one
+	// Alias reports that Path is an App Execution Alias stub (Windows): it
+	// was chosen only because no real file was found.
+	Alias bool `json:"alias,omitempty"`
+	// Attempts is the verdict on every candidate tried, in order.
+	Attempts []Attempt `json:"candidates,omitempty"`
 }

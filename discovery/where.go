@@ -1,0 +1,159 @@
+package discovery
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// WhereTimeout bounds one where.exe run.
+const WhereTimeout = 2 * time.Second
+
+// WhereStatus says what a where.exe cross-check produced.
+type WhereStatus string
+
+const (
+	WhereFound       WhereStatus = "found"       // exit 0 with output
+	WhereNotFound    WhereStatus = "not-found"   // exit 1
+	WhereError       WhereStatus = "error"       // exit 2 or any other code
+	WhereSilent      WhereStatus = "silent"      // exit 0 and no output, as under Wine
+	WhereUnavailable WhereStatus = "unavailable" // not Windows, no where.exe, or it could not start
+	WhereTimedOut    WhereStatus = "timeout"     // killed after WhereTimeout
+	WhereSkipped     WhereStatus = "skipped"     // the name is not a plain bare name where.exe can search
+)
+
+const maxWhereLines = 16 // where.exe hits kept, launchable and dropped each
+
+// WhereResult is what where.exe said about a name, filtered by cursorkit's
+// rules. It is diagnostics only: resolution never depends on it.
+type WhereResult struct {
+	Status WhereStatus `json:"status"`
+	// ExitCode is where.exe's exit code, -1 when it did not run to the end.
+	ExitCode int `json:"exitCode"`
+	// Paths are the launchable hits in where.exe's order, without the
+	// current directory's (where.exe searches it first; cursorkit never).
+	Paths []string `json:"paths,omitempty"`
+	// Dropped are the other hits, each with why it was dropped.
+	Dropped []string `json:"dropped,omitempty"`
+	// FirstDir is the directory of Paths[0].
+	FirstDir string `json:"firstDir,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+}
+
+// whereable reports whether name can be given to where.exe as is: a bare
+// name without wildcards, `$ENV:` or `path:` syntax, quotes or controls.
+func whereable(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "\\/:*?$\"<>|") && strings.IndexFunc(name, isControl) < 0
+}
+
+// ParseWhere interprets where.exe's stdout and exit code for name under
+// env's Windows rules: exit 1 is not-found, 2 (or anything but 0) an error,
+// exit 0 without output silent. Lines that are not absolute paths (INFO:
+// messages) are ignored; hits in the current directory, extensionless hits,
+// hits with an extension cursorkit does not launch (or .ps1 unless name
+// names one) and undecodable lines are dropped with the reason.
+func ParseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
+	rules := rulesFor("windows")
+	w := WhereResult{ExitCode: exitCode}
+	switch exitCode {
+	case 0:
+		w.Status = WhereFound
+	case 1:
+		w.Status = WhereNotFound
+		return w
+	default:
+		w.Status = WhereError
+		w.Detail = fmt.Sprintf("where.exe exited with code %d", exitCode)
+		return w
+	}
+	pathEntries := rules.splitList(env.Path)
+	cwdInPath := false
+	for _, e := range pathEntries {
+		if rules.isAbs(e) && rules.isAbs(env.Cwd) && rules.sameDir(e, env.Cwd) {
+			cwdInPath = true
+		}
+	}
+	explicitPS1 := strings.EqualFold(rules.ext(name), ".ps1")
+	drop := func(p, why string) {
+		if len(w.Dropped) < maxWhereLines {
+			w.Dropped = append(w.Dropped, bounded(p+" ("+why+")", maxDetail))
+		}
+	}
+	lines := 0
+	for _, raw := range bytes.Split(output, []byte("\n")) {
+		line := strings.TrimSpace(string(bytes.TrimRight(raw, "\r")))
+		if line == "" {
+			continue
+		}
+		lines++
+		if !utf8.ValidString(line) {
+			drop(strings.ToValidUTF8(line, "?"), "not decodable: console code page")
+			continue
+		}
+		if !rules.isAbs(line) {
+			continue
+		}
+		p := rules.clean(line)
+		if rules.isAbs(env.Cwd) && !cwdInPath && rules.sameDir(rules.dir(p), env.Cwd) {
+			drop(p, "current directory, never searched")
+			continue
+		}
+		kind, err := Classify("windows", p)
+		switch {
+		case err != nil:
+			drop(p, err.Error())
+			continue
+		case kind == PowerShell && !explicitPS1:
+			drop(p, ".ps1 used only when named explicitly")
+			continue
+		}
+		if len(w.Paths) < maxWhereLines {
+			w.Paths = append(w.Paths, p)
+		}
+	}
+	if lines == 0 {
+		w.Status = WhereSilent
+		w.Detail = "where.exe printed nothing"
+		return w
+	}
+	if len(w.Paths) > 0 {
+		w.FirstDir = rules.dir(w.Paths[0])
+	}
+	return w
+}
+
+// Disagreement compares where.exe's answer with a resolution of the same
+// bare name and returns a warning when they differ, or "" when they agree
+// or where.exe gave nothing to compare (silent, missing, skipped, timed out,
+// failed).
+func (w WhereResult) Disagreement(res Resolution) string {
+	rules := rulesFor("windows")
+	switch w.Status {
+	case WhereFound:
+	case WhereNotFound:
+		if res.Path != "" {
+			return bounded("where.exe found no "+res.Candidate+" but cursorkit chose "+res.Path, maxDetail)
+		}
+		return ""
+	default:
+		return ""
+	}
+	switch {
+	case len(w.Paths) == 0:
+		if res.Path != "" {
+			return bounded("where.exe listed no launchable "+res.Candidate+" but cursorkit chose "+res.Path, maxDetail)
+		}
+		return ""
+	case res.Path == "":
+		return bounded("where.exe found "+w.Paths[0]+" but cursorkit found nothing launchable (see the trail)", maxDetail)
+	case !rules.sameDir(w.FirstDir, rules.dir(res.Path)):
+		msg := "where.exe's first match is " + w.Paths[0] + " but cursorkit chose " + res.Path
+		if res.Alias || strings.Contains(strings.ToLower(w.FirstDir), `\windowsapps`) {
+			msg += " (App Execution Alias stubs rank below real files)"
+		}
+		return bounded(msg, maxDetail)
+	}
+	return ""
+}

@@ -1,0 +1,68 @@
+//go:build windows
+
+package discovery
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// WhereCheck runs where.exe for a bare name, for diagnostics only: by
+// absolute path under env.SystemDir, with env's PATH and PATHEXT, in
+// env.Cwd, killed after WhereTimeout. Its result never changes a
+// resolution; compare them with WhereResult.Disagreement. A missing,
+// failing or silent where.exe (as under Wine) is reported, not an error.
+func WhereCheck(ctx context.Context, name string, env Env) WhereResult {
+	if !whereable(name) {
+		return WhereResult{Status: WhereSkipped, ExitCode: -1, Detail: "not a plain bare name"}
+	}
+	rules := rulesFor("windows")
+	if !rules.isAbs(env.SystemDir) {
+		return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "system directory unknown"}
+	}
+	whereExe := rules.join(env.SystemDir, "where.exe")
+	if _, err := os.Stat(whereExe); err != nil {
+		return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "where.exe not found in the system directory"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, WhereTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, whereExe, name)
+	// Later entries win in os/exec's case-insensitive dedup on Windows.
+	cmd.Env = append(os.Environ(), "PATH="+env.Path)
+	if env.PathExt != "" {
+		cmd.Env = append(cmd.Env, "PATHEXT="+env.PathExt)
+	}
+	if rules.isAbs(env.Cwd) {
+		cmd.Dir = env.Cwd
+	}
+	out := &capWriter{limit: 64 << 10}
+	cmd.Stdout = out
+	cmd.WaitDelay = 500 * time.Millisecond
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return WhereResult{Status: WhereTimedOut, ExitCode: -1, Detail: "where.exe did not answer within " + WhereTimeout.String()}
+	case errors.As(err, &exitErr):
+		return ParseWhere(out.buf, exitErr.ExitCode(), name, env)
+	case err != nil:
+		return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "where.exe could not be started"}
+	}
+	return ParseWhere(out.buf, 0, name, env)
+}
+
+// capWriter keeps the first limit bytes written to it and drops the rest.
+type capWriter struct {
+	buf   []byte
+	limit int
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if room := w.limit - len(w.buf); room > 0 {
+		w.buf = append(w.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
