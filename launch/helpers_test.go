@@ -1,0 +1,240 @@
+package launch_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/launch"
+)
+
+// modeEnv makes the test binary act as a child instead of running tests;
+// its value names the behaviour and os.Args[1:] are its parameters.
+const modeEnv = "LAUNCH_TEST_MODE"
+
+// deadline bounds every wait of these tests.
+const deadline = 20 * time.Second
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(modeEnv); mode != "" {
+		os.Exit(runChild(mode, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// runChild implements the helper behaviours the tests start.
+func runChild(mode string, args []string) int {
+	switch mode {
+	case "echo": // stdin to stdout, then exit
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+		return 0
+	case "echo-hold": // stdin to stdout, a sentinel, then stay alive
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+		fmt.Println("\nstdin-closed")
+		sleepForever()
+	case "exit":
+		code, _ := strconv.Atoi(args[0])
+		return code
+	case "touch":
+		f, err := os.Create(args[0])
+		if err != nil {
+			return 1
+		}
+		f.Close()
+		return 0
+	case "sleep": // args: marker
+		fmt.Printf("ready %d\n", os.Getpid())
+		sleepForever()
+	case "daemonize": // args: marker; start a sleeper in a new session, report it, exit
+		pids, err := startGrandchild("setsid", args[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Printf("ready %d\n", pids[0])
+		return 0
+	case "tree": // args: marker, then kinds of grandchildren, then optionally "exit"
+		marker, kinds := args[0], args[1:]
+		exit := false
+		for _, kind := range kinds {
+			if kind == "exit" {
+				exit = true
+				continue
+			}
+			pids, err := startGrandchild(kind, marker)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			for _, pid := range pids {
+				fmt.Printf("ready %d\n", pid)
+			}
+		}
+		fmt.Println("all-ready")
+		if exit {
+			return 0
+		}
+		sleepForever()
+	case "supervisor": // args: marker, kinds...; launch a tree and relay its output
+		p, err := launch.Start(context.Background(), selfPlan(args...), launch.Options{Env: childEnv("tree")})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Printf("tree %d\n", p.Pid())
+		_, _ = io.Copy(os.Stdout, p.Stdout())
+		sleepForever()
+	}
+	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
+	return 2
+}
+
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// startGrandchild starts this binary as a sleeper of the given kind, waits
+// for its ready line and returns the PIDs to watch: the one it reported (for
+// "daemon", the daemonized sleeper, whose parent has exited by then) and, for
+// "cmd", cmd.exe's as well. Its stderr is
+// this process's, so grandchildren also hold the launch's stderr pipe.
+func startGrandchild(kind, marker string) ([]int, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	mode := "sleep"
+	if kind == "daemon" {
+		mode = "daemonize"
+	}
+	cmd := exec.Command(exe, marker)
+	if kind == "cmd" {
+		cmd = cmdExeCommand(exe, marker)
+	}
+	cmd.Env = childEnv(mode)
+	cmd.Stderr = os.Stderr
+	if err := grandchildAttr(cmd, kind); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return nil, fmt.Errorf("%s grandchild: %w", kind, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
+	if err != nil {
+		return nil, err
+	}
+	if kind == "daemon" {
+		if err := cmd.Wait(); err != nil {
+			return nil, err
+		}
+	}
+	if kind == "cmd" {
+		return []int{cmd.Process.Pid, pid}, nil
+	}
+	return []int{pid}, nil
+}
+
+// childEnv is this process's environment with the helper mode set.
+func childEnv(mode string) []string {
+	env := make([]string, 0, len(os.Environ())+1)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, modeEnv+"=") && !strings.HasPrefix(kv, "GORACE=") {
+			env = append(env, kv)
+		}
+	}
+	// A race-enabled child would otherwise sleep a second at exit.
+	return append(env, modeEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
+}
+
+// newMarker returns a token unique to one test, carried in grandchildren's
+// argv so a process-table scan can find survivors.
+func newMarker(t *testing.T) string {
+	return fmt.Sprintf("launch-marker-%d-%d", os.Getpid(), time.Now().UnixNano())
+}
+
+// lineReader delivers the lines of r on a channel, so tests can wait for a
+// line with a deadline.
+func lineReader(r io.Reader) <-chan string {
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		br := bufio.NewReader(r)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" {
+				lines <- strings.TrimRight(line, "\r\n")
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return lines
+}
+
+// readReady collects the grandchildren's PIDs until all-ready.
+func readReady(t *testing.T, lines <-chan string) []int {
+	t.Helper()
+	var pids []int
+	timeout := time.After(deadline)
+	for {
+		select {
+		case line, ok := <-lines:
+			require.True(t, ok, "child output ended before all-ready")
+			if line == "all-ready" {
+				return pids
+			}
+			if rest, found := strings.CutPrefix(line, "ready "); found {
+				pid, err := strconv.Atoi(rest)
+				require.NoError(t, err)
+				pids = append(pids, pid)
+			}
+		case <-timeout:
+			t.Fatal("timed out waiting for the tree to be ready")
+		}
+	}
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	limit := time.Now().Add(deadline)
+	for !cond() {
+		if time.Now().After(limit) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// readLine waits for one line with the deadline.
+func readLine(t *testing.T, lines <-chan string) string {
+	t.Helper()
+	select {
+	case line, ok := <-lines:
+		require.True(t, ok, "output ended")
+		return line
+	case <-time.After(deadline):
+		t.Fatal("timed out waiting for a line")
+	}
+	return ""
+}

@@ -1,0 +1,197 @@
+package launch_test
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/launch"
+	"github.com/cursorkit/cursorkit/shim"
+)
+
+func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
+	dir := testDir(t)
+	notDir := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(notDir, nil, 0o600))
+	touched := filepath.Join(dir, "started")
+
+	tests := []struct {
+		name string
+		plan shim.Plan
+		dir  string
+		kind failure.Kind
+	}{
+		{"missing dir", selfPlan(touched), filepath.Join(dir, "missing"), failure.Input},
+		{"dir is a file", selfPlan(touched), notDir, failure.Input},
+		{"no program", shim.Plan{}, "", failure.Input},
+		{"program is a directory", shim.Plan{Program: dir, Args: []string{dir}}, "", failure.Setup},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := launch.Start(context.Background(), tc.plan, launch.Options{Dir: tc.dir, Env: childEnv("touch")})
+			require.Error(t, err)
+			assert.Nil(t, p)
+			assert.Equal(t, tc.kind, failure.KindOf(err))
+			assert.NoFileExists(t, touched, "the child must not have started")
+		})
+	}
+}
+
+func TestStartMissingProgram(t *testing.T) {
+	missing := filepath.Join(testDir(t), "cursor-agent")
+	p, err := launch.Start(context.Background(), shim.Plan{Program: missing, Args: []string{missing}}, launch.Options{})
+	require.Error(t, err)
+	assert.Nil(t, p)
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+func TestStartCancelledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p, err := launch.Start(ctx, selfPlan(), launch.Options{Env: childEnv("echo")})
+	require.Error(t, err)
+	assert.Nil(t, p)
+	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
+}
+
+func TestPromptTravelsOnStdin(t *testing.T) {
+	tests := []struct {
+		name  string
+		stdin io.Reader
+		want  string
+	}{
+		{"prompt", strings.NewReader("explain this repository\nin two lines"), "explain this repository\nin two lines"},
+		{"nil stdin is closed at once", nil, ""},
+		{"larger than a pipe buffer", strings.NewReader(strings.Repeat("0123456789abcdef", 64<<10)), strings.Repeat("0123456789abcdef", 64<<10)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := launch.Start(context.Background(), selfPlan(), launch.Options{Env: childEnv("echo"), Stdin: tc.stdin})
+			require.NoError(t, err)
+			defer p.Close()
+			out, err := io.ReadAll(p.Stdout())
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(out))
+			status, err := p.Wait()
+			require.NoError(t, err)
+			assert.True(t, status.Success(), status.String())
+		})
+	}
+}
+
+func TestWorkingDirectory(t *testing.T) {
+	dir := testDir(t)
+	p, err := launch.Start(context.Background(), selfPlan("created-here"), launch.Options{Dir: dir, Env: childEnv("touch")})
+	require.NoError(t, err)
+	defer p.Close()
+	status, err := p.Wait()
+	require.NoError(t, err)
+	require.True(t, status.Success(), status.String())
+	assert.FileExists(t, filepath.Join(dir, "created-here"))
+}
+
+func TestExitStatus(t *testing.T) {
+	for _, code := range []int{0, 1, 3, 42} {
+		p, err := launch.Start(context.Background(), selfPlan(strconv.Itoa(code)), launch.Options{Env: childEnv("exit")})
+		require.NoError(t, err)
+		status, err := p.Wait()
+		require.NoError(t, err)
+		assert.Equal(t, launch.ExitStatus{Code: code}, status)
+		assert.Equal(t, code == 0, status.Success())
+		again, err := p.Wait()
+		require.NoError(t, err)
+		assert.Equal(t, status, again, "Wait is repeatable")
+		require.NoError(t, p.Close())
+	}
+}
+
+func TestKillTreeKillsEveryGrandchild(t *testing.T) {
+	marker := newMarker(t)
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree")})
+	require.NoError(t, err)
+	defer p.Close()
+	pids := readReady(t, lineReader(p.Stdout()))
+	require.Len(t, pids, len(treeKinds)+strings.Count(strings.Join(treeKinds, " "), "cmd"))
+	w := watchTree(t, marker, append(pids, p.Pid()))
+
+	report, err := p.KillTree()
+	require.NoError(t, err)
+	assert.True(t, report.Group, "%+v", report)
+	waitExited(t, p)
+	w.assertGone(t)
+
+	_, err = p.KillTree()
+	assert.NoError(t, err, "KillTree is idempotent")
+}
+
+func TestWaitDoesNotWaitForPipeHolders(t *testing.T) {
+	marker := newMarker(t)
+	// The child exits at once; its grandchild lives on holding the stderr
+	// pipe's write end.
+	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "exit"), launch.Options{Env: childEnv("tree")})
+	require.NoError(t, err)
+	defer p.Close()
+	pids := readReady(t, lineReader(p.Stdout()))
+	w := watchTree(t, marker, pids)
+	status := waitExited(t, p)
+	assert.True(t, status.Success(), status.String())
+
+	_, err = p.KillTree()
+	require.NoError(t, err)
+	w.assertGone(t)
+}
+
+func TestCloseKillsWhatIsLeft(t *testing.T) {
+	marker := newMarker(t)
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree")})
+	require.NoError(t, err)
+	pids := readReady(t, lineReader(p.Stdout()))
+	w := watchTree(t, marker, append(pids, p.Pid()))
+	require.NoError(t, p.Close())
+	w.assertGone(t)
+	require.NoError(t, p.Close(), "Close is idempotent")
+	select {
+	case <-p.Exited():
+	default:
+		t.Fatal("Close returned before the child's exit was observed")
+	}
+}
+
+// waitExited calls Wait with a deadline.
+func waitExited(t *testing.T, p *launch.Process) launch.ExitStatus {
+	t.Helper()
+	type result struct {
+		status launch.ExitStatus
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := p.Wait()
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		require.NoError(t, r.err)
+		return r.status
+	case <-time.After(deadline):
+		t.Fatal("Wait did not return")
+	}
+	return launch.ExitStatus{}
+}
+
+
+
+
+
+

@@ -1,0 +1,61 @@
+//go:build unix
+
+package launch_test
+
+import (
+	"context"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/launch"
+)
+
+func TestChildLeadsItsOwnProcessGroup(t *testing.T) {
+	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: childEnv("sleep")})
+	require.NoError(t, err)
+	defer p.Close()
+	readLine(t, lineReader(p.Stdout()))
+	pgid, err := syscall.Getpgid(p.Pid())
+	require.NoError(t, err)
+	assert.Equal(t, p.Pid(), pgid)
+	assert.NotEqual(t, syscall.Getpgrp(), pgid)
+	assert.Equal(t, p.Pid(), p.Root().Pid)
+	assert.Equal(t, os.Getpid(), p.Root().PPid)
+}
+
+func TestTerminateSignalsTheGroup(t *testing.T) {
+	marker := newMarker(t)
+	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "group"), launch.Options{Env: childEnv("tree")})
+	require.NoError(t, err)
+	defer p.Close()
+	pids := readReady(t, lineReader(p.Stdout()))
+	w := watchTree(t, marker, pids)
+
+	require.NoError(t, p.Terminate())
+	status := waitExited(t, p)
+	assert.Equal(t, launch.ExitStatus{Code: -1, Signal: int(syscall.SIGTERM), Signaled: true}, status)
+	assert.Equal(t, "signal 15", status.String())
+	w.assertGone(t)
+}
+
+func TestKilledStatusAndTerminateAfterExit(t *testing.T) {
+	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: childEnv("sleep")})
+	require.NoError(t, err)
+	readLine(t, lineReader(p.Stdout()))
+	_, err = p.KillTree()
+	require.NoError(t, err)
+	status := waitExited(t, p)
+	assert.Equal(t, launch.ExitStatus{Code: -1, Signal: int(syscall.SIGKILL), Signaled: true}, status)
+	require.NoError(t, p.Close())
+
+	err = p.Terminate()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, os.ErrProcessDone)
+	report, err := p.KillTree()
+	require.NoError(t, err, "KillTree after Close is harmless")
+	assert.False(t, report.Group, "a reaped group is not signalled: %+v", report)
+}

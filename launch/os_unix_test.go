@@ -1,0 +1,25 @@
+//go:build unix
+
+package launch_test
+
+import (
+	"os/exec"
+	"strings"
+	"syscall"
+)
+
+func composeCommandLine(argv []string) string { return strings.Join(argv, " ") }
+
+// cmdExeCommand is Windows-only; POSIX trees never ask for a "cmd" kind.
+func cmdExeCommand(exe, marker string) *exec.Cmd { return exec.Command(exe, marker) }
+
+// grandchildAttr makes a "setsid" grandchild leave the group and session.
+func grandchildAttr(cmd *exec.Cmd, kind string) error {
+	if kind == "setsid" {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	return nil
+}
+
+// treeKinds are the grandchildren of the common tree tests.
+var treeKinds = []string{"group", "group", "setsid"}

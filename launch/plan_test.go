@@ -1,0 +1,28 @@
+package launch_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/shim"
+)
+
+// selfPlan is a plan that starts this test binary with args; the helper
+// mode travels in the environment (childEnv).
+func selfPlan(args ...string) shim.Plan {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	argv := append([]string{exe}, args...)
+	return shim.Plan{Program: exe, Args: argv, CommandLine: composeCommandLine(argv), Target: exe}
+}
+
+func requireExe(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return exe
+}
