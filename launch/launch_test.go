@@ -189,9 +189,3 @@ func waitExited(t *testing.T, p *launch.Process) launch.ExitStatus {
 	}
 	return launch.ExitStatus{}
 }
-
-
-
-
-
-

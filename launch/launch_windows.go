@@ -197,14 +197,14 @@ func (p *Process) killTree() (KillReport, error) {
 		report.Group = true
 		return report, nil
 	}
-	return p.killTreeWithoutJob()
+	return p.killTreeWithoutJob(true)
 }
 
 // killTreeWithoutJob pins the descendants found by one snapshot (an open
-// handle keeps a PID from being reused), runs taskkill /T while the root is
-// still alive so it can still walk the tree, then terminates the pinned
-// descendants and finally the root.
-func (p *Process) killTreeWithoutJob() (KillReport, error) {
+// handle keeps a PID from being reused), runs taskkill /T (when useTaskkill)
+// while the root is still alive so it can still walk the tree, then
+// terminates the pinned descendants and finally the root.
+func (p *Process) killTreeWithoutJob(useTaskkill bool) (KillReport, error) {
 	report := KillReport{Method: MethodTreeWalk}
 	var errs []error
 	table, err := snapshot()
@@ -224,7 +224,7 @@ func (p *Process) killTreeWithoutJob() (KillReport, error) {
 		}
 		pins = append(pins, h)
 	}
-	if !p.exited() {
+	if useTaskkill && !p.exited() {
 		if err := taskkillTree(p.root.Pid); err == nil {
 			report.Group = true
 		}

@@ -1,0 +1,83 @@
+package launch_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/internal/wine"
+	"github.com/cursorkit/cursorkit/launch"
+)
+
+func TestJobKillsTheTreeWhenTheSupervisorDies(t *testing.T) {
+	marker := newMarker(t)
+	// The intermediate supervisor is started without a job of ours, so only
+	// the job it creates can take its tree down.
+	sup := exec.Command(requireExe(t), append([]string{marker}, treeKinds...)...)
+	sup.Env = childEnv("supervisor")
+	sup.Stderr = os.Stderr
+	out, err := sup.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, sup.Start())
+	lines := lineReader(out)
+	treeLine := readLine(t, lines)
+	treePid, err := strconv.Atoi(strings.TrimPrefix(treeLine, "tree "))
+	require.NoError(t, err, treeLine)
+	pids := readReady(t, lines)
+	w := watchTree(t, marker, append(pids, treePid))
+
+	require.NoError(t, sup.Process.Kill()) // TerminateProcess: no cleanup code runs
+	_ = sup.Wait()
+	w.assertGone(t)
+}
+
+func TestTreeWalkWithoutJob(t *testing.T) {
+	marker := newMarker(t)
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree")})
+	require.NoError(t, err)
+	defer p.Close()
+	pids := readReady(t, lineReader(p.Stdout()))
+	w := watchTree(t, marker, append(pids, p.Pid()))
+
+	report, err := launch.TreeWalkKill(p)
+	require.NoError(t, err)
+	assert.Equal(t, launch.MethodTreeWalk, report.Method)
+	assert.GreaterOrEqual(t, report.Swept, len(pids), "every reported descendant (and any helper such as conhost) is swept: %+v", report)
+	waitExited(t, p)
+	w.assertGone(t)
+}
+
+func TestTaskkillFallback(t *testing.T) {
+	wine.SkipIfWine(t, "taskkill has no /T")
+	marker := newMarker(t)
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree")})
+	require.NoError(t, err)
+	defer p.Close()
+	pids := readReady(t, lineReader(p.Stdout()))
+	w := watchTree(t, marker, append(pids, p.Pid()))
+
+	report, err := launch.TaskkillFallbackKill(p)
+	require.NoError(t, err)
+	assert.True(t, report.Group, "taskkill /T /F succeeded: %+v", report)
+	waitExited(t, p)
+	w.assertGone(t)
+}
+
+func TestJobReportAndTerminateAfterExit(t *testing.T) {
+	p, err := launch.Start(context.Background(), selfPlan("0"), launch.Options{Env: childEnv("exit")})
+	require.NoError(t, err)
+	waitExited(t, p)
+	assert.Empty(t, p.Warnings(), "the child ran in a job")
+	report, err := p.KillTree()
+	require.NoError(t, err)
+	assert.Equal(t, launch.KillReport{Method: launch.MethodJobObject, Group: true}, report)
+	err = p.Terminate()
+	assert.ErrorIs(t, err, os.ErrProcessDone)
+	require.NoError(t, p.Close())
+}
