@@ -1,0 +1,249 @@
+package supervise
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/shim"
+)
+
+// modeEnv makes the test binary act as a child instead of running tests;
+// its value names the behaviour and os.Args[1:] are its parameters.
+const modeEnv = "SUPERVISE_TEST_MODE"
+
+// waitLimit bounds every wait of the real-process tests.
+const waitLimit = 20 * time.Second
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(modeEnv); mode != "" {
+		os.Exit(runChild(mode, os.Args[1:]))
+	}
+	// Linux: like the cursorkit CLI, own the reaping of orphans so KillTree
+	// finds double-forked and setsid escapees. Elsewhere this is a no-op.
+	_ = enableSubreaper()
+	os.Exit(m.Run())
+}
+
+// runChild implements the behaviours the tests and benchmarks start.
+func runChild(mode string, args []string) int {
+	out := bufio.NewWriterSize(os.Stdout, 64<<10)
+	defer out.Flush()
+	switch mode {
+	case "exit": // args: code, then text to write to stdout and stderr
+		code, _ := strconv.Atoi(args[0])
+		if len(args) > 1 {
+			fmt.Fprint(out, args[1])
+		}
+		if len(args) > 2 {
+			fmt.Fprint(os.Stderr, args[2])
+		}
+		out.Flush()
+		return code
+	case "crlf":
+		fmt.Fprint(out, "first\r\nsecond\r\n\r\nlast without newline")
+		return 0
+	case "bigline": // args: size in bytes of the middle line
+		size, _ := strconv.Atoi(args[0])
+		fmt.Fprint(out, "before\n")
+		_, _ = out.Write(bytes.Repeat([]byte{'x'}, size))
+		fmt.Fprint(out, "\nafter\n")
+		return 0
+	case "echo": // stdin to stdout
+		_, _ = io.Copy(out, os.Stdin)
+		return 0
+	case "silent":
+		sleepForever()
+	case "ready-then-silent":
+		fmt.Fprintln(out, "ready")
+		out.Flush()
+		sleepForever()
+	case "chatty": // a line every few milliseconds, forever
+		for i := 0; ; i++ {
+			fmt.Fprintf(out, "{\"n\":%d}\n", i)
+			out.Flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+	case "ignore-term": // survives the polite stop
+		signal.Ignore(termSignals()...)
+		fmt.Fprintln(out, "ready")
+		out.Flush()
+		sleepForever()
+	case "result-then-linger": // the work is done but the child stays
+		fmt.Fprintln(out, `{"type":"result"}`)
+		out.Flush()
+		sleepForever()
+	case "tree": // args: marker, then grandchild kinds, then optionally "exit"
+		marker, kinds := args[0], args[1:]
+		exit := false
+		for _, kind := range kinds {
+			if kind == "exit" {
+				exit = true
+				continue
+			}
+			pid, err := startGrandchild(kind, marker)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			fmt.Fprintf(out, "ready %d\n", pid)
+		}
+		fmt.Fprintln(out, "all-ready")
+		out.Flush()
+		if exit {
+			return 0
+		}
+		sleepForever()
+	case "sleep": // a grandchild: args: marker
+		fmt.Fprintf(out, "ready %d\n", os.Getpid())
+		out.Flush()
+		sleepForever()
+	case "gen": // args: total bytes of 500-byte NDJSON lines
+		total, _ := strconv.ParseInt(args[0], 10, 64)
+		return generate(os.Stdout, total)
+	}
+	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
+	return 2
+}
+
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// genLine is one 500-byte NDJSON line of the generator.
+var genLine = []byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"` +
+	strings.Repeat("lorem ipsum ", 34) + `"}]},"session_id":"s"}` + "\n")
+
+// generate writes total bytes (rounded down to whole lines) of genLine.
+func generate(w io.Writer, total int64) int {
+	block := bytes.Repeat(genLine, (64<<10)/len(genLine))
+	lines := total / int64(len(genLine))
+	for lines > 0 {
+		n := min(lines, int64(len(block)/len(genLine)))
+		if _, err := w.Write(block[:n*int64(len(genLine))]); err != nil {
+			return 1
+		}
+		lines -= n
+	}
+	return 0
+}
+
+// startGrandchild starts this binary as a sleeper of the given kind (see
+// grandchildAttr), waits for its ready line and returns its PID. It shares
+// this process's stdout and stderr, so it also holds the supervised pipes.
+func startGrandchild(kind, marker string) (int, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(exe, marker)
+	cmd.Env = childEnv("sleep")
+	cmd.Stderr = os.Stderr
+	grandchildAttr(cmd, kind)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	cmd.Stdout = w
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	w.Close()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	r.Close()
+	if err != nil {
+		return 0, fmt.Errorf("%s grandchild: %w", kind, err)
+	}
+	// From here on the grandchild writes nothing; it holds our stdout
+	// through the stderr handle it inherited and, below, through stdout.
+	return strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
+}
+
+// childEnv is this process's environment with the helper mode set.
+func childEnv(mode string) []string {
+	env := make([]string, 0, len(os.Environ())+1)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, modeEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, modeEnv+"="+mode)
+}
+
+// selfPlan is a plan that runs this test binary with args.
+func selfPlan(t testing.TB, args ...string) shim.Plan {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	argv := append([]string{exe}, args...)
+	return shim.Plan{Program: exe, Args: argv, CommandLine: composeCommandLine(argv), Kind: nativeKind, Target: exe}
+}
+
+// newMarker returns a token unique to one test, carried in grandchildren's
+// argv so a process-table scan finds survivors.
+func newMarker() string {
+	return fmt.Sprintf("supervise-marker-%d-%d", os.Getpid(), time.Now().UnixNano())
+}
+
+// readyPIDs collects "ready PID" lines until "all-ready".
+type readyPIDs struct {
+	pids     []int
+	allReady chan struct{}
+	seen     bool
+}
+
+func newReadyPIDs() *readyPIDs { return &readyPIDs{allReady: make(chan struct{})} }
+
+// onLine is an Options.OnLine; it runs on the reader goroutine only.
+func (r *readyPIDs) onLine(line []byte) {
+	s := string(line)
+	if s == "all-ready" && !r.seen {
+		r.seen = true
+		close(r.allReady)
+		return
+	}
+	if rest, ok := strings.CutPrefix(s, "ready "); ok && !r.seen {
+		if pid, err := strconv.Atoi(rest); err == nil {
+			r.pids = append(r.pids, pid)
+		}
+	}
+}
+
+// wait blocks until all-ready was seen; pids is safe to read afterwards.
+func (r *readyPIDs) wait(t *testing.T, s *Session) []int {
+	t.Helper()
+	select {
+	case <-r.allReady:
+		return r.pids
+	case <-s.Done():
+		o := s.Wait()
+		t.Fatalf("the tree ended before it was ready: %s %v, stderr %q", o.Ending, o.Err, o.StderrTail)
+	case <-time.After(waitLimit):
+		t.Fatal("timed out waiting for the tree to be ready")
+	}
+	return nil
+}
+
+// eventually polls cond until it holds or waitLimit passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	limit := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(limit) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,220 @@
+package supervise
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// startSelf supervises this test binary in the given mode.
+func startSelf(t *testing.T, ctx context.Context, opts Options, mode string, args ...string) *Session {
+	t.Helper()
+	opts.Env = childEnv(mode)
+	s, err := Start(ctx, selfPlan(t, args...), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		s.Abort(failure.Other, "test cleanup")
+		waitOutcome(t, s)
+	})
+	return s
+}
+
+// politeStop is what stopping a child that obeys the polite request looks
+// like: graceful on POSIX (SIGTERM); on Windows CTRL_BREAK only reaches a
+// child sharing our console, so the kill may be needed.
+func assertPoliteStop(t *testing.T, o Outcome) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		assert.Contains(t, []StopResult{StopGraceful, StopForced}, o.Stop)
+		return
+	}
+	assert.Equal(t, StopGraceful, o.Stop)
+}
+
+func TestProcessOutput(t *testing.T) {
+	big := 10 << 20
+	tests := []struct {
+		name     string
+		opts     Options
+		args     []string
+		lines    []string // nil: not checked line by line
+		lineLens []int
+		code     int
+		kind     failure.Kind
+		tail     string
+	}{
+		{name: "crlf and unterminated last line", args: []string{"crlf"}, lines: []string{"first", "second", "", "last without newline"}},
+		{name: "exit code and stderr", args: []string{"exit", "3", "out\n", "err text\n"}, lines: []string{"out"}, code: 3, kind: failure.Process, tail: "err text\n"},
+		{name: "10 MiB line", args: []string{"bigline", "10485760"}, lineLens: []int{6, big, 5}},
+		{name: "oversized line skipped", opts: Options{MaxLineBytes: 1 << 20}, args: []string{"bigline", "10485760"}, lines: []string{"before", "after"}},
+		{name: "stdin passes through", opts: Options{Stdin: strings.NewReader("the prompt\nsecond line")}, args: []string{"echo"}, lines: []string{"the prompt", "second line"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			var lens []int
+			opts := tt.opts
+			opts.OnLine = func(l []byte) {
+				lens = append(lens, len(l))
+				if len(l) < 1024 {
+					got = append(got, string(l))
+				}
+			}
+			s := startSelf(t, context.Background(), opts, tt.args[0], tt.args[1:]...)
+			o := waitOutcome(t, s)
+			require.Equal(t, Exited, o.Ending, "%v %q", o.Err, o.StderrTail)
+			assert.Equal(t, tt.code, o.ExitCode)
+			assert.Equal(t, tt.kind, failure.KindOf(o.Err))
+			assert.Equal(t, StopNone, o.Stop)
+			if tt.lines != nil {
+				assert.Equal(t, tt.lines, got)
+			}
+			if tt.lineLens != nil {
+				assert.Equal(t, tt.lineLens, lens)
+			}
+			assert.Equal(t, tt.tail, o.StderrTail)
+			assert.Equal(t, int64(len(lens)), o.Lines)
+		})
+	}
+}
+
+func TestProcessDeadlines(t *testing.T) {
+	tests := []struct {
+		name   string
+		opts   Options
+		mode   string
+		ending Ending
+	}{
+		{"first line", Options{FirstLineTimeout: 100 * time.Millisecond}, "silent", FirstLineTimeout},
+		{"inactivity", Options{FirstLineTimeout: waitLimit, IdleTimeout: 100 * time.Millisecond}, "ready-then-silent", IdleTimeout},
+		{"total while chatty", Options{IdleTimeout: waitLimit, TotalTimeout: 200 * time.Millisecond}, "chatty", TotalTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.StopGrace = waitLimit
+			s := startSelf(t, context.Background(), tt.opts, tt.mode)
+			o := waitOutcome(t, s)
+			assert.Equal(t, tt.ending, o.Ending)
+			assert.Equal(t, failure.Timeout, failure.KindOf(o.Err))
+			assertPoliteStop(t, o)
+			assert.Less(t, o.Duration, waitLimit)
+		})
+	}
+}
+
+func TestProcessIgnoresPoliteStop(t *testing.T) {
+	ready := make(chan struct{})
+	var once bool
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := startSelf(t, ctx, Options{StopGrace: 100 * time.Millisecond, OnLine: func([]byte) {
+		if !once {
+			once = true
+			close(ready)
+		}
+	}}, "ignore-term")
+	select {
+	case <-ready:
+	case <-time.After(waitLimit):
+		t.Fatal("child never got ready")
+	}
+	cancel()
+	o := waitOutcome(t, s)
+	assert.Equal(t, Cancelled, o.Ending)
+	assert.Equal(t, failure.Cancelled, failure.KindOf(o.Err))
+	assert.Equal(t, StopForced, o.Stop)
+}
+
+// TestProcessTreeStops starts a tree (two grandchildren in the group and an
+// escapee: setsid on POSIX, detached on Windows) and checks every way of
+// stopping it leaves zero survivors and a prompt Wait.
+func TestProcessTreeStops(t *testing.T) {
+	tests := []struct {
+		name   string
+		stop   func(s *Session, cancel context.CancelFunc)
+		ending Ending
+		kind   failure.Kind
+	}{
+		{"cancel", func(_ *Session, cancel context.CancelFunc) { cancel() }, Cancelled, failure.Cancelled},
+		{"abort", func(s *Session, _ context.CancelFunc) { s.Abort(failure.Policy, "forbidden tool") }, Aborted, failure.Policy},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			marker := newMarker()
+			ready := newReadyPIDs()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := startSelf(t, ctx, Options{StopGrace: 2 * time.Second, OnLine: ready.onLine}, "tree", append([]string{marker}, treeKinds...)...)
+			pids := ready.wait(t, s)
+			require.Len(t, pids, len(treeKinds))
+			w := watchTree(t, marker, pids)
+			tt.stop(s, cancel)
+			o := waitOutcome(t, s)
+			assert.Equal(t, tt.ending, o.Ending)
+			assert.Equal(t, tt.kind, failure.KindOf(o.Err))
+			assert.NotEqual(t, StopNone, o.Stop)
+			eventually(t, "zero survivors", w.gone)
+		})
+	}
+}
+
+// TestProcessEscapeeHoldsPipes: the child exits by itself but leaves a
+// grandchild (an escapee from its group) holding stderr. Wait returns after
+// the drain grace, the leftover is killed and the run is still a success.
+func TestProcessEscapeeHoldsPipes(t *testing.T) {
+	marker := newMarker()
+	ready := newReadyPIDs()
+	// The drain grace leaves time to open the watch before the sweep.
+	s := startSelf(t, context.Background(), Options{DrainGrace: 2 * time.Second, OnLine: ready.onLine}, "tree", marker, treeKinds[len(treeKinds)-1], "exit")
+	pids := ready.wait(t, s)
+	require.Len(t, pids, 1)
+	w := watchTree(t, marker, pids)
+	o := waitOutcome(t, s)
+	assert.Equal(t, Exited, o.Ending)
+	assert.NoError(t, o.Err)
+	assert.Equal(t, 0, o.ExitCode)
+	assert.Contains(t, strings.Join(o.Warnings, "\n"), WarnPipesHeld)
+	eventually(t, "zero survivors", w.gone)
+}
+
+func TestProcessLateClose(t *testing.T) {
+	result := make(chan struct{})
+	var once bool
+	s := startSelf(t, context.Background(), Options{ExitGrace: 100 * time.Millisecond, StopGrace: 2 * time.Second, OnLine: func(l []byte) {
+		if !once && strings.Contains(string(l), `"result"`) {
+			once = true
+			close(result)
+		}
+	}}, "result-then-linger")
+	select {
+	case <-result:
+	case <-time.After(waitLimit):
+		t.Fatal("no result line")
+	}
+	s.Finish()
+	o := waitOutcome(t, s)
+	assert.Equal(t, Exited, o.Ending)
+	assert.NoError(t, o.Err)
+	assert.True(t, o.Finished)
+	assertPoliteStop(t, o)
+	assert.True(t, hasWarning(o, WarnLateClose), o.Warnings)
+}
+
+func TestRunSpawnFailure(t *testing.T) {
+	plan := selfPlan(t)
+	plan.Program += ".missing"
+	o := Run(context.Background(), plan, Options{})
+	assert.Equal(t, SpawnFailed, o.Ending)
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(o.Err))
+
+	o = Run(context.Background(), selfPlan(t), Options{Dir: plan.Program})
+	assert.Equal(t, SpawnFailed, o.Ending)
+	assert.Equal(t, failure.Input, failure.KindOf(o.Err))
+}

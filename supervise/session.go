@@ -1,0 +1,592 @@
+// Package supervise runs a launch plan as a child process and watches it
+// until a verdict: it streams stdout line by line, keeps a bounded stderr
+// tail, enforces the first-line, inactivity and total deadlines, honours
+// cancellation, stops the whole process tree (polite request, grace, tree
+// kill, sweep) and classifies how the run ended. It knows nothing about
+// the child's output format.
+//
+// Reading never stops while the child lives, so a chatty child never
+// blocks on a full pipe. Deadlines use one timer and the monotonic clock;
+// the stdout hot path only stores an atomic timestamp per read.
+package supervise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/shim"
+)
+
+// child is what a Session needs of a started process. launchChild adapts
+// *launch.Process; tests use fakes.
+type child interface {
+	// stdout and stderr are the read ends of the child's pipes, owned by
+	// the Session, which closes them.
+	stdout() io.ReadCloser
+	stderr() io.ReadCloser
+	// wait blocks until the direct child exits (never on the pipes).
+	wait() exitStatus
+	// terminate asks the whole group to stop (SIGTERM+SIGCONT, CTRL_BREAK).
+	terminate() error
+	// killTree forcefully kills the whole tree and sweeps leftovers. It is
+	// idempotent and safe after the direct child exited.
+	killTree() error
+	// close releases what the process holds (job handle, pidfd).
+	close() error
+	// warnings are launch's own remarks (a fallback used, for example).
+	warnings() []string
+}
+
+// exitStatus is how the direct child ended.
+type exitStatus struct {
+	code   int   // exit code, -1 when killed by a signal
+	signal int   // POSIX signal number, 0 when none
+	err    error // waiting failed; code and signal are meaningless
+}
+
+// killWaitLimit bounds the wait for the direct child after a tree kill;
+// past it the run ends with an error rather than hanging.
+const killWaitLimit = 10 * time.Second
+
+// pipeCloseWait is how long the pipes may take to reach EOF after the
+// tree was killed before supervise closes its ends; a process the kill
+// missed (one that escaped the group and the sweep) may still hold them.
+const pipeCloseWait = 100 * time.Millisecond
+
+// Session is one supervised child. Its methods are safe for concurrent use.
+type Session struct {
+	opts  Options
+	ctx   context.Context
+	c     child
+	start time.Time
+
+	// lastActivity and firstLine are nanoseconds since start, written by
+	// the stdout reader and read by the single deadline timer.
+	lastActivity atomic.Int64
+	firstLine    atomic.Int64 // -1 until the first complete line
+	bytes        atomic.Int64
+
+	finishOnce sync.Once
+	finishCh   chan struct{}
+	abortCh    chan abortRequest // capacity 1: the first Abort wins
+
+	// Set by the reader goroutines before readersDone closes.
+	lines, oversized int64
+	tail             *tailRing
+
+	done    chan struct{}
+	outcome Outcome
+}
+
+type abortRequest struct {
+	kind   failure.Kind
+	reason string
+}
+
+// Start launches plan and supervises it until Wait returns. A launch
+// failure is returned as a typed error (missing_cli, input, setup...) and
+// nothing is left running; a ctx already done is a cancelled error.
+// Cancelling ctx later stops the tree (graceful, then forced) and ends
+// the run as Cancelled.
+func Start(ctx context.Context, plan shim.Plan, opts Options) (*Session, error) {
+	return start(ctx, opts, func() (child, error) { return startLaunch(ctx, plan, opts) })
+}
+
+// Run is Start followed by Wait. A launch failure becomes an Outcome with
+// Ending SpawnFailed and the typed error in Err.
+func Run(ctx context.Context, plan shim.Plan, opts Options) Outcome {
+	s, err := Start(ctx, plan, opts)
+	if err != nil {
+		return spawnFailed(err)
+	}
+	return s.Wait()
+}
+
+func spawnFailed(err error) Outcome {
+	ending := SpawnFailed
+	if failure.Is(err, failure.Cancelled) {
+		ending = Cancelled
+	}
+	return Outcome{Ending: ending, Err: err, ExitCode: -1, Stop: StopNone}
+}
+
+// start is Start with the process creation injected.
+func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, failure.Wrap(failure.Cancelled, err, "cancelled before the child started")
+	}
+	c, err := spawn()
+	if err != nil {
+		if failure.KindOf(err) == failure.Other {
+			err = failure.Wrap(failure.Other, err, "starting the child")
+		}
+		return nil, err
+	}
+	s := &Session{
+		opts:     opts.normalized(),
+		ctx:      ctx,
+		c:        c,
+		start:    time.Now(),
+		finishCh: make(chan struct{}),
+		abortCh:  make(chan abortRequest, 1),
+		done:     make(chan struct{}),
+	}
+	s.firstLine.Store(-1)
+	s.tail = newTailRing(s.opts.StderrTailBytes)
+
+	exitCh := make(chan exitStatus, 1)
+	go func() { exitCh <- c.wait() }()
+	readersDone := make(chan struct{})
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() {
+		defer readers.Done()
+		s.readStdout(c.stdout())
+	}()
+	go func() {
+		defer readers.Done()
+		s.readStderr(c.stderr())
+	}()
+	go func() {
+		readers.Wait()
+		close(readersDone)
+	}()
+	go s.supervise(exitCh, readersDone)
+	return s, nil
+}
+
+// Finish marks the work done (the stream layer calls it on the final
+// result event): from now on only ExitGrace applies, after which a child
+// still running is stopped with a late_close warning and the run still
+// counts as a success. Calls after the first have no effect.
+func (s *Session) Finish() {
+	s.finishOnce.Do(func() { close(s.finishCh) })
+}
+
+// Abort stops the whole tree at once (no grace) and ends the run as
+// Aborted with an error of kind and reason (say, failure.Policy and the
+// forbidden tool). Only the first Abort counts; an Abort after the run
+// ended has no effect.
+func (s *Session) Abort(kind failure.Kind, reason string) {
+	select {
+	case s.abortCh <- abortRequest{kind: kind, reason: reason}:
+	default:
+	}
+}
+
+// Wait waits for the verdict and returns it; every call returns the same
+// Outcome. It returns promptly after a stop even when an escaped
+// grandchild still holds the pipes: supervise then closes its ends. Once
+// Wait returns, OnLine and OnOversizedLine are never called again.
+func (s *Session) Wait() Outcome {
+	<-s.done
+	o := s.outcome
+	o.Warnings = append([]string(nil), o.Warnings...)
+	return o
+}
+
+// finishCalled reports whether Finish was called.
+func (s *Session) finishCalled() bool {
+	select {
+	case <-s.finishCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// Done is closed when the verdict is ready.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// since returns the monotonic time elapsed since start.
+func (s *Session) since() time.Duration { return time.Since(s.start) }
+
+// activityReader stamps every successful stdout read: bytes still arriving
+// within a long line count as activity.
+type activityReader struct {
+	r io.Reader
+	s *Session
+}
+
+func (a activityReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.s.bytes.Add(int64(n))
+		a.s.lastActivity.Store(int64(a.s.since()))
+	}
+	return n, err
+}
+
+func (s *Session) readStdout(r io.Reader) {
+	if r == nil {
+		return
+	}
+	first := false
+	markFirst := func() {
+		if !first {
+			first = true
+			s.firstLine.Store(int64(s.since()))
+		}
+	}
+	onLine, onOversize := s.opts.OnLine, s.opts.OnOversizedLine
+	ls := &lineSplitter{
+		max:        s.opts.MaxLineBytes,
+		keepEnding: s.opts.KeepLineEndings,
+		onLine: func(line []byte) {
+			markFirst()
+			if onLine != nil {
+				onLine(line)
+			}
+		},
+		onOversize: func(size int64) {
+			markFirst()
+			if onOversize != nil {
+				onOversize(size)
+			}
+		},
+	}
+	s.lines, s.oversized = ls.run(activityReader{r: r, s: s})
+}
+
+func (s *Session) readStderr(r io.Reader) {
+	if r == nil {
+		return
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			_, _ = s.tail.Write(buf[:n])
+			if s.opts.Stderr != nil {
+				_, _ = s.opts.Stderr.Write(buf[:n])
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// verdict is what the control loop decided, before the outcome is built.
+type verdict struct {
+	ending   Ending
+	err      error
+	status   exitStatus
+	stop     StopResult
+	stopTook time.Duration
+	finished bool
+	// lateClose: the exit grace after Finish ran out and supervise stopped
+	// the child; the run stays a success.
+	lateClose bool
+	warnings  []string
+}
+
+// supervise is the control loop: it owns the one deadline timer and every
+// decision, then drains, sweeps and publishes the outcome.
+func (s *Session) supervise(exitCh <-chan exitStatus, readersDone <-chan struct{}) {
+	v := s.watch(exitCh)
+	v.warnings = append(v.warnings, s.drain(readersDone, v.stop != StopNone)...)
+	s.publish(v)
+}
+
+// watch waits for the child to exit or for a reason to stop it.
+func (s *Session) watch(exitCh <-chan exitStatus) verdict {
+	var v verdict
+	finishCh := s.finishCh
+	var finishedAt time.Duration
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	s.arm(timer, v.finished, finishedAt)
+	for {
+		select {
+		case v.status = <-exitCh:
+			v.ending = Exited
+			v.stop = StopNone
+			return v
+		case <-timer.C:
+			ending, err := s.expired(v.finished, finishedAt)
+			if ending == "" {
+				s.arm(timer, v.finished, finishedAt)
+				continue
+			}
+			grace := s.opts.StopGrace
+			s.stopTree(&v, exitCh, grace)
+			if v.stop == StopAlreadyExited {
+				v.ending = Exited
+				return v
+			}
+			if ending == Exited { // the exit grace after Finish ran out
+				v.ending, v.lateClose = Exited, true
+				v.warnings = append(v.warnings, fmt.Sprintf("%s: the child was still running %s after the work finished; stopped it", WarnLateClose, nonNegative(s.opts.ExitGrace)))
+				return v
+			}
+			v.ending, v.err = ending, err
+			return v
+		case <-s.ctx.Done():
+			s.stopTree(&v, exitCh, s.opts.StopGrace)
+			if v.stop == StopAlreadyExited {
+				v.ending = Exited
+				return v
+			}
+			v.ending = Cancelled
+			v.err = failure.Wrap(failure.Cancelled, s.ctx.Err(), "cancelled")
+			return v
+		case <-finishCh:
+			finishCh = nil
+			v.finished = true
+			finishedAt = s.since()
+			s.arm(timer, v.finished, finishedAt)
+		case a := <-s.abortCh:
+			s.stopTree(&v, exitCh, 0)
+			v.ending = Aborted
+			reason := a.reason
+			if reason == "" {
+				reason = "aborted by the caller"
+			}
+			kind := a.kind
+			if !kind.Valid() {
+				kind = failure.Other
+			}
+			v.err = failure.New(kind, "%s", reason)
+			return v
+		}
+	}
+}
+
+// deadline returns the earliest active deadline (nanoseconds since start)
+// and the ending it means, or ok false when none is active.
+func (s *Session) deadline(finished bool, finishedAt time.Duration) (at time.Duration, ending Ending, ok bool) {
+	consider := func(d time.Duration, e Ending) {
+		if !ok || d < at {
+			at, ending, ok = d, e, true
+		}
+	}
+	if finished {
+		consider(finishedAt+nonNegative(s.opts.ExitGrace), Exited)
+		return at, ending, ok
+	}
+	if d := s.opts.FirstLineTimeout; d > 0 && s.firstLine.Load() < 0 {
+		consider(d, FirstLineTimeout)
+	}
+	if d := s.opts.IdleTimeout; d > 0 {
+		consider(time.Duration(s.lastActivity.Load())+d, IdleTimeout)
+	}
+	if d := s.opts.TotalTimeout; d > 0 {
+		consider(d, TotalTimeout)
+	}
+	return at, ending, ok
+}
+
+// arm sets the one timer to the earliest active deadline.
+func (s *Session) arm(timer *time.Timer, finished bool, finishedAt time.Duration) {
+	timer.Stop()
+	at, _, ok := s.deadline(finished, finishedAt)
+	if !ok {
+		return
+	}
+	timer.Reset(max(at-s.since(), 0))
+}
+
+// expired re-checks the deadlines when the timer fires: activity may have
+// moved the inactivity deadline since the timer was armed.
+func (s *Session) expired(finished bool, finishedAt time.Duration) (Ending, error) {
+	at, ending, ok := s.deadline(finished, finishedAt)
+	if !ok || at > s.since() {
+		return "", nil
+	}
+	switch ending {
+	case FirstLineTimeout:
+		return ending, failure.New(failure.Timeout, "no stdout line within %s (first-line deadline)", s.opts.FirstLineTimeout)
+	case IdleTimeout:
+		return ending, failure.New(failure.Timeout, "no stdout output for %s (inactivity deadline)", s.opts.IdleTimeout)
+	case TotalTimeout:
+		return ending, failure.New(failure.Timeout, "still running after %s (total deadline)", s.opts.TotalTimeout)
+	}
+	return ending, nil
+}
+
+// stopTree stops the whole tree and waits for the direct child: the polite
+// request, up to grace for the child to exit, then the tree kill. A grace
+// of zero or less kills at once; an Abort during the grace does too.
+func (s *Session) stopTree(v *verdict, exitCh <-chan exitStatus, grace time.Duration) {
+	decided := time.Now()
+	defer func() {
+		if v.stop != StopAlreadyExited {
+			// Never zero, which means "no stop", even on a coarse clock.
+			v.stopTook = max(time.Since(decided), time.Nanosecond)
+		}
+	}()
+	select {
+	case v.status = <-exitCh:
+		v.stop = StopAlreadyExited
+		return
+	default:
+	}
+	if grace > 0 {
+		err := s.c.terminate()
+		switch {
+		case errors.Is(err, os.ErrProcessDone):
+			// Nothing left to ask: the child exited and Wait will say so.
+			t := time.NewTimer(killWaitLimit)
+			select {
+			case v.status = <-exitCh:
+				t.Stop()
+				v.stop = StopAlreadyExited
+				s.sweep(v)
+				return
+			case <-t.C:
+			}
+		case err != nil:
+			v.warnings = append(v.warnings, "polite stop failed, killing the tree: "+err.Error())
+		default:
+			t := time.NewTimer(grace)
+			select {
+			case v.status = <-exitCh:
+				t.Stop()
+				v.stop = StopGraceful
+				s.sweep(v)
+				return
+			case <-t.C:
+			case <-s.abortCh:
+				t.Stop()
+			}
+		}
+	}
+	v.stop = StopForced
+	s.sweep(v)
+	t := time.NewTimer(killWaitLimit)
+	defer t.Stop()
+	select {
+	case v.status = <-exitCh:
+	case <-t.C:
+		v.status = exitStatus{code: -1, err: failure.New(failure.Process, "the child did not exit within %s of the tree kill", killWaitLimit)}
+		v.warnings = append(v.warnings, v.status.err.Error())
+	}
+}
+
+// sweep kills the whole tree, recording a failure as a warning.
+func (s *Session) sweep(v *verdict) {
+	if err := s.c.killTree(); err != nil {
+		v.warnings = append(v.warnings, "tree kill: "+err.Error())
+	}
+}
+
+// drain lets the readers reach EOF after the child exited, then kills
+// whatever is left of the tree and closes the pipes, so that nothing the
+// child started outlives the verdict and Wait cannot hang on a pipe held
+// by an escapee. After a stop the tree was already killed, so drain only
+// waits pipeCloseWait.
+func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []string {
+	var warnings []string
+	held := false
+	if !stopped {
+		select {
+		case <-readersDone:
+		default:
+			held = !s.waitReaders(readersDone, nonNegative(s.opts.DrainGrace), true)
+		}
+	}
+	var v verdict
+	s.sweep(&v)
+	warnings = append(warnings, v.warnings...)
+	if !s.waitReaders(readersDone, pipeCloseWait, false) {
+		held = true
+		if r := s.c.stdout(); r != nil {
+			_ = r.Close()
+		}
+		if r := s.c.stderr(); r != nil {
+			_ = r.Close()
+		}
+		<-readersDone
+	}
+	if held {
+		warnings = append(warnings, WarnPipesHeld+": a process outside the child kept its output pipes open after it exited")
+	}
+	if err := s.c.close(); err != nil {
+		warnings = append(warnings, "releasing the process: "+err.Error())
+	}
+	return warnings
+}
+
+// waitReaders waits up to d for both readers to finish; with interruptible
+// a cancel or Abort cuts the wait short.
+func (s *Session) waitReaders(readersDone <-chan struct{}, d time.Duration, interruptible bool) bool {
+	select {
+	case <-readersDone:
+		return true
+	default:
+	}
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	var ctxDone <-chan struct{}
+	var abortCh <-chan abortRequest
+	if interruptible {
+		ctxDone, abortCh = s.ctx.Done(), s.abortCh
+	}
+	select {
+	case <-readersDone:
+		return true
+	case <-t.C:
+	case <-ctxDone:
+	case <-abortCh:
+	}
+	return false
+}
+
+// publish builds the Outcome and releases Wait.
+func (s *Session) publish(v verdict) {
+	o := Outcome{
+		Ending:         v.ending,
+		Err:            v.err,
+		ExitCode:       v.status.code,
+		Signal:         v.status.signal,
+		Stop:           v.stop,
+		StopTook:       v.stopTook,
+		Duration:       s.since(),
+		Lines:          s.lines,
+		Bytes:          s.bytes.Load(),
+		OversizedLines: s.oversized,
+		StderrTail:     s.tail.String(),
+		Finished:       s.finishCalled(),
+	}
+	if first := s.firstLine.Load(); first >= 0 {
+		// A coarse clock (Windows) can read zero; zero means "no line".
+		o.TimeToFirstLine = max(time.Duration(first), time.Nanosecond)
+	}
+	if o.Stop == "" {
+		o.Stop = StopNone
+	}
+	if o.Ending == Exited && v.err == nil && !v.lateClose {
+		o.Err = exitError(v.status)
+	}
+	o.Warnings = append(o.Warnings, s.c.warnings()...)
+	if s.oversized > 0 {
+		o.Warnings = append(o.Warnings, fmt.Sprintf("%s: %d stdout line(s) longer than %d bytes skipped", WarnOversizedLine, s.oversized, s.opts.MaxLineBytes))
+	}
+	o.Warnings = append(o.Warnings, v.warnings...)
+	s.outcome = o
+	close(s.done)
+}
+
+// exitError classifies a child that ended by itself.
+func exitError(st exitStatus) error {
+	switch {
+	case st.err != nil:
+		return failure.Wrap(failure.Process, st.err, "waiting for the child")
+	case st.signal != 0:
+		return failure.New(failure.Died, "the child died of signal %d, which cursorkit did not send", st.signal)
+	case st.code != 0:
+		return failure.New(failure.Process, "the child exited with code %d", st.code)
+	}
+	return nil
+}
