@@ -259,7 +259,7 @@ func parsePathExt(value string) []string {
 	var exts []string
 	for _, e := range strings.Split(value, ";") {
 		e = strings.ToLower(strings.TrimSpace(e))
-		if e == "" || e == "." || strings.ContainsAny(e, `\/:"*?<>|`) {
+		if e == "" || e == "." || strings.ContainsAny(e, "\\/:\"*?<>| \t") {
 			continue
 		}
 		if e[0] != '.' {
