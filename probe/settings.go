@@ -147,6 +147,12 @@ func (s *SettingsStore) Update(change func(*Settings) error) (Settings, error) {
 	return settings, nil
 }
 
+// BinaryPath returns the configured cursorCliBinaryPath, "" when none.
+func (s *SettingsStore) BinaryPath() (string, error) {
+	settings, err := s.Load()
+	return settings.BinaryPath, err
+}
+
 // SetBinaryPath saves p (trimmed) as cursorCliBinaryPath, keeping the other
 // keys; an empty p clears the override. It does not validate p: the
 // settings endpoint probes it with ProbeExact first.

@@ -1,10 +1,13 @@
 package probe
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,10 +38,28 @@ func removeTree(dir string) error {
 	if err != nil {
 		return err
 	}
+	var kept []string
 	for _, path := range slices.Backward(paths) {
 		if err := os.Remove(path); err != nil {
+			// Windows refuses to delete any link of a running image: the
+			// simulator is a hard link of this test binary. It stays in the
+			// temporary directory, and so do the directories above it.
+			if runtime.GOOS == "windows" && (errors.Is(err, fs.ErrPermission) || isDirNotEmpty(path, kept)) {
+				kept = append(kept, path)
+				continue
+			}
 			return err
 		}
 	}
 	return nil
+}
+
+// isDirNotEmpty reports whether path is a directory above a kept entry.
+func isDirNotEmpty(path string, kept []string) bool {
+	for _, k := range kept {
+		if strings.HasPrefix(k, path+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
