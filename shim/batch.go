@@ -1,0 +1,183 @@
+package shim
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// batchRefused are the characters cmd.exe gives meaning to even inside
+// quotes (% and !, expanded before quotes are seen; " toggles quoting) or
+// outside them (the operators and ^), and which a batch file re-parsing
+// %1 or %* could turn into commands. They are refused, never escaped.
+const batchRefused = `"%!^&|<>()`
+
+// ValidateBatchArgs checks every argument destined for a .cmd or .bat file.
+// It refuses, as a failure.Input error whose *ArgError cause names the
+// first offending argument's index and character: any of " % ! ^ & | < > ( ),
+// any control character (CR, LF, NUL and the rest of Unicode's Cc class),
+// and bytes that are not UTF-8 (Char utf8.RuneError). The first offending
+// character of the first offending argument is reported. Whatever it accepts, BatchCommandLine
+// carries through cmd.exe intact.
+func ValidateBatchArgs(args []string) error {
+	for i, a := range args {
+		for j, r := range a {
+			if reason := windowsRuneProblem(a, j, r); reason != "" {
+				return argErr(i, r, reason)
+			}
+			if strings.ContainsRune(batchRefused, r) {
+				return argErr(i, r, "cmd.exe would interpret it, so it cannot be passed to a batch file safely")
+			}
+			if unicode.IsControl(r) {
+				return argErr(i, r, "control characters cannot be passed to a batch file")
+			}
+		}
+	}
+	return nil
+}
+
+// batchUnquoted are the characters an argument may hold and still go
+// unquoted, besides ASCII letters and digits: none of them separates batch
+// arguments (space, tab, = , ; do) or means anything to cmd.exe.
+const batchUnquoted = `#$*+-./:?@\_`
+
+// QuoteBatchArg quotes an argument that ValidateBatchArgs accepted for a
+// batch command line: it is wrapped in '"' when it is empty, ends in '\'
+// (whose trailing backslashes are then doubled, so a program behind the
+// script that reads "%~1" or %* with C runtime rules sees them intact), or
+// holds anything but ASCII letters, digits and # $ * + - . / : ? @ \ _.
+// Otherwise it is returned as is. The result of an unvalidated argument is
+// unspecified.
+func QuoteBatchArg(a string) string {
+	needs := a == "" || strings.HasSuffix(a, `\`)
+	for i := 0; !needs && i < len(a); i++ {
+		c := a[i]
+		needs = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			strings.IndexByte(batchUnquoted, c) >= 0)
+	}
+	if !needs {
+		return a
+	}
+	trailing := len(a) - len(strings.TrimRight(a, `\`))
+	return `"` + a + strings.Repeat(`\`, trailing) + `"`
+}
+
+// validateBatchScript refuses script paths that cmd.exe would re-parse:
+// '"' would end the quoting around it, % and ! would expand, control
+// characters would end or corrupt the line, and a trailing '\' would
+// escape the closing quote for a program behind the script. Spaces and
+// parentheses are fine: the path is always quoted.
+func validateBatchScript(script string) error {
+	for _, r := range script {
+		switch {
+		case r == '"' || r == '%' || r == '!':
+			return targetErr(r, "cmd.exe would interpret it inside the batch file's path; move or rename the script")
+		case unicode.IsControl(r):
+			return targetErr(r, "a batch file's path cannot hold control characters")
+		}
+	}
+	if strings.HasSuffix(script, `\`) || strings.HasSuffix(script, `/`) {
+		return targetErr(NoChar, "a batch file's path cannot end in a separator")
+	}
+	return nil
+}
+
+// BatchCommandLine returns the command line that runs script through
+// cmd.exe with args, or a typed error (see ValidateBatchArgs and Build):
+//
+//	cmd.exe /d /v:off /s /c ""<script>" <arg> <arg>..."
+//
+// /d skips AutoRun commands, /v:off keeps !VAR! unexpanded, and /s /c makes
+// cmd.exe drop exactly the outermost pair of quotes, so the script path
+// stays quoted. argv[0] is the bare name cmd.exe, not a path: the program
+// to start is passed separately (Plan.Program, CreateProcess's
+// lpApplicationName, absolute), and cmd.exe ignores its own argv[0], so the
+// line stays the same on every machine and no path goes through cmd's
+// parser twice. The line is meant to be passed verbatim
+// (SysProcAttr.CmdLine), never quoted again.
+func BatchCommandLine(script string, args []string) (string, error) {
+	if err := validateBatchScript(script); err != nil {
+		return "", err
+	}
+	if err := ValidateBatchArgs(args); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(`cmd.exe /d /v:off /s /c ""`)
+	b.WriteString(script)
+	b.WriteByte('"')
+	for _, a := range args {
+		b.WriteByte(' ')
+		b.WriteString(QuoteBatchArg(a))
+	}
+	b.WriteByte('"')
+	line := b.String()
+	if err := checkLength(line, MaxBatchCommandLine, "cmd.exe"); err != nil {
+		return "", err
+	}
+	return line, nil
+}
+
+// batchArgvPrefix is what cmd.exe receives before the command it runs.
+var batchArgvPrefix = [...]string{"cmd.exe", "/d", "/v:off", "/s", "/c"}
+
+func buildBatch(script string, args []string, opts Options) (Plan, error) {
+	line, err := BatchCommandLine(script, args)
+	if err != nil {
+		return Plan{}, err
+	}
+	program, warning, err := cmdExe(opts)
+	if err != nil {
+		return Plan{}, err
+	}
+	// cmd.exe does not split its command line like the C runtime: after
+	// its switches, everything inside the outer quotes is one command.
+	payload := strings.TrimPrefix(line, `cmd.exe /d /v:off /s /c "`)
+	payload = strings.TrimSuffix(payload, `"`)
+	plan := Plan{
+		Program:     program,
+		Args:        append(batchArgvPrefix[:len(batchArgvPrefix):len(batchArgvPrefix)], payload),
+		CommandLine: line,
+		Kind:        discovery.CmdShim,
+		Target:      script,
+	}
+	if warning != "" {
+		plan.Warnings = []string{warning}
+	}
+	return plan, nil
+}
+
+// cmdExe picks cmd.exe: ComSpec when it is an absolute path whose file name
+// is cmd.exe and holds no '"', otherwise <SystemRoot>\System32\cmd.exe with
+// a warning saying why ComSpec was not used.
+func cmdExe(opts Options) (program, warning string, err error) {
+	var why string
+	switch _, name := splitWindowsPath(opts.ComSpec); {
+	case opts.ComSpec == "":
+		why = "ComSpec is not set"
+	case strings.ContainsRune(opts.ComSpec, '"'):
+		why = `ComSpec holds '"'`
+	case !isWindowsAbs(opts.ComSpec):
+		why = "ComSpec is not an absolute path"
+	case !strings.EqualFold(name, "cmd.exe"):
+		why = "ComSpec does not name cmd.exe"
+	case windowsSafeString(opts.ComSpec) != nil:
+		why = "ComSpec is not a valid path"
+	default:
+		return opts.ComSpec, "", nil
+	}
+	root, err := systemRoot(opts)
+	if err != nil {
+		return "", "", err
+	}
+	return joinWindows(root, `System32\cmd.exe`), why + "; using the system cmd.exe instead", nil
+}
+
+func systemRoot(opts Options) (string, error) {
+	if !isWindowsAbs(opts.SystemRoot) || windowsSafeString(opts.SystemRoot) != nil {
+		return "", failure.New(failure.Setup, "the Windows directory (SystemRoot) is unknown or not an absolute path, so the system's cmd.exe and PowerShell cannot be located")
+	}
+	return opts.SystemRoot, nil
+}

@@ -1,0 +1,305 @@
+package shim
+
+import (
+	"errors"
+	"path"
+	"runtime"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// Options describe the machine a plan is built for. Build reads nothing
+// else, so every Windows rule can be exercised on any OS by filling them in;
+// OptionsFromOS fills them in for the running machine.
+type Options struct {
+	// GOOS selects the rules: "windows" for Windows, anything else for
+	// POSIX. Empty means runtime.GOOS.
+	GOOS string
+	// ComSpec is the ComSpec environment variable. It is used for a batch
+	// file only when it is an absolute path whose file name is cmd.exe
+	// (any case) and holds no '"'; otherwise SystemRoot's cmd.exe is used
+	// and the plan carries a warning saying why.
+	ComSpec string
+	// SystemRoot is the Windows directory (C:\Windows), absolute. cmd.exe
+	// and Windows PowerShell are taken from its System32 folder.
+	SystemRoot string
+	// ProgramFiles is the Program Files folder, where PowerShell 7 lives
+	// (<ProgramFiles>\PowerShell\7\pwsh.exe).
+	ProgramFiles string
+	// PowerShellHost is a configured PowerShell executable for .ps1
+	// targets. It must be absolute. Empty means: PowerShell 7 when Exists
+	// reports it, else Windows PowerShell from System32.
+	PowerShellHost string
+	// PowerShellDashArgs lets .ps1 targets receive arguments that begin
+	// with '-', which PowerShell's -File binding may take as its own
+	// parameters (PowerShell issues #4225, #16432). The forms it always
+	// mangles ("-", "--", "-name:value") stay refused.
+	PowerShellDashArgs bool
+	// Exists reports whether a regular file exists at path. Only the
+	// PowerShell 7 lookup uses it; nil means "never".
+	Exists func(path string) bool
+}
+
+// Limits on the final command line, in UTF-16 code units.
+const (
+	// MaxCommandLine is CreateProcess's limit, 32,767 units including the
+	// terminating NUL.
+	MaxCommandLine = 32766
+	// MaxBatchCommandLine leaves headroom under cmd.exe's 8191 for the
+	// shim's own re-expansion of %* beside %dp0% and its program path.
+	MaxBatchCommandLine = 8000
+)
+
+// Build turns the resolved target res and the arguments for it (without
+// argv[0]) into the exact plan that starts it on opts.GOOS:
+//
+//   - .exe and .com on Windows, and every POSIX target: the target itself,
+//     with Args[0] the absolute path; on Windows the command line quotes
+//     each argument for CommandLineToArgvW and the CRT, and must fit
+//     MaxCommandLine.
+//   - .cmd and .bat on Windows, recognised case-insensitively after the
+//     trailing dots and spaces Windows ignores are stripped (the
+//     CVE-2024-43402 bypass): cmd.exe runs the command line
+//     cmd.exe /d /v:off /s /c ""<script>" <args>"
+//     where every argument has passed ValidateBatchArgs and is quoted by
+//     quotes alone; see BatchCommandLine.
+//   - .ps1 on Windows: a PowerShell host with -File; see Options.
+//
+// Refusals are typed: failure.Input for the arguments (an *ArgError cause
+// naming the index and character, or a command line over its limit), and
+// failure.Setup for a target or machine that cannot be launched safely (an
+// unsupported or missing extension, an unusable script path, SystemRoot or
+// PowerShell host; a *TargetError cause where a file name is at fault).
+// Build never touches the file system beyond opts.Exists.
+func Build(res discovery.Resolution, args []string, opts Options) (Plan, error) {
+	if res.Path == "" {
+		return Plan{}, failure.New(failure.Setup, "nothing to launch: the resolution holds no path")
+	}
+	goos := opts.GOOS
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	if goos != "windows" {
+		return buildPOSIX(res, args)
+	}
+	return buildWindows(res, args, opts)
+}
+
+func buildPOSIX(res discovery.Resolution, args []string) (Plan, error) {
+	if !path.IsAbs(res.Path) {
+		return Plan{}, targetErr(NoChar, "the target must be an absolute path")
+	}
+	if i := strings.IndexByte(res.Path, 0); i >= 0 {
+		return Plan{}, targetErr(0, "a path cannot hold NUL")
+	}
+	for i, a := range args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return Plan{}, argErr(i, 0, "a process argument cannot carry NUL")
+		}
+	}
+	argv := append([]string{res.Path}, args...)
+	return Plan{
+		Program:     res.Path,
+		Args:        argv,
+		CommandLine: ShellQuote(argv),
+		Kind:        discovery.POSIX,
+		Target:      res.Path,
+	}, nil
+}
+
+func buildWindows(res discovery.Resolution, args []string, opts Options) (Plan, error) {
+	target, kind, warnings, err := classifyWindows(res.Path)
+	if err != nil {
+		return Plan{}, err
+	}
+	if res.Kind != "" && res.Kind != kind {
+		warnings = append(warnings, "the resolver classified the target as "+string(res.Kind)+
+			"; its file name makes it "+string(kind)+", which is what runs")
+	}
+	var plan Plan
+	switch kind {
+	case discovery.CmdShim:
+		plan, err = buildBatch(target, args, opts)
+	case discovery.PowerShell:
+		plan, err = buildPowerShell(target, args, opts)
+	default:
+		plan, err = buildNative(target, args)
+	}
+	if err != nil {
+		return Plan{}, err
+	}
+	plan.Warnings = append(warnings, plan.Warnings...)
+	return plan, nil
+}
+
+// classifyWindows normalises the target's file name the way Win32 path
+// resolution does (trailing dots and spaces dropped) and classifies it by
+// extension. It returns the normalised path, which is what the plan runs.
+func classifyWindows(p string) (string, discovery.Kind, []string, error) {
+	if !isWindowsAbs(p) {
+		return "", "", nil, targetErr(NoChar, "the target must be an absolute Windows path")
+	}
+	if err := windowsSafeString(p); err != nil {
+		return "", "", nil, err
+	}
+	dir, name := splitWindowsPath(p)
+	trimmed := strings.TrimRight(name, ". ")
+	if trimmed == "" {
+		return "", "", nil, targetErr(NoChar, "the target has no file name")
+	}
+	var warnings []string
+	if trimmed != name {
+		warnings = append(warnings, "trailing dots and spaces were dropped from the target's file name, as Windows does when it opens it")
+	}
+	if strings.ContainsRune(trimmed, ':') {
+		return "", "", nil, targetErr(':', "the file name names an NTFS alternate data stream; point at the file itself")
+	}
+	ext := ""
+	if i := strings.LastIndexByte(trimmed, '.'); i >= 0 {
+		ext = strings.ToLower(trimmed[i:])
+	}
+	var kind discovery.Kind
+	switch ext {
+	case ".exe", ".com":
+		kind = discovery.Native
+	case ".cmd", ".bat":
+		kind = discovery.CmdShim
+	case ".ps1":
+		kind = discovery.PowerShell
+	case "":
+		return "", "", nil, targetErr(NoChar, "the target has no extension, so Windows cannot start it "+
+			"(npm's extensionless file is a sh script); point at the .cmd or .exe beside it")
+	default:
+		shown := ext
+		if utf8.RuneCountInString(shown) > 16 {
+			shown = string([]rune(shown)[:16]) + "…"
+		}
+		return "", "", nil, targetErr(NoChar, "files ending in "+shown+" cannot be launched; "+
+			"point at an .exe, .com, .cmd, .bat or .ps1 (for a Node.js script, its npm .cmd shim)")
+	}
+	return dir + trimmed, kind, warnings, nil
+}
+
+// validateWindowsArgs refuses what no Windows command line can carry, in
+// the first argument that holds any; see windowsArgProblem.
+func validateWindowsArgs(args []string) error {
+	for i, a := range args {
+		if err := validateWindowsArg(i, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateWindowsArg(i int, a string) error {
+	for j, r := range a {
+		if reason := windowsRuneProblem(a, j, r); reason != "" {
+			return argErr(i, r, reason)
+		}
+	}
+	return nil
+}
+
+// windowsRuneProblem says why the rune r at byte j of a cannot travel in a
+// Windows command line, or returns "": NUL ends the string, and bytes that
+// are not UTF-8 cannot become UTF-16 (they would arrive as U+FFFD).
+func windowsRuneProblem(a string, j int, r rune) string {
+	switch {
+	case r == 0:
+		return "a Windows command line cannot carry NUL"
+	case r == utf8.RuneError:
+		if _, size := utf8.DecodeRuneInString(a[j:]); size == 1 {
+			return "a Windows command line carries UTF-16, so the argument must be UTF-8"
+		}
+	}
+	return ""
+}
+
+// windowsSafeString refuses NUL and invalid UTF-8 in a path.
+func windowsSafeString(p string) error {
+	for j, r := range p {
+		if r == 0 {
+			return targetErr(0, "a path cannot hold NUL")
+		}
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(p[j:]); size == 1 {
+				return targetErr(utf8.RuneError, "a Windows path must be UTF-8")
+			}
+		}
+	}
+	return nil
+}
+
+func buildNative(target string, args []string) (Plan, error) {
+	if err := validateWindowsArgs(args); err != nil {
+		return Plan{}, err
+	}
+	argv := append([]string{target}, args...)
+	line := ComposeCommandLine(argv)
+	if err := checkLength(line, MaxCommandLine, "CreateProcess"); err != nil {
+		return Plan{}, err
+	}
+	return Plan{Program: target, Args: argv, CommandLine: line, Kind: discovery.Native, Target: target}, nil
+}
+
+func checkLength(line string, limit int, who string) error {
+	if n := utf16Len(line); n > limit {
+		return failure.New(failure.Input, "the command line would be %d UTF-16 units long; %s allows at most %d here, so shorten the arguments", n, who, limit)
+	}
+	return nil
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+func argErr(index int, char rune, reason string) error {
+	return &failure.Error{Kind: failure.Input, Message: "refused before launch", Err: &ArgError{Index: index, Char: char, Reason: reason}}
+}
+
+func targetErr(char rune, reason string) error {
+	return &failure.Error{Kind: failure.Setup, Message: "the target cannot be launched safely", Err: &TargetError{Char: char, Reason: reason}}
+}
+
+// isWindowsAbs reports whether p is a drive-absolute (C:\) or UNC (\\server)
+// path. Drive-relative forms (C:foo, \foo) are not absolute.
+func isWindowsAbs(p string) bool {
+	if len(p) >= 3 && isASCIILetter(p[0]) && p[1] == ':' && isWindowsSep(p[2]) {
+		return true
+	}
+	return len(p) >= 3 && isWindowsSep(p[0]) && isWindowsSep(p[1]) && !isWindowsSep(p[2])
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+func isWindowsSep(c byte) bool { return c == '\\' || c == '/' }
+
+// splitWindowsPath splits p after its last separator: dir keeps the
+// separator, name is the final element.
+func splitWindowsPath(p string) (dir, name string) {
+	i := strings.LastIndexAny(p, `\/`)
+	return p[:i+1], p[i+1:]
+}
+
+// joinWindows joins an absolute root and a relative tail with one '\'.
+func joinWindows(root, tail string) string {
+	return strings.TrimRight(root, `\/`) + `\` + tail
+}
+
+// asArgError returns the *ArgError inside err, if any.
+func asArgError(err error) (*ArgError, bool) {
+	var ae *ArgError
+	ok := errors.As(err, &ae)
+	return ae, ok
+}

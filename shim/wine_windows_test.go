@@ -1,0 +1,298 @@
+package shim_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/windows"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/wine"
+	"github.com/cursorkit/cursorkit/shim"
+)
+
+// These tests run real files through real cmd.exe (on Windows, or Wine's in
+// the Windows lane). The echo program is this test binary itself: TestMain
+// turns it into one when echoEnv is set.
+
+// runDeadline bounds one child run; it is a safety net, not a wait.
+const runDeadline = 60 * time.Second
+
+// runPlan starts plan exactly as launch does (Program as the application,
+// CommandLine verbatim) in dir and returns the echo program's arguments.
+func runPlan(t *testing.T, plan shim.Plan, dir string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, plan.Program)
+	cmd.Args = plan.Args
+	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: plan.CommandLine}
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), echoEnv+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s\nstderr: %s", plan.CommandLine, stderr.String())
+	s := string(out)
+	if s == "" {
+		return nil
+	}
+	require.True(t, strings.HasSuffix(s, "\x00"), "output %q of %s", s, plan.CommandLine)
+	return strings.Split(strings.TrimSuffix(s, "\x00"), "\x00")
+}
+
+// tempDir is t.TempDir for this lane: under Wine 8, os.RemoveAll (and so
+// t.TempDir's cleanup) fails on any file with "Invalid function" from
+// unlinkat, while os.Remove works; so the cleanup removes entries one by
+// one, deepest first.
+func tempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "shimtest")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		var paths []string
+		_ = filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+			paths = append(paths, p)
+			return err
+		})
+		for i := len(paths) - 1; i >= 0; i-- {
+			if err := os.Remove(paths[i]); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+	})
+	return dir
+}
+
+func echoProgram(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return exe
+}
+
+// copyEcho copies the echo program to dir\name, for scripts that find
+// their program beside themselves.
+func copyEcho(t *testing.T, dir, name string) {
+	t.Helper()
+	data, err := os.ReadFile(echoProgram(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o755))
+}
+
+// awkwardDir makes a directory whose path holds spaces and parentheses.
+func awkwardDir(t *testing.T, leaf string) string {
+	t.Helper()
+	dir := filepath.Join(tempDir(t), "Program Files (x86)", leaf)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+func assertNoFileTxt(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		_, err := os.Stat(filepath.Join(d, "file.txt"))
+		assert.True(t, os.IsNotExist(err), "file.txt was created in %s", d)
+	}
+}
+
+func allVectors() [][]string {
+	return append(append([][]string{}, rustBatVectors...), extraBatVectors...)
+}
+
+func TestWindowsEscapingMatchesXSys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune{'a', ' ', '\t', '"', '\\', '&', '%', 'é', '日', '\'', '^'}
+	inputs := []string{"", `C:\Program Files\x.exe`, `a\\b\`}
+	for _, v := range allVectors() {
+		inputs = append(inputs, v...)
+	}
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		inputs = append(inputs, b.String())
+	}
+	for _, in := range inputs {
+		require.Equal(t, windows.EscapeArg(in), shim.EscapeArg(in), "EscapeArg(%q)", in)
+		if strings.ContainsRune(in, 0) {
+			continue
+		}
+		argv := []string{`C:\Program Files\x.exe`, in, "tail"}
+		line := shim.ComposeCommandLine(argv)
+		require.Equal(t, windows.ComposeCommandLine(argv), line)
+		got, err := windows.DecomposeCommandLine(line)
+		require.NoError(t, err)
+		require.Equal(t, argv, got, "CommandLineToArgvW(%s)", line)
+	}
+}
+
+func TestNativePlanArrivesExactly(t *testing.T) {
+	dir := awkwardDir(t, "native")
+	copyEcho(t, dir, "echo args.exe")
+	res := discovery.Resolution{Path: filepath.Join(dir, "echo args.exe"), Kind: discovery.Native}
+	for i, args := range allVectors() {
+		plan, err := shim.Build(res, args, shim.OptionsFromOS())
+		require.NoError(t, err, "vector %d", i)
+		assert.Equal(t, orNil(args), runPlan(t, plan, dir), "vector %d: %s", i, plan.CommandLine)
+	}
+}
+
+// batchStyles are Rust's three test scripts, calling the echo program.
+var batchStyles = []struct {
+	name string
+	line func(echo string) string
+}{
+	{"args1.bat", func(e string) string { return `@"` + e + `" %*` }},
+	{"args2.bat", func(e string) string { return `@"` + e + `" %1 %2 %3 %4 %5 %6 %7 %8 %9` }},
+	{"args3.cmd", func(e string) string {
+		return `@"` + e + `" "%~1" "%~2" "%~3" "%~4" "%~5" "%~6" "%~7" "%~8" "%~9"`
+	}},
+}
+
+// TestBatchVectorsThroughCmd: every vector, in every style, from a script
+// under "Program Files (x86)", is refused before anything runs or arrives
+// byte-exact, and nothing ever writes file.txt.
+func TestBatchVectorsThroughCmd(t *testing.T) {
+	dir := awkwardDir(t, "my tools")
+	work := tempDir(t)
+	echo := echoProgram(t)
+	for _, style := range batchStyles {
+		script := filepath.Join(dir, style.name)
+		require.NoError(t, os.WriteFile(script, []byte(style.line(echo)+"\r\n"), 0o644))
+		t.Run(style.name, func(t *testing.T) {
+			ran := 0
+			for i, args := range allVectors() {
+				plan, err := shim.Build(discovery.Resolution{Path: script, Kind: discovery.CmdShim}, args, shim.OptionsFromOS())
+				if err != nil {
+					require.Equal(t, failure.Input, failure.KindOf(err), "vector %d", i)
+					continue
+				}
+				require.True(t, strings.EqualFold(filepath.Base(plan.Program), "cmd.exe"))
+				got := runPlan(t, plan, work)
+				want := args
+				if style.name == "args3.cmd" {
+					want, got = trimTrailingEmpty(args), trimTrailingEmpty(got)
+				}
+				assert.Equal(t, orNil(want), orNil(got), "vector %d: %s", i, plan.CommandLine)
+				ran++
+			}
+			assert.Equal(t, 8+len(extraBatVectors), ran)
+			assertNoFileTxt(t, work, dir)
+		})
+	}
+}
+
+// TestTrailingDotsStillGoThroughCmd: a batch file named with trailing dots
+// and spaces (which Windows ignores when opening it) is still run by
+// cmd.exe with validated arguments, never started directly.
+func TestTrailingDotsStillGoThroughCmd(t *testing.T) {
+	dir := awkwardDir(t, "dots")
+	work := tempDir(t)
+	script := filepath.Join(dir, "args1.bat")
+	require.NoError(t, os.WriteFile(script, []byte(batchStyles[0].line(echoProgram(t))+"\r\n"), 0o644))
+	for _, suffix := range []string{".", " ", ". .", " .. ", "...", "  "} {
+		res := discovery.Resolution{Path: script + suffix, Kind: discovery.Native}
+		plan, err := shim.Build(res, []string{"a", "b c"}, shim.OptionsFromOS())
+		require.NoError(t, err, "suffix %q", suffix)
+		assert.Equal(t, discovery.CmdShim, plan.Kind)
+		assert.True(t, strings.EqualFold(filepath.Base(plan.Program), "cmd.exe"), "suffix %q ran %s", suffix, plan.Program)
+		assert.Equal(t, []string{"a", "b c"}, runPlan(t, plan, work))
+
+		_, err = shim.Build(res, []string{"&echo pwned>file.txt"}, shim.OptionsFromOS())
+		assert.Equal(t, failure.Input, failure.KindOf(err))
+	}
+	assertNoFileTxt(t, work, dir)
+}
+
+// cmdShimVersions are npm cmd-shim releases whose .cmd templates differ:
+// 9.0.2 sets PATHEXT on the final line, 6.0.3 inside the ELSE block.
+var cmdShimVersions = []string{"9.0.2", "6.0.3"}
+
+// wineGuard is the part of cmd-shim's final .cmd line that Wine's cmd.exe
+// cannot run: it ends the whole batch file at a goto to an undefined label,
+// where Windows runs the || branch. The guard only keeps Ctrl+C from asking
+// "Terminate batch job (Y/N)?" (npm/cli#969).
+const wineGuard = "goto #_undefined_# 2>NUL || "
+
+// TestNpmCmdShims runs .cmd files written by npm's own cmd-shim (see
+// scripts/npm-cmd-shim-fixtures) from a directory with spaces and
+// parentheses, with the echo program standing in for node.exe and for the
+// shimmed .exe. The shebang shim runs verbatim on Windows; under Wine it
+// runs with wineGuard removed and otherwise unchanged.
+func TestNpmCmdShims(t *testing.T) {
+	for _, version := range cmdShimVersions {
+		t.Run(version, func(t *testing.T) {
+			fixtures := filepath.Join("..", ".cache", "cmd-shim", version, "shims")
+			if _, err := os.Stat(filepath.Join(fixtures, "envnode.cmd")); err != nil {
+				msg := fmt.Sprintf("npm cmd-shim %s fixtures are missing from %s; run scripts/npm-cmd-shim-fixtures first", version, fixtures)
+				if os.Getenv("CI") != "" {
+					t.Fatal(msg)
+				}
+				t.Skip(msg)
+			}
+			dir := awkwardDir(t, "npm "+version)
+			work := tempDir(t)
+			read := func(name string) string {
+				data, err := os.ReadFile(filepath.Join(fixtures, name))
+				require.NoError(t, err)
+				return string(data)
+			}
+			envnode, noshebang := read("envnode.cmd"), read("noshebang.cmd")
+			// The two releases' templates differ where the research says.
+			lines := strings.Split(strings.TrimRight(envnode, "\r\n"), "\r\n")
+			require.Contains(t, lines[len(lines)-1], wineGuard)
+			assert.Equal(t, version == "9.0.2", strings.Contains(lines[len(lines)-1], "set PATHEXT=%PATHEXT:;.JS;=;%"), "final line: %s", lines[len(lines)-1])
+			files := map[string]string{
+				"envnode.cmd":         envnode,
+				"envnode-noguard.cmd": strings.Replace(envnode, wineGuard, "", 1),
+				"noshebang.cmd":       noshebang,
+			}
+			for name, text := range files {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+			}
+			copyEcho(t, dir, "node.exe")
+			copyEcho(t, dir, "echoargs.exe")
+			for _, name := range []string{"noshebang.cmd", "envnode.cmd", "envnode-noguard.cmd"} {
+				t.Run(name, func(t *testing.T) {
+					if name == "envnode.cmd" {
+						wine.SkipIfWine(t, "cmd.exe ends a batch file at a goto to an undefined label, so cmd-shim's final line never runs (envnode-noguard.cmd covers the rest)")
+					}
+					ran := 0
+					for i, args := range allVectors() {
+						res := discovery.Resolution{Path: filepath.Join(dir, name), Kind: discovery.CmdShim}
+						plan, err := shim.Build(res, args, shim.OptionsFromOS())
+						if err != nil {
+							require.Equal(t, failure.Input, failure.KindOf(err), "vector %d", i)
+							continue
+						}
+						got := runPlan(t, plan, work)
+						if name != "noshebang.cmd" {
+							// node.exe gets the script first: "%dp0%\echo.js".
+							require.NotEmpty(t, got, "vector %d: %s", i, plan.CommandLine)
+							assert.True(t, strings.HasPrefix(got[0], dir) && strings.HasSuffix(got[0], `\echo.js`), "script argument %q", got[0])
+							got = got[1:]
+						}
+						assert.Equal(t, orNil(args), orNil(got), "vector %d: %s", i, plan.CommandLine)
+						ran++
+					}
+					assert.Equal(t, 8+len(extraBatVectors), ran)
+					assertNoFileTxt(t, work, dir)
+				})
+			}
+		})
+	}
+}
