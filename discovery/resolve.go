@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -139,6 +140,8 @@ type search struct {
 	alias    *hit     // first App Execution Alias stub seen, the fallback
 	refused  string   // why an explicitly named file was refused, "" if none
 	skipped  []string // bounded notes on files passed over, for the reason
+	names    []string // fileNames(namesFor), computed once per search
+	namesFor string
 }
 
 // hit is a launchable file.
@@ -281,7 +284,8 @@ func (r *resolver) absolutize(s *search, p string) (string, error) {
 // searchPath searches PATH for a bare name.
 func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit, error) {
 	entries := r.rules.splitList(r.env.Path)
-	var searched []string
+	searched := make([]string, 0, len(entries)) // dirKey of each directory searched
+	s.trail.reserve(len(entries) + 4)
 	empty, relative, dup := 0, 0, 0
 	var found *hit
 	for _, dir := range entries {
@@ -298,11 +302,12 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 			s.trail.add(Step{Dir: dir, Outcome: OutcomeRefused, Detail: "relative PATH entry; only absolute directories are searched"})
 			continue
 		}
-		if r.seen(searched, dir) {
+		key := r.dirKey(dir)
+		if slices.Contains(searched, key) {
 			dup++
 			continue
 		}
-		searched = append(searched, dir)
+		searched = append(searched, key)
 		if found = r.matchDir(s, dir, name, false); found != nil {
 			break
 		}
@@ -348,20 +353,24 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 	return nil, failure.New(failure.MissingCLI, "%s", bounded(reason, maxDetail))
 }
 
-func (r *resolver) seen(dirs []string, dir string) bool {
-	for _, d := range dirs {
-		if d == dir || (r.rules.windows && r.rules.sameDir(d, dir)) {
-			return true
-		}
+// dirKey identifies a directory for duplicate detection: on Windows its
+// clean, lower-case form (paths are case-insensitive there); on POSIX the
+// entry without trailing slashes.
+func (r *resolver) dirKey(dir string) string {
+	if r.rules.windows {
+		return strings.ToLower(r.rules.clean(dir))
 	}
-	return false
+	if trimmed := strings.TrimRight(dir, "/"); trimmed != "" {
+		return trimmed
+	}
+	return dir
 }
 
 // reportCwd looks for a launchable match in the current directory, which
 // cmd.exe would run first and cursorkit never does, and reports it.
 func (r *resolver) reportCwd(s *search, name string, searched []string) string {
 	cwd := r.env.Cwd
-	if !r.rules.isAbs(cwd) || r.seen(searched, cwd) {
+	if !r.rules.isAbs(cwd) || slices.Contains(searched, r.dirKey(cwd)) {
 		return ""
 	}
 	for _, fname := range r.fileNames(name) {
@@ -412,7 +421,10 @@ func (r *resolver) fileNames(name string) []string {
 // operator's choice (a .ps1 is allowed, other extensions are refused).
 func (r *resolver) matchDir(s *search, dir, name string, explicit bool) *hit {
 	before := s.trail.count
-	for _, fname := range r.fileNames(name) {
+	if s.namesFor != name {
+		s.names, s.namesFor = r.fileNames(name), name
+	}
+	for _, fname := range s.names {
 		p := r.rules.join(dir, fname)
 		info := r.inspect(p)
 		if info.state == stateMissing {
@@ -648,6 +660,11 @@ type trailBuilder struct {
 	list      []Step
 	verdicts  []Step
 	count     int // steps added, kept or not
+}
+
+// reserve makes room for n steps, within the bound.
+func (t *trailBuilder) reserve(n int) {
+	t.list = slices.Grow(t.list, min(n, maxStepsPerCandidate))
 }
 
 func (t *trailBuilder) add(s Step) {

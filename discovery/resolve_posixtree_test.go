@@ -116,8 +116,10 @@ func TestResolvePOSIXTree(t *testing.T) {
 			trailHas: []string{"skipped:is a directory"},
 		},
 		{
-			name:     "empty and relative entries never search the current directory",
-			fs:       func(f *discoverytest.FS) { f.File("/repo/cursor-agent", 0o755).File("/repo/bin/cursor-agent", 0o755).File("/z/cursor-agent", 0o755) },
+			name: "empty and relative entries never search the current directory",
+			fs: func(f *discoverytest.FS) {
+				f.File("/repo/cursor-agent", 0o755).File("/repo/bin/cursor-agent", 0o755).File("/z/cursor-agent", 0o755)
+			},
 			env:      func(e *discovery.Env) { e.Path = ":.:bin::/z" },
 			cand:     pathCand,
 			wantPath: "/z/cursor-agent",

@@ -196,7 +196,7 @@ func TestResolveWindowsTree(t *testing.T) {
 		{
 			name: "App Execution Alias stub ranks below a real file later on PATH",
 			fs: func(f *discoverytest.FS) {
-				f.Alias(winApps + `\cursor-agent.exe`).File(`C:\b\cursor-agent.cmd`, 0o644)
+				f.Alias(winApps+`\cursor-agent.exe`).File(`C:\b\cursor-agent.cmd`, 0o644)
 			},
 			env:      func(e *discovery.Env) { e.Path = winApps + `;C:\b` },
 			cand:     pathCand,
@@ -304,8 +304,10 @@ func TestResolveWindowsTree(t *testing.T) {
 			trailHas: []string{"skipped:extension"},
 		},
 		{
-			name:      "override with spaces is one path, checked directly",
-			fs:        func(f *discoverytest.FS) { f.File(npmDir+`\cursor-agent.cmd`, 0o644).File(`C:\a\cursor-agent.exe`, 0o644) },
+			name: "override with spaces is one path, checked directly",
+			fs: func(f *discoverytest.FS) {
+				f.File(npmDir+`\cursor-agent.cmd`, 0o644).File(`C:\a\cursor-agent.exe`, 0o644)
+			},
 			env:       func(e *discovery.Env) { e.Path = `C:\a` },
 			cand:      override(npmDir + `\cursor-agent.cmd`),
 			wantPath:  npmDir + `\cursor-agent.cmd`,
@@ -345,8 +347,10 @@ func TestResolveWindowsTree(t *testing.T) {
 			wantKind: discovery.PowerShell,
 		},
 		{
-			name:     "override naming the extensionless sh uses the .cmd beside it, with a warning",
-			fs:       func(f *discoverytest.FS) { f.File(npmDir+`\cursor-agent`, 0o755).File(npmDir+`\cursor-agent.cmd`, 0o644) },
+			name: "override naming the extensionless sh uses the .cmd beside it, with a warning",
+			fs: func(f *discoverytest.FS) {
+				f.File(npmDir+`\cursor-agent`, 0o755).File(npmDir+`\cursor-agent.cmd`, 0o644)
+			},
 			env:      func(e *discovery.Env) {},
 			cand:     override(npmDir + `\cursor-agent`),
 			wantPath: npmDir + `\cursor-agent.cmd`,

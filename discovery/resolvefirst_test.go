@@ -78,9 +78,11 @@ func TestResolveFirst(t *testing.T) {
 			outcomes: []string{discovery.OutcomeRefused, discovery.OutcomeNotFound, discovery.OutcomeNotFound},
 		},
 		{
-			name:       "refused override but cursor-agent on PATH: success with a warning",
-			override:   `C:\x\cursor-agent.js`,
-			fs:         func(f *discoverytest.FS) { f.File(`C:\x\cursor-agent.js`, 0o644).File(`C:\secret-dir-one\cursor-agent.exe`, 0o644) },
+			name:     "refused override but cursor-agent on PATH: success with a warning",
+			override: `C:\x\cursor-agent.js`,
+			fs: func(f *discoverytest.FS) {
+				f.File(`C:\x\cursor-agent.js`, 0o644).File(`C:\secret-dir-one\cursor-agent.exe`, 0o644)
+			},
 			wantPath:   `C:\secret-dir-one\cursor-agent.exe`,
 			wantSource: discovery.SourcePath,
 			outcomes:   []string{discovery.OutcomeRefused, discovery.OutcomeChosen},
