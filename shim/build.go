@@ -92,7 +92,7 @@ func buildPOSIX(res discovery.Resolution, args []string) (Plan, error) {
 	if !path.IsAbs(res.Path) {
 		return Plan{}, targetErr(NoChar, "the target must be an absolute path")
 	}
-	if i := strings.IndexByte(res.Path, 0); i >= 0 {
+	if strings.IndexByte(res.Path, 0) >= 0 {
 		return Plan{}, targetErr(0, "a path cannot hold NUL")
 	}
 	for i, a := range args {
@@ -144,6 +144,11 @@ func classifyWindows(p string) (string, discovery.Kind, []string, error) {
 	}
 	if err := windowsSafeString(p); err != nil {
 		return "", "", nil, err
+	}
+	if strings.ContainsRune(p, '"') {
+		// Not a valid Windows file name character, and the one that would
+		// end the quoting around the path in a command line.
+		return "", "", nil, targetErr('"', "Windows paths cannot hold it")
 	}
 	dir, name := splitWindowsPath(p)
 	trimmed := strings.TrimRight(name, ". ")

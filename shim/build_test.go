@@ -266,6 +266,7 @@ func TestBuildRefusals(t *testing.T) {
 		{"batch script with percent", winRes(`C:\100%\a.cmd`, ""), nil, winOpts(), failure.Setup, -1, 0, "U+0025 '%'"},
 		{"batch script with bang", winRes(`C:\hey!\a.bat`, ""), nil, winOpts(), failure.Setup, -1, 0, "'!'"},
 		{"batch script with quote", winRes(`C:\a"b\a.bat`, ""), nil, winOpts(), failure.Setup, -1, 0, `'"'`},
+		{"exe path with quote", winRes(`C:\a"b\a.exe`, ""), nil, winOpts(), failure.Setup, -1, 0, `'"'`},
 		{"batch script with control", winRes("C:\\a\x01b\\a.bat", ""), nil, winOpts(), failure.Setup, -1, 0, "U+0001"},
 		{"batch without SystemRoot", cmdRes, nil, noRoot, failure.Setup, -1, 0, "SystemRoot"},
 		{"ps1 without SystemRoot", ps1Res, nil, noRoot, failure.Setup, -1, 0, "SystemRoot"},

@@ -12,6 +12,12 @@ type Plan struct {
 	// for a batch file, or the PowerShell host for a .ps1.
 	Program string `json:"program"`
 	// Args is the argument vector the child receives, Args[0] included.
+	// For a native or POSIX target Args[0] is the target's absolute path;
+	// for a .ps1 it is the PowerShell host's. For a batch file the child is
+	// cmd.exe, which does not split its command line like the C runtime:
+	// Args is "cmd.exe", "/d", "/v:off", "/s", "/c" and then the one
+	// command cmd.exe runs ("<script>" and the quoted arguments), which is
+	// CommandLine's /c part without its outer quotes.
 	Args []string `json:"args"`
 	// CommandLine is, on Windows, the command line passed verbatim to
 	// CreateProcess (SysProcAttr.CmdLine, no second quoting layer); on POSIX

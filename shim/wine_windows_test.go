@@ -296,3 +296,47 @@ func TestNpmCmdShims(t *testing.T) {
 		})
 	}
 }
+
+// TestFileTxtCheckSeesInjection is the control for assertNoFileTxt: Go's
+// default os/exec handling of a batch file (no validation, C runtime
+// quoting) lets the Rust vector ">file.txt"-style argument through cmd.exe,
+// and the check notices.
+func TestFileTxtCheckSeesInjection(t *testing.T) {
+	dir := awkwardDir(t, "control")
+	work := tempDir(t)
+	script := filepath.Join(dir, "args1.bat")
+	require.NoError(t, os.WriteFile(script, []byte(batchStyles[0].line(echoProgram(t))+"\r\n"), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, script, "x", "&echo", "injected>file.txt")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), echoEnv+"=1")
+	_ = cmd.Run() // the injected command's own status does not matter
+	_, err := os.Stat(filepath.Join(work, "file.txt"))
+	require.NoError(t, err, "the unvalidated launch should have created file.txt")
+}
+
+// TestPowerShellPlanArrivesExactly runs a .ps1 through its plan's host;
+// the script writes its $args NUL-separated. ASCII vectors only: the host
+// writes through the console code page.
+func TestPowerShellPlanArrivesExactly(t *testing.T) {
+	wine.SkipIfWine(t, "powershell.exe is a stub")
+	dir := awkwardDir(t, "ps1")
+	script := filepath.Join(dir, "echo args.ps1")
+	body := "foreach ($a in $args) { [Console]::Out.Write([string]$a + [char]0) }\r\n"
+	require.NoError(t, os.WriteFile(script, []byte(body), 0o644))
+	ran := 0
+	for i, args := range allVectors() {
+		if strings.IndexFunc(strings.Join(args, ""), func(r rune) bool { return r > 0x7e }) >= 0 {
+			continue
+		}
+		plan, err := shim.Build(discovery.Resolution{Path: script, Kind: discovery.PowerShell}, args, shim.OptionsFromOS())
+		if err != nil {
+			require.Equal(t, failure.Input, failure.KindOf(err), "vector %d", i)
+			continue
+		}
+		assert.Equal(t, orNil(args), runPlan(t, plan, dir), "vector %d: %s", i, plan.CommandLine)
+		ran++
+	}
+	assert.NotZero(t, ran)
+}
