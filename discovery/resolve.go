@@ -199,6 +199,12 @@ func (r *resolver) find(ctx context.Context, s *search, value string) (*hit, err
 	if r.rules.hasSeparator(value) {
 		return r.direct(s, value)
 	}
+	if r.rules.windows {
+		// Win32 ignores trailing dots and spaces: `cursor-agent.` is cursor-agent.
+		if trimmed := trimDotsSpaces(value); trimmed != "" {
+			value = trimmed
+		}
+	}
 	if r.isBareAgent(value) {
 		return nil, r.refuse(s, "the bare name agent is ambiguous (other CLIs install one); give the full path")
 	}
@@ -284,7 +290,7 @@ func (r *resolver) absolutize(s *search, p string) (string, error) {
 // searchPath searches PATH for a bare name.
 func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit, error) {
 	entries := r.rules.splitList(r.env.Path)
-	searched := make([]string, 0, len(entries)) // dirKey of each directory searched
+	searched := newKeySet(len(entries)) // dirKey of each directory searched
 	s.trail.reserve(len(entries) + 4)
 	empty, relative, dup := 0, 0, 0
 	var found *hit
@@ -302,21 +308,19 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 			s.trail.add(Step{Dir: dir, Outcome: OutcomeRefused, Detail: "relative PATH entry; only absolute directories are searched"})
 			continue
 		}
-		key := r.dirKey(dir)
-		if slices.Contains(searched, key) {
+		if !searched.add(r.dirKey(dir)) {
 			dup++
 			continue
 		}
-		searched = append(searched, key)
 		if found = r.matchDir(s, dir, name, false); found != nil {
 			break
 		}
 	}
 	if empty > 0 {
-		s.trail.add(Step{Outcome: OutcomeSkipped, Detail: fmt.Sprintf("%d empty PATH entries", empty)})
+		s.trail.verdict(Step{Outcome: OutcomeSkipped, Detail: fmt.Sprintf("%d empty PATH entries", empty)})
 	}
 	if dup > 0 {
-		s.trail.add(Step{Outcome: OutcomeSkipped, Detail: fmt.Sprintf("%d repeated PATH entries searched once", dup)})
+		s.trail.verdict(Step{Outcome: OutcomeSkipped, Detail: fmt.Sprintf("%d repeated PATH entries searched once", dup)})
 	}
 	cwdNote := ""
 	if r.rules.windows {
@@ -335,7 +339,7 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 	case len(entries) == 0:
 		reason = "PATH is empty"
 	default:
-		reason = fmt.Sprintf("not found in %d PATH directories", len(searched))
+		reason = fmt.Sprintf("not found in %d PATH directories", searched.len())
 	}
 	if relative > 0 {
 		reason += fmt.Sprintf(" (%d relative entries refused)", relative)
@@ -353,6 +357,53 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 	return nil, failure.New(failure.MissingCLI, "%s", bounded(reason, maxDetail))
 }
 
+// keySet is a set of strings: a slice while small (a typical PATH), a map
+// beyond, so a pathological PATH of thousands of entries stays linear.
+type keySet struct {
+	list []string
+	m    map[string]struct{}
+}
+
+const keySetListMax = 64
+
+func newKeySet(hint int) *keySet {
+	return &keySet{list: make([]string, 0, min(hint, keySetListMax))}
+}
+
+func (k *keySet) has(key string) bool {
+	if k.m != nil {
+		_, ok := k.m[key]
+		return ok
+	}
+	return slices.Contains(k.list, key)
+}
+
+// add adds key and reports whether it was new.
+func (k *keySet) add(key string) bool {
+	if k.has(key) {
+		return false
+	}
+	if k.m == nil && len(k.list) < keySetListMax {
+		k.list = append(k.list, key)
+		return true
+	}
+	if k.m == nil {
+		k.m = make(map[string]struct{}, 2*keySetListMax)
+		for _, v := range k.list {
+			k.m[v] = struct{}{}
+		}
+	}
+	k.m[key] = struct{}{}
+	return true
+}
+
+func (k *keySet) len() int {
+	if k.m != nil {
+		return len(k.m)
+	}
+	return len(k.list)
+}
+
 // dirKey identifies a directory for duplicate detection: on Windows its
 // clean, lower-case form (paths are case-insensitive there); on POSIX the
 // entry without trailing slashes.
@@ -368,9 +419,9 @@ func (r *resolver) dirKey(dir string) string {
 
 // reportCwd looks for a launchable match in the current directory, which
 // cmd.exe would run first and cursorkit never does, and reports it.
-func (r *resolver) reportCwd(s *search, name string, searched []string) string {
+func (r *resolver) reportCwd(s *search, name string, searched *keySet) string {
 	cwd := r.env.Cwd
-	if !r.rules.isAbs(cwd) || slices.Contains(searched, r.dirKey(cwd)) {
+	if !r.rules.isAbs(cwd) || searched.has(r.dirKey(cwd)) {
 		return ""
 	}
 	for _, fname := range r.fileNames(name) {
@@ -417,8 +468,9 @@ func (r *resolver) fileNames(name string) []string {
 
 // matchDir looks for name in dir and returns the launchable file it holds,
 // or nil. Alias stubs go to s.alias; passed-over files to the trail.
-// explicit says name was given as a path, so its extension is the
-// operator's choice (a .ps1 is allowed, other extensions are refused).
+// explicit says name was given as a path, so an extensionless file there
+// is the operator's (wrong) choice and refused rather than skipped. A .ps1
+// counts only when name itself ends in .ps1, never through PATHEXT.
 func (r *resolver) matchDir(s *search, dir, name string, explicit bool) *hit {
 	before := s.trail.count
 	if s.namesFor != name {
@@ -434,9 +486,10 @@ func (r *resolver) matchDir(s *search, dir, name string, explicit bool) *hit {
 			r.skip(s, dir, p, fname, info.detail)
 			continue
 		}
-		kind, err := r.launchable(fname, explicit || strings.EqualFold(fname, name))
+		named := strings.EqualFold(fname, name) // as given, no PATHEXT appended
+		kind, err := r.launchable(fname, named)
 		if err != nil {
-			if explicit || strings.EqualFold(fname, name) {
+			if named {
 				s.refused = fname + ": " + err.Error()
 			}
 			r.skip(s, dir, p, fname, err.Error())
@@ -653,8 +706,8 @@ func ctxErr(ctx context.Context) error {
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // trailBuilder keeps one candidate's steps within maxStepsPerCandidate;
-// verdicts (the chosen file, not-found) are always kept, after the count of
-// what was left out.
+// summaries and verdicts (at most a handful: PATH entry counts, the chosen
+// file, not-found) are always kept, after the count of what was left out.
 type trailBuilder struct {
 	candidate string
 	list      []Step

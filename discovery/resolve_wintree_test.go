@@ -506,3 +506,48 @@ func TestResolveWindowsStopsAtFirstDirectory(t *testing.T) {
 		assert.False(t, strings.HasPrefix(p, `C:\b`), "looked into C:\\b: %s", p)
 	}
 }
+
+func TestResolveWindowsTrailingDotsOnABareName(t *testing.T) {
+	fsys := discoverytest.NewWindows().File(`C:\a\cursor-agent.cmd`, 0o644)
+	res, err := discovery.Resolve(context.Background(), discovery.Candidate{Value: "cursor-agent. .", Source: discovery.SourceEnv}, winEnv(`C:\a`), fsys)
+	require.NoError(t, err)
+	assert.Equal(t, `C:\a\cursor-agent.cmd`, res.Path)
+}
+
+// FuzzResolveWindows: any value and PATH against a fixed tree resolves to a
+// launchable file that exists, or fails with a kind; trails stay bounded and
+// a failure never quotes a PATH directory.
+func FuzzResolveWindows(f *testing.F) {
+	f.Add("cursor-agent", `C:\a;C:\b`, ".COM;.EXE;.BAT;.CMD")
+	f.Add(`C:\b\cursor-agent.CMD. .`, `;;x;C:\a`, "")
+	f.Add(`..\b\cursor-agent`, `"C:\a;b"`, ".PS1;.JS")
+	f.Add(`\\srv\share\cursor-agent.exe`, `C:\WindowsApps`, "cmd")
+	fsys := discoverytest.NewWindows().
+		File(`C:\a\cursor-agent`, 0o755).File(`C:\b\cursor-agent.cmd`, 0o644).File(`C:\b\cursor-agent.ps1`, 0o644).
+		File(`C:\b\cursor-agent.js`, 0o644).File(`C:\repo\cursor-agent.exe`, 0o644).File(`\\srv\share\cursor-agent.exe`, 0o644).
+		Alias(`C:\WindowsApps\cursor-agent.exe`).Dir(`C:\b\dir.exe`)
+	f.Fuzz(func(t *testing.T, value, path, pathext string) {
+		env := winEnv(path)
+		env.PathExt = pathext
+		res, err := discovery.Resolve(context.Background(), discovery.Candidate{Value: value, Source: discovery.SourceOverride}, env, fsys)
+		assert.LessOrEqual(t, len(res.Trail), 52)
+		if err != nil {
+			assert.Contains(t, []failure.Kind{failure.Input, failure.MissingCLI}, failure.KindOf(err))
+			assert.Empty(t, res.Path)
+			for _, dir := range []string{`C:\a`, `C:\b`, `WindowsApps`} {
+				if !strings.Contains(value, dir) {
+					assert.NotContains(t, err.Error(), dir)
+				}
+			}
+			return
+		}
+		kind, cerr := discovery.Classify("windows", res.Path)
+		require.NoError(t, cerr, res.Path)
+		assert.Equal(t, kind, res.Kind)
+		_, lerr := fsys.Lstat(res.Path)
+		assert.NoError(t, lerr, "the resolved file exists: %s", res.Path)
+		if kind == discovery.PowerShell {
+			assert.True(t, strings.HasSuffix(strings.ToLower(strings.TrimRight(value, ". ")), ".ps1"), "a .ps1 only when named: %q", value)
+		}
+	})
+}

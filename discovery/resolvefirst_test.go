@@ -200,3 +200,19 @@ func TestTrailIsBounded(t *testing.T) {
 	assert.Equal(t, discovery.OutcomeChosen, last.Outcome)
 	assert.Equal(t, "/d199/cursor-agent", last.Path)
 }
+
+// TestHugePathStaysLinear: thousands of entries, many repeated, are
+// searched once each and counted.
+func TestHugePathStaysLinear(t *testing.T) {
+	var dirs []string
+	for i := range 3000 {
+		dirs = append(dirs, fmt.Sprintf("/d%d", i%1000))
+	}
+	fsys := discoverytest.NewPOSIX()
+	res, err := discovery.Resolve(context.Background(), discovery.Candidate{Value: "cursor-agent", Source: discovery.SourcePath},
+		posixEnv(strings.Join(dirs, ":")), fsys)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not found in 1000 PATH directories")
+	assert.Contains(t, fmt.Sprint(res.Trail), "2000 repeated PATH entries searched once")
+	assert.Len(t, fsys.Lookups(), 1000)
+}

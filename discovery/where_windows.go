@@ -27,6 +27,7 @@ func WhereCheck(ctx context.Context, name string, env Env) WhereResult {
 	if _, err := os.Stat(whereExe); err != nil {
 		return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "where.exe not found in the system directory"}
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, WhereTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, whereExe, name)
@@ -44,6 +45,8 @@ func WhereCheck(ctx context.Context, name string, env Env) WhereResult {
 	err := cmd.Run()
 	var exitErr *exec.ExitError
 	switch {
+	case parent.Err() != nil:
+		return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "cancelled before where.exe answered"}
 	case ctx.Err() != nil:
 		return WhereResult{Status: WhereTimedOut, ExitCode: -1, Detail: "where.exe did not answer within " + WhereTimeout.String()}
 	case errors.As(err, &exitErr):
