@@ -60,7 +60,10 @@ type Attempt struct {
 // `versions/<v>/` folder to Build.
 //
 // The returned Resolution always carries Trail and Attempts, also on error
-// (then Path is empty). Errors carry kind Input for a refused value
+// (then Path is empty). An error's message is the bounded reason alone
+// ("no such file", "not found in 12 PATH directories", ...): the caller
+// names the candidate, as ResolveFirst does. Errors carry kind Input for a
+// refused value
 // (quote characters, a refused extension, `agent`), MissingCLI when nothing
 // launchable exists, and Cancelled or Timeout when ctx ends first.
 func Resolve(ctx context.Context, c Candidate, env Env, fsys FS) (Resolution, error) {
