@@ -33,9 +33,10 @@ type Options struct {
 	// error returned before anything starts.
 	Dir string
 	// Env is the child's full environment. Nil means os.Environ(); an empty
-	// non-nil slice means an empty environment. On Linux, Start appends one
+	// non-nil slice means an empty environment. On Linux, Start adds one
 	// variable, LaunchIDEnv, holding a random token that lets KillTree
-	// recognise orphaned descendants reparented to this process.
+	// recognise orphaned descendants reparented to this process (a value
+	// inherited from an outer cursorkit is kept, the new token appended).
 	Env []string
 	// Stdin is copied to the child's stdin pipe, which is then closed: the
 	// prompt travels only here. Nil closes the child's stdin at once. The
@@ -47,8 +48,9 @@ type Options struct {
 }
 
 // LaunchIDEnv names the variable Start adds to the child's environment on
-// Linux. Its value is a random token specific to one Process; it carries no
-// other information.
+// Linux. Its value is a comma-separated list of random tokens, the last one
+// specific to one Process (earlier ones come from outer cursorkit
+// processes); it carries no other information.
 const LaunchIDEnv = "CURSORKIT_LAUNCH_ID"
 
 // ExitStatus is how the direct child ended.
@@ -143,12 +145,6 @@ func (p *Process) Warnings() []string {
 	return append([]string(nil), p.warnings...)
 }
 
-func (p *Process) warn(msg string) {
-	p.mu.Lock()
-	p.warnings = append(p.warnings, msg)
-	p.mu.Unlock()
-}
-
 // Wait waits for the direct child to exit and returns how it ended. It never
 // waits for the pipes or for descendants. A non-zero exit is not an error:
 // the error is non-nil only when waiting itself failed (failure.Process).
@@ -166,19 +162,9 @@ func (p *Process) Wait() (ExitStatus, error) {
 }
 
 // Exited returns a channel closed once Wait has observed the child's exit.
-// It lets a caller select on exit without calling Wait itself only after
-// some goroutine calls Wait.
+// It lets other goroutines select on the exit; it closes only after some
+// goroutine has called Wait (or Close).
 func (p *Process) Exited() <-chan struct{} { return p.waitDone }
-
-// exited reports whether Wait has observed the exit.
-func (p *Process) exited() bool {
-	select {
-	case <-p.waitDone:
-		return true
-	default:
-		return false
-	}
-}
 
 // Terminate asks the whole tree to stop. POSIX: SIGTERM, then SIGCONT so
 // stopped members can act on it, to the process group. Windows: a

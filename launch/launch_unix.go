@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -38,7 +39,7 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 		return err
 	}
 	if token != "" {
-		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], LaunchIDEnv+"="+token)
+		cmd.Env = withLaunchToken(cmd.Env, token)
 	}
 	p.sys.token = token
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -62,13 +63,6 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 	}
 	p.feedStdin(stdin)
 	return nil
-}
-
-func exitStatusOf(ps *os.ProcessState) ExitStatus {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return ExitStatus{Code: -1, Signal: int(ws.Signal()), Signaled: true}
-	}
-	return ExitStatus{Code: ps.ExitCode()}
 }
 
 // groupSignalSafe reports whether kill(-pgid) can only reach the child's
@@ -208,4 +202,22 @@ func (p *Process) victims(self int, table []Proc) []Proc {
 		}
 	}
 	return out
+}
+
+// withLaunchToken returns env with token added to LaunchIDEnv: appended to
+// the last existing value (exec keeps the last duplicate), or as a new
+// entry. env itself is not modified.
+func withLaunchToken(env []string, token string) []string {
+	out := make([]string, 0, len(env)+1)
+	value := token
+	for _, kv := range env {
+		if old, ok := strings.CutPrefix(kv, LaunchIDEnv+"="); ok {
+			if old != "" {
+				value = old + "," + token
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, LaunchIDEnv+"="+value)
 }

@@ -280,3 +280,13 @@ func snapshot() ([]Proc, error) {
 	}
 	return table, nil
 }
+
+// exited reports whether Wait has observed the exit.
+func (p *Process) exited() bool {
+	select {
+	case <-p.waitDone:
+		return true
+	default:
+		return false
+	}
+}

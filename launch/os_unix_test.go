@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+	"testing"
+	"time"
 )
 
 func composeCommandLine(argv []string) string { return strings.Join(argv, " ") }
@@ -23,3 +25,18 @@ func grandchildAttr(cmd *exec.Cmd, kind string) error {
 
 // treeKinds are the grandchildren of the common tree tests.
 var treeKinds = []string{"group", "group", "setsid"}
+
+// benchTreeKinds make a tree of ten processes with the root.
+var benchTreeKinds = []string{"group", "group", "group", "group", "group", "group", "group", "group", "setsid"}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	limit := time.Now().Add(deadline)
+	for !cond() {
+		if time.Now().After(limit) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

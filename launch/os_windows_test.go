@@ -24,3 +24,7 @@ func grandchildAttr(*exec.Cmd, string) error { return nil }
 
 // treeKinds are the grandchildren of the common tree tests.
 var treeKinds = []string{"group", "cmd", "group"}
+
+// benchTreeKinds make a tree of ten processes with the root (cmd.exe
+// counts as one).
+var benchTreeKinds = []string{"group", "group", "group", "group", "group", "group", "cmd"}

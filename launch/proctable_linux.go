@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -72,13 +73,15 @@ func hasLaunchToken(pid int, token string) bool {
 	if err != nil {
 		return false
 	}
-	want := []byte(LaunchIDEnv + "=" + token)
+	prefix := []byte(LaunchIDEnv + "=")
+	found := false
 	for _, kv := range bytes.Split(data, []byte{0}) {
-		if bytes.Equal(kv, want) {
-			return true
+		if list, ok := bytes.CutPrefix(kv, prefix); ok {
+			// exec keeps the last duplicate, so the last entry counts.
+			found = tokenListHas(string(list), token)
 		}
 	}
-	return false
+	return found
 }
 
 // pin holds a victim between its identity check and its signal. With a
@@ -159,4 +162,17 @@ func (pn *pin) release() {
 		unix.Close(pn.fd)
 		pn.fd = -1
 	}
+}
+
+// tokenListHas reports whether the comma-separated list holds token.
+func tokenListHas(list, token string) bool {
+	if token == "" {
+		return false
+	}
+	for item := range strings.SplitSeq(list, ",") {
+		if item == token {
+			return true
+		}
+	}
+	return false
 }

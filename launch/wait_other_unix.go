@@ -4,6 +4,8 @@ package launch
 
 import (
 	"errors"
+	"os"
+	"syscall"
 
 	"github.com/cursorkit/cursorkit/failure"
 )
@@ -26,3 +28,10 @@ func (p *Process) waitExit() (ExitStatus, error) {
 
 // release has nothing left to reap once Wait returned.
 func (p *Process) release() error { return nil }
+
+func exitStatusOf(ps *os.ProcessState) ExitStatus {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ExitStatus{Code: -1, Signal: int(ws.Signal()), Signaled: true}
+	}
+	return ExitStatus{Code: ps.ExitCode()}
+}

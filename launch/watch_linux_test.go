@@ -53,3 +53,9 @@ func (w *treeWatch) assertGone(t *testing.T) {
 	t.Helper()
 	eventually(t, "zero survivors carrying "+w.marker, func() bool { return len(survivors(w.marker)) == 0 })
 }
+
+func BenchmarkSnapshotScan(b *testing.B) {
+	for b.Loop() {
+		survivors("no-such-marker")
+	}
+}

@@ -1,0 +1,45 @@
+package launch
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestWithLaunchToken(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"added", []string{"A=1"}, []string{"A=1", LaunchIDEnv + "=tok"}},
+		{"empty env", []string{}, []string{LaunchIDEnv + "=tok"}},
+		{"inherited kept", []string{LaunchIDEnv + "=outer", "A=1"}, []string{"A=1", LaunchIDEnv + "=outer,tok"}},
+		{"last duplicate wins", []string{LaunchIDEnv + "=x", LaunchIDEnv + "=y"}, []string{LaunchIDEnv + "=y,tok"}},
+		{"empty inherited value", []string{LaunchIDEnv + "="}, []string{LaunchIDEnv + "=tok"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := slices.Clone(tc.env)
+			assert.Equal(t, tc.want, withLaunchToken(tc.env, "tok"))
+			assert.Equal(t, orig, tc.env, "input untouched")
+		})
+	}
+}
+
+func TestTokenListHas(t *testing.T) {
+	assert.True(t, tokenListHas("a,b,c", "b"))
+	assert.True(t, tokenListHas("tok", "tok"))
+	assert.False(t, tokenListHas("tokx", "tok"))
+	assert.False(t, tokenListHas("", "tok"))
+	assert.False(t, tokenListHas("a,,b", ""), "an empty token never matches")
+}
+
+func BenchmarkSnapshot(b *testing.B) {
+	for b.Loop() {
+		if _, err := snapshot(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
