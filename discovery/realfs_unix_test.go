@@ -71,4 +71,7 @@ func TestWhereCheckIsWindowsOnly(t *testing.T) {
 	assert.Equal(t, discovery.WhereUnavailable, w.Status)
 	assert.Equal(t, -1, w.ExitCode)
 	assert.Empty(t, w.Disagreement(discovery.Resolution{Path: "/x/cursor-agent"}))
+	for _, name := range []string{"/x/cursor-agent", "cursor*", "$PATH:x", ""} {
+		assert.Equal(t, discovery.WhereSkipped, discovery.WhereCheck(context.Background(), name, discovery.EnvFromOS()).Status, name)
+	}
 }
