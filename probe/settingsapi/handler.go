@@ -15,9 +15,9 @@
 // where kind is a failure kind. Status codes: 400 invalid request or a path
 // that cannot be saved, 401 missing or wrong token, 404 unknown route, 405
 // wrong method (with an Allow header), 413 a body over MaxBodyBytes, 415 a
-// body that is not JSON, 502 the Cursor CLI failed while answering status or
-// models, 503 the server is shutting down, 504 a probe timed out, 500 anything
-// else.
+// body that is not JSON, 500 the settings file could not be read or written,
+// 502 the Cursor CLI failed while answering status or models, 503 the server
+// is shutting down, 504 a status or models probe timed out.
 package settingsapi
 
 import (
@@ -115,8 +115,9 @@ type Handler struct {
 
 	// saveMu serializes settings writes so concurrent saves never race on
 	// the file's read-modify-replace.
-	saveMu sync.Mutex
-	probes flight[Verdict]
+	saveMu  sync.Mutex
+	probes  flight[Verdict]
+	reports flight[any]
 }
 
 // New returns a Handler, or an input error when an option is missing.
@@ -212,7 +213,7 @@ type settingsBody struct {
 func (h *Handler) getSettings(w http.ResponseWriter, _ *http.Request) {
 	path, err := h.store.BinaryPath()
 	if err != nil {
-		writeError(w, statusFor(err), err, nil)
+		writeError(w, http.StatusInternalServerError, err, nil)
 		return
 	}
 	writeJSON(w, http.StatusOK, settingsView(path))
@@ -246,7 +247,7 @@ func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	if path == "" {
 		if err := h.save(""); err != nil {
-			writeError(w, statusFor(err), err, nil)
+			writeError(w, http.StatusInternalServerError, err, nil)
 			return
 		}
 		writeJSON(w, http.StatusOK, settingsView(""))
@@ -280,7 +281,7 @@ func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.save(path); err != nil {
-		writeError(w, statusFor(err), err, nil)
+		writeError(w, http.StatusInternalServerError, err, nil)
 		return
 	}
 	writeJSON(w, http.StatusOK, v.Report)
@@ -303,18 +304,27 @@ func (h *Handler) save(path string) error {
 	return nil
 }
 
-// probe runs (or joins) the probe of path. The shared probe runs under the
-// handler's ProbeContext; a request that goes away stops waiting but leaves
-// the probe to the other waiters.
+// probe runs (or joins) the --version probe of path.
 func (h *Handler) probe(ctx context.Context, path string) (Verdict, error) {
-	v, err := h.probes.do(ctx, path, func() (Verdict, error) {
-		if err := h.probeCtx.Err(); err != nil {
-			return Verdict{}, failure.Wrap(failure.Cancelled, err, "the server is shutting down")
-		}
-		return h.prober.ProbeExact(h.probeCtx, path)
+	return coalesced(ctx, h, &h.probes, path, func(ctx context.Context) (Verdict, error) {
+		return h.prober.ProbeExact(ctx, path)
 	})
-	if err != nil && errors.Is(err, ctx.Err()) && ctx.Err() != nil {
-		return Verdict{}, failure.Wrap(failure.Cancelled, err, "the request was cancelled")
+}
+
+// coalesced runs fn under the handler's ProbeContext, shared with every
+// concurrent request for the same key. A request that goes away stops
+// waiting and leaves the probe to the other waiters; once ProbeContext is
+// cancelled no new probe starts.
+func coalesced[T any](ctx context.Context, h *Handler, f *flight[T], key string, fn func(context.Context) (T, error)) (T, error) {
+	v, err := f.do(ctx, key, func() (T, error) {
+		if err := h.probeCtx.Err(); err != nil {
+			var zero T
+			return zero, failure.Wrap(failure.Cancelled, err, "the server is shutting down")
+		}
+		return fn(h.probeCtx)
+	})
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return v, failure.Wrap(failure.Cancelled, err, "the request was cancelled")
 	}
 	return v, err
 }
@@ -324,7 +334,9 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, failure.New(failure.Input, "status takes no query parameters"), nil)
 		return
 	}
-	report, err := h.prober.Status(r.Context())
+	report, err := coalesced(r.Context(), h, &h.reports, "status", func(ctx context.Context) (any, error) {
+		return h.prober.Status(ctx)
+	})
 	if err != nil {
 		writeError(w, statusFor(err), err, nil)
 		return
@@ -338,7 +350,13 @@ func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err, nil)
 		return
 	}
-	report, err := h.prober.Models(r.Context(), refresh)
+	key := "models"
+	if refresh {
+		key = "models?refresh"
+	}
+	report, err := coalesced(r.Context(), h, &h.reports, key, func(ctx context.Context) (any, error) {
+		return h.prober.Models(ctx, refresh)
+	})
 	if err != nil {
 		writeError(w, statusFor(err), err, nil)
 		return

@@ -439,7 +439,8 @@ func TestStoreAndProberErrors(t *testing.T) {
 		kind                     failure.Kind
 	}{
 		{"read settings", "GET", "/v1/cursor-cli/settings", "", 500, failure.Other},
-		{"save settings", "PUT", "/v1/cursor-cli/settings", `{"binaryPath":"/ok/agent"}`, 502, failure.Setup},
+		{"save settings", "PUT", "/v1/cursor-cli/settings", `{"binaryPath":"/ok/agent"}`, 500, failure.Setup},
+		{"clear settings", "PUT", "/v1/cursor-cli/settings", `{"binaryPath":null}`, 500, failure.Setup},
 		{"status", "GET", "/v1/cursor-cli/status", "", 502, failure.MissingCLI},
 		{"models", "GET", "/v1/cursor-cli/models", "", 504, failure.Timeout},
 	}
