@@ -17,8 +17,9 @@ import (
 	"github.com/cursorkit/cursorkit/shim"
 )
 
-// sweepRounds bounds the repeated sweeps of KillTree: a round that killed
-// something may have raced with a fork, so the next round looks again.
+// sweepRounds bounds the snapshots of one KillTree: each round freezes the
+// victims it found, and the next looks for children forked before the
+// freeze.
 const sweepRounds = 4
 
 // reapWait bounds how long one KillTree round waits for SIGKILLed processes
@@ -110,63 +111,87 @@ func (p *Process) terminate() error {
 	return nil
 }
 
-// killTree runs with p.mu held.
+// killTree runs with p.mu held. It freezes before it kills: the group and
+// every pinned victim get SIGSTOP, and the table is read again until a
+// snapshot shows no new victim, so a process forked during the sweep cannot
+// slip out of the parent chain. Then SIGKILL goes to the group, the root
+// and every pinned victim.
 func (p *Process) killTree() (KillReport, error) {
 	report := KillReport{Method: MethodProcessGroup}
 	self := os.Getpid()
 	var errs []error
+	pins := map[int]*pin{}
+	skipped := map[int]bool{}
+	defer func() {
+		for _, pn := range pins {
+			pn.release()
+		}
+	}()
+	groupSafe := false
 	for round := 0; round < sweepRounds; round++ {
 		table, tableErr := snapshot()
 		if tableErr != nil {
 			errs = append(errs, failure.Wrap(failure.Process, tableErr, "cannot read the process table"))
 		}
-		// Pin every victim before the first signal: killing a parent first
-		// would reparent its children and hide them from the parent chain.
-		victims := p.victims(self, table)
-		var pins []*pin
-		for _, v := range victims {
-			pn, ok := pinProcess(v)
-			if !ok {
-				report.Skipped++
+		if round == 0 {
+			groupSafe = p.groupSignalSafe(table, tableErr)
+			if groupSafe {
+				_ = syscall.Kill(-p.root.Pid, syscall.SIGSTOP)
+			}
+		}
+		// Pin every victim before any SIGKILL: killing a parent first would
+		// reparent its children and hide them from the parent chain.
+		found := false
+		for _, v := range p.victims(self, table) {
+			if pins[v.Pid] != nil || skipped[v.Pid] {
 				continue
 			}
-			pins = append(pins, pn)
-		}
-		if round == 0 {
-			if p.groupSignalSafe(table, tableErr) {
-				err := syscall.Kill(-p.root.Pid, syscall.SIGKILL)
-				switch {
-				case err == nil:
-					report.Group = true
-				case !errors.Is(err, syscall.ESRCH):
-					errs = append(errs, failure.Wrap(failure.Process, err, "cannot kill the process group"))
+			pn, mismatch := pinProcess(v)
+			if pn == nil {
+				if mismatch {
+					skipped[v.Pid] = true
 				}
+				continue
 			}
-			// The root itself, through os.Process (a pidfd on Linux), which
-			// is a no-op once it has been reaped.
-			_ = p.cmd.Process.Signal(syscall.SIGKILL)
+			pins[v.Pid] = pn
+			pn.signal(syscall.SIGSTOP)
+			found = true
 		}
-		var killed []*pin
-		for _, pn := range pins {
-			if pn.kill() {
-				killed = append(killed, pn)
-			} else {
-				pn.release()
-			}
-		}
-		// Killed processes reparented to self (subreaper mode, directly or
-		// because their killed parent exited first) are reaped here: nobody
-		// else in this program waits for them.
-		deadline := time.Now().Add(reapWait)
-		for _, pn := range killed {
-			if pn.awaitExit(deadline) && pn.reapIfOrphan(self) {
-				report.Reaped++
-			}
-			pn.release()
-		}
-		report.Swept += len(killed)
-		if len(killed) == 0 {
+		if !found {
 			break
+		}
+	}
+	report.Skipped = len(skipped)
+	if groupSafe {
+		err := syscall.Kill(-p.root.Pid, syscall.SIGKILL)
+		switch {
+		case err == nil:
+			report.Group = true
+		case !errors.Is(err, syscall.ESRCH):
+			errs = append(errs, failure.Wrap(failure.Process, err, "cannot kill the process group"))
+		}
+	}
+	// The root itself, through os.Process (a pidfd on Linux), which is a
+	// no-op once it has been reaped.
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	var killed []*pin
+	for _, pn := range pins {
+		if pn.signal(syscall.SIGKILL) {
+			killed = append(killed, pn)
+		}
+	}
+	report.Swept = len(killed)
+	// Killed processes reparented to self (subreaper mode, directly or
+	// because their killed parent exited first) are reaped here: nobody else
+	// in this program waits for them. Waiting for every exit first lets the
+	// kernel finish reparenting.
+	deadline := time.Now().Add(reapWait)
+	for _, pn := range killed {
+		pn.awaitExit(deadline)
+	}
+	for _, pn := range killed {
+		if pn.reapIfOrphan(self) {
+			report.Reaped++
 		}
 	}
 	return report, errors.Join(errs...)

@@ -12,15 +12,17 @@ import (
 // few microseconds.
 type pin struct{ proc Proc }
 
-func pinProcess(v Proc) (*pin, bool) {
+// pinProcess pins v if it still exists with v's start time. A nil pin with
+// mismatch set means the PID now names another process.
+func pinProcess(v Proc) (pn *pin, mismatch bool) {
 	st, err := startTimeOf(v.Pid)
 	if err != nil || st != v.StartTime {
-		return nil, false
+		return nil, err == nil
 	}
-	return &pin{proc: v}, true
+	return &pin{proc: v}, false
 }
 
-func (pn *pin) kill() bool { return syscall.Kill(pn.proc.Pid, syscall.SIGKILL) == nil }
+func (pn *pin) signal(sig syscall.Signal) bool { return syscall.Kill(pn.proc.Pid, sig) == nil }
 
 func (pn *pin) awaitExit(time.Time) bool { return true }
 

@@ -93,8 +93,9 @@ type pin struct {
 	fd   int // pidfd, or -1 where the kernel has none
 }
 
-// pinProcess pins v if it still exists with v's start time.
-func pinProcess(v Proc) (*pin, bool) {
+// pinProcess pins v if it still exists with v's start time. A nil pin with
+// mismatch set means the PID now names another process.
+func pinProcess(v Proc) (pn *pin, mismatch bool) {
 	fd, err := unix.PidfdOpen(v.Pid, 0)
 	if err != nil {
 		if !errors.Is(err, unix.ENOSYS) {
@@ -107,17 +108,17 @@ func pinProcess(v Proc) (*pin, bool) {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
-		return nil, false
+		return nil, err == nil
 	}
-	return &pin{proc: v, fd: fd}, true
+	return &pin{proc: v, fd: fd}, false
 }
 
-// kill sends SIGKILL and reports whether it was delivered.
-func (pn *pin) kill() bool {
+// signal sends sig and reports whether it was delivered.
+func (pn *pin) signal(sig unix.Signal) bool {
 	if pn.fd >= 0 {
-		return unix.PidfdSendSignal(pn.fd, unix.SIGKILL, nil, 0) == nil
+		return unix.PidfdSendSignal(pn.fd, sig, nil, 0) == nil
 	}
-	return unix.Kill(pn.proc.Pid, unix.SIGKILL) == nil
+	return unix.Kill(pn.proc.Pid, sig) == nil
 }
 
 // awaitExit waits until the pinned process has exited or deadline passes.
