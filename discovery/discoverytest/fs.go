@@ -67,6 +67,13 @@ func (f *FS) Alias(path string) *FS {
 	return f.add(path, &entry{mode: fs.ModeIrregular, alias: true})
 }
 
+// AliasIrregular adds an App Execution Alias stub as Go 1.23+ reports it
+// on Windows: Lstat and Stat both succeed with a zero-byte ModeIrregular
+// entry (the reparse tag is not a name surrogate, so Stat does not follow).
+func (f *FS) AliasIrregular(path string) *FS {
+	return f.add(path, &entry{mode: fs.ModeIrregular})
+}
+
 // Dir adds a directory.
 func (f *FS) Dir(path string) *FS {
 	return f.add(path, &entry{mode: fs.ModeDir | 0o755})
