@@ -56,16 +56,79 @@ func JoinDetails(details ...string) string {
 	return strings.Join(parts, "; ")
 }
 
-// ansiEscape matches CSI sequences (colours, cursor moves, line clears), OSC
-// sequences ended by BEL or ST, and the remaining two-byte escapes.
-var ansiEscape = regexp.MustCompile("\x1b(?:\\[[0-9:;<=>?]*[ -/]*[@-~]|\\][^\x07\x1b]*(?:\x07|\x1b\\\\)?|[@-Z\\\\-_])|\u009b[0-9:;<=>?]*[ -/]*[@-~]")
-
-// stripANSI removes terminal escape sequences from s.
+// stripANSI removes terminal escape sequences from s: CSI sequences
+// (colours, cursor moves, line clears; ESC [ or the C1 byte U+009B),
+// OSC sequences ended by BEL or ST, and the other ESC sequences (two-byte
+// escapes, charset designations). A sequence cut off at the end of s is
+// dropped.
 func stripANSI(s string) string {
 	if !strings.ContainsAny(s, "\x1b\u009b") {
 		return s
 	}
-	return ansiEscape.ReplaceAllString(s, "")
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == 0x1b:
+			i = skipEscape(s, i+1)
+		case s[i] == 0xc2 && i+1 < len(s) && s[i+1] == 0x9b:
+			i = skipCSI(s, i+2)
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+// skipEscape returns the index after the escape sequence whose ESC ended
+// just before i.
+func skipEscape(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch c := s[i]; {
+	case c == '[':
+		return skipCSI(s, i+1)
+	case c == ']':
+		for j := i + 1; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j + 1
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+		}
+		return len(s)
+	case c >= 0x30 && c <= 0x7e:
+		return i + 1
+	case c >= 0x20 && c <= 0x2f:
+		// Intermediate bytes, then one final byte: ESC ( B and the like.
+		for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+			i++
+		}
+		if i < len(s) && s[i] >= 0x30 && s[i] <= 0x7e {
+			i++
+		}
+		return i
+	}
+	return i // a lone ESC: drop it, keep what follows
+}
+
+// skipCSI returns the index after a CSI sequence's parameter, intermediate
+// and final bytes starting at i. A malformed sequence ends at the first
+// byte that does not fit, which is kept.
+func skipCSI(s string, i int) int {
+	for i < len(s) && s[i] >= 0x30 && s[i] <= 0x3f {
+		i++
+	}
+	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+		i++
+	}
+	if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7e {
+		i++
+	}
+	return i
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

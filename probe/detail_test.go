@@ -29,3 +29,39 @@ func TestJoinDetails(t *testing.T) {
 	assert.Equal(t, "a; b c", JoinDetails("a", " ", "b\n c"))
 	assert.Equal(t, "", JoinDetails())
 }
+
+func TestStripANSI(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"\x1b[1mbold\x1b[0m", "bold"},
+		{"\x1b[38;5;208morange\x1b[39m", "orange"},
+		{"\x1b[2K\rline", "\rline"},
+		{"\x1b[?25lhidden\x1b[?25h", "hidden"},
+		{"\x1b]0;title\x07text", "text"},
+		{"\x1b]8;;https://x\x1b\\link\x1b]8;;\x1b\\", "link"},
+		{"\x1b(Bcharset", "charset"},
+		{"\x1b7saved\x1b8", "saved"},
+		{"\u009b31mC1\u009b0m", "C1"},
+		{"cut\x1b[", "cut"},
+		{"cut\x1b", "cut"},
+		{"\x1b]unterminated", ""},
+		{"é\x1b[0m…", "é…"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, stripANSI(tt.in), "%q", tt.in)
+	}
+}
+
+func FuzzStripANSI(f *testing.F) {
+	f.Add("\x1b[1mbold\x1b[0m")
+	f.Add("\x1b]0;t\x07\u009b2K")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := stripANSI(s)
+		if strings.ContainsRune(out, 0x1b) {
+			t.Fatalf("ESC left in %q", out)
+		}
+		if len(out) > len(s) {
+			t.Fatalf("output grew")
+		}
+	})
+}

@@ -93,3 +93,35 @@ func TestResolveModelEmptyCatalogAndBoundedList(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "and 28 more")
 }
+
+func FuzzResolveModel(f *testing.F) {
+	f.Add("gpt-5", "high", "gpt-5,gpt-5-high,composer-2.5-fast")
+	f.Add("grok-4.7-fast", "xhigh", "grok-4.7-extra-high-fast,auto")
+	f.Add("x[y]", "", "")
+	f.Fuzz(func(t *testing.T, model, effort, ids string) {
+		catalog := catalogOf(strings.Split(ids, ",")...)
+		got, err := ResolveModel(catalog, model, effort)
+		if err != nil {
+			if failure.KindOf(err) != failure.Input {
+				t.Fatalf("error of kind %s", failure.KindOf(err))
+			}
+			return
+		}
+		if strings.Contains(model, "[") {
+			if got.ID != strings.TrimSpace(model) || got.EffortApplied {
+				t.Fatalf("passthrough changed %q into %+v", model, got)
+			}
+			return
+		}
+		found := false
+		for _, m := range catalog {
+			found = found || m.ID == got.ID
+		}
+		if !found {
+			t.Fatalf("resolved %q/%q to %q, not a catalog id", model, effort, got.ID)
+		}
+		if lower := strings.ToLower(got.ID); lower == "auto" || lower == "default" {
+			t.Fatalf("resolved to refused id %q", got.ID)
+		}
+	})
+}

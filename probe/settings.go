@@ -37,6 +37,12 @@ func LoadSettings(path string) (Settings, error) {
 	if err != nil {
 		return Settings{}, failure.Wrap(failure.Setup, err, "reading the settings file %s", path)
 	}
+	return parseSettings(data, path)
+}
+
+// parseSettings decodes the settings file's content; path only names the
+// file in errors.
+func parseSettings(data []byte, path string) (Settings, error) {
 	if len(data) > maxSettingsFile {
 		return Settings{}, failure.New(failure.Setup, "the settings file %s is larger than %d bytes", path, maxSettingsFile)
 	}

@@ -144,3 +144,31 @@ func TestSettingsStoreConcurrentSaves(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary files left behind")
 }
+
+func FuzzParseSettings(f *testing.F) {
+	f.Add([]byte(`{"cursorCliBinaryPath":"C:\\Users\\A User\\x.cmd","other":[1]}`))
+	f.Add([]byte("\uFEFF{}"))
+	f.Add([]byte(`{"cursorCliBinaryPath":null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := parseSettings(data, "settings.json")
+		if err != nil {
+			if failure.KindOf(err) != failure.Setup {
+				t.Fatalf("error of kind %s", failure.KindOf(err))
+			}
+			return
+		}
+		// What parses re-encodes and parses back to the same settings.
+		out, err := s.marshal()
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		again, err := parseSettings(out, "settings.json")
+		if err != nil {
+			t.Fatalf("re-parse of %q: %v", out, err)
+		}
+		if again.BinaryPath != s.BinaryPath || len(again.other) != len(s.other) {
+			t.Fatalf("round trip changed %+v into %+v", s, again)
+		}
+	})
+}

@@ -17,7 +17,7 @@ import (
 // testDir is t.TempDir with a cleanup that removes entries one by one:
 // Go 1.26's os.RemoveAll deletes through an NT call Wine 8 does not
 // implement ("Invalid function"), while os.Remove works everywhere.
-func testDir(t *testing.T) string {
+func testDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "cursorkit-probe-*")
 	require.NoError(t, err)

@@ -1,0 +1,167 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+const agentPath = "/usr/local/bin/cursor-agent"
+
+func probedConfig(t *testing.T, run *fakeRunner) (Config, Report) {
+	t.Helper()
+	env, fsys := posixMachine()
+	run.on(agentPath, "--version", printed("2026.10.15-a1b2c3d\n"))
+	cfg := Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, Cache: &CatalogCache{Dir: testDir(t)}}
+	report, err := Probe(context.Background(), cfg)
+	require.NoError(t, err)
+	return cfg, report
+}
+
+func TestStatusOf(t *testing.T) {
+	tests := []struct {
+		name   string
+		result runResult
+		state  AuthState
+		reason string
+		kind   failure.Kind
+	}{
+		{"authenticated", printed(`{"isAuthenticated":true,"status":"ok"}`), AuthAuthenticated, ReasonLoggedIn, ""},
+		{"unauthenticated", printed(`{"isAuthenticated":false}`), AuthUnauthenticated, ReasonNotLoggedIn, failure.Auth},
+		{"keychain", runResult{exitCode: 1, stderr: "Error: Your macOS login keychain is locked."}, AuthKeychainLocked, ReasonKeychainLocked, failure.Auth},
+		{"IDE missing", runResult{exitCode: 1, stderr: "Error: No Cursor IDE installation found."}, AuthIDEMissing, ReasonIDEMissing, failure.Setup},
+		{"malformed", printed(`{"isAuth`), AuthUnauthenticated, ReasonMalformedJSON, failure.Auth},
+		{"timeout", runResult{timedOut: true, exitCode: -1}, AuthUnknown, ReasonStatusTimeout, failure.Timeout},
+		{"start failure", runResult{exitCode: -1, startErr: failure.New(failure.Process, "gone")}, AuthUnknown, ReasonStatusStartFailed, failure.Process},
+		{"killed by a signal after printing true", runResult{stdout: []byte(`{"isAuthenticated":true}`), exitCode: -1, signal: 9},
+			AuthUnauthenticated, ReasonNonZeroExit, failure.Auth},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := newFakeRunner().on(agentPath, "status --format json", tt.result)
+			cfg, report := probedConfig(t, run)
+			a, err := StatusOf(context.Background(), cfg, report)
+			assert.Equal(t, tt.state, a.State)
+			assert.Equal(t, tt.reason, a.Reason)
+			assert.Equal(t, tt.kind, failure.KindOf(err))
+			assert.Equal(t, []string{agentPath + " --version", agentPath + " status --format json"}, run.Calls(),
+				"status runs on the binary that passed --version")
+			assert.Equal(t, DefaultStatusTimeout, run.timeouts[1])
+		})
+	}
+}
+
+func TestStatusCombinesProbeAndAuth(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().
+		on("/opt/custom/cursor-agent", "--version", runResult{exitCode: 1}).
+		on(agentPath, "--version", printed("2026.10.15-a1b2c3d")).
+		on(agentPath, "status --format json", printed(`{"isAuthenticated":true,"hasAccessToken":true,"userInfo":{"email":"a@b.c"}}`))
+	sr, err := Status(context.Background(), Config{Override: "/opt/custom/cursor-agent", Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	require.NoError(t, err)
+	assert.True(t, sr.Authenticated)
+	assert.Equal(t, agentPath, sr.BinaryPath)
+	assert.NotContains(t, run.Calls(), "/opt/custom/cursor-agent status --format json", "never the failed override")
+
+	data, err := json.Marshal(sr)
+	require.NoError(t, err)
+	var fields map[string]any
+	require.NoError(t, json.Unmarshal(data, &fields))
+	for _, name := range []string{"available", "binaryPath", "tested", "candidates", "diagnostics", "authenticated", "authState", "reason"} {
+		assert.Contains(t, fields, name)
+	}
+	assert.Equal(t, "authenticated", fields["authState"])
+
+	run = newFakeRunner()
+	sr, err = Status(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+	assert.Equal(t, AuthUnknown, sr.State)
+	assert.False(t, sr.Authenticated)
+}
+
+func TestModelsOfCachesPerBinaryAndBuild(t *testing.T) {
+	run := newFakeRunner().on(agentPath, "models", printed("Available models\n\nauto - Auto (default)\ngpt-5 - GPT-5 (current)\n\nTip: x\n"))
+	cfg, report := probedConfig(t, run)
+	clock := &fakeClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	cfg.Cache.Now = clock.Now
+
+	mr, err := ModelsOf(context.Background(), cfg, report, false)
+	require.NoError(t, err)
+	assert.Equal(t, SourceCLI, mr.Source)
+	assert.Equal(t, []Model{{ID: "auto", Label: "Auto", Default: true}, {ID: "gpt-5", Label: "GPT-5", Current: true}}, mr.Models)
+	assert.Equal(t, DefaultModelsTimeout, run.timeouts[1])
+
+	mr, err = ModelsOf(context.Background(), cfg, report, false)
+	require.NoError(t, err)
+	assert.Equal(t, SourceCache, mr.Source)
+	assert.Len(t, mr.Models, 2)
+	assert.Len(t, run.Calls(), 2, "the second call is served from the cache")
+
+	mr, err = ModelsOf(context.Background(), cfg, report, true)
+	require.NoError(t, err)
+	assert.Equal(t, SourceCLI, mr.Source, "refresh reads the CLI again")
+	assert.Len(t, run.Calls(), 3)
+
+	clock.Advance(DefaultCatalogTTL)
+	mr, err = ModelsOf(context.Background(), cfg, report, false)
+	require.NoError(t, err)
+	assert.Equal(t, SourceCLI, mr.Source, "an hour later the cache is stale")
+	for _, call := range run.Calls() {
+		assert.NotContains(t, call, "--list-models")
+	}
+}
+
+func TestModelsOfShapesAndFailures(t *testing.T) {
+	tests := []struct {
+		name   string
+		result runResult
+		models int
+		empty  bool
+		kind   failure.Kind
+	}{
+		{"ANSI and CRLF", printed("\x1b[2K⠋ Loading models…\r\x1b[2KAvailable models\r\n\r\na - A\r\nb - B (current)\r\na - dup\r\n"), 2, false, ""},
+		{"empty account", printed("No models available for this account.\n"), 0, true, ""},
+		{"nothing printed", printed(""), 0, false, ""},
+		{"garbage only", printed("something else entirely\n"), 0, false, failure.Protocol},
+		{"keychain", runResult{exitCode: 1, stderr: "Error: Your macOS login keychain is locked."}, 0, false, failure.Auth},
+		{"not logged in", runResult{exitCode: 1, stderr: "Authentication required"}, 0, false, failure.Auth},
+		{"other error", runResult{exitCode: 1, stderr: "network down"}, 0, false, failure.Process},
+		{"timeout", runResult{timedOut: true, exitCode: -1}, 0, false, failure.Timeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := newFakeRunner().on(agentPath, "models", tt.result)
+			cfg, report := probedConfig(t, run)
+			mr, err := ModelsOf(context.Background(), cfg, report, false)
+			assert.Equal(t, tt.kind, failure.KindOf(err))
+			assert.Len(t, mr.Models, tt.models)
+			assert.NotNil(t, mr.Models)
+			assert.Equal(t, tt.empty, mr.Empty)
+			if tt.kind != "" {
+				_, _, cached := cfg.Cache.Load(report.BinaryPath, report.Version)
+				assert.False(t, cached, "a failure is never cached")
+			}
+		})
+	}
+}
+
+func TestModelsWithoutBinary(t *testing.T) {
+	env, fsys := posixMachine()
+	mr, err := Models(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: newFakeRunner(), Cache: &CatalogCache{Dir: testDir(t)}}, false)
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+	assert.NotNil(t, mr.Models)
+}
+
+func TestAuthErr(t *testing.T) {
+	assert.NoError(t, Auth{State: AuthAuthenticated}.Err())
+	err := Auth{State: AuthUnauthenticated, Reason: ReasonNotLoggedIn, Detail: "x"}.Err()
+	assert.Equal(t, failure.Auth, failure.KindOf(err))
+	assert.Contains(t, err.Error(), "cursor-agent login")
+	assert.Contains(t, Auth{State: AuthKeychainLocked}.Err().Error(), "unlock-keychain")
+}

@@ -1,0 +1,289 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/discovery/discoverytest"
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// fakeRunner answers each "<path> <args>" with a scripted result and
+// records the calls it got.
+type fakeRunner struct {
+	mu       sync.Mutex
+	results  map[string]runResult
+	calls    []string
+	timeouts []time.Duration
+}
+
+func newFakeRunner() *fakeRunner { return &fakeRunner{results: map[string]runResult{}} }
+
+func (f *fakeRunner) on(path, args string, r runResult) *fakeRunner {
+	f.results[path+" "+args] = r
+	return f
+}
+
+func (f *fakeRunner) run(_ context.Context, res discovery.Resolution, args []string, timeout time.Duration) runResult {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := res.Path + " " + strings.Join(args, " ")
+	f.calls = append(f.calls, key)
+	f.timeouts = append(f.timeouts, timeout)
+	if r, ok := f.results[key]; ok {
+		return r
+	}
+	return runResult{exitCode: -1, startErr: failure.New(failure.Other, "unscripted call %s", key)}
+}
+
+func (f *fakeRunner) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func printed(out string) runResult { return runResult{stdout: []byte(out)} }
+
+// posixMachine has cursor-agent in /usr/local/bin and cursor in /usr/bin.
+func posixMachine() (*discovery.Env, *discoverytest.FS) {
+	fsys := discoverytest.NewPOSIX().
+		File("/usr/local/bin/cursor-agent", 0o755).
+		File("/usr/bin/cursor", 0o755).
+		File("/opt/custom/cursor-agent", 0o755).
+		File("/opt/custom/noexec", 0o644)
+	return &discovery.Env{GOOS: "linux", Path: "/usr/local/bin:/usr/bin", Cwd: "/home/u"}, fsys
+}
+
+func noEnv(string) string { return "" }
+
+func TestProbeFirstCandidateWins(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.10.15-a1b2c3d\n"))
+	report, err := Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	require.NoError(t, err)
+	assert.True(t, report.Available)
+	assert.Equal(t, "/usr/local/bin/cursor-agent", report.BinaryPath)
+	assert.Equal(t, "cursor-agent", report.BinaryName)
+	assert.Equal(t, discovery.POSIX, report.Kind)
+	assert.Equal(t, discovery.SourcePath, report.Source)
+	assert.False(t, report.UsingConfiguredBinaryPath)
+	assert.Equal(t, "2026.10.15-a1b2c3d", report.Version)
+	assert.Equal(t, TestedInRange, report.Tested)
+	assert.Equal(t, "2026.10.15", report.BuildDate)
+	assert.Equal(t, "a1b2c3d", report.BuildHash)
+	assert.Equal(t, []CandidateResult{{Candidate: "cursor-agent", Source: discovery.SourcePath,
+		Path: "/usr/local/bin/cursor-agent", Outcome: OutcomeOK}}, report.Candidates)
+	assert.Empty(t, report.Diagnostics)
+	assert.Equal(t, []string{"/usr/local/bin/cursor-agent --version"}, run.Calls(), "the next candidate is never run")
+	assert.Equal(t, []time.Duration{DefaultVersionTimeout}, run.timeouts)
+}
+
+func TestProbeReportJSONFields(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.10.15-a1b2c3d\n"))
+	report, err := Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	require.NoError(t, err)
+	data, err := json.Marshal(report)
+	require.NoError(t, err)
+	var fields map[string]any
+	require.NoError(t, json.Unmarshal(data, &fields))
+	for _, name := range []string{"available", "binaryPath", "binaryName", "kind", "source", "usingConfiguredBinaryPath",
+		"version", "tested", "candidates", "diagnostics"} {
+		assert.Contains(t, fields, name)
+	}
+	assert.Equal(t, []any{}, fields["diagnostics"], "an empty list, not null")
+	candidate := fields["candidates"].([]any)[0].(map[string]any)
+	for _, name := range []string{"candidate", "outcome"} {
+		assert.Contains(t, candidate, name)
+	}
+	assert.NotContains(t, fields, "Resolution")
+}
+
+func TestProbeFailingOverrideFallsBackToPath(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().
+		on("/opt/custom/cursor-agent", "--version", runResult{exitCode: 2, stderr: "Error: boom\n  at x"}).
+		on("/usr/local/bin/cursor-agent", "--version", printed("2026.10.15-a1b2c3d"))
+	report, err := Probe(context.Background(), Config{Override: "/opt/custom/cursor-agent", Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	require.NoError(t, err)
+	assert.Equal(t, "/usr/local/bin/cursor-agent", report.BinaryPath)
+	assert.False(t, report.UsingConfiguredBinaryPath)
+	require.Len(t, report.Candidates, 2)
+	assert.Equal(t, CandidateResult{Candidate: "/opt/custom/cursor-agent", Source: discovery.SourceOverride,
+		Path: "/opt/custom/cursor-agent", Outcome: OutcomeExit, Detail: "exit 2: Error: boom at x"}, report.Candidates[0])
+	require.NotEmpty(t, report.Diagnostics)
+	assert.Equal(t, "override /opt/custom/cursor-agent: exit 2: Error: boom at x", report.Diagnostics[0])
+}
+
+func TestProbeOverrideWins(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().on("/opt/custom/cursor-agent", "--version", printed("2026.11.02-ffffff0"))
+	report, err := Probe(context.Background(), Config{Override: " /opt/custom/cursor-agent ", Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	require.NoError(t, err, "a newer build runs")
+	assert.True(t, report.UsingConfiguredBinaryPath)
+	assert.Equal(t, discovery.SourceOverride, report.Source)
+	assert.Equal(t, TestedNewer, report.Tested)
+	assert.Contains(t, report.Diagnostics[len(report.Diagnostics)-1], "newer than the tested builds")
+}
+
+func TestProbeOverrideEqualToPathNameIsTriedOnce(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().
+		on("/usr/local/bin/cursor-agent", "--version", runResult{timedOut: true, exitCode: -1}).
+		on("/usr/bin/cursor", "--version", printed("2026.10.15-a1b2c3d"))
+	report, err := Probe(context.Background(), Config{Override: "cursor-agent", Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/usr/local/bin/cursor-agent --version", "/usr/bin/cursor --version"}, run.Calls())
+	require.Len(t, report.Candidates, 2)
+	assert.Equal(t, discovery.SourceOverride, report.Candidates[0].Source)
+	assert.Equal(t, OutcomeTimeout, report.Candidates[0].Outcome)
+	assert.True(t, strings.HasPrefix(report.Candidates[0].Detail, "timeout: --version did not finish within 3s"), report.Candidates[0].Detail)
+	assert.Equal(t, "/usr/bin/cursor", report.BinaryPath)
+}
+
+func TestProbeAllFailing(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().
+		on("/usr/local/bin/cursor-agent", "--version", runResult{exitCode: -1, signal: 9}).
+		on("/usr/bin/cursor", "--version", runResult{exitCode: 1, stderr: "Error: No Cursor IDE installation found."})
+	getenv := func(name string) string {
+		if name == discovery.EnvBinary {
+			return "/opt/custom/noexec"
+		}
+		return ""
+	}
+	report, err := Probe(context.Background(), Config{Override: "/nowhere/cursor-agent", Env: env, FS: fsys, Getenv: getenv, runner: run})
+	require.Error(t, err)
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+	assert.False(t, report.Available)
+	assert.Equal(t, TestedUnknown, report.Tested)
+	outcomes := []string{}
+	for _, c := range report.Candidates {
+		outcomes = append(outcomes, string(c.Source)+" "+c.Outcome)
+	}
+	assert.Equal(t, []string{"override not-found", "env permission-denied", "path exit-nonzero", "path exit-nonzero"}, outcomes)
+	assert.True(t, strings.HasPrefix(report.Candidates[0].Detail, "ENOENT: "), report.Candidates[0].Detail)
+	assert.True(t, strings.HasPrefix(report.Candidates[1].Detail, "EACCES: "), report.Candidates[1].Detail)
+	assert.Equal(t, "killed by signal 9", report.Candidates[2].Detail)
+	assert.Equal(t, "exit 1: Error: No Cursor IDE installation found.", report.Candidates[3].Detail)
+	msg := err.Error()
+	assert.True(t, strings.Index(msg, "override /nowhere/cursor-agent") < strings.Index(msg, "env /opt/custom/noexec"), msg)
+	assert.Contains(t, msg, "; path cursor: exit 1")
+	assert.NotContains(t, msg, "/usr/local/bin:/usr/bin", "never PATH")
+	assert.Len(t, report.Diagnostics, 4)
+}
+
+func TestProbeStartFailures(t *testing.T) {
+	env, fsys := posixMachine()
+	tests := []struct {
+		name    string
+		result  runResult
+		outcome string
+		prefix  string
+	}{
+		{"ENOENT at start", runResult{exitCode: -1, startErr: failure.Wrap(failure.MissingCLI, errNotExist(), "program not found")}, OutcomeNotFound, "ENOENT: "},
+		{"EACCES at start", runResult{exitCode: -1, startErr: failure.Wrap(failure.Setup, errPermission(), "program cannot be executed")}, OutcomePermission, "EACCES: "},
+		{"plan refused", runResult{exitCode: -1, refused: failure.New(failure.Input, "argument 1 holds %%")}, OutcomeRefused, "refused: "},
+		{"other start failure", runResult{exitCode: -1, startErr: failure.New(failure.Resource, "no pipes")}, OutcomeError, "start failed: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := newFakeRunner().on("/opt/custom/cursor-agent", "--version", tt.result)
+			report, err := ProbeExact(context.Background(), "/opt/custom/cursor-agent", Config{Env: env, FS: fsys, runner: run})
+			require.Error(t, err)
+			assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+			require.Len(t, report.Candidates, 1)
+			assert.Equal(t, tt.outcome, report.Candidates[0].Outcome)
+			assert.True(t, strings.HasPrefix(report.Candidates[0].Detail, tt.prefix), report.Candidates[0].Detail)
+			assert.Equal(t, []string{"/opt/custom/cursor-agent --version"}, run.Calls(), "never a PATH candidate")
+		})
+	}
+}
+
+func TestProbeExact(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().on("/opt/custom/cursor-agent", "--version", printed("2026.10.15-a1b2c3d"))
+	report, err := ProbeExact(context.Background(), "/opt/custom/cursor-agent", Config{Env: env, FS: fsys, runner: run, Override: "/ignored"})
+	require.NoError(t, err)
+	assert.True(t, report.UsingConfiguredBinaryPath)
+	assert.Equal(t, "/opt/custom/cursor-agent", report.BinaryPath)
+
+	_, err = ProbeExact(context.Background(), "  ", Config{Env: env, FS: fsys, runner: run})
+	assert.Equal(t, failure.Input, failure.KindOf(err))
+
+	run = newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.10.15-a1b2c3d"))
+	report, err = ProbeExact(context.Background(), "/nowhere/cursor-agent", Config{Env: env, FS: fsys, runner: run})
+	require.Error(t, err)
+	assert.False(t, report.Available, "a working PATH candidate does not count")
+	assert.Empty(t, run.Calls())
+}
+
+func TestProbeOlderBuildIsSetup(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.08.11-e8db854"))
+	report, err := Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	require.Error(t, err)
+	assert.Equal(t, failure.Setup, failure.KindOf(err))
+	assert.True(t, report.Available)
+	assert.Equal(t, TestedOlder, report.Tested)
+	assert.Contains(t, err.Error(), "2026.08.11")
+
+	run = newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.08.11-e8db854"))
+	iv := Interval{From: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)}
+	report, err = Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, Tested: iv})
+	require.NoError(t, err)
+	assert.Equal(t, TestedInRange, report.Tested)
+}
+
+func TestProbeUnknownVersionIsNotAnError(t *testing.T) {
+	env, fsys := posixMachine()
+	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("weird-build\n"))
+	report, err := Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, VersionTimeout: time.Second})
+	require.NoError(t, err)
+	assert.Equal(t, TestedUnknown, report.Tested)
+	assert.Equal(t, "weird-build", report.Version)
+	assert.Equal(t, []time.Duration{time.Second}, run.timeouts)
+}
+
+func TestProbeCancelled(t *testing.T) {
+	env, fsys := posixMachine()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Probe(ctx, Config{Env: env, FS: fsys, Getenv: noEnv, runner: newFakeRunner()})
+	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
+
+	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", runResult{cancelled: true, exitCode: -1})
+	_, err = Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
+}
+
+func TestProbeWindowsOverrideWithSpaces(t *testing.T) {
+	const override = `C:\Users\A User\AppData\Roaming\npm\cursor-agent.cmd`
+	fsys := discoverytest.NewWindows().File(override, 0o644).File(`C:\Tools\cursor-agent.exe`, 0o644)
+	env := &discovery.Env{GOOS: "windows", Path: `C:\Tools`, Cwd: `C:\work`, SystemDir: `C:\Windows\System32`}
+	run := newFakeRunner().on(override, "--version", printed("2026.10.15-a1b2c3d\r\n"))
+	report, err := Probe(context.Background(), Config{Override: override, Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	require.NoError(t, err)
+	assert.Equal(t, override, report.BinaryPath)
+	assert.Equal(t, "cursor-agent.cmd", report.BinaryName)
+	assert.Equal(t, discovery.CmdShim, report.Kind)
+	assert.True(t, report.UsingConfiguredBinaryPath)
+	assert.Equal(t, []string{override + " --version"}, run.Calls())
+}
+
+func errNotExist() error {
+	return &fs.PathError{Op: "fork/exec", Path: "/opt/custom/cursor-agent", Err: fs.ErrNotExist}
+}
+
+func errPermission() error {
+	return &fs.PathError{Op: "fork/exec", Path: "/opt/custom/cursor-agent", Err: fs.ErrPermission}
+}

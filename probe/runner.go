@@ -1,0 +1,90 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// runner runs one Cursor CLI command on a resolved binary under a bound.
+// The production runner plans it with shim and supervises it; tests fake it.
+type runner interface {
+	run(ctx context.Context, res discovery.Resolution, args []string, timeout time.Duration) runResult
+}
+
+// runResult is what one bounded run produced.
+type runResult struct {
+	// stdout is what the child printed, at most the runner's cap.
+	stdout []byte
+	// truncated reports that stdout went past the cap.
+	truncated bool
+	// stderr is a bounded tail.
+	stderr string
+	// exitCode is the child's exit code, -1 when it never ran to an end.
+	exitCode int
+	// signal is the POSIX signal that ended it, 0 when none.
+	signal int
+	// timedOut reports that the bound fired and the tree was killed.
+	timedOut bool
+	// cancelled reports that ctx ended first.
+	cancelled bool
+	// refused is a plan refusal: nothing was started.
+	refused error
+	// startErr is a start failure: nothing runs.
+	startErr error
+	took     time.Duration
+}
+
+// ok reports a run that exited 0 by itself.
+func (r runResult) ok() bool {
+	return r.refused == nil && r.startErr == nil && !r.timedOut && !r.cancelled && r.exitCode == 0 && r.signal == 0
+}
+
+// classify turns a failed run into a candidate outcome and a bounded
+// detail naming the cause: ENOENT, EACCES, timeout or the exit code, with
+// the agent's own words (its stderr tail, else stdout) when it said any.
+func classify(r runResult, what string, timeout time.Duration) (outcome, detail string) {
+	said := agentMessage(r.stdout, []byte(r.stderr))
+	switch {
+	case r.cancelled:
+		return OutcomeError, "cancelled"
+	case r.refused != nil:
+		return OutcomeRefused, BoundDetail("refused: " + r.refused.Error())
+	case r.startErr != nil:
+		return classifyStartErr(r.startErr)
+	case r.timedOut:
+		return OutcomeTimeout, BoundDetail(fmt.Sprintf("timeout: %s did not finish within %s; its process tree was killed", what, timeout))
+	case r.signal != 0:
+		return OutcomeExit, BoundDetail(fmt.Sprintf("killed by signal %d", r.signal) + detailSuffix(said))
+	}
+	return OutcomeExit, BoundDetail(fmt.Sprintf("exit %d", r.exitCode) + detailSuffix(said))
+}
+
+// classifyStartErr names why a child could not be started.
+func classifyStartErr(err error) (outcome, detail string) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || failure.KindOf(err) == failure.MissingCLI:
+		return OutcomeNotFound, BoundDetail("ENOENT: " + err.Error())
+	case errors.Is(err, fs.ErrPermission):
+		return OutcomePermission, BoundDetail("EACCES: " + err.Error())
+	}
+	return OutcomeError, BoundDetail("start failed: " + err.Error())
+}
+
+// classifyResolveErr names why discovery found no launchable file.
+func classifyResolveErr(err error) (outcome, detail string) {
+	msg := err.Error()
+	switch {
+	case failure.KindOf(err) == failure.Input:
+		return OutcomeRefused, BoundDetail("refused: " + msg)
+	case strings.Contains(msg, "not executable"):
+		return OutcomePermission, BoundDetail("EACCES: " + msg)
+	}
+	return OutcomeNotFound, BoundDetail("ENOENT: " + msg)
+}

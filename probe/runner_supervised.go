@@ -1,0 +1,68 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/supervise"
+)
+
+// Output bounds of a probe command.
+const (
+	maxProbeStdout     = 1 << 20
+	maxProbeStderrTail = 4 << 10
+)
+
+// supervisedRunner plans a command with shim and runs it under supervise:
+// a total deadline, no stop grace (a probe is killed with its whole tree at
+// once), stdout kept up to maxProbeStdout and a bounded stderr tail.
+type supervisedRunner struct {
+	shim shim.Options
+	env  []string
+}
+
+func (s supervisedRunner) run(ctx context.Context, res discovery.Resolution, args []string, timeout time.Duration) runResult {
+	plan, err := shim.Build(res, args, s.shim)
+	if err != nil {
+		return runResult{refused: err, exitCode: -1}
+	}
+	var out bytes.Buffer
+	truncated := false
+	o := supervise.Run(ctx, plan, supervise.Options{
+		Env:             s.env,
+		TotalTimeout:    timeout,
+		StopGrace:       -1,
+		DrainGrace:      min(timeout, supervise.DefaultDrainGrace),
+		MaxLineBytes:    maxProbeStdout,
+		StderrTailBytes: maxProbeStderrTail,
+		KeepLineEndings: true,
+		OnLine: func(line []byte) {
+			if out.Len()+len(line) > maxProbeStdout {
+				truncated = true
+				return
+			}
+			out.Write(line)
+		},
+		OnOversizedLine: func(int64) { truncated = true },
+	})
+	r := runResult{
+		stdout:    out.Bytes(),
+		truncated: truncated,
+		stderr:    o.StderrTail,
+		exitCode:  o.ExitCode,
+		signal:    o.Signal,
+		took:      o.Duration,
+	}
+	switch o.Ending {
+	case supervise.SpawnFailed:
+		r.startErr = o.Err
+	case supervise.Cancelled:
+		r.cancelled = true
+	case supervise.TotalTimeout, supervise.FirstLineTimeout, supervise.IdleTimeout:
+		r.timedOut = true
+	}
+	return r
+}
