@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -106,7 +107,7 @@ type Process struct {
 	cmd    *exec.Cmd
 	stdout *os.File
 	stderr *os.File
-	stdin  *os.File // our write end; nil once the copy finished
+	stdin  *os.File // our write end, closed by the copy or by Close
 	root   Proc     // the child's identity, for the sweep
 
 	waitOnce sync.Once
@@ -175,11 +176,15 @@ func (p *Process) Terminate() error { return p.terminate() }
 
 // KillTree forcefully kills the child and every descendant it can identify,
 // and is idempotent: calling it again repeats the sweep, which is harmless.
-// POSIX: one process-table snapshot is taken first, descendants are found by
-// parent chain (so setsid escapees are included) and, in subreaper mode, by
-// orphans reparented to this process that carry the child's launch token;
-// each is pinned by PID and start time (a pidfd on Linux) before SIGKILL goes
-// to the group and then to each of them, and killed orphans are reaped.
+// POSIX: descendants are found in a process-table snapshot by parent chain
+// (so setsid escapees are included) and, in subreaper mode, as orphans
+// reparented to this process that carry the child's launch token; each is
+// pinned by PID and start time (a pidfd on Linux) before any signal, so a
+// reused PID is never hit. The group and the pinned victims are frozen with
+// SIGSTOP and the table is read again until it shows no new victim (at most
+// a few snapshots); then SIGKILL goes to the group, the root and each
+// victim, and killed orphans are reaped. The group is signalled only while
+// its ID provably still names the child's group.
 // Windows: TerminateJobObject; without a job, taskkill /T /F by absolute path
 // while the root is still alive, then a native tree walk with creation-time
 // checks.
@@ -207,12 +212,14 @@ func (p *Process) Close() error {
 	p.mu.Lock()
 	reapErr := p.release()
 	p.mu.Unlock()
+	p.stdin.Close()
 	p.stdout.Close()
 	p.stderr.Close()
 	return errors.Join(killErr, waitErr, reapErr)
 }
 
-// Start validates opts, then starts plan: without a shell, with opts.Env and
+// Start validates plan and opts, then starts plan: without a shell, without
+// any PATH lookup (plan.Program must be absolute), with opts.Env and
 // opts.Dir, in a new process group (POSIX) or a kill-on-close job (Windows).
 // ctx bounds only the start itself; once Start returns, stopping the child is
 // the caller's job (Terminate, KillTree, Close). Errors: failure.Input for a
@@ -225,6 +232,11 @@ func Start(ctx context.Context, plan shim.Plan, opts Options) (*Process, error) 
 	}
 	if plan.Program == "" {
 		return nil, failure.New(failure.Input, "launch plan has no program")
+	}
+	if !filepath.IsAbs(plan.Program) {
+		// A relative Path would be resolved against Dir by os/exec but
+		// checked against the current directory here; plans are absolute.
+		return nil, failure.New(failure.Input, "launch plan program %q is not an absolute path", plan.Program)
 	}
 	if opts.Dir != "" {
 		info, err := os.Stat(opts.Dir)

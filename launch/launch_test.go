@@ -34,6 +34,7 @@ func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
 		{"missing dir", selfPlan(touched), filepath.Join(dir, "missing"), failure.Input},
 		{"dir is a file", selfPlan(touched), notDir, failure.Input},
 		{"no program", shim.Plan{}, "", failure.Input},
+		{"relative program", shim.Plan{Program: filepath.Join("bin", "cursor-agent"), Args: []string{"cursor-agent"}}, "", failure.Input},
 		{"program is a directory", shim.Plan{Program: dir, Args: []string{dir}}, "", failure.Setup},
 	}
 	for _, tc := range tests {
