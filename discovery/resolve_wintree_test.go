@@ -216,8 +216,10 @@ func TestResolveWindowsTree(t *testing.T) {
 			trailHas: []string{"fallback:", "chosen:App Execution Alias stub"},
 		},
 		{
-			name:     "App Execution Alias stub as Go 1.23+ Stat reports it (irregular, not an error)",
-			fs:       func(f *discoverytest.FS) { f.AliasIrregular(winApps + `\cursor-agent.exe`).File(`C:\b\cursor-agent.exe`, 0o644) },
+			name: "App Execution Alias stub as Go 1.23+ Stat reports it (irregular, not an error)",
+			fs: func(f *discoverytest.FS) {
+				f.AliasIrregular(winApps+`\cursor-agent.exe`).File(`C:\b\cursor-agent.exe`, 0o644)
+			},
 			env:      func(e *discovery.Env) { e.Path = winApps + `;C:\b` },
 			cand:     pathCand,
 			wantPath: `C:\b\cursor-agent.exe`,
