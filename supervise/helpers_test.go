@@ -97,6 +97,7 @@ func runChild(mode string, args []string) int {
 				return 1
 			}
 			fmt.Fprintf(out, "ready %d\n", pid)
+			out.Flush()
 		}
 		fmt.Fprintln(out, "all-ready")
 		out.Flush()

@@ -26,9 +26,11 @@ type Options struct {
 
 	// FirstLineTimeout bounds the time from start to the first complete
 	// stdout line. IdleTimeout bounds stdout silence: every byte read from
-	// stdout resets it, so a long line still arriving counts as activity.
-	// TotalTimeout bounds the whole run. Zero turns a deadline off. After
-	// Finish only ExitGrace applies.
+	// stdout resets it, so a long line still arriving counts as activity;
+	// while a FirstLineTimeout is pending it governs alone, and the
+	// inactivity deadline counts from the first line (without one, from
+	// start). TotalTimeout bounds the whole run. Zero turns a deadline off.
+	// After Finish only ExitGrace applies.
 	FirstLineTimeout time.Duration
 	IdleTimeout      time.Duration
 	TotalTimeout     time.Duration

@@ -73,6 +73,10 @@ type Session struct {
 	firstLine    atomic.Int64 // -1 until the first complete line
 	bytes        atomic.Int64
 
+	// firstLineCh is closed by the stdout reader on the first line, once,
+	// so the control loop re-arms the timer for the inactivity deadline.
+	firstLineCh chan struct{}
+
 	finishOnce sync.Once
 	finishCh   chan struct{}
 	abortCh    chan abortRequest // capacity 1: the first Abort wins
@@ -130,13 +134,14 @@ func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Ses
 		return nil, err
 	}
 	s := &Session{
-		opts:     opts.normalized(),
-		ctx:      ctx,
-		c:        c,
-		start:    time.Now(),
-		finishCh: make(chan struct{}),
-		abortCh:  make(chan abortRequest, 1),
-		done:     make(chan struct{}),
+		opts:        opts.normalized(),
+		ctx:         ctx,
+		c:           c,
+		start:       time.Now(),
+		finishCh:    make(chan struct{}),
+		firstLineCh: make(chan struct{}),
+		abortCh:     make(chan abortRequest, 1),
+		done:        make(chan struct{}),
 	}
 	s.firstLine.Store(-1)
 	s.tail = newTailRing(s.opts.StderrTailBytes)
@@ -233,6 +238,7 @@ func (s *Session) readStdout(r io.Reader) {
 		if !first {
 			first = true
 			s.firstLine.Store(int64(s.since()))
+			close(s.firstLineCh)
 		}
 	}
 	onLine, onOversize := s.opts.OnLine, s.opts.OnOversizedLine
@@ -299,7 +305,7 @@ func (s *Session) supervise(exitCh <-chan exitStatus, readersDone <-chan struct{
 // watch waits for the child to exit or for a reason to stop it.
 func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 	var v verdict
-	finishCh := s.finishCh
+	finishCh, firstLineCh := s.finishCh, s.firstLineCh
 	var finishedAt time.Duration
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -338,6 +344,9 @@ func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 			v.ending = Cancelled
 			v.err = failure.Wrap(failure.Cancelled, s.ctx.Err(), "cancelled")
 			return v
+		case <-firstLineCh:
+			firstLineCh = nil
+			s.arm(timer, v.finished, finishedAt)
 		case <-finishCh:
 			finishCh = nil
 			v.finished = true
@@ -372,10 +381,11 @@ func (s *Session) deadline(finished bool, finishedAt time.Duration) (at time.Dur
 		consider(finishedAt+nonNegative(s.opts.ExitGrace), Exited)
 		return at, ending, ok
 	}
-	if d := s.opts.FirstLineTimeout; d > 0 && s.firstLine.Load() < 0 {
-		consider(d, FirstLineTimeout)
+	firstPending := s.opts.FirstLineTimeout > 0 && s.firstLine.Load() < 0
+	if firstPending {
+		consider(s.opts.FirstLineTimeout, FirstLineTimeout)
 	}
-	if d := s.opts.IdleTimeout; d > 0 {
+	if d := s.opts.IdleTimeout; d > 0 && !firstPending {
 		consider(time.Duration(s.lastActivity.Load())+d, IdleTimeout)
 	}
 	if d := s.opts.TotalTimeout; d > 0 {

@@ -309,6 +309,16 @@ func TestDeadlineArithmetic(t *testing.T) {
 	assert.Equal(t, 30*time.Second, at)
 	assert.Equal(t, FirstLineTimeout, ending)
 
+	s.opts.FirstLineTimeout = 300 * time.Second
+	at, ending, _ = s.deadline(false, 0)
+	assert.Equal(t, 300*time.Second, at, "a pending first line governs alone")
+	assert.Equal(t, FirstLineTimeout, ending)
+	s.opts.FirstLineTimeout = 0
+	at, ending, _ = s.deadline(false, 0)
+	assert.Equal(t, 120*time.Second, at, "without a first-line deadline inactivity counts from start")
+	assert.Equal(t, IdleTimeout, ending)
+	s.opts.FirstLineTimeout = 30 * time.Second
+
 	s.firstLine.Store(int64(time.Second))
 	s.lastActivity.Store(int64(50 * time.Second))
 	at, ending, _ = s.deadline(false, 0)

@@ -48,3 +48,6 @@ func watchTree(t *testing.T, marker string, pids []int) *treeWatch {
 
 // gone reports whether no process carrying the marker is left.
 func (w *treeWatch) gone() bool { return len(survivors(w.marker)) == 0 }
+
+// goneAfter reports whether no process carrying marker is left.
+func goneAfter(marker string, _ []int) bool { return len(survivors(marker)) == 0 }

@@ -29,3 +29,6 @@ func (w *treeWatch) gone() bool {
 	}
 	return true
 }
+
+// goneAfter reports whether every PID of the tree is gone.
+func goneAfter(_ string, pids []int) bool { return (&treeWatch{pids: pids}).gone() }

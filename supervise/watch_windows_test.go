@@ -38,3 +38,20 @@ func (w *treeWatch) gone() bool {
 	}
 	return true
 }
+
+// goneAfter reports whether every PID of the tree is gone: it cannot be
+// opened any more, or it can and has exited.
+func goneAfter(_ string, pids []int) bool {
+	for _, pid := range pids {
+		h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
+		if err != nil {
+			continue
+		}
+		ev, _ := windows.WaitForSingleObject(h, 0)
+		_ = windows.CloseHandle(h)
+		if ev != uint32(windows.WAIT_OBJECT_0) {
+			return false
+		}
+	}
+	return true
+}

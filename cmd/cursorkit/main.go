@@ -57,6 +57,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},
+		{name: "exec", usage: execUsage, summary: "supervise any program (resolution, shim, deadlines, tree kill)", run: runExec},
 	}
 }
 

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/launch"
+	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/supervise"
+)
+
+// Exit codes of `cursorkit exec`, after GNU timeout. Besides these, exec
+// exits with the child's own code when it ends by itself, and with 128+N
+// when it died of signal N that cursorkit did not send.
+const (
+	execExitTimeout     = 124 // a deadline fired
+	execExitFailed      = 125 // cursorkit itself failed (usage, --cwd, report)
+	execExitCannotRun   = 126 // found but cannot or may not run (refused plan, permission)
+	execExitNotFound    = 127 // TARGET not found
+	execExitSignalBase  = 128 // + N: died of signal N not sent by cursorkit
+	execExitInterrupted = failure.ExitCancelled
+)
+
+const execUsage = "exec [flags] -- TARGET [ARG...]"
+
+// execFlags are the flags of `cursorkit exec`.
+type execFlags struct {
+	firstLine, idle, total, grace time.Duration
+	cwd, report                   string
+	dryRun                        bool
+}
+
+// runExec supervises any program: it resolves TARGET, plans its launch,
+// runs it under supervise with the deadlines asked for, passes stdin,
+// stdout and stderr through, and exits GNU-timeout style. A cancelled ctx
+// (SIGINT or SIGTERM to cursorkit) stops the child's whole tree first.
+func runExec(ctx context.Context, a *app, args []string) int {
+	var f execFlags
+	fs := newFlags("exec")
+	fs.SetInterspersed(false)
+	fs.DurationVar(&f.firstLine, "first-line-timeout", 0, "stop the child when no stdout line arrived within `D` (0: off)")
+	fs.DurationVar(&f.idle, "idle-timeout", 0, "stop the child when stdout stays silent for `D` (0: off)")
+	fs.DurationVar(&f.total, "timeout", 0, "stop the child after `D` in total (0: off)")
+	fs.DurationVar(&f.grace, "grace", supervise.DefaultStopGrace, "wait `D` after the polite stop before killing the tree (0: kill at once)")
+	fs.StringVar(&f.cwd, "cwd", "", "run the child in `DIR`")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the resolution and launch plan as JSON, run nothing")
+	fs.StringVar(&f.report, "report", "", "write the outcome as JSON to `FILE`")
+	if code, ok := a.parseFlags(fs, execUsage, args); !ok {
+		if code != failure.ExitOK {
+			return execExitFailed
+		}
+		return code
+	}
+	rest := fs.Args()
+	if len(rest) == 0 || rest[0] == "" {
+		fmt.Fprintf(a.stderr, "cursorkit: exec needs a TARGET\nusage: cursorkit %s\n", execUsage)
+		return execExitFailed
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--first-line-timeout", f.firstLine}, {"--idle-timeout", f.idle}, {"--timeout", f.total}, {"--grace", f.grace}} {
+		if d.v < 0 {
+			fmt.Fprintf(a.stderr, "cursorkit: %s must not be negative\n", d.name)
+			return execExitFailed
+		}
+	}
+	if f.cwd != "" {
+		if info, err := os.Stat(f.cwd); err != nil || !info.IsDir() {
+			fmt.Fprintf(a.stderr, "cursorkit: --cwd %q is not a usable directory\n", f.cwd)
+			return execExitFailed
+		}
+	}
+
+	res, plan, err := execPlan(ctx, rest[0], rest[1:])
+	if err != nil {
+		code := execSpawnExitCode(err)
+		fmt.Fprintf(a.stderr, "cursorkit: %v (%s)\n", err, failure.KindOf(err))
+		return a.writeExecReport(f.report, spawnOutcome(err), code)
+	}
+	if f.dryRun {
+		a.writeJSON(struct {
+			Resolution discovery.Resolution `json:"resolution"`
+			Plan       shim.Plan            `json:"plan"`
+		}{res, plan})
+		return failure.ExitOK
+	}
+
+	// The CLI process owns all reaping, so orphans of a double fork or a
+	// setsid daemon come back to it and the tree kill finds them (Linux;
+	// elsewhere this reports "unsupported" and changes nothing).
+	_ = launch.EnableSubreaper()
+
+	// stderr receives the child's stderr and supervise's remarks from two
+	// goroutines.
+	errOut := &lockedWriter{w: a.stderr}
+	grace := f.grace
+	if grace == 0 {
+		grace = -1 // supervise: negative means no grace
+	}
+	o := supervise.Run(ctx, plan, supervise.Options{
+		Dir:              f.cwd,
+		Env:              os.Environ(),
+		Stdin:            a.stdin,
+		FirstLineTimeout: f.firstLine,
+		IdleTimeout:      f.idle,
+		TotalTimeout:     f.total,
+		StopGrace:        grace,
+		KeepLineEndings:  true,
+		OnLine:           func(line []byte) { _, _ = a.stdout.Write(line) },
+		OnOversizedLine: func(size int64) {
+			fmt.Fprintf(errOut, "cursorkit: skipped a stdout line of %d bytes (over %d)\n", size, supervise.DefaultMaxLineBytes)
+		},
+		Stderr: errOut,
+	})
+	code := execExitCode(o)
+	if o.Ending == supervise.SpawnFailed {
+		fmt.Fprintf(a.stderr, "cursorkit: %v (%s)\n", o.Err, failure.KindOf(o.Err))
+	} else if o.Ending != supervise.Exited && o.Err != nil {
+		fmt.Fprintf(a.stderr, "cursorkit: %v\n", o.Err)
+	}
+	return a.writeExecReport(f.report, o, code)
+}
+
+// execPlan resolves target and plans its launch with args.
+func execPlan(ctx context.Context, target string, args []string) (discovery.Resolution, shim.Plan, error) {
+	env := discovery.EnvFromOS()
+	res, err := discovery.Resolve(ctx, discovery.Candidate{Value: target, Source: discovery.SourceOverride}, env, discovery.OSFS())
+	if err != nil {
+		// A file named by path that exists but is not launchable was found
+		// and cannot run (126), not missing (127), as in a POSIX shell.
+		if failure.Is(err, failure.MissingCLI) && strings.ContainsAny(target, `/`+string(os.PathSeparator)) {
+			if info, statErr := os.Stat(target); statErr == nil && !info.IsDir() {
+				err = failure.Wrap(failure.Setup, err, "found but cannot run")
+			}
+		}
+		return res, shim.Plan{}, err
+	}
+	plan, err := shim.Build(res, args, shim.OptionsFromOS())
+	return res, plan, err
+}
+
+// spawnOutcome is the outcome of a run that never started.
+func spawnOutcome(err error) supervise.Outcome {
+	return supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}
+}
+
+// execExitCode maps an outcome to exec's GNU-timeout exit codes.
+func execExitCode(o supervise.Outcome) int {
+	switch {
+	case o.Ending == supervise.Exited:
+		switch {
+		case o.Signal > 0:
+			return execExitSignalBase + o.Signal
+		case o.ExitCode < 0:
+			return execExitFailed // the exit status could not be read
+		}
+		return o.ExitCode
+	case o.Ending.Deadline():
+		return execExitTimeout
+	case o.Ending == supervise.Cancelled:
+		return execExitInterrupted
+	case o.Ending == supervise.SpawnFailed:
+		return execSpawnExitCode(o.Err)
+	}
+	return execExitFailed
+}
+
+// execSpawnExitCode maps a resolution, plan or launch failure: 127 when
+// TARGET does not exist, 126 when it exists but cannot or may not run,
+// 125 otherwise.
+func execSpawnExitCode(err error) int {
+	switch failure.KindOf(err) {
+	case failure.MissingCLI:
+		return execExitNotFound
+	case failure.Setup, failure.Input:
+		return execExitCannotRun
+	case failure.Cancelled:
+		return execExitInterrupted
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return execExitNotFound
+	}
+	if errors.Is(err, os.ErrPermission) {
+		return execExitCannotRun
+	}
+	return execExitFailed
+}
+
+// execReport is the --report file.
+type execReport struct {
+	Outcome    supervise.Ending     `json:"outcome"`
+	ExitCode   int                  `json:"exitCode"`
+	Signal     int                  `json:"signal"`
+	DurationMS int64                `json:"durationMs"`
+	Lines      int64                `json:"lines"`
+	Bytes      int64                `json:"bytes"`
+	Warnings   []string             `json:"warnings"`
+	Stop       supervise.StopResult `json:"stop"`
+	Kind       failure.Kind         `json:"kind,omitempty"`
+	Message    string               `json:"message,omitempty"`
+	ExecExit   int                  `json:"cursorkitExitCode"`
+}
+
+// writeExecReport writes o to path (when set) and returns code, or 125 when
+// the report cannot be written.
+func (a *app) writeExecReport(path string, o supervise.Outcome, code int) int {
+	if path == "" {
+		return code
+	}
+	r := execReport{
+		Outcome:    o.Ending,
+		ExitCode:   o.ExitCode,
+		Signal:     o.Signal,
+		DurationMS: o.Duration.Milliseconds(),
+		Lines:      o.Lines,
+		Bytes:      o.Bytes,
+		Warnings:   append([]string{}, o.Warnings...),
+		Stop:       o.Stop,
+		ExecExit:   code,
+	}
+	if o.Err != nil {
+		r.Kind, r.Message = failure.KindOf(o.Err), o.Err.Error()
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err == nil {
+		err = os.WriteFile(path, append(data, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "cursorkit: cannot write the report: %v\n", err)
+		return execExitFailed
+	}
+	return code
+}
+
+// lockedWriter serialises writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

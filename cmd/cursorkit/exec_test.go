@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// execModeEnv makes the test binary act as a child of `cursorkit exec`
+// instead of running tests; os.Args[1:] are the mode's parameters. It is
+// checked in init so this package needs no TestMain.
+const execModeEnv = "CURSORKIT_EXEC_TEST_MODE"
+
+// execWait bounds every wait of the exec tests.
+const execWait = 20 * time.Second
+
+func init() {
+	if mode := os.Getenv(execModeEnv); mode != "" {
+		os.Exit(execChild(mode, os.Args[1:]))
+	}
+}
+
+// execChild implements the behaviours the exec tests start.
+func execChild(mode string, args []string) int {
+	switch mode {
+	case "exit": // args: code, stdout text, stderr text
+		code, _ := strconv.Atoi(args[0])
+		fmt.Fprint(os.Stdout, args[1])
+		fmt.Fprint(os.Stderr, args[2])
+		return code
+	case "echo":
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+		return 0
+	case "silent":
+		execSleepForever()
+	case "ready-then-silent":
+		fmt.Println("ready")
+		execSleepForever()
+	case "chatty":
+		for i := 0; ; i++ {
+			fmt.Printf("{\"n\":%d}\n", i)
+			time.Sleep(5 * time.Millisecond)
+		}
+	case "tree": // args: marker, then grandchild kinds; POSIX "setsid" escapes the group
+		for _, kind := range args[1:] {
+			exe, _ := os.Executable()
+			cmd := exec.Command(exe, args[0])
+			cmd.Env = append(os.Environ(), execModeEnv+"=silent")
+			execGrandchildAttr(cmd, kind)
+			if err := cmd.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			fmt.Printf("child %d\n", cmd.Process.Pid)
+		}
+		fmt.Println("all-ready")
+		execSleepForever()
+	case "kill-self": // dies of a signal nobody else sent
+		return execKillSelf()
+	}
+	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
+	return 2
+}
+
+// execSleepForever blocks without leaving the runtime an all-asleep
+// deadlock to report.
+func execSleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// watchedBuffer is a goroutine-safe buffer that signals when its content
+// first contains a given text.
+type watchedBuffer struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func newWatchedBuffer(want string) *watchedBuffer {
+	return &watchedBuffer{want: want, seen: make(chan struct{})}
+}
+
+func (w *watchedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if w.want != "" && strings.Contains(w.buf.String(), w.want) {
+		w.want = ""
+		close(w.seen)
+	}
+	return n, err
+}
+
+func (w *watchedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// runExecCLI runs `cursorkit exec` in-process with the test binary in mode
+// as TARGET (when target is empty) and returns its exit code and streams.
+func runExecCLI(t *testing.T, ctx context.Context, mode, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	t.Setenv(execModeEnv, mode)
+	var out, errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"exec"}, args...), strings.NewReader(stdin), &out, &errOut, os.Getenv)
+	}()
+	select {
+	case code := <-done:
+		return code, out.String(), errOut.String()
+	case <-time.After(execWait):
+		t.Fatalf("exec did not return within %s", execWait)
+	}
+	return 0, "", ""
+}
+
+func testBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return exe
+}
+
+func TestExecExitCodes(t *testing.T) {
+	exe := testBinary(t)
+	dir := execTestDir(t)
+	notRunnable := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(notRunnable, []byte("not a program"), 0o644))
+	tests := []struct {
+		name       string
+		mode       string
+		stdin      string
+		args       []string
+		code       int
+		stdout     string // exact, when not empty
+		stderrHas  string
+		stdoutHas  string
+		notWindows bool
+	}{
+		{name: "own exit code zero, output intact", mode: "exit", args: []string{"--", exe, "0", "a\r\nb\n\nlast", "err\r\n"}, code: 0, stdout: "a\r\nb\n\nlast", stderrHas: "err\r\n"},
+		{name: "own exit code", mode: "exit", args: []string{"--", exe, "3", "x\n", ""}, code: 3, stdout: "x\n"},
+		{name: "stdin passes through", mode: "echo", stdin: "the prompt\nmore", args: []string{"--", exe}, code: 0, stdout: "the prompt\nmore"},
+		{name: "first-line deadline", mode: "silent", args: []string{"--first-line-timeout", "100ms", "--grace", "5s", "--", exe}, code: 124, stderrHas: "first-line deadline"},
+		{name: "inactivity deadline", mode: "ready-then-silent", args: []string{"--first-line-timeout", "20s", "--idle-timeout", "100ms", "--", exe}, code: 124, stdoutHas: "ready"},
+		{name: "total deadline", mode: "chatty", args: []string{"--timeout", "200ms", "--idle-timeout", "10s", "--grace", "0", "--", exe}, code: 124, stdoutHas: `{"n":0}`},
+		{name: "not found", mode: "exit", args: []string{"--", filepath.Join(dir, "no-such-program")}, code: 127},
+		{name: "bare name not found", mode: "exit", args: []string{"--", "cursorkit-no-such-program-anywhere"}, code: 127},
+		{name: "found but cannot run", mode: "exit", args: []string{"--", notRunnable}, code: 126},
+		{name: "no target", mode: "exit", args: nil, code: 125, stderrHas: "needs a TARGET"},
+		{name: "bad flag", mode: "exit", args: []string{"--nope", "--", exe}, code: 125},
+		{name: "negative duration", mode: "exit", args: []string{"--timeout", "-1s", "--", exe}, code: 125},
+		{name: "missing cwd", mode: "exit", args: []string{"--cwd", filepath.Join(dir, "missing"), "--", exe}, code: 125},
+		{name: "help", mode: "exit", args: []string{"--help"}, code: 0, stdoutHas: "usage: cursorkit exec"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runExecCLI(t, context.Background(), tt.mode, tt.stdin, tt.args...)
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr)
+			if tt.stdout != "" {
+				assert.Equal(t, tt.stdout, stdout)
+			}
+			assert.Contains(t, stdout, tt.stdoutHas)
+			assert.Contains(t, stderr, tt.stderrHas)
+		})
+	}
+}
+
+func TestExecDryRunPrintsThePlan(t *testing.T) {
+	exe := testBinary(t)
+	code, stdout, stderr := runExecCLI(t, context.Background(), "exit", "", "--dry-run", "--", exe, "a b", "c")
+	require.Equal(t, 0, code, stderr)
+	var got struct {
+		Resolution struct {
+			Path string `json:"path"`
+		} `json:"resolution"`
+		Plan struct {
+			Program     string   `json:"program"`
+			Args        []string `json:"args"`
+			CommandLine string   `json:"commandLine"`
+		} `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	assert.Equal(t, got.Resolution.Path, got.Plan.Program)
+	assert.Equal(t, []string{got.Plan.Program, "a b", "c"}, got.Plan.Args)
+	assert.Contains(t, got.Plan.CommandLine, "c")
+}
+
+func TestExecReport(t *testing.T) {
+	exe := testBinary(t)
+	report := filepath.Join(execTestDir(t), "report.json")
+	code, _, stderr := runExecCLI(t, context.Background(), "ready-then-silent", "", "--first-line-timeout", "20s", "--idle-timeout", "100ms", "--report", report, "--", exe)
+	require.Equal(t, 124, code, stderr)
+	data, err := os.ReadFile(report)
+	require.NoError(t, err)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal(data, &r))
+	for _, field := range []string{"outcome", "exitCode", "signal", "durationMs", "lines", "bytes", "warnings"} {
+		assert.Contains(t, r, field)
+	}
+	assert.Equal(t, "idle_timeout", r["outcome"])
+	assert.EqualValues(t, 1, r["lines"])
+	assert.EqualValues(t, len("ready\n"), r["bytes"])
+	assert.EqualValues(t, 124, r["cursorkitExitCode"])
+
+	code, _, _ = runExecCLI(t, context.Background(), "exit", "", "--report", report, "--", filepath.Join(execTestDir(t), "absent"))
+	assert.Equal(t, 127, code)
+	data, err = os.ReadFile(report)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &r))
+	assert.Equal(t, "spawn_failed", r["outcome"])
+	assert.Equal(t, "missing_cli", r["kind"])
+
+	code, _, stderr = runExecCLI(t, context.Background(), "exit", "", "--report", filepath.Join(execTestDir(t), "no", "dir", "r.json"), "--", exe, "0", "", "")
+	assert.Equal(t, 125, code)
+	assert.Contains(t, stderr, "cannot write the report")
+}
+
+// TestExecCancelStopsTheTree: SIGINT or SIGTERM to cursorkit cancel the
+// command's context; exec stops the child's whole tree and exits 130.
+func TestExecCancelStopsTheTree(t *testing.T) {
+	exe := testBinary(t)
+	marker := fmt.Sprintf("exec-marker-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Setenv(execModeEnv, "tree")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := newWatchedBuffer("all-ready")
+	var errOut bytes.Buffer
+	done := make(chan int, 1)
+	args := append([]string{"exec", "--grace", "2s", "--", exe, marker}, execTreeKinds...)
+	go func() { done <- run(ctx, args, strings.NewReader(""), out, &errOut, os.Getenv) }()
+	select {
+	case <-out.seen:
+	case code := <-done:
+		t.Fatalf("exec ended before the tree was ready: %d %s", code, errOut.String())
+	case <-time.After(execWait):
+		t.Fatal("the tree never got ready")
+	}
+	pids := execChildPIDs(t, out.String())
+	require.Len(t, pids, len(execTreeKinds))
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 130, code)
+	case <-time.After(execWait):
+		t.Fatal("exec did not return after the cancel")
+	}
+	assertExecTreeGone(t, marker, pids)
+}
+
+// execChildPIDs parses the "child PID" lines of the tree mode.
+func execChildPIDs(t *testing.T, out string) []int {
+	t.Helper()
+	var pids []int
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "child "); ok {
+			pid, err := strconv.Atoi(rest)
+			require.NoError(t, err)
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestExecExitCodeMapping(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	code, _, stderr := runExecCLI(t, context.Background(), "kill-self", "", "--", testBinary(t))
+	assert.Equal(t, 128+9, code, "died of SIGKILL that cursorkit did not send: %s", stderr)
+}
+
+// execTestDir is t.TempDir without os.RemoveAll, which fails under Wine 8
+// ("Invalid function"); the tests only put plain files in it.
+func execTestDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "cursorkit-exec-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			require.NoError(t, os.Remove(filepath.Join(dir, e.Name())))
+		}
+		require.NoError(t, os.Remove(dir))
+	})
+	return dir
+}
