@@ -287,3 +287,26 @@ func errNotExist() error {
 func errPermission() error {
 	return &fs.PathError{Op: "fork/exec", Path: "/opt/custom/cursor-agent", Err: fs.ErrPermission}
 }
+
+func TestClassifyWrapperExits(t *testing.T) {
+	tests := []struct {
+		name    string
+		result  runResult
+		outcome string
+		detail  string
+	}{
+		{"cmd shim target gone", runResult{exitCode: 1, stderr: "'node' is not recognized as an internal or external command,\r\noperable program or batch file."},
+			OutcomeNotFound, "ENOENT: exit 1: the shim's target is missing: 'node' is not recognized as an internal or external command, operable program or batch file."},
+		{"shell: not found", runResult{exitCode: 127, stderr: "/x/cursor-agent: 3: exec: node: not found"}, OutcomeNotFound, "ENOENT: exit 127: /x/cursor-agent: 3: exec: node: not found"},
+		{"shell: cannot execute", runResult{exitCode: 126, stderr: "Permission denied"}, OutcomePermission, "EACCES: exit 126: Permission denied"},
+		{"plain exit", runResult{exitCode: 4}, OutcomeExit, "exit 4"},
+		{"stdout only", runResult{exitCode: 4, stdout: []byte("oops\n")}, OutcomeExit, "exit 4: oops"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			outcome, detail := classify(tt.result, "--version", time.Second)
+			assert.Equal(t, tt.outcome, outcome)
+			assert.Equal(t, tt.detail, detail)
+		})
+	}
+}

@@ -62,6 +62,16 @@ func classify(r runResult, what string, timeout time.Duration) (outcome, detail 
 		return OutcomeTimeout, BoundDetail(fmt.Sprintf("timeout: %s did not finish within %s; its process tree was killed", what, timeout))
 	case r.signal != 0:
 		return OutcomeExit, BoundDetail(fmt.Sprintf("killed by signal %d", r.signal) + detailSuffix(said))
+	case r.exitCode == 9009 || strings.Contains(strings.ToLower(said), "as an internal or external command"):
+		// cmd.exe ran the shim, but the program the shim names is gone
+		// (9009 is cmd's exit code for "not recognized").
+		return OutcomeNotFound, BoundDetail(fmt.Sprintf("ENOENT: exit %d: the shim's target is missing", r.exitCode) + detailSuffix(said))
+	case r.exitCode == 127:
+		// A shell's "command not found" (a wrapper script whose target is gone).
+		return OutcomeNotFound, BoundDetail("ENOENT: exit 127" + detailSuffix(said))
+	case r.exitCode == 126:
+		// A shell's "found but cannot execute".
+		return OutcomePermission, BoundDetail("EACCES: exit 126" + detailSuffix(said))
 	}
 	return OutcomeExit, BoundDetail(fmt.Sprintf("exit %d", r.exitCode) + detailSuffix(said))
 }
