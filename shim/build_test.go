@@ -277,6 +277,7 @@ func TestBuildRefusals(t *testing.T) {
 		{"ps1 double dash", ps1Res, []string{"a", "--"}, winOpts(), failure.Input, 1, '-', ""},
 		{"ps1 empty", ps1Res, []string{""}, winOpts(), failure.Input, 0, shim.NoChar, "empty"},
 		{"ps1 quote", ps1Res, []string{secret + `"`}, winOpts(), failure.Input, 0, '"', ""},
+		{"ps1 trailing backslash with space", ps1Res, []string{`C:\A User\`}, winOpts(), failure.Input, 0, '\\', "trailing backslashes"},
 		{"ps1 NUL", ps1Res, []string{"\x00"}, winOpts(), failure.Input, 0, 0, ""},
 		{"exe NUL", exeRes, []string{"a", "b\x00" + secret}, winOpts(), failure.Input, 1, 0, ""},
 		{"exe too long", exeRes, []string{strings.Repeat("€", 32767-len(`C:\x\agent.exe `)+1)}, winOpts(), failure.Input, -1, 0, "32766"},

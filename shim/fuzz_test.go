@@ -108,3 +108,42 @@ func FuzzComposeCommandLine(f *testing.F) {
 		require.Equal(t, plan.Args, crtSplit(plan.CommandLine), plan.CommandLine)
 	})
 }
+
+// psArgOK is the test's own statement of what a .ps1 may receive without
+// dash arguments allowed.
+func psArgOK(a string) bool {
+	return a != "" && utf8.ValidString(a) && !strings.ContainsAny(a, "\x00\"") &&
+		!strings.HasPrefix(a, "-") && !(strings.HasSuffix(a, `\`) && strings.ContainsAny(a, " \t"))
+}
+
+// FuzzValidatePowerShellArgs: a .ps1 plan refuses exactly the first
+// argument psArgOK rejects, and an accepted plan's command line splits back
+// into its argv.
+func FuzzValidatePowerShellArgs(f *testing.F) {
+	seedVectors(f)
+	res := discovery.Resolution{Path: `C:\Users\A User\npm\cursor-agent.ps1`, Kind: discovery.PowerShell}
+	opts := winOpts()
+	f.Fuzz(func(t *testing.T, raw string) {
+		args := fuzzArgs(raw)
+		plan, err := shim.Build(res, args, opts)
+		firstBad := -1
+		for i, a := range args {
+			if !psArgOK(a) {
+				firstBad = i
+				break
+			}
+		}
+		if err != nil {
+			require.Equal(t, failure.Input, failure.KindOf(err))
+			var ae *shim.ArgError
+			if errors.As(err, &ae) {
+				require.Equal(t, firstBad, ae.Index, "%v", err)
+				return
+			}
+			require.Contains(t, err.Error(), "command line would be")
+			return
+		}
+		require.Equal(t, -1, firstBad)
+		require.Equal(t, plan.Args, crtSplit(plan.CommandLine), plan.CommandLine)
+	})
+}

@@ -20,9 +20,10 @@ var powerShellFlags = [...]string{"-NoLogo", "-NoProfile", "-NonInteractive", "-
 //   - any other argument starting with '-', unless dashArgs is set: it may
 //     bind to a parameter of the script instead of arriving as a value
 //     (#4225, #17519);
-//   - empty arguments and arguments holding '"': Windows PowerShell 5.1
-//     drops or mis-quotes them when the script hands $args to a native
-//     program, as npm's .ps1 shims do (#1995);
+//   - empty arguments, arguments holding '"', and arguments with a space
+//     or tab that end in '\': Windows PowerShell 5.1 drops or mis-quotes
+//     them when the script hands $args to a native program, as npm's .ps1
+//     shims do (#1995);
 //   - NUL and bytes that are not UTF-8.
 func ValidatePowerShellArgs(args []string, dashArgs bool) error {
 	for i, a := range args {
@@ -40,6 +41,8 @@ func ValidatePowerShellArgs(args []string, dashArgs bool) error {
 			return argErr(i, '-', "PowerShell's -File binding may take an argument starting with - as a parameter name (allow with Options.PowerShellDashArgs)")
 		case strings.ContainsRune(a, '"'):
 			return argErr(i, '"', "Windows PowerShell mis-quotes it when the script passes it on to a program")
+		case strings.HasSuffix(a, `\`) && strings.ContainsAny(a, " \t"):
+			return argErr(i, '\\', "Windows PowerShell quotes an argument with spaces without doubling its trailing backslashes, so the program behind the script would see the closing quote escaped")
 		}
 	}
 	return nil
