@@ -183,9 +183,16 @@ func (p *Process) killTree() (KillReport, error) {
 	report.Swept = len(killed)
 	// Killed processes reparented to self (subreaper mode, directly or
 	// because their killed parent exited first) are reaped here: nobody else
-	// in this program waits for them. Waiting for every exit first lets the
-	// kernel finish reparenting.
+	// in this program waits for them. Waiting for every exit first, the
+	// root's included, lets the kernel finish reparenting. The root itself
+	// is never reaped here: it is os/exec's.
 	deadline := time.Now().Add(reapWait)
+	if !p.reaped() {
+		if rootPin, _ := pinProcess(p.root); rootPin != nil {
+			rootPin.awaitExit(deadline)
+			rootPin.release()
+		}
+	}
 	for _, pn := range killed {
 		pn.awaitExit(deadline)
 	}
