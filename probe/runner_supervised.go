@@ -13,12 +13,14 @@ import (
 // Output bounds of a probe command.
 const (
 	maxProbeStdout     = 1 << 20
+	maxProbeLine       = 64 << 10
 	maxProbeStderrTail = 4 << 10
 )
 
 // supervisedRunner plans a command with shim and runs it under supervise:
 // a total deadline, no stop grace (a probe is killed with its whole tree at
-// once), stdout kept up to maxProbeStdout and a bounded stderr tail.
+// once), stdout kept up to maxProbeStdout in lines of at most
+// maxProbeLine bytes, and a bounded stderr tail.
 type supervisedRunner struct {
 	shim shim.Options
 	env  []string
@@ -36,7 +38,7 @@ func (s supervisedRunner) run(ctx context.Context, res discovery.Resolution, arg
 		TotalTimeout:    timeout,
 		StopGrace:       -1,
 		DrainGrace:      min(timeout, supervise.DefaultDrainGrace),
-		MaxLineBytes:    maxProbeStdout,
+		MaxLineBytes:    maxProbeLine,
 		StderrTailBytes: maxProbeStderrTail,
 		KeepLineEndings: true,
 		OnLine: func(line []byte) {
