@@ -56,6 +56,7 @@ type command struct {
 // commands lists the subcommands in the order usage shows them.
 func commands() []command {
 	return []command{
+		{name: "serve", usage: serveUsage, summary: "the settings validation endpoint (HTTP)", run: runServe},
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},
 		{name: "exec", usage: execUsage, summary: "supervise any program (resolution, shim, deadlines, tree kill)", run: runExec},
 	}
