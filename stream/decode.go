@@ -1,0 +1,605 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// DecodeError says why a line could not be decoded. Decode returns it
+// wrapped in a *failure.Error of kind failure.Protocol.
+type DecodeError struct {
+	// NotJSON is true when the line is not a JSON object at all (Turn treats
+	// such a line before the first event as a banner). When false the line is
+	// an object whose fields do not have the shape its event type requires.
+	NotJSON bool
+	// Offset is the byte offset within the line where the problem is.
+	Offset int
+	// Event is the line's "type" when known ("" for NotJSON).
+	Event string
+	// Reason says what was wrong, e.g. `field "timestamp_ms" is not an integer`.
+	Reason string
+}
+
+func (e *DecodeError) Error() string {
+	if e.Event != "" {
+		return e.Event + " event: " + e.Reason + " (byte offset " + strconv.Itoa(e.Offset) + ")"
+	}
+	return e.Reason + " (byte offset " + strconv.Itoa(e.Offset) + ")"
+}
+
+// Decode decodes one stream-json line (without its line terminator; leading
+// and trailing JSON whitespace is allowed) into an Event. Unknown types are
+// not errors: they decode to *Unknown. The error, when not nil, is a
+// *failure.Error of kind failure.Protocol wrapping a *DecodeError.
+//
+// The event never aliases line: the caller may reuse its buffer.
+func Decode(line []byte) (Event, error) {
+	var f fields
+	r := reader{b: line}
+	r.ws()
+	if r.i >= len(line) || line[r.i] != '{' {
+		if _, err := r.value(); err != nil {
+			return nil, notJSON(err)
+		}
+		if err := r.end(); err != nil {
+			return nil, notJSON(err)
+		}
+		return nil, protocolError(&DecodeError{NotJSON: true, Offset: 0, Reason: "the line is JSON but not an object"})
+	}
+	if err := f.read(&r); err != nil {
+		return nil, notJSON(err)
+	}
+	if err := r.end(); err != nil {
+		return nil, notJSON(err)
+	}
+	d := decoder{b: line}
+	typ, ok := d.optString(f.typ)
+	if !ok || d.err != nil {
+		return d.unknown(f, ""), nil
+	}
+	var ev Event
+	switch typ {
+	case TypeSystem:
+		sub := d.str(f.subtype, "subtype")
+		if sub != SubtypeInit || d.err != nil {
+			d.err = nil
+			return d.unknown(f, typ), nil
+		}
+		ev = &Init{
+			SessionID:      d.str(f.sessionID, "session_id"),
+			Model:          d.str(f.model, "model"),
+			CWD:            d.str(f.cwd, "cwd"),
+			PermissionMode: d.str(f.permissionMode, "permissionMode"),
+			APIKeySource:   d.str(f.apiKeySource, "apiKeySource"),
+		}
+	case TypeUser:
+		ev = &User{SessionID: d.str(f.sessionID, "session_id"), Text: d.messageText(&f)}
+	case TypeThinking:
+		t := &Thinking{
+			Subtype:   d.str(f.subtype, "subtype"),
+			Text:      d.str(f.text, "text"),
+			SessionID: d.str(f.sessionID, "session_id"),
+		}
+		t.TimestampMs, t.HasTimestamp = d.integer(f.timestampMs, "timestamp_ms")
+		ev = t
+	case TypeAssistant:
+		a := &Assistant{
+			Text:        d.messageText(&f),
+			quoted:      d.quotedText(&f),
+			ModelCallID: d.str(f.modelCallID, "model_call_id"),
+			SessionID:   d.str(f.sessionID, "session_id"),
+		}
+		a.TimestampMs, a.HasTimestamp = d.integer(f.timestampMs, "timestamp_ms")
+		ev = a
+	case TypeToolCall:
+		t := &ToolCall{
+			Subtype:     d.str(f.subtype, "subtype"),
+			CallID:      d.str(f.callID, "call_id"),
+			ModelCallID: d.str(f.modelCallID, "model_call_id"),
+			SessionID:   d.str(f.sessionID, "session_id"),
+		}
+		t.TimestampMs, _ = d.integer(f.timestampMs, "timestamp_ms")
+		d.toolCall(f.toolCall, t)
+		ev = t
+	case TypeResult:
+		res := &Result{
+			Subtype:   d.str(f.subtype, "subtype"),
+			IsError:   d.boolean(f.isError, "is_error"),
+			Text:      d.str(f.result, "result"),
+			SessionID: d.str(f.sessionID, "session_id"),
+			RequestID: d.str(f.requestID, "request_id"),
+			Usage:     d.usage(f.usage),
+		}
+		res.DurationMs, _ = d.integer(f.durationMs, "duration_ms")
+		res.DurationAPIMs, _ = d.integer(f.durationAPIMs, "duration_api_ms")
+		ev = res
+	default:
+		return d.unknown(f, typ), nil
+	}
+	if d.err != nil {
+		d.err.Event = typ
+		return nil, protocolError(d.err)
+	}
+	return ev, nil
+}
+
+func protocolError(de *DecodeError) error {
+	return &failure.Error{Kind: failure.Protocol, Message: "malformed stream-json line", Err: de}
+}
+
+func notJSON(err error) error {
+	de := &DecodeError{NotJSON: true, Reason: "not JSON: " + err.Error()}
+	var se *syntaxError
+	if errors.As(err, &se) {
+		de.Offset, de.Reason = se.offset, "not JSON: "+se.msg
+	}
+	return protocolError(de)
+}
+
+// fields holds where each top-level member of interest is. A repeated key
+// overwrites the earlier span: the last value wins, as with encoding/json.
+// message.content is read in the same pass, since assistant text is most of
+// the stream: content is the last message's last content value and blocks
+// are its elements when it is an array.
+type fields struct {
+	content span
+	blocks  []block
+
+	typ, subtype, sessionID, message, modelCallID, timestampMs, text span
+	callID, toolCall                                                 span
+	isError, result, durationMs, durationAPIMs, requestID, usage     span
+	cwd, model, permissionMode, apiKeySource                         span
+}
+
+// block is one element of message.content.
+type block struct {
+	whole     span
+	isObject  bool
+	typ, text span
+	value     string // text's value when it is a string
+}
+
+// read reads the top-level object, recording the members of interest.
+func (f *fields) read(r *reader) error {
+	if err := r.enter('{'); err != nil {
+		return err
+	}
+	for first := true; ; {
+		more, err := r.more('}', &first)
+		if err != nil || !more {
+			return err
+		}
+		key, escaped, err := r.key()
+		if err != nil {
+			return err
+		}
+		k := r.b[key.start:key.end]
+		if escaped {
+			k = []byte(unescape(k, true))
+		}
+		if string(k) == "message" {
+			err = f.readMessage(r)
+		} else {
+			var val span
+			val, err = r.value()
+			if dst := f.lookup(k); dst != nil {
+				*dst = val
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (f *fields) readMessage(r *reader) error {
+	r.ws()
+	start := r.i
+	f.content, f.blocks = span{}, f.blocks[:0]
+	defer func() { f.message = span{start, r.i} }()
+	if r.i >= len(r.b) || r.b[r.i] != '{' {
+		_, err := r.value()
+		return err
+	}
+	if err := r.enter('{'); err != nil {
+		return err
+	}
+	for first := true; ; {
+		more, err := r.more('}', &first)
+		if err != nil || !more {
+			return err
+		}
+		key, escaped, err := r.key()
+		if err != nil {
+			return err
+		}
+		if keyIs(r.b, key, escaped, "content") {
+			err = f.readContent(r)
+		} else {
+			_, err = r.value()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (f *fields) readContent(r *reader) error {
+	r.ws()
+	start := r.i
+	f.blocks = f.blocks[:0]
+	defer func() { f.content = span{start, r.i} }()
+	if r.i >= len(r.b) || r.b[r.i] != '[' {
+		_, err := r.value()
+		return err
+	}
+	if err := r.enter('['); err != nil {
+		return err
+	}
+	for first := true; ; {
+		more, err := r.more(']', &first)
+		if err != nil || !more {
+			return err
+		}
+		r.ws()
+		b := block{whole: span{r.i, r.i}}
+		if r.i < len(r.b) && r.b[r.i] == '{' {
+			b.isObject = true
+			err = b.read(r)
+		} else {
+			_, err = r.value()
+		}
+		b.whole.end = r.i
+		f.blocks = append(f.blocks, b)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// read reads one content block object.
+func (b *block) read(r *reader) error {
+	if err := r.enter('{'); err != nil {
+		return err
+	}
+	for first := true; ; {
+		more, err := r.more('}', &first)
+		if err != nil || !more {
+			return err
+		}
+		key, escaped, err := r.key()
+		if err != nil {
+			return err
+		}
+		switch {
+		case keyIs(r.b, key, escaped, "text"):
+			// The text is unescaped as it is validated.
+			r.ws()
+			start := r.i
+			if r.i < len(r.b) && r.b[r.i] == '"' {
+				b.value, err = r.strValue()
+			} else {
+				b.value = ""
+				_, err = r.value()
+			}
+			b.text = span{start, r.i}
+		case keyIs(r.b, key, escaped, "type"):
+			b.typ, err = r.value()
+		default:
+			_, err = r.value()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (f *fields) lookup(name []byte) *span {
+	// A switch on string(name) compares without allocating.
+	switch string(name) {
+	case "type":
+		return &f.typ
+	case "subtype":
+		return &f.subtype
+	case "session_id":
+		return &f.sessionID
+	case "model_call_id":
+		return &f.modelCallID
+	case "timestamp_ms":
+		return &f.timestampMs
+	case "text":
+		return &f.text
+	case "call_id":
+		return &f.callID
+	case "tool_call":
+		return &f.toolCall
+	case "is_error":
+		return &f.isError
+	case "result":
+		return &f.result
+	case "duration_ms":
+		return &f.durationMs
+	case "duration_api_ms":
+		return &f.durationAPIMs
+	case "request_id":
+		return &f.requestID
+	case "usage":
+		return &f.usage
+	case "cwd":
+		return &f.cwd
+	case "model":
+		return &f.model
+	case "permissionMode":
+		return &f.permissionMode
+	case "apiKeySource":
+		return &f.apiKeySource
+	}
+	return nil
+}
+
+// decoder extracts typed values from spans of an already validated line. The
+// first shape error is kept in err and later calls do nothing.
+type decoder struct {
+	b   []byte
+	err *DecodeError
+}
+
+func (d *decoder) fail(at span, format string) {
+	if d.err == nil {
+		d.err = &DecodeError{Offset: at.start, Reason: format}
+	}
+}
+
+func (d *decoder) isNull(s span) bool {
+	return !s.present() || d.b[s.start] == 'n'
+}
+
+// optString returns the string at s; ok is false when s is absent, null or
+// not a string.
+func (d *decoder) optString(s span) (string, bool) {
+	if d.isNull(s) || d.b[s.start] != '"' {
+		return "", false
+	}
+	return d.stringAt(s), true
+}
+
+// stringAt unescapes the string value spanning s (quotes included).
+func (d *decoder) stringAt(s span) string {
+	raw := d.b[s.start+1 : s.end-1]
+	return unescape(raw, bytes.IndexByte(raw, '\\') >= 0)
+}
+
+// str returns the string field name at s: "" when absent or null, an error
+// when it is another kind of value.
+func (d *decoder) str(s span, name string) string {
+	if d.err != nil || d.isNull(s) {
+		return ""
+	}
+	if d.b[s.start] != '"' {
+		d.fail(s, "field "+strconv.Quote(name)+" is not a string")
+		return ""
+	}
+	return d.stringAt(s)
+}
+
+// integer returns the integer field name at s and whether it is present.
+func (d *decoder) integer(s span, name string) (int64, bool) {
+	if d.err != nil || d.isNull(s) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(d.b[s.start:s.end]), 10, 64)
+	if err != nil {
+		d.fail(s, "field "+strconv.Quote(name)+" is not a 64-bit integer")
+		return 0, false
+	}
+	return n, true
+}
+
+func (d *decoder) boolean(s span, name string) bool {
+	if d.err != nil || d.isNull(s) {
+		return false
+	}
+	switch d.b[s.start] {
+	case 't':
+		return true
+	case 'f':
+		return false
+	}
+	d.fail(s, "field "+strconv.Quote(name)+" is not a boolean")
+	return false
+}
+
+func (d *decoder) raw(s span) json.RawMessage {
+	if !s.present() {
+		return nil
+	}
+	return append(json.RawMessage(nil), d.b[s.start:s.end]...)
+}
+
+// sub walks the object at s (already validated), calling field for each
+// member; it reports false, recording an error, when s is not an object.
+func (d *decoder) sub(s span, name string, field func(key []byte, val span)) bool {
+	if d.err != nil || d.isNull(s) {
+		return false
+	}
+	if d.b[s.start] != '{' {
+		d.fail(s, "field "+strconv.Quote(name)+" is not an object")
+		return false
+	}
+	// The line was validated as a whole, so this walk cannot fail.
+	r := reader{b: d.b[:s.end], i: s.start, trusted: true}
+	_ = r.enter('{')
+	for first := true; ; {
+		if more, _ := r.more('}', &first); !more {
+			return true
+		}
+		key, escaped, _ := r.key()
+		k := d.b[key.start:key.end]
+		if escaped {
+			k = []byte(unescape(k, true))
+		}
+		val, _ := r.value()
+		field(k, val)
+	}
+}
+
+// messageText concatenates the text blocks of message.content, which
+// fields read. content may also be a plain string. Blocks of other types
+// (images, tool uses) are skipped.
+func (d *decoder) messageText(f *fields) string {
+	if d.err != nil || d.isNull(f.message) {
+		return ""
+	}
+	if d.b[f.message.start] != '{' {
+		d.fail(f.message, `field "message" is not an object`)
+		return ""
+	}
+	if d.isNull(f.content) {
+		return ""
+	}
+	switch d.b[f.content.start] {
+	case '"':
+		return d.stringAt(f.content)
+	case '[':
+	default:
+		d.fail(f.content, `field "message.content" is neither an array nor a string`)
+		return ""
+	}
+	texts := make([]string, 0, len(f.blocks))
+	for _, b := range f.blocks {
+		if !b.isObject {
+			d.fail(b.whole, `an element of "message.content" is not an object`)
+			return ""
+		}
+		if t, _ := d.optString(b.typ); t != "text" || d.isNull(b.text) {
+			continue
+		}
+		if d.b[b.text.start] != '"' {
+			d.fail(b.text, `a text block's "text" is not a string`)
+			return ""
+		}
+		texts = append(texts, b.value)
+	}
+	if len(texts) == 1 {
+		return texts[0]
+	}
+	return strings.Join(texts, "")
+}
+
+// quotedText returns a copy of the one text block's JSON literal, quotes
+// included, or nil when there is not exactly one or it is not valid UTF-8
+// (encoding/json would decode such bytes to U+FFFD, so they are re-escaped).
+func (d *decoder) quotedText(f *fields) []byte {
+	if d.err != nil || d.isNull(f.content) || d.b[f.content.start] != '[' {
+		return nil
+	}
+	var lit span
+	for _, b := range f.blocks {
+		if t, _ := d.optString(b.typ); t != "text" || d.isNull(b.text) {
+			continue
+		}
+		if lit.present() {
+			return nil
+		}
+		lit = b.text
+	}
+	if !lit.present() || d.b[lit.start] != '"' || !utf8.Valid(d.b[lit.start:lit.end]) {
+		return nil
+	}
+	return append([]byte(nil), d.b[lit.start:lit.end]...)
+}
+
+const toolCallSuffix = "ToolCall"
+
+// toolCall fills t from the tool_call object: the tool is its first key that
+// ends in "ToolCall" (with something before the suffix).
+func (d *decoder) toolCall(s span, t *ToolCall) {
+	var body span
+	d.sub(s, "tool_call", func(key []byte, val span) {
+		if t.Key == "" && len(key) > len(toolCallSuffix) && strings.HasSuffix(string(key), toolCallSuffix) {
+			t.Key = string(key)
+			t.Name, body = strings.TrimSuffix(t.Key, toolCallSuffix), val
+		}
+	})
+	if t.Key == "" {
+		return
+	}
+	var args, result span
+	d.sub(body, "tool_call."+t.Key, func(key []byte, val span) {
+		switch string(key) {
+		case "args":
+			args = val
+		case "result":
+			result = val
+		}
+	})
+	if !d.isNull(args) {
+		t.Args = d.raw(args)
+	}
+	var status string
+	var value span
+	if d.sub(result, "tool_call."+t.Key+".result", func(key []byte, val span) {
+		if !value.present() {
+			status, value = string(key), val
+		}
+	}) {
+		t.Result = &ToolResult{Status: status, Value: d.raw(value)}
+	}
+}
+
+// usage reads the result's usage object; an absent or null usage is
+// unreported.
+func (d *decoder) usage(s span) Usage {
+	var u Usage
+	var in, out, cr, cw span
+	if !d.sub(s, "usage", func(key []byte, val span) {
+		switch string(key) {
+		case "inputTokens":
+			in = val
+		case "outputTokens":
+			out = val
+		case "cacheReadTokens":
+			cr = val
+		case "cacheWriteTokens":
+			cw = val
+		}
+	}) {
+		return u
+	}
+	u.Reported = true
+	u.InputTokens = d.optInteger(in, "usage.inputTokens")
+	u.OutputTokens = d.optInteger(out, "usage.outputTokens")
+	u.CacheReadTokens = d.optInteger(cr, "usage.cacheReadTokens")
+	u.CacheWriteTokens = d.optInteger(cw, "usage.cacheWriteTokens")
+	return u
+}
+
+func (d *decoder) optInteger(s span, name string) *int64 {
+	n, ok := d.integer(s, name)
+	if !ok {
+		return nil
+	}
+	return &n
+}
+
+func (d *decoder) unknown(f fields, typ string) *Unknown {
+	sub, _ := d.optString(f.subtype)
+	return &Unknown{Type: typ, Subtype: sub, Raw: append(json.RawMessage(nil), trimJSONSpace(d.b)...)}
+}
+
+func trimJSONSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,184 @@
+package stream
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const initLine = `{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/repo","session_id":"abc","model":"Claude 4.5 Sonnet","permissionMode":"default"}`
+
+// Line builders for realistic sequences.
+
+func assistantJSON(text, modelCallID string, timestamp bool) string {
+	m := map[string]any{
+		"type":       "assistant",
+		"message":    map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}},
+		"session_id": "abc",
+	}
+	if modelCallID != "" {
+		m["model_call_id"] = modelCallID
+	}
+	if timestamp {
+		m["timestamp_ms"] = 1770823449274
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// snap is a model call's complete text, flush the end-of-turn copy, delta a
+// --stream-partial-output piece.
+func snap(call, text string) string { return assistantJSON(text, call, true) }
+func flushLine(text string) string  { return assistantJSON(text, "", false) }
+func deltaLine(text string) string  { return assistantJSON(text, "", true) }
+
+func toolPair(id string) []string {
+	return []string{
+		`{"type":"tool_call","subtype":"started","call_id":"` + id + `","tool_call":{"readToolCall":{"args":{"path":"README.md"}}},"session_id":"abc"}`,
+		`{"type":"tool_call","subtype":"completed","call_id":"` + id + `","tool_call":{"readToolCall":{"args":{"path":"README.md"},"result":{"success":{"content":"..."}}}},"session_id":"abc"}`,
+	}
+}
+
+func seq(parts ...any) []string {
+	var lines []string
+	for _, p := range parts {
+		switch v := p.(type) {
+		case string:
+			lines = append(lines, v)
+		case []string:
+			lines = append(lines, v...)
+		}
+	}
+	return lines
+}
+
+// texts feeds lines after init and returns the text outputs.
+func texts(t *testing.T, lines []string) ([]string, *Turn) {
+	t.Helper()
+	policy, err := NewPolicy(ModeDefault)
+	require.NoError(t, err)
+	turn := NewTurn(policy)
+	_, err = turn.Feed([]byte(initLine))
+	require.NoError(t, err)
+	var got []string
+	for _, l := range lines {
+		outs, err := turn.Feed([]byte(l))
+		require.NoError(t, err)
+		for _, o := range outs {
+			if o.Type == OutputText {
+				got = append(got, o.Text)
+			}
+		}
+	}
+	return got, turn
+}
+
+func TestDedupe(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"one snapshot", seq(snap("m1", "Hello")), []string{"Hello"}},
+		{"one flush (older builds)", seq(flushLine("Hello")), []string{"Hello"}},
+		{"text before a tool call, repeated without model_call_id at the end",
+			seq(snap("m1", "Let me read it."), toolPair("t1"), flushLine("Let me read it.")),
+			[]string{"Let me read it."}},
+		{"two model calls, the last repeated by the flush",
+			seq(snap("m1", "Reading."), toolPair("t1"), snap("m2", "Done."), flushLine("Done.")),
+			[]string{"Reading.", "Done."}},
+		{"the flush repeats the whole turn",
+			seq(snap("m1", "A. "), toolPair("t1"), snap("m2", "B."), flushLine("A. B.")),
+			[]string{"A. ", "B."}},
+		{"the flush repeats one earlier model call",
+			seq(snap("m1", "A."), toolPair("t1"), snap("m2", "B."), flushLine("A.")),
+			[]string{"A.", "B."}},
+		{"the flush extends the turn",
+			seq(snap("m1", "A."), flushLine("A. And B.")),
+			[]string{"A.", " And B."}},
+		{"partial output: deltas then the recap",
+			seq(deltaLine("Hel"), deltaLine("lo"), snap("m1", "Hello")),
+			[]string{"Hel", "lo"}},
+		{"partial output: a recap that carries more than the deltas",
+			seq(deltaLine("Hel"), snap("m1", "Hello")),
+			[]string{"Hel", "lo"}},
+		{"partial output: deltas closed by a flush only",
+			seq(deltaLine("Hel"), deltaLine("lo"), flushLine("Hello")),
+			[]string{"Hel", "lo"}},
+		{"partial output: two segments, recaps, and the whole turn again",
+			seq(deltaLine("Let me "), deltaLine("look."), snap("m1", "Let me look."), toolPair("t1"),
+				deltaLine("Found "), deltaLine("it."), snap("m2", "Found it."), flushLine("Let me look.Found it.")),
+			[]string{"Let me ", "look.", "Found ", "it."}},
+		{"partial output: segments without recaps, the flush repeats the last",
+			seq(deltaLine("ha"), toolPair("t1"), deltaLine("ha"), flushLine("ha")),
+			[]string{"ha", "ha"}},
+		{"identical deltas are both text", seq(deltaLine("ha"), deltaLine("ha")), []string{"ha", "ha"}},
+		{"identical sentences from two model calls are both said",
+			seq(snap("m1", "Checking."), toolPair("t1"), snap("m2", "Checking."), toolPair("t2"), snap("m3", "Done."), flushLine("Done.")),
+			[]string{"Checking.", "Checking.", "Done."}},
+		{"identical flushes one after another are both said (one per message)",
+			seq(flushLine("Checking."), toolPair("t1"), flushLine("Checking.")),
+			[]string{"Checking.", "Checking."}},
+		{"the same model call replayed", seq(snap("m1", "A"), snap("m1", "A")), []string{"A"}},
+		{"the same model call grown", seq(snap("m1", "A"), snap("m1", "AB")), []string{"A", "B"}},
+		{"the same model call replayed after another",
+			seq(snap("m1", "A"), snap("m2", "B"), snap("m1", "A")), []string{"A", "B"}},
+		{"a recap unrelated to the deltas is new text",
+			seq(deltaLine("abc"), snap("m1", "xyz")), []string{"abc", "xyz"}},
+		{"empty texts say nothing", seq(snap("m1", ""), flushLine(""), deltaLine("")), nil},
+		{"the documented ambiguity: a flush equal to the end of the unflushed text is a replay",
+			seq(snap("m1", "I checked. Done.")), []string{"I checked. Done."}},
+		{"after a flush, a new flush is compared with nothing",
+			seq(snap("m1", "A"), flushLine("A"), flushLine("A")), []string{"A", "A"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, turn := texts(t, tt.lines)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, strings.Join(tt.want, ""), turn.Text())
+		})
+	}
+}
+
+func TestDedupeAmbiguityStated(t *testing.T) {
+	// The package documentation names one ambiguity: a flush that is new
+	// text but equals the end of the unflushed text is taken for a replay.
+	got, _ := texts(t, seq(snap("m1", "I checked. Done."), toolPair("t1"), flushLine("Done.")))
+	assert.Equal(t, []string{"I checked. Done."}, got)
+}
+
+func TestResultTextWhenNoAssistantText(t *testing.T) {
+	got, turn := texts(t, seq(`{"type":"result","subtype":"success","is_error":false,"result":"only here","session_id":"abc"}`))
+	assert.Equal(t, []string{"only here"}, got)
+	assert.Equal(t, "only here", turn.Text())
+
+	got, turn = texts(t, seq(snap("m1", "said"), `{"type":"result","subtype":"success","result":"said"}`))
+	assert.Equal(t, []string{"said"}, got, "the result does not repeat streamed text")
+	assert.Equal(t, "said", turn.Text())
+}
+
+func TestRope(t *testing.T) {
+	var r rope
+	for _, p := range []string{"ab", "", "cde", "f"} {
+		r.append(p)
+	}
+	assert.Equal(t, "abcdef", r.String())
+	assert.Equal(t, 6, r.len())
+	for off := 0; off <= 6; off++ {
+		for n := 0; off+n <= 6; n++ {
+			assert.True(t, r.equal(off, "abcdef"[off:off+n]), "equal(%d, %q)", off, "abcdef"[off:off+n])
+		}
+	}
+	assert.False(t, r.equal(1, "bd"))
+	assert.False(t, r.equal(5, "fg"))
+	assert.False(t, r.equal(-1, "a"))
+	assert.True(t, r.hasSuffix(0, "ef"))
+	assert.True(t, r.hasSuffix(4, "ef"))
+	assert.False(t, r.hasSuffix(5, "ef"))
+	assert.True(t, r.isPrefixOf(2, "cdefgh"))
+	assert.False(t, r.isPrefixOf(2, "cdf"))
+	assert.False(t, r.isPrefixOf(0, "abc"))
+}

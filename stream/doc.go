@@ -1,0 +1,80 @@
+// Package stream understands the output of
+// `cursor-agent --print --output-format stream-json`: it decodes each line
+// into a typed Event, follows a turn with Turn (protocol rules, tool policy,
+// text deduplication) and describes what happened as Output lines and a
+// final Outcome, the NDJSON of `cursorkit run --json`. Args builds the
+// agent's argv for a Mode. The package is pure: it starts no process and
+// reads no file; the caller feeds it lines and stops the agent when Feed
+// says so.
+//
+// # Events
+//
+// Every line is one JSON object with a "type": system (subtype init), user,
+// thinking (delta, completed), assistant, tool_call (started, completed),
+// result, and anything else, which decodes to *Unknown and passes through.
+// Decode reads a line in one validating pass without encoding/json (see
+// jsonread.go): it accepts exactly the lines json.Valid accepts and yields
+// the same strings encoding/json would.
+//
+// # Protocol
+//
+// The first event must be system/init; non-JSON lines before it are banners
+// (warnings). After it, a line that is not a well-formed event is a
+// failure.Protocol error naming the line number, the byte offset within the
+// line and a bounded excerpt (never for a line that may echo the prompt).
+// Exactly one result comes last. An exit of 0 without init or without a
+// result is failure.Protocol. A result with is_error true or subtype "error"
+// fails the turn with the agent's message (at most MaxAgentMessage bytes)
+// and the kind ClassifyMessage finds in it.
+//
+// # Policy
+//
+// Each Mode has a tool allowlist (read-only modes: read, grep, glob, ls;
+// ModeWrite adds write, edit, delete, shell, updateTodos, readTodos). MCP and
+// every other tool are allowed only when the caller names them. A tool_call
+// for a tool outside the list, or one whose tool cannot be identified, makes
+// Feed return a failure.Policy error at once.
+//
+// # Deduplication
+//
+// Cursor can send the same assistant text more than once. Without
+// --stream-partial-output a model call's text arrives as one assistant event
+// with model_call_id (before its tool calls), and the end of the turn may
+// repeat text in an event with neither model_call_id nor timestamp_ms. With
+// --stream-partial-output the text first arrives as deltas (timestamp_ms, no
+// model_call_id), each model call is then recapped whole with its
+// model_call_id, and the end of the turn may again be repeated. Turn sorts
+// every assistant event into one of three kinds and emits only text that is
+// new:
+//
+//   - delta (timestamp_ms without model_call_id): always new; emitted whole,
+//     never compared with anything, so "ha" followed by "ha" is "haha". The
+//     deltas since the last snapshot or flush form the open run.
+//   - snapshot (model_call_id): the complete text of one model call. If the
+//     open run ends with it, it is a recap and adds nothing; if it starts
+//     with the open run, only the rest is new. Failing that, a snapshot with
+//     the model_call_id of an earlier snapshot (since the last flush) that
+//     repeats that call's text adds nothing, and one that extends it, when
+//     nothing was said since, adds only the extension. Anything else is new,
+//     whole: a different model_call_id is a different model call, so
+//     identical text from two model calls (two "Checking." before two tool
+//     calls) is emitted twice. A snapshot closes the open run.
+//   - flush (neither field): the end-of-turn copy. Compared with the
+//     unflushed text (everything emitted since the previous flush): if that
+//     text ends with the flush, or one snapshot within it equals the flush,
+//     it is a replay and adds nothing; if the flush starts with the
+//     unflushed text (or with the open run), only the rest is new; otherwise
+//     it is new, whole. A flush closes the run and starts a new unflushed
+//     region, so flushes that follow one another (older builds print one per
+//     message) are always new, even when identical.
+//
+// The rule for identical text, stated once: text is dropped only as a copy
+// of text that is still unconfirmed (the open run for a snapshot, the
+// unflushed region for a flush) or of the same model call. The one
+// ambiguity: a flush that really is new text but happens to equal the end of
+// the unflushed text, or one of its snapshots, is taken for a replay.
+//
+// The result is that Turn.Text, the concatenation of the text outputs, is
+// what the agent said, once. When the agent sent no assistant text at all,
+// the result's text is emitted as the turn's text.
+package stream
