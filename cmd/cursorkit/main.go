@@ -56,6 +56,11 @@ type command struct {
 // commands lists the subcommands in the order usage shows them.
 func commands() []command {
 	return []command{
+		{name: "probe", usage: probeUsage, summary: "resolve the binary, run --version, judge the build", run: runProbe},
+		{name: "status", usage: statusUsage, summary: "probe + `status --format json`", run: runStatus},
+		{name: "models", usage: modelsUsage, summary: "the model catalog (cached)", run: runModels},
+		{name: "doctor", usage: doctorUsage, summary: "all of the above at once, plus shim diagnostics", run: runDoctor},
+		{name: "shim", usage: shimUsage, summary: "how TARGET would be found and launched, exactly", run: runShim},
 		{name: "serve", usage: serveUsage, summary: "the settings validation endpoint (HTTP)", run: runServe},
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},
 		{name: "exec", usage: execUsage, summary: "supervise any program (resolution, shim, deadlines, tree kill)", run: runExec},

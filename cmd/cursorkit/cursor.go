@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/probe"
+)
+
+// probeConfig is the probe configuration of one call: --binary when given,
+// else the settings file's cursorCliBinaryPath (a missing file means none).
+func (a *app) probeConfig() (probe.Config, error) {
+	cfg := probe.Config{Getenv: a.getenv}
+	if a.binarySet {
+		cfg.Override = strings.TrimSpace(a.binary)
+		return cfg, nil
+	}
+	settings, err := probe.LoadSettings(a.settingsPath)
+	if err != nil {
+		return cfg, failure.Wrap(failure.Setup, err, "cannot read the settings file %s", a.settingsPath)
+	}
+	cfg.Override = settings.BinaryPath
+	return cfg, nil
+}
+
+// failWith reports err like fail, and in JSON mode keeps what was learned
+// before the failure under key, so `status --json` of a logged-out machine
+// still shows which binary answered.
+func (a *app) failWith(asJSON bool, err error, key string, partial any) int {
+	kind := failure.KindOf(err)
+	if !asJSON || partial == nil {
+		return a.fail(asJSON, err)
+	}
+	a.writeJSON(map[string]any{
+		"error": errorObject{Kind: kind, Message: err.Error()},
+		key:     partial,
+	})
+	return failure.ExitCode(kind)
+}
+
+const probeUsage = "probe [--json]"
+
+func runProbe(ctx context.Context, a *app, args []string) int {
+	fs := newFlags("probe")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if code, ok := a.parseFlags(fs, probeUsage, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return a.fail(*asJSON, failure.New(failure.Input, "probe takes no arguments"))
+	}
+	cfg, err := a.probeConfig()
+	if err != nil {
+		return a.fail(*asJSON, err)
+	}
+	report, err := probe.Probe(ctx, cfg)
+	if *asJSON {
+		if err != nil {
+			return a.failWith(true, err, "probe", report)
+		}
+		a.writeJSON(report)
+		return failure.ExitOK
+	}
+	printProbe(a.stdout, report)
+	if err != nil {
+		return a.fail(false, err)
+	}
+	return failure.ExitOK
+}
+
+const statusUsage = "status [--json]"
+
+func runStatus(ctx context.Context, a *app, args []string) int {
+	fs := newFlags("status")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if code, ok := a.parseFlags(fs, statusUsage, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return a.fail(*asJSON, failure.New(failure.Input, "status takes no arguments"))
+	}
+	cfg, err := a.probeConfig()
+	if err != nil {
+		return a.fail(*asJSON, err)
+	}
+	report, err := probe.Status(ctx, cfg)
+	if err == nil {
+		err = report.Auth.Err()
+	}
+	if *asJSON {
+		if err != nil {
+			return a.failWith(true, err, "status", report)
+		}
+		a.writeJSON(report)
+		return failure.ExitOK
+	}
+	printProbe(a.stdout, report.Report)
+	if report.Available {
+		printAuth(a.stdout, report.Auth)
+	}
+	if err != nil {
+		return a.fail(false, err)
+	}
+	return failure.ExitOK
+}
+
+const modelsUsage = "models [--json] [--refresh]"
+
+func runModels(ctx context.Context, a *app, args []string) int {
+	fs := newFlags("models")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	refresh := fs.Bool("refresh", false, "ask the CLI again instead of using the cached catalog")
+	if code, ok := a.parseFlags(fs, modelsUsage, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return a.fail(*asJSON, failure.New(failure.Input, "models takes no arguments"))
+	}
+	cfg, err := a.probeConfig()
+	if err != nil {
+		return a.fail(*asJSON, err)
+	}
+	report, err := probe.Models(ctx, cfg, *refresh)
+	if *asJSON {
+		if err != nil {
+			return a.failWith(true, err, "models", report)
+		}
+		a.writeJSON(report)
+		return failure.ExitOK
+	}
+	printModels(a.stdout, report)
+	if err != nil {
+		return a.fail(false, err)
+	}
+	return failure.ExitOK
+}
+
+func printProbe(w io.Writer, r probe.Report) {
+	if !r.Available {
+		fmt.Fprintln(w, "Cursor CLI: not usable")
+	} else {
+		fmt.Fprintln(w, "Cursor CLI: available")
+		fmt.Fprintf(w, "  binary   %s\n", r.BinaryPath)
+		fmt.Fprintf(w, "  kind     %s, found through %s%s\n", r.Kind, r.Source, configuredNote(r))
+		fmt.Fprintf(w, "  version  %s (%s)\n", orDash(r.Version), testedText(r.Tested))
+	}
+	if len(r.Candidates) > 0 {
+		fmt.Fprintln(w, "  candidates:")
+		for _, c := range r.Candidates {
+			line := fmt.Sprintf("    %-18s %-8s %s", c.Outcome, c.Source, c.Candidate)
+			if c.Detail != "" {
+				line += ": " + c.Detail
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	for _, d := range r.Diagnostics {
+		fmt.Fprintf(w, "  note: %s\n", d)
+	}
+}
+
+func configuredNote(r probe.Report) string {
+	if r.UsingConfiguredBinaryPath {
+		return " (the configured binary)"
+	}
+	return ""
+}
+
+func testedText(t probe.Tested) string {
+	switch t {
+	case probe.TestedInRange:
+		return "a tested build"
+	case probe.TestedNewer:
+		return "newer than the builds cursorkit was tested with"
+	case probe.TestedOlder:
+		return "older than the tested builds: update the Cursor CLI"
+	}
+	return "build not recognised"
+}
+
+func printAuth(w io.Writer, au probe.Auth) {
+	fmt.Fprintf(w, "  auth     %s (%s)\n", au.State, au.Reason)
+	if au.Detail != "" {
+		fmt.Fprintf(w, "           %s\n", au.Detail)
+	}
+}
+
+func printModels(w io.Writer, r probe.ModelsReport) {
+	if r.Empty || len(r.Models) == 0 {
+		fmt.Fprintln(w, "No models available for this account.")
+	}
+	width := 0
+	for _, m := range r.Models {
+		width = max(width, len(m.ID))
+	}
+	for _, m := range r.Models {
+		var marks []string
+		if m.Current {
+			marks = append(marks, "current")
+		}
+		if m.Default {
+			marks = append(marks, "default")
+		}
+		suffix := ""
+		if len(marks) > 0 {
+			suffix = " (" + strings.Join(marks, ", ") + ")"
+		}
+		fmt.Fprintf(w, "%-*s  %s%s\n", width, m.ID, m.Label, suffix)
+	}
+	if r.Source != "" {
+		fmt.Fprintf(w, "(%d models, from %s)\n", len(r.Models), r.Source)
+	}
+	for _, d := range r.Diagnostics {
+		fmt.Fprintf(w, "note: %s\n", d)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// cursorCandidates are the candidates of one call, in SPEC order.
+func (a *app) cursorCandidates() ([]discovery.Candidate, error) {
+	cfg, err := a.probeConfig()
+	if err != nil {
+		return nil, err
+	}
+	return discovery.Candidates(cfg.Override, a.getenv), nil
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/probe"
+)
+
+const doctorUsage = "doctor [--json]"
+
+// problem is one thing doctor found wrong, with what to do about it.
+type problem struct {
+	Kind    failure.Kind `json:"kind"`
+	Message string       `json:"message"`
+	Fix     string       `json:"fix"`
+}
+
+// doctorReport is `cursorkit doctor --json`.
+type doctorReport struct {
+	OK       bool                `json:"ok"`
+	Probe    probe.Report        `json:"probe"`
+	Status   *probe.Auth         `json:"status"`
+	Models   *probe.ModelsReport `json:"models"`
+	Explain  *explainReport      `json:"explain"`
+	Problems []problem           `json:"problems"`
+}
+
+// doctor runs every check. The version probe picks the binary; the shim
+// explanation and where.exe cross-check run beside it, and auth and models
+// run together once the binary is known, so the whole takes about as long
+// as the slowest single probe.
+func (a *app) doctor(ctx context.Context, cfg probe.Config) doctorReport {
+	var rep doctorReport
+	var probeErr, explainErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ex, err := a.explain(ctx, "", nil)
+		rep.Explain, explainErr = &ex, err
+	}()
+	rep.Probe, probeErr = probe.Probe(ctx, cfg)
+
+	var statusErr, modelsErr error
+	if rep.Probe.Available {
+		var inner sync.WaitGroup
+		inner.Add(2)
+		go func() {
+			defer inner.Done()
+			au, err := probe.StatusOf(ctx, cfg, rep.Probe)
+			rep.Status, statusErr = &au, err
+			if statusErr == nil {
+				statusErr = au.Err()
+			}
+		}()
+		go func() {
+			defer inner.Done()
+			m, err := probe.ModelsOf(ctx, cfg, rep.Probe, false)
+			rep.Models, modelsErr = &m, err
+		}()
+		inner.Wait()
+	}
+	wg.Wait()
+
+	rep.Problems = diagnose(cfg, rep, probeErr, explainErr, statusErr, modelsErr)
+	rep.OK = len(rep.Problems) == 0
+	return rep
+}
+
+// diagnose turns the checks' results into problems, most blocking first.
+func diagnose(cfg probe.Config, rep doctorReport, probeErr, explainErr, statusErr, modelsErr error) []problem {
+	problems := []problem{}
+	add := func(err error, fix string) {
+		problems = append(problems, problem{Kind: failure.KindOf(err), Message: err.Error(), Fix: fix})
+	}
+	if probeErr != nil {
+		switch failure.KindOf(probeErr) {
+		case failure.MissingCLI:
+			add(probeErr, "install the Cursor CLI (Linux/macOS: curl https://cursor.com/install -fsS | bash; "+
+				"Windows PowerShell: irm 'https://cursor.com/install?win32=true' | iex), "+
+				"or set cursorCliBinaryPath in the settings file (or pass --binary) to the cursor-agent you have")
+		case failure.Setup:
+			add(probeErr, "update the Cursor CLI (cursor-agent update), or point cursorCliBinaryPath at a newer build")
+		default:
+			add(probeErr, "run `cursorkit shim explain` to see how the binary is found and launched")
+		}
+	}
+	if cfg.Override != "" && rep.Probe.Available && !rep.Probe.UsingConfiguredBinaryPath {
+		problems = append(problems, problem{
+			Kind:    failure.Setup,
+			Message: "the configured binary did not work; a PATH candidate is used instead",
+			Fix:     "fix or clear cursorCliBinaryPath (an empty value clears it); the probe's diagnostics say why it failed",
+		})
+	}
+	if explainErr != nil && probeErr == nil {
+		add(explainErr, "the binary answers --version but a prompt turn could not be planned; see the explain section")
+	}
+	if statusErr != nil && rep.Status != nil {
+		switch rep.Status.State {
+		case probe.AuthUnauthenticated:
+			add(statusErr, "log in: cursor-agent login (or set CURSOR_API_KEY for the agent)")
+		case probe.AuthKeychainLocked:
+			add(statusErr, "unlock the macOS login keychain: security unlock-keychain ~/Library/Keychains/login.keychain-db")
+		case probe.AuthIDEMissing:
+			add(statusErr, "the `cursor` command needs the Cursor IDE; install cursor-agent and use it, or set cursorCliBinaryPath")
+		default:
+			add(statusErr, "run `cursor-agent status` by hand to see what it says")
+		}
+	}
+	if modelsErr != nil {
+		add(modelsErr, "run `cursor-agent models` by hand; `cursorkit models --refresh` asks again")
+	} else if rep.Models != nil && len(rep.Models.Models) == 0 {
+		problems = append(problems, problem{Kind: failure.Setup, Message: "no models are available for this account",
+			Fix: "check the account's plan in the Cursor dashboard"})
+	}
+	return problems
+}
+
+func runDoctor(ctx context.Context, a *app, args []string) int {
+	fs := newFlags("doctor")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if code, ok := a.parseFlags(fs, doctorUsage, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return a.fail(*asJSON, failure.New(failure.Input, "doctor takes no arguments"))
+	}
+	cfg, err := a.probeConfig()
+	if err != nil {
+		return a.fail(*asJSON, err)
+	}
+	rep := a.doctor(ctx, cfg)
+	code := failure.ExitOK
+	if len(rep.Problems) > 0 {
+		code = failure.ExitCode(rep.Problems[0].Kind)
+	}
+	if *asJSON {
+		if len(rep.Problems) > 0 {
+			first := rep.Problems[0]
+			a.writeJSON(map[string]any{"error": errorObject{Kind: first.Kind, Message: first.Message}, "doctor": rep})
+		} else {
+			a.writeJSON(rep)
+		}
+		return code
+	}
+	printDoctor(a.stdout, rep)
+	return code
+}
+
+func printDoctor(w io.Writer, rep doctorReport) {
+	printProbe(w, rep.Probe)
+	if rep.Status != nil {
+		printAuth(w, *rep.Status)
+	}
+	if rep.Models != nil {
+		fmt.Fprintf(w, "  models   %d (from %s)\n", len(rep.Models.Models), orDash(rep.Models.Source))
+	}
+	if rep.Explain != nil && rep.Explain.Plan != nil {
+		fmt.Fprintf(w, "  launch   %s\n", rep.Explain.Plan.CommandLine)
+	}
+	if rep.Explain != nil {
+		fmt.Fprintf(w, "  where    %s\n", rep.Explain.Where.Status)
+		for _, warn := range rep.Explain.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
+	}
+	if len(rep.Problems) == 0 {
+		fmt.Fprintln(w, "\nAll checks passed: cursorkit can run the Cursor CLI here.")
+		return
+	}
+	fmt.Fprintf(w, "\n%d problem(s):\n", len(rep.Problems))
+	for i, p := range rep.Problems {
+		fmt.Fprintf(w, "%d. [%s] %s\n   fix: %s\n", i+1, p.Kind, p.Message, p.Fix)
+	}
+}
