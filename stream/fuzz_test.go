@@ -271,7 +271,7 @@ func FuzzDedupe(f *testing.F) {
 		}
 		partial := shape&1 != 0
 		recaps := shape&2 != 0 || !partial // without partial output the snapshot is the text
-		final := int(shape>>2) % 3          // 0: none, 1: the last segment again, 2: the whole turn again
+		final := int(shape>>2) % 3         // 0: none, 1: the last segment again, 2: the whole turn again
 		var lines []string
 		for i, s := range segs {
 			call := "m" + strconv.Itoa(i)
