@@ -37,12 +37,13 @@ func snapshot() ([]Proc, error) {
 		return nil, err
 	}
 	table := make([]Proc, 0, len(names))
+	var buf [statBufSize]byte
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid <= 0 {
 			continue
 		}
-		e, err := readProc(pid)
+		e, err := readProcInto(pid, buf[:])
 		if err != nil {
 			continue
 		}
@@ -51,13 +52,40 @@ func snapshot() ([]Proc, error) {
 	return table, nil
 }
 
+// statBufSize holds any /proc/<pid>/stat line (52 numeric fields and a
+// command name of at most 64 bytes).
+const statBufSize = 1024
+
 // readProc reads one /proc/<pid>/stat.
 func readProc(pid int) (Proc, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [statBufSize]byte
+	return readProcInto(pid, buf[:])
+}
+
+// readProcInto reads /proc/<pid>/stat with raw system calls into buf: the
+// sweep reads one per process, so os.ReadFile's extra stat and poller
+// registration would dominate its cost.
+func readProcInto(pid int, buf []byte) (Proc, error) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Proc{}, err
 	}
-	return ParseProcStat(data)
+	defer unix.Close(fd)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return Proc{}, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return ParseProcStat(buf[:n])
 }
 
 // startTimeOf returns pid's start time in clock ticks since boot.
