@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/probe"
+	"github.com/cursorkit/cursorkit/probe/settingsapi"
+)
+
+// lineWriter is a concurrency-safe stderr that also hands each complete
+// line to a channel, so a test can wait for "listening on".
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	part  []byte
+	lines chan string
+}
+
+func newLineWriter() *lineWriter { return &lineWriter{lines: make(chan string, 64)} }
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	w.part = append(w.part, p...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			break
+		}
+		select {
+		case w.lines <- string(w.part[:i]):
+		default:
+		}
+		w.part = w.part[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// waitLine returns the first line containing substr, failing after 20 s.
+func (w *lineWriter) waitLine(t *testing.T, substr string) string {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case line := <-w.lines:
+			if strings.Contains(line, substr) {
+				return line
+			}
+		case <-deadline:
+			t.Fatalf("no stderr line with %q; stderr so far:\n%s", substr, w.String())
+		}
+	}
+}
+
+// gateProber is a settingsapi.Prober whose ProbeExact succeeds for every
+// path; a path in gates blocks until its channel closes or the probe
+// context ends.
+type gateProber struct {
+	gates   map[string]chan struct{}
+	started chan string
+}
+
+func (p *gateProber) ProbeExact(ctx context.Context, path string) (settingsapi.Verdict, error) {
+	if p.started != nil {
+		p.started <- path
+	}
+	if gate, ok := p.gates[path]; ok {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return settingsapi.Verdict{}, failure.Wrap(failure.Cancelled, ctx.Err(), "probe stopped")
+		}
+	}
+	return settingsapi.Verdict{OK: true, Exact: true, Report: map[string]any{"available": true, "binaryPath": path}}, nil
+}
+
+func (p *gateProber) Status(context.Context) (any, error) {
+	return map[string]any{"available": true, "authState": "authenticated"}, nil
+}
+
+func (p *gateProber) Models(context.Context, bool) (any, error) {
+	return map[string]any{"models": []any{}, "source": "cli"}, nil
+}
+
+// served is a running `cursorkit serve`.
+type served struct {
+	base   string
+	stderr *lineWriter
+	cancel context.CancelFunc
+	done   chan struct{} // closed when serve returned exitCode
+	exit   int
+}
+
+// stop sends the shutdown signal and returns the exit code.
+func (s *served) stop(t *testing.T) int {
+	t.Helper()
+	s.cancel()
+	return s.wait(t)
+}
+
+// wait returns the exit code once serve has returned.
+func (s *served) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-s.done:
+		return s.exit
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not shut down")
+		return -1
+	}
+}
+
+var listenLine = regexp.MustCompile(`listening on (http://\S+)`)
+
+// startServe runs a.serve in-process on a free loopback port.
+func startServe(t *testing.T, env map[string]string, settingsPath string, prober settingsapi.Prober, grace time.Duration, args ...string) *served {
+	t.Helper()
+	stderr := newLineWriter()
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr,
+		getenv: func(k string) string { return env[k] }, settingsPath: settingsPath}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &served{stderr: stderr, cancel: cancel, done: make(chan struct{})}
+	cfg := serveConfig{newProber: func(*app, *probe.SettingsStore) settingsapi.Prober { return prober }, grace: grace}
+	go func() {
+		defer close(s.done)
+		s.exit = a.serve(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), cfg)
+	}()
+	m := listenLine.FindStringSubmatch(stderr.waitLine(t, "listening on"))
+	require.Len(t, m, 2)
+	s.base = m[1]
+	t.Cleanup(func() { s.stop(t) })
+	return s
+}
+
+func request(t *testing.T, method, url, token, body string) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, data
+}
+
+func TestServeRefusesBadSetup(t *testing.T) {
+	dir := simtest.TempDir(t)
+	settings := filepath.Join(dir, "settings.json")
+	tests := []struct {
+		name       string
+		env        map[string]string
+		args       []string
+		code       int
+		wantStderr string
+	}{
+		{"non-loopback addr", nil, []string{"--addr", "0.0.0.0:0"}, failure.ExitInput, "loopback only unless --allow-remote"},
+		{"all interfaces", nil, []string{"--addr", ":7878"}, failure.ExitInput, "loopback only"},
+		{"remote without token file", nil, []string{"--addr", "0.0.0.0:0", "--allow-remote"}, failure.ExitInput, "--allow-remote requires --token-file"},
+		{"remote with env token only", map[string]string{"CURSORKIT_TOKEN": strings.Repeat("t", 32)}, []string{"--addr", "0.0.0.0:0", "--allow-remote"}, failure.ExitInput, "--allow-remote requires --token-file"},
+		{"bad addr", nil, []string{"--addr", "nonsense"}, failure.ExitInput, "is not HOST:PORT"},
+		{"argument", nil, []string{"extra"}, failure.ExitInput, "serve takes no arguments"},
+		{"unknown flag", nil, []string{"--nope"}, failure.ExitInput, "unknown flag: --nope"},
+		{"short env token", map[string]string{"CURSORKIT_TOKEN": "short-secret"}, []string{"--addr", "127.0.0.1:0"}, failure.ExitSetup, "CURSORKIT_TOKEN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			a := &app{stdout: &out, stderr: &errOut, getenv: func(k string) string { return tt.env[k] }, settingsPath: settings}
+			code := a.serve(context.Background(), tt.args, serveConfig{newProber: func(*app, *probe.SettingsStore) settingsapi.Prober { return &gateProber{} }, grace: time.Second})
+			assert.Equal(t, tt.code, code)
+			assert.Contains(t, errOut.String(), tt.wantStderr)
+			assert.NotContains(t, errOut.String(), "short-secret")
+			assert.Empty(t, out.String())
+		})
+	}
+	_, err := os.Stat(settings)
+	assert.ErrorIs(t, err, os.ErrNotExist, "a refused serve writes nothing")
+}
+
+func TestServeHelp(t *testing.T) {
+	code, stdout, _ := runCLI(t, nil, "", "serve", "--help")
+	assert.Equal(t, failure.ExitOK, code)
+	assert.Contains(t, stdout, "usage: cursorkit serve")
+	assert.Contains(t, stdout, "--allow-remote")
+}
+
+func TestServeDefaultTokenFileAndRoutes(t *testing.T) {
+	dir := simtest.TempDir(t)
+	settings := filepath.Join(dir, "config dir", "settings.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(settings), 0o700))
+	require.NoError(t, os.WriteFile(settings, []byte(`{"theme":"dark","cursorCliBinaryPath":"/old/agent"}`), 0o600))
+	s := startServe(t, nil, settings, &gateProber{}, time.Second)
+
+	tokenFile := filepath.Join(filepath.Dir(settings), "serve-token")
+	data, err := os.ReadFile(tokenFile)
+	require.NoError(t, err, "the token file is created beside the settings file")
+	token := strings.TrimSpace(string(data))
+	assert.Contains(t, s.stderr.String(), tokenFile)
+	assert.NotContains(t, s.stderr.String(), token, "the token is never printed")
+
+	code, _ := request(t, "GET", s.base+"/healthz", "", "")
+	assert.Equal(t, 200, code)
+	code, _ = request(t, "GET", s.base+"/v1/cursor-cli/settings", "", "")
+	assert.Equal(t, 401, code)
+	code, _ = request(t, "GET", s.base+"/v1/cursor-cli/settings", "wrong-token-wrong-token", "")
+	assert.Equal(t, 401, code)
+	code, body := request(t, "GET", s.base+"/v1/cursor-cli/settings", token, "")
+	assert.Equal(t, 200, code)
+	assert.JSONEq(t, `{"binaryPath":"/old/agent"}`, string(body))
+
+	p := filepath.Join(dir, "Cursor Agent", "cursor-agent")
+	reqBody, _ := json.Marshal(map[string]string{"binaryPath": " " + p + " "})
+	code, body = request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, string(reqBody))
+	require.Equal(t, 200, code, "body %s", body)
+	saved, err := probe.LoadSettings(settings)
+	require.NoError(t, err)
+	assert.Equal(t, p, saved.BinaryPath)
+	raw, err := os.ReadFile(settings)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"theme": "dark"`, "other keys are kept")
+
+	code, _ = request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, `{"binaryPath":null}`)
+	require.Equal(t, 200, code)
+	saved, err = probe.LoadSettings(settings)
+	require.NoError(t, err)
+	assert.Empty(t, saved.BinaryPath)
+
+	code, _ = request(t, "GET", s.base+"/v1/cursor-cli/status", token, "")
+	assert.Equal(t, 200, code)
+	code, _ = request(t, "GET", s.base+"/v1/cursor-cli/models", token, "")
+	assert.Equal(t, 200, code)
+
+	assert.Equal(t, failure.ExitOK, s.stop(t))
+	assert.NotContains(t, s.stderr.String(), token)
+}
+
+func TestServeTokenSources(t *testing.T) {
+	dir := simtest.TempDir(t)
+	settings := filepath.Join(dir, "settings.json")
+	envToken := strings.Repeat("e", 40)
+
+	t.Run("CURSORKIT_TOKEN", func(t *testing.T) {
+		s := startServe(t, map[string]string{"CURSORKIT_TOKEN": envToken}, settings, &gateProber{}, time.Second)
+		code, _ := request(t, "GET", s.base+"/v1/cursor-cli/settings", envToken, "")
+		assert.Equal(t, 200, code)
+		assert.Contains(t, s.stderr.String(), "from CURSORKIT_TOKEN")
+		assert.NotContains(t, s.stderr.String(), envToken)
+		_, err := os.Stat(filepath.Join(dir, "serve-token"))
+		assert.ErrorIs(t, err, os.ErrNotExist, "no token file is created when the environment has one")
+		assert.Equal(t, failure.ExitOK, s.stop(t))
+	})
+	t.Run("--token-file wins over CURSORKIT_TOKEN", func(t *testing.T) {
+		tf := filepath.Join(dir, "my token")
+		fileToken := strings.Repeat("f", 40)
+		require.NoError(t, os.WriteFile(tf, []byte(fileToken+"\n"), 0o600))
+		s := startServe(t, map[string]string{"CURSORKIT_TOKEN": envToken}, settings, &gateProber{}, time.Second, "--token-file", tf)
+		code, _ := request(t, "GET", s.base+"/v1/cursor-cli/settings", fileToken, "")
+		assert.Equal(t, 200, code)
+		code, _ = request(t, "GET", s.base+"/v1/cursor-cli/settings", envToken, "")
+		assert.Equal(t, 401, code)
+		assert.Equal(t, failure.ExitOK, s.stop(t))
+	})
+	t.Run("--allow-remote with a token file", func(t *testing.T) {
+		tf := filepath.Join(dir, "remote token")
+		s := startServe(t, nil, settings, &gateProber{}, time.Second, "--allow-remote", "--token-file", tf)
+		data, err := os.ReadFile(tf)
+		require.NoError(t, err)
+		code, _ := request(t, "GET", s.base+"/v1/cursor-cli/settings", strings.TrimSpace(string(data)), "")
+		assert.Equal(t, 200, code)
+		assert.Equal(t, failure.ExitOK, s.stop(t))
+	})
+}
+
+func TestServeShutdown(t *testing.T) {
+	token := strings.Repeat("s", 32)
+	env := map[string]string{"CURSORKIT_TOKEN": token}
+
+	t.Run("an in-flight probe finishes within the grace", func(t *testing.T) {
+		settings := filepath.Join(simtest.TempDir(t), "settings.json")
+		gate := make(chan struct{})
+		prober := &gateProber{gates: map[string]chan struct{}{"/slow/agent": gate}, started: make(chan string, 1)}
+		s := startServe(t, env, settings, prober, 30*time.Second)
+		result := make(chan int, 1)
+		go func() {
+			code, _ := request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, `{"binaryPath":"/slow/agent"}`)
+			result <- code
+		}()
+		<-prober.started
+		s.cancel()
+		s.stderr.waitLine(t, "shutting down")
+		close(gate)
+		assert.Equal(t, 200, <-result)
+		assert.Equal(t, failure.ExitOK, s.wait(t))
+		saved, err := probe.LoadSettings(settings)
+		require.NoError(t, err)
+		assert.Equal(t, "/slow/agent", saved.BinaryPath)
+	})
+	t.Run("a probe still running after the grace is stopped", func(t *testing.T) {
+		settings := filepath.Join(simtest.TempDir(t), "settings.json")
+		prober := &gateProber{gates: map[string]chan struct{}{"/hung/agent": make(chan struct{})}, started: make(chan string, 1)}
+		s := startServe(t, env, settings, prober, 50*time.Millisecond)
+		result := make(chan int, 1)
+		go func() {
+			code, _ := request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, `{"binaryPath":"/hung/agent"}`)
+			result <- code
+		}()
+		<-prober.started
+		assert.Equal(t, failure.ExitOK, s.stop(t))
+		assert.Equal(t, http.StatusServiceUnavailable, <-result)
+		_, err := os.Stat(settings)
+		assert.ErrorIs(t, err, os.ErrNotExist, "a stopped probe saves nothing")
+	})
+}

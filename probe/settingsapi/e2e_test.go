@@ -1,0 +1,301 @@
+package settingsapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/agentsim"
+	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/probe"
+)
+
+// saverEnv makes the test binary a child that saves settings in a loop (see
+// runSaver); the kill-mid-save test starts it.
+const saverEnv = "CURSORKIT_SETTINGSAPI_SAVER"
+
+func TestMain(m *testing.M) {
+	simtest.RunIfSimulator()
+	if path := os.Getenv(saverEnv); path != "" {
+		os.Exit(runSaver(path))
+	}
+	os.Exit(m.Run())
+}
+
+// runSaver saves ever longer binary paths into the settings file at path
+// through a SettingsFile, printing "ready" after the first save, until it
+// is killed.
+func runSaver(path string) int {
+	store := SettingsFile{SettingsStore: probe.NewSettingsStore(path)}
+	for i := 0; ; i++ {
+		if err := store.SetBinaryPath(saverPath(i)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if i == 0 {
+			fmt.Println("ready")
+		}
+	}
+}
+
+// saverPath is the i-th path the saver writes; its length varies so a torn
+// write would show.
+func saverPath(i int) string {
+	return fmt.Sprintf("/opt/cursor-%d/%s/cursor-agent", i, strings.Repeat("d", i%4096))
+}
+
+// realBackend returns a ProbeBackend on the settings file at settingsPath,
+// with pathDir as the whole PATH and the simulator's environment.
+func realBackend(t *testing.T, settingsPath, pathDir string, simEnv ...string) (ProbeBackend, SettingsFile) {
+	t.Helper()
+	env := discovery.EnvFromOS()
+	env.Path = pathDir
+	store := SettingsFile{SettingsStore: probe.NewSettingsStore(settingsPath)}
+	return ProbeBackend{
+		Store: store,
+		Config: probe.Config{
+			Getenv:   func(string) string { return "" },
+			Env:      &env,
+			ChildEnv: simtest.Env(simEnv...),
+			Cache:    &probe.CatalogCache{Dir: filepath.Join(filepath.Dir(settingsPath), "models cache")},
+		},
+	}, store
+}
+
+func realHandler(t *testing.T, b ProbeBackend, store Store) string {
+	t.Helper()
+	h, err := New(Options{Store: store, Prober: b, Token: testToken})
+	require.NoError(t, err)
+	return testServer(t, h)
+}
+
+func putPath(t *testing.T, base, path string) response {
+	t.Helper()
+	body, err := json.Marshal(map[string]string{"binaryPath": path})
+	require.NoError(t, err)
+	return do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, bytes.NewReader(body))
+}
+
+func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
+	dir := tempDir(t)
+	bin := simtest.Install(t, filepath.Join(dir, "Cursor Agent", "bin dir"), "cursor-agent")
+	settings := filepath.Join(dir, "settings.json")
+	require.NoError(t, os.WriteFile(settings, []byte(`{"theme":"dark","cursorCliBinaryPath":"/old/agent"}`), 0o600))
+	b, store := realBackend(t, settings, "")
+	base := realHandler(t, b, store)
+
+	r := putPath(t, base, "  "+bin+"  ")
+	require.Equal(t, 200, r.status, "body %s", r.body)
+	var report map[string]any
+	require.NoError(t, json.Unmarshal(r.body, &report))
+	assert.Equal(t, true, report["available"])
+	assert.Equal(t, bin, report["binaryPath"])
+	assert.Equal(t, true, report["usingConfiguredBinaryPath"])
+	assert.Equal(t, agentsim.DefaultVersion, report["version"])
+	assert.Equal(t, "in-range", report["tested"])
+
+	r = do(t, "GET", base+"/v1/cursor-cli/settings", testToken, nil)
+	require.Equal(t, 200, r.status)
+	var got settingsBody
+	require.NoError(t, json.Unmarshal(r.body, &got))
+	require.NotNil(t, got.BinaryPath)
+	assert.Equal(t, bin, *got.BinaryPath)
+	raw, err := os.ReadFile(settings)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"theme": "dark"`, "other keys are kept")
+
+	r = do(t, "GET", base+"/v1/cursor-cli/status", testToken, nil)
+	require.Equal(t, 200, r.status, "body %s", r.body)
+	var status map[string]any
+	require.NoError(t, json.Unmarshal(r.body, &status))
+	assert.Equal(t, bin, status["binaryPath"])
+	assert.Equal(t, true, status["authenticated"])
+	assert.Equal(t, "authenticated", status["authState"])
+
+	r = do(t, "GET", base+"/v1/cursor-cli/models?refresh=true", testToken, nil)
+	require.Equal(t, 200, r.status, "body %s", r.body)
+	var models struct {
+		Models []struct{ ID string } `json:"models"`
+		Source string                `json:"source"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &models))
+	assert.NotEmpty(t, models.Models)
+	assert.Equal(t, probe.SourceCLI, models.Source)
+}
+
+func TestRealProbeRefusesAFailingPathThatOnlyWorksThroughPATH(t *testing.T) {
+	dir := tempDir(t)
+	pathDir := filepath.Join(dir, "on path")
+	simtest.Install(t, pathDir, "cursor-agent")
+	broken := filepath.Join(dir, "broken dir", "cursor-agent")
+	if runtime.GOOS == "windows" {
+		broken += ".exe"
+	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(broken), 0o755))
+	require.NoError(t, os.WriteFile(broken, []byte("not a program\n"), 0o755))
+	settings := filepath.Join(dir, "settings.json")
+	before := []byte("{\n  \"cursorCliBinaryPath\": \"/kept/agent\",\n  \"other\": [1, 2, 3]\n}\n")
+	require.NoError(t, os.WriteFile(settings, before, 0o600))
+	b, store := realBackend(t, settings, pathDir)
+
+	// The scenario is real: a fallback probe would succeed through PATH.
+	cfg := b.Config
+	cfg.Override = broken
+	fallback, err := probe.Probe(context.Background(), cfg)
+	require.NoError(t, err)
+	require.True(t, fallback.Available)
+	require.False(t, fallback.UsingConfiguredBinaryPath)
+
+	base := realHandler(t, b, store)
+	for _, p := range []string{broken, filepath.Join(dir, "no such dir", "cursor-agent")} {
+		t.Run(filepath.Base(filepath.Dir(p)), func(t *testing.T) {
+			r := putPath(t, base, p)
+			require.Equal(t, 400, r.status, "body %s", r.body)
+			e := r.errorBody(t)
+			assert.True(t, strings.HasPrefix(e.Message, "Cannot save Cursor CLI binary path: "), e.Message)
+			assert.Equal(t, failure.MissingCLI, e.Kind)
+			assert.NotEmpty(t, e.Diagnostics)
+			assert.NotContains(t, string(r.body), pathDir, "PATH is never dumped")
+			after, err := os.ReadFile(settings)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "the settings file is untouched, byte for byte")
+		})
+	}
+}
+
+func TestRealProbeRefusesAnOldBuild(t *testing.T) {
+	dir := tempDir(t)
+	bin := simtest.Install(t, filepath.Join(dir, "old"), "cursor-agent")
+	settings := filepath.Join(dir, "settings.json")
+	b, store := realBackend(t, settings, "", agentsim.EnvVersion+"=2026.08.11-e8db854")
+	base := realHandler(t, b, store)
+	r := putPath(t, base, bin)
+	require.Equal(t, 400, r.status, "body %s", r.body)
+	e := r.errorBody(t)
+	assert.Equal(t, failure.Setup, e.Kind)
+	assert.Contains(t, e.Message, "Cannot save Cursor CLI binary path: Cursor CLI build 2026.08.11 is older")
+	_, err := os.Stat(settings)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestFiftyConcurrentSavesKeepTheFileWhole(t *testing.T) {
+	dir := tempDir(t)
+	settings := filepath.Join(dir, "settings.json")
+	require.NoError(t, os.WriteFile(settings, []byte(`{"keep":"me"}`), 0o600))
+	store := SettingsFile{SettingsStore: probe.NewSettingsStore(settings)}
+	h, err := New(Options{Store: store, Prober: &fakeProber{}, Token: testToken})
+	require.NoError(t, err)
+	base := testServer(t, h)
+
+	const n = 50
+	paths := make(map[string]bool, n)
+	for i := range n {
+		paths[fmt.Sprintf(`C:\Program Files\Cursor %02d\%s\cursor-agent.cmd`, i, strings.Repeat("x", i*40))] = true
+	}
+	var wg sync.WaitGroup
+	for p := range paths {
+		wg.Go(func() {
+			r := putPath(t, base, p)
+			assert.Equal(t, 200, r.status, "body %s", r.body)
+			// Read while the other saves go on: always a whole file. (A
+			// tight read loop would instead starve the writer's replace on
+			// Windows, where an open file delays MoveFileEx.)
+			s, err := probe.LoadSettings(settings)
+			if assert.NoError(t, err) {
+				assert.True(t, paths[s.BinaryPath], "a torn value %.80q", s.BinaryPath)
+			}
+		})
+	}
+	wg.Wait()
+	final, err := probe.LoadSettings(settings)
+	require.NoError(t, err)
+	assert.True(t, paths[final.BinaryPath], "the file ends as one of the saved paths, not %q", final.BinaryPath)
+	raw, err := os.ReadFile(settings)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"keep": "me"`)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary files are left behind")
+}
+
+// TestCoalescedRealProbe checks that concurrent saves of one path share one
+// real --version run: the simulator records each run.
+func TestCoalescedRealProbe(t *testing.T) {
+	dir := tempDir(t)
+	bin := simtest.Install(t, filepath.Join(dir, "bin"), "cursor-agent")
+	record := filepath.Join(dir, "record.jsonl")
+	settings := filepath.Join(dir, "settings.json")
+	pids := simtest.PIDDir(t)
+	// slow-version keeps the first probe in flight while the others join.
+	b, store := realBackend(t, settings, "", agentsim.EnvRecord+"="+record, agentsim.EnvPIDDir+"="+pids,
+		agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay+"=3s")
+	b.Config.VersionTimeout = 30 * time.Second
+	h, err := New(Options{Store: store, Prober: b, Token: testToken})
+	require.NoError(t, err)
+	const n = 6
+	joined := make(chan string, n)
+	h.probes.joined = func(key string) { joined <- key }
+	base := testServer(t, h)
+
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			r := putPath(t, base, bin)
+			assert.Equal(t, 200, r.status, "body %s", r.body)
+		})
+	}
+	for range n {
+		<-joined
+	}
+	wg.Wait()
+	data, err := os.ReadFile(record)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(data), "--version"), "one --version run for %d requests:\n%s", n, data)
+	simtest.RequireNoSurvivors(t, pids, 10*time.Second)
+}
+
+// TestCancelledProbeContextStopsTheProbeTree is the shutdown path: the
+// probe of a hung binary (with a grandchild) is stopped with its whole
+// process tree when ProbeContext is cancelled, the request gets 503 and
+// nothing is saved.
+func TestCancelledProbeContextStopsTheProbeTree(t *testing.T) {
+	dir := tempDir(t)
+	bin := simtest.Install(t, filepath.Join(dir, "hung"), "cursor-agent")
+	settings := filepath.Join(dir, "settings.json")
+	pids := simtest.PIDDir(t)
+	b, store := realBackend(t, settings, "", agentsim.EnvPIDDir+"="+pids,
+		agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay+"=2m")
+	b.Config.VersionTimeout = 5 * time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h, err := New(Options{Store: store, Prober: b, Token: testToken, ProbeContext: ctx})
+	require.NoError(t, err)
+	base := testServer(t, h)
+
+	result := make(chan response, 1)
+	go func() { result <- putPath(t, base, bin) }()
+	simtest.WaitRecorded(t, pids, "slow-version", 30*time.Second)
+	cancel()
+	r := <-result
+	assert.Equal(t, 503, r.status, "body %s", r.body)
+	assert.Equal(t, failure.Cancelled, r.errorBody(t).Kind)
+	simtest.RequireNoSurvivors(t, pids, 10*time.Second)
+	procs, err := simtest.Recorded(pids)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, len(procs), 2, "the probe had a grandchild to stop: %+v", procs)
+	_, err = os.Stat(settings)
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is saved")
+}
