@@ -1,0 +1,61 @@
+// Package agentsim is a test double of the cursor-agent command-line contract
+// that SPEC.md documents: `--version`, `status`/`whoami [--format json]`,
+// `models` and `--print --output-format stream-json`. It exists only so that
+// tests (and `make run`'s demo through bin/cursor-agent-sim) can drive the
+// real launch, supervision, probe and stream code against every shape the
+// real agent is known to produce. No non-test code path may import it or
+// depend on its behaviour.
+//
+// # Running it
+//
+// The logic lives in Main, so the same simulator runs in three ways:
+//
+//   - as bin/cursor-agent-sim: testdata/cursor-agent-sim is a five-line
+//     wrapper around Main (`go build ./testdata/cursor-agent-sim`);
+//   - as the current test binary, re-executed: a package's TestMain calls
+//     simtest.RunIfSimulator() before m.Run(); when the binary was started
+//     as the simulator (environment CURSORKIT_SIM_MAIN=1, or a copy made by
+//     simtest.Install) it runs Main with os.Args[1:] and exits. This is the
+//     only way in the Windows lane, where Wine has no `go` command;
+//   - in-process, by calling Main directly (only for scenarios that neither
+//     hang nor spawn processes).
+//
+// The pattern for a package that needs a fake cursor-agent:
+//
+//	func TestMain(m *testing.M) {
+//		simtest.RunIfSimulator() // never returns when started as the simulator
+//		os.Exit(m.Run())
+//	}
+//
+//	func TestSomething(t *testing.T) {
+//		bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent") // a copy of this test binary, .exe on Windows
+//		cmd := exec.Command(bin, "--print", "--output-format", "stream-json", "--trust")
+//		cmd.Env = simtest.Env(agentsim.Scenario(agentsim.ScenarioLinger), agentsim.EnvPIDDir+"="+dir)
+//		...
+//	}
+//
+// simtest.Install's copy is the simulator whatever its name and environment
+// (a sidecar file next to it says so), so it can stand in for cursor-agent
+// on PATH, behind a .cmd shim or as a configured binary path.
+//
+// # Choosing behaviour
+//
+// The environment variable CURSORKIT_SIM_SCENARIO holds a comma-separated
+// list of scenario names (see the Scenario* constants); each name affects
+// only the command it concerns, so `slow-version,unauthenticated` makes
+// `--version` slow and `status` report a logged-out user. Other variables
+// (the Env* constants) tune versions, delays and sizes, name a record file
+// and a directory of process-id files, and set the marker that every
+// spawned helper process carries in its argv and environment.
+//
+// Hangs really block (they sleep until killed, bounded only by
+// CURSORKIT_SIM_HANG_LIMIT, default 10 minutes, so a test that forgets to
+// kill cannot leave processes behind for longer). Helper processes ("workers")
+// are re-executions of the simulator's own executable with the hidden first
+// argument "__sim-worker"; they hold the inherited stdout open and sleep.
+//
+// The simulator is deliberately strict where the contract is: the prompt
+// must arrive on stdin (a positional prompt is refused), `--trust` is
+// required in print mode, and unknown options fail like the real CLI's
+// option parser does.
+package agentsim

@@ -1,0 +1,5 @@
+package agentsim_test
+
+import "os/exec"
+
+func configureCmd(*exec.Cmd) {}

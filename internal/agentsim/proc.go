@@ -1,0 +1,191 @@
+package agentsim
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// spawnHow says how a worker is started.
+type spawnHow int
+
+const (
+	spawnPlain      spawnHow = iota // a child in the simulator's own group / job
+	spawnEscape                     // POSIX: its own session (setsid); Windows: job breakaway if allowed
+	spawnDoubleFork                 // through an intermediate that exits at once
+)
+
+// workerEnv is the environment of a worker: the process's own plus the
+// simulator's settings as Main saw them (which may differ in-process).
+func (s *sim) workerEnv() []string {
+	env := append(os.Environ(), EnvMain+"=1", EnvMarker+"="+s.marker())
+	for _, name := range []string{EnvScenario, EnvPIDDir, EnvHangLimit} {
+		if v := s.getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+// workerCmd re-executes the simulator's executable as a worker. The marker
+// is in argv as well as the environment, so a process-table scan finds it.
+func (s *sim) workerCmd(first, role string, lifetime time.Duration) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, first, "--marker="+s.marker(), "--role="+role, "--lifetime="+lifetime.String())
+	cmd.Env = s.workerEnv()
+	// Only an *os.File is handed down as the child's own stdout; anything
+	// else would make os/exec copy through a pipe the worker does not hold.
+	if f, ok := s.stdout.(*os.File); ok {
+		cmd.Stdout = f
+	}
+	if f, ok := s.stderr.(*os.File); ok {
+		cmd.Stderr = f
+	}
+	return cmd, nil
+}
+
+// startWorker starts a worker that holds stdout for lifetime and records
+// its pid before returning, so a test that has read the next stdout line
+// can rely on the pid file being there.
+func (s *sim) startWorker(role string, lifetime time.Duration, how spawnHow) error {
+	if how == spawnDoubleFork {
+		cmd, err := s.workerCmd(argSpawn, role, lifetime)
+		if err != nil {
+			return err
+		}
+		return cmd.Run() // the intermediate exits as soon as its child runs
+	}
+	cmd, err := s.workerCmd(argWorker, role, lifetime)
+	if err != nil {
+		return err
+	}
+	if how == spawnEscape {
+		cmd.SysProcAttr = escapeAttr()
+		if err := cmd.Start(); err != nil {
+			// Windows refuses breakaway from a job that forbids it: the
+			// attempt failing is the job doing its work; start it inside.
+			cmd, _ = s.workerCmd(argWorker, role, lifetime)
+			if err2 := cmd.Start(); err2 != nil {
+				return errors.Join(err, err2)
+			}
+		}
+	} else if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.writePID(cmd.Process.Pid, role)
+	go cmd.Wait() // reap it if it dies while we live
+	return nil
+}
+
+// workerFlags parses a worker's own argv.
+func workerFlags(args []string) (role string, lifetime time.Duration) {
+	lifetime = time.Minute
+	for _, a := range args {
+		switch name, v, _ := strings.Cut(a, "="); name {
+		case "--role":
+			role = v
+		case "--lifetime":
+			if d, err := time.ParseDuration(v); err == nil {
+				lifetime = d
+			}
+		}
+	}
+	return role, lifetime
+}
+
+// worker holds the inherited stdout open and sleeps for its lifetime.
+func (s *sim) worker(args []string) int {
+	role, lifetime := workerFlags(args)
+	s.notePID(role)
+	time.Sleep(lifetime)
+	return 0
+}
+
+// spawnIntermediate is the middle of a double fork: it starts the real
+// worker, records it and exits, leaving the worker orphaned.
+func (s *sim) spawnIntermediate(args []string) int {
+	role, lifetime := workerFlags(args)
+	s.notePID(role + "-intermediate")
+	cmd, err := s.workerCmd(argWorker, role, lifetime)
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Fprintf(s.stderr, "cursor-agent-sim: intermediate: %v\n", err)
+		return 3
+	}
+	s.writePID(cmd.Process.Pid, role)
+	return 0
+}
+
+func (s *sim) notePID(role string) { s.writePID(os.Getpid(), role) }
+
+// writePID leaves <EnvPIDDir>/<pid> holding role, when the directory is set.
+func (s *sim) writePID(pid int, role string) {
+	dir := s.getenv(EnvPIDDir)
+	if dir == "" {
+		return
+	}
+	os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)), []byte(role+"\n"), 0o644)
+}
+
+// Record is what one invocation saw, appended as one JSON line to the file
+// named by EnvRecord.
+type Record struct {
+	Args       []string `json:"args"`
+	Env        []string `json:"env"`
+	Stdin      string   `json:"stdin"`
+	Cwd        string   `json:"cwd"`
+	PID        int      `json:"pid"`
+	Executable string   `json:"executable"`
+}
+
+func (s *sim) record(stdin string) {
+	path := s.getenv(EnvRecord)
+	if path == "" {
+		return
+	}
+	exe, _ := os.Executable()
+	line, err := json.Marshal(Record{Args: append([]string{}, s.args...), Env: os.Environ(), Stdin: stdin,
+		Cwd: osGetwd(), PID: os.Getpid(), Executable: exe})
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "cursor-agent-sim: record: %v\n", err)
+		return
+	}
+	defer f.Close()
+	f.Write(append(line, '\n'))
+}
+
+// ReadRecords returns the records appended to path, oldest first.
+func ReadRecords(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var records []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("record %d: %w", len(records)+1, err)
+		}
+		records = append(records, r)
+	}
+	return records, sc.Err()
+}

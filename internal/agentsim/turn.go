@@ -1,0 +1,399 @@
+package agentsim
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// kv and obj build JSON objects whose keys keep the order the real agent
+// prints them in (type first), which encoding/json's maps would sort.
+type kv struct {
+	k string
+	v any
+}
+
+type obj []kv
+
+// MarshalJSON writes the pairs in order, without HTML escaping.
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	out := []byte{'{'}
+	for i, p := range o {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		b.Reset()
+		if err := enc.Encode(p.k); err != nil {
+			return nil, err
+		}
+		out = append(out, bytes.TrimSuffix(b.Bytes(), []byte{'\n'})...)
+		out = append(out, ':')
+		b.Reset()
+		if err := enc.Encode(p.v); err != nil {
+			return nil, err
+		}
+		out = append(out, bytes.TrimSuffix(b.Bytes(), []byte{'\n'})...)
+	}
+	return append(out, '}'), nil
+}
+
+// lineWriter writes stream lines, flushing each one so that a reader sees
+// events as they happen, with the scenario's line ending and pacing.
+type lineWriter struct {
+	w     *bufio.Writer
+	eol   string
+	delay time.Duration
+	err   error
+}
+
+func (lw *lineWriter) raw(line []byte, eol bool) {
+	if lw.err != nil {
+		return
+	}
+	if lw.delay > 0 {
+		time.Sleep(lw.delay)
+	}
+	lw.w.Write(line)
+	if eol {
+		lw.w.WriteString(lw.eol)
+	}
+	lw.err = lw.w.Flush()
+}
+
+func (lw *lineWriter) event(o obj) { lw.eventEOL(o, true) }
+
+func (lw *lineWriter) eventEOL(o obj, eol bool) {
+	line, err := json.Marshal(o)
+	if err != nil {
+		lw.err = err
+		return
+	}
+	lw.raw(line, eol)
+}
+
+func newID(prefix string, n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+func newSessionID() string {
+	h := newID("", 16)
+	return h[0:8] + "-" + h[8:12] + "-4" + h[13:16] + "-a" + h[17:20] + "-" + h[20:32]
+}
+
+func nowMS() int64 { return time.Now().UnixMilli() }
+
+func textContent(role, text string) obj {
+	return obj{{"role", role}, {"content", []obj{{{"type", "text"}, {"text", text}}}}}
+}
+
+// turn is one print-mode run's state.
+type turn struct {
+	s       *sim
+	inv     invocation
+	w       *lineWriter
+	session string
+}
+
+func (t *turn) assistant(text, modelCallID string) {
+	if t.inv.streamPartialOutput {
+		// Deltas first (each with timestamp_ms), then the buffered copy of
+		// the whole message: the same text twice, by design of the real CLI.
+		for _, piece := range splitText(text, 3) {
+			t.w.event(obj{{"type", "assistant"}, {"message", textContent("assistant", piece)},
+				{"session_id", t.session}, {"timestamp_ms", nowMS()}})
+		}
+		t.w.event(obj{{"type", "assistant"}, {"message", textContent("assistant", text)},
+			{"session_id", t.session}, {"model_call_id", modelCallID}})
+		return
+	}
+	e := obj{{"type", "assistant"}, {"message", textContent("assistant", text)}, {"session_id", t.session}}
+	if modelCallID != "" {
+		e = append(e, kv{"model_call_id", modelCallID}, kv{"timestamp_ms", nowMS()})
+	}
+	t.w.event(e)
+}
+
+// splitText cuts text into at most n non-empty pieces on rune boundaries.
+func splitText(text string, n int) []string {
+	runes := []rune(text)
+	size := (len(runes) + n - 1) / n
+	if size == 0 {
+		return []string{text}
+	}
+	var pieces []string
+	for len(runes) > 0 {
+		k := min(size, len(runes))
+		pieces = append(pieces, string(runes[:k]))
+		runes = runes[k:]
+	}
+	return pieces
+}
+
+func (t *turn) toolCall(callID, modelCallID, tool string, args obj, result obj) {
+	t.w.event(obj{{"type", "tool_call"}, {"subtype", "started"}, {"call_id", callID},
+		{"tool_call", obj{{tool, obj{{"args", args}}}}},
+		{"model_call_id", modelCallID}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+	if result == nil {
+		return
+	}
+	t.w.event(obj{{"type", "tool_call"}, {"subtype", "completed"}, {"call_id", callID},
+		{"tool_call", obj{{tool, obj{{"args", args}, {"result", result}}}}},
+		{"model_call_id", modelCallID}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+}
+
+func (t *turn) result(isError bool, text string, eol bool) {
+	subtype := "success"
+	if isError {
+		subtype = "error"
+	}
+	// The text is spliced in after encoding: json.Marshal would re-validate
+	// a 10 MiB text, which takes seconds under the race detector.
+	const placeholder = "\x00result\x00"
+	line, err := json.Marshal(obj{{"type", "result"}, {"subtype", subtype}, {"is_error", isError},
+		{"duration_ms", 1234}, {"duration_api_ms", 1200}, {"result", placeholder},
+		{"session_id", t.session}, {"request_id", newID("req_", 8)},
+		{"usage", obj{{"inputTokens", 10}, {"outputTokens", 20}, {"cacheReadTokens", 0}, {"cacheWriteTokens", 0}}}})
+	if err != nil {
+		t.w.err = err
+		return
+	}
+	var encoded []byte
+	if strings.Trim(text, bigAlphabet) == "" {
+		encoded = []byte(`"` + text + `"`)
+	} else {
+		encoded, _ = json.Marshal(text)
+	}
+	t.w.raw(bytes.Replace(line, []byte(`"\u0000result\u0000"`), encoded, 1), eol)
+}
+
+// Error texts of the failing scenarios.
+const (
+	usageLimitMessage = UsageLimitText + ". Upgrade to Pro+ for more usage, or switch to Auto. Your limit resets on Dec 1, 2026."
+	rateLimitMessage  = "Rate limit exceeded. Please try again in 30 seconds."
+	authErrorMessage  = "Authentication required. Please run 'cursor-agent login' first, or set CURSOR_API_KEY."
+	errorMessage      = "Something went wrong: the model provider returned an internal error."
+)
+
+// print runs one `--print --output-format stream-json` turn.
+func (s *sim) print(inv invocation) int {
+	prompt, err := io.ReadAll(s.stdin)
+	s.record(string(prompt))
+	if err != nil {
+		fmt.Fprintf(s.stderr, "Error: reading stdin: %v\n", err)
+		return 1
+	}
+	if !inv.trust {
+		fmt.Fprintln(s.stderr, "Error: Workspace Trust Required. Pass --trust to trust this workspace in headless mode.")
+		return 1
+	}
+	if strings.TrimSpace(string(prompt)) == "" {
+		fmt.Fprintln(s.stderr, "Error: No prompt provided. Pass the prompt on stdin.")
+		return 1
+	}
+	if s.has(ScenarioUsageLimitStderr) {
+		fmt.Fprintln(s.stderr, "Error: "+usageLimitMessage)
+		return 1
+	}
+	if s.has(ScenarioHangBeforeOutput) {
+		return s.hang()
+	}
+	eol := "\n"
+	if s.has(ScenarioCRLF) {
+		eol = "\r\n"
+	}
+	t := &turn{s: s, inv: inv, session: inv.resume,
+		w: &lineWriter{w: bufio.NewWriterSize(s.stdout, 64<<10), eol: eol, delay: s.duration(EnvEventDelay, 0)}}
+	if t.session == "" {
+		t.session = newSessionID()
+	}
+	model := inv.model
+	if model == "" {
+		model = DefaultModelID
+	}
+	cwd := inv.workspace
+	if cwd == "" {
+		cwd = osGetwd()
+	}
+	if s.has(ScenarioBanner) {
+		t.w.raw([]byte("Cursor Agent (simulated) — checking for updates…"), true)
+	}
+	t.w.event(obj{{"type", "system"}, {"subtype", "init"}, {"apiKeySource", "login"}, {"cwd", cwd},
+		{"session_id", t.session}, {"model", modelLabel(model)}, {"permissionMode", "default"}})
+	if s.has(ScenarioUnknownEvent) {
+		t.w.event(obj{{"type", "connection"}, {"subtype", "reconnected"}, {"attempt", 1}, {"session_id", t.session}})
+	}
+	t.w.event(obj{{"type", "user"}, {"message", textContent("user", string(prompt))}, {"session_id", t.session}})
+	if s.has(ScenarioMalformedLine) {
+		t.w.raw([]byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"cut off`), true)
+	}
+	switch {
+	case s.has(ScenarioCrash):
+		fmt.Fprintln(s.stderr, "TypeError: Cannot read properties of undefined (reading 'text')\n    at AgentStream.next (agent-core.js:1:2345)")
+		return 2
+	case s.has(ScenarioHangMidStream):
+		t.assistant("Working on it…", "mc_hang")
+		return s.hang()
+	case s.has(ScenarioBigStream):
+		return t.bigStream()
+	case s.has(ScenarioUsageLimit):
+		fmt.Fprintln(s.stderr, "Error: "+usageLimitMessage)
+		t.result(true, usageLimitMessage, true)
+		return 1
+	case s.has(ScenarioRateLimited):
+		t.result(true, rateLimitMessage, true)
+		return 1
+	case s.has(ScenarioAuthError):
+		t.result(true, authErrorMessage, true)
+		return 1
+	case s.has(ScenarioErrorResult):
+		t.result(true, errorMessage, true)
+		return 1
+	}
+
+	t.w.event(obj{{"type", "thinking"}, {"subtype", "delta"}, {"text", "Let me "}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+	t.w.event(obj{{"type", "thinking"}, {"subtype", "delta"}, {"text", "look at the README."}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+	t.w.event(obj{{"type", "thinking"}, {"subtype", "completed"}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+
+	resultText := TextResult
+	if s.has(ScenarioBigLine) {
+		// Assembled by hand: the text needs no escaping, and encoding/json
+		// takes seconds over 10 MiB under the race detector.
+		big := bigText(s.size(EnvLineBytes, DefaultLineBytes))
+		t.w.raw([]byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`+big+
+			`"}]},"session_id":"`+t.session+`","model_call_id":"mc_big","timestamp_ms":`+strconv.FormatInt(nowMS(), 10)+`}`), true)
+		resultText = big
+	} else {
+		t.assistant(TextBeforeTool, "mc_1")
+		if s.has(ScenarioDisallowedTool) {
+			return t.disallowedTool()
+		}
+		t.toolCall(CallIDRead, "mc_1", "readToolCall", obj{{"path", "README.md"}},
+			obj{{"success", obj{{"content", "# Demo\nhello\n"}, {"isEmpty", false}, {"exceededLimit", false}, {"totalLines", 2}}}})
+		t.toolCall("toolu_02", "mc_1", "grepToolCall", obj{{"pattern", "TODO"}, {"path", "."}},
+			obj{{"failure", obj{{"message", "ripgrep exited with status 2"}}}})
+		t.toolCall("toolu_03", "mc_1", "lsToolCall", obj{{"path", "/etc"}},
+			obj{{"rejected", obj{{"reason", "Path is outside the workspace"}}}})
+		if s.has(ScenarioDuplicateAssistant) {
+			t.assistant(TextBeforeTool, "")
+			t.assistant(TextAfterTool, "")
+		} else {
+			t.assistant(TextAfterTool, "mc_2")
+		}
+	}
+	if t.w.err != nil {
+		return 1 // the reader went away: the real agent dies of EPIPE too
+	}
+
+	var spawnErr error
+	switch {
+	case s.has(ScenarioLinger), s.has(ScenarioOrphanStdout):
+		spawnErr = s.startWorker("linger", s.workerLifetime(), spawnPlain)
+	case s.has(ScenarioSetsidEscape):
+		spawnErr = s.startWorker("escapee", s.workerLifetime(), spawnEscape)
+	case s.has(ScenarioDoubleFork):
+		spawnErr = s.startWorker("double-fork", s.workerLifetime(), spawnDoubleFork)
+	}
+	if spawnErr != nil {
+		fmt.Fprintf(s.stderr, "cursor-agent-sim: worker: %v\n", spawnErr)
+		return 3
+	}
+
+	if s.has(ScenarioNoResult) {
+		return 0
+	}
+	t.result(false, resultText, !s.has(ScenarioNoFinalNewline))
+	if t.w.err != nil {
+		return 1
+	}
+	switch {
+	case s.has(ScenarioLinger), s.has(ScenarioSetsidEscape), s.has(ScenarioDoubleFork):
+		time.Sleep(s.lingerTime())
+	}
+	return 0
+}
+
+// workerLifetime is how long a stdout-holding worker lives: as long as the
+// main process lingers, or until killed when it exits at once.
+func (s *sim) workerLifetime() time.Duration {
+	if s.has(ScenarioOrphanStdout) {
+		return s.hangLimit()
+	}
+	return s.lingerTime()
+}
+
+// disallowedTool starts a worker (the "tool" already running) and then asks
+// for a tool outside every read-only allowlist, and waits to be stopped.
+func (t *turn) disallowedTool() int {
+	if err := t.s.startWorker("tool", t.s.hangLimit(), spawnPlain); err != nil {
+		fmt.Fprintf(t.s.stderr, "cursor-agent-sim: worker: %v\n", err)
+		return 3
+	}
+	if t.inv.force && t.inv.mode == "" {
+		t.toolCall("toolu_mcp", "mc_1", "mcpToolCall", obj{{"name", "github-create_issue"},
+			{"args", obj{{"title", "hello"}}}, {"toolName", "create_issue"}, {"providerIdentifier", "github"}}, nil)
+	} else {
+		t.toolCall("toolu_shell", "mc_1", "shellToolCall", obj{{"command", "rm -rf build"}, {"workingDirectory", ""}}, nil)
+	}
+	return t.s.hang()
+}
+
+// bigText returns n bytes of printable ASCII that needs no JSON escaping.
+const bigAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789 "
+
+func bigText(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = bigAlphabet[i%len(bigAlphabet)]
+	}
+	return string(b)
+}
+
+// bigStream writes EnvStreamBytes of assistant events, each with distinct
+// text (a sequence number first) so that no deduplication may drop one,
+// as fast as the reader takes them. The result carries a short summary
+// rather than the whole text, to keep the benchmark about the stream.
+func (t *turn) bigStream() int {
+	total := t.s.size(EnvStreamBytes, DefaultStreamSize)
+	chunk := max(t.s.size(EnvChunkBytes, DefaultChunkBytes), 16)
+	filler := bigText(chunk)
+	prefix := `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`
+	suffix := `"}]},"session_id":"` + t.session + `","timestamp_ms":`
+	line := make([]byte, 0, len(prefix)+chunk+len(suffix)+32)
+	w := t.w.w
+	written, events := 0, 0
+	for written < total {
+		line = append(line[:0], prefix...)
+		line = strconv.AppendInt(line, int64(events), 10)
+		line = append(line, ':')
+		line = append(line, filler[:max(chunk-(len(line)-len(prefix)), 0)]...)
+		line = append(line, suffix...)
+		line = strconv.AppendInt(line, nowMS(), 10)
+		line = append(line, '}')
+		line = append(line, t.w.eol...)
+		if _, err := w.Write(line); err != nil {
+			return 1
+		}
+		written += len(line)
+		events++
+	}
+	if err := w.Flush(); err != nil {
+		return 1
+	}
+	t.result(false, fmt.Sprintf("streamed %d assistant events, %d bytes", events, written), true)
+	if t.w.err != nil {
+		return 1
+	}
+	return 0
+}
