@@ -111,7 +111,7 @@ func BenchmarkP3KillLatency(b *testing.B) {
 			ready := newReadyPIDs()
 			s, err := Start(context.Background(), selfPlan(b, append([]string{marker}, kinds...)...), Options{
 				Env:         childEnv("tree"),
-				IdleTimeout: 300 * time.Millisecond,
+				IdleTimeout: time.Second,
 				StopGrace:   -1,
 				OnLine:      ready.onLine,
 			})

@@ -80,5 +80,6 @@ func (f *fakeChild) killTree() error {
 
 func (f *fakeChild) close() error {
 	f.closed.Add(1)
+	f.exit(exitStatus{code: -1, signal: 9})
 	return nil
 }

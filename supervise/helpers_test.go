@@ -105,6 +105,14 @@ func runChild(mode string, args []string) int {
 			return 0
 		}
 		sleepForever()
+	case "daemonize": // args: marker; start a setsid sleeper, report it, exit
+		pid, err := startGrandchild("setsid", args[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintf(out, "ready %d\n", pid)
+		return 0
 	case "sleep": // a grandchild: args: marker
 		fmt.Fprintf(out, "ready %d\n", os.Getpid())
 		out.Flush()
@@ -142,7 +150,9 @@ func generate(w io.Writer, total int64) int {
 }
 
 // startGrandchild starts this binary as a sleeper of the given kind (see
-// grandchildAttr), waits for its ready line and returns its PID. It shares
+// grandchildAttr; "daemon" is a double fork whose intermediate has exited
+// by the time this returns), waits for its ready line and returns the
+// sleeper's PID. It shares
 // this process's stdout and stderr, so it also holds the supervised pipes.
 func startGrandchild(kind, marker string) (int, error) {
 	exe, err := os.Executable()
@@ -151,6 +161,9 @@ func startGrandchild(kind, marker string) (int, error) {
 	}
 	cmd := exec.Command(exe, marker)
 	cmd.Env = childEnv("sleep")
+	if kind == "daemon" { // a double fork: the intermediate exits at once
+		cmd.Env = childEnv("daemonize")
+	}
 	cmd.Stderr = os.Stderr
 	grandchildAttr(cmd, kind)
 	r, w, err := os.Pipe()
@@ -166,6 +179,11 @@ func startGrandchild(kind, marker string) (int, error) {
 	r.Close()
 	if err != nil {
 		return 0, fmt.Errorf("%s grandchild: %w", kind, err)
+	}
+	if kind == "daemon" {
+		if err := cmd.Wait(); err != nil {
+			return 0, err
+		}
 	}
 	// From here on the grandchild writes nothing; it holds our stdout
 	// through the stderr handle it inherited and, below, through stdout.

@@ -23,6 +23,7 @@ type lineSplitter struct {
 	keepEnding bool
 	onLine     func([]byte)
 	onOversize func(int64)
+	onDrained  func() // after a line, when nothing more is buffered
 
 	long     []byte // the line assembled so far when it outgrew the buffer
 	skipping bool   // inside an oversized line
@@ -45,6 +46,9 @@ func (ls *lineSplitter) run(r io.Reader) (lines, oversized int64) {
 				lines++
 			case lineOversized:
 				oversized++
+			}
+			if ls.onDrained != nil && br.Buffered() == 0 {
+				ls.onDrained()
 			}
 		}
 		if err != nil {

@@ -88,6 +88,24 @@ func TestLineSplitterStopsOnReadError(t *testing.T) {
 	assert.Equal(t, []string{"a", "partial"}, lines, "what arrived before a closed pipe is still delivered")
 }
 
+func TestLineSplitterOnDrained(t *testing.T) {
+	// HalfReader hands out half of what is asked, so some lines end a read
+	// and some do not; OnDrained must fire exactly when nothing is left
+	// buffered, and after the last line.
+	var events []string
+	ls := &lineSplitter{
+		max:       16,
+		onLine:    func(l []byte) { events = append(events, string(l)) },
+		onDrained: func() { events = append(events, "|") },
+	}
+	ls.run(strings.NewReader("a\nb\nc"))
+	assert.Equal(t, []string{"a", "b", "c", "|"}, events, "one read holds everything")
+
+	events = nil
+	ls.run(io.MultiReader(strings.NewReader("a\nb\n"), strings.NewReader("c\n")))
+	assert.Equal(t, []string{"a", "b", "|", "c", "|"}, events)
+}
+
 func TestLineSplitterNoAllocationPerLine(t *testing.T) {
 	line := []byte(strings.Repeat("y", 499) + "\n")
 	input := bytes.Repeat(line, 1000)

@@ -65,6 +65,12 @@ type Options struct {
 	// KeepLineEndings hands OnLine each line exactly as read, terminator
 	// included, so a pass-through reproduces stdout byte for byte.
 	KeepLineEndings bool
+	// OnDrained, when set, is called (from the same goroutine as OnLine)
+	// after a line whenever every stdout byte read so far has been
+	// delivered, just before the reader may wait for the child again. A
+	// pass-through that buffers its OnLine writes flushes there: output
+	// leaves promptly, yet a burst of lines costs one write.
+	OnDrained func()
 	// OnOversizedLine is called (from the same goroutine as OnLine) with
 	// the length of each line longer than MaxLineBytes, terminator
 	// excluded; such a line is skipped and reading continues.

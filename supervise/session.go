@@ -38,7 +38,8 @@ type child interface {
 	// killTree forcefully kills the whole tree and sweeps leftovers. It is
 	// idempotent and safe after the direct child exited.
 	killTree() error
-	// close releases what the process holds (job handle, pidfd).
+	// close kills whatever is left of the tree (like closing a kill-on-close
+	// job), reaps the direct child and releases every handle. Idempotent.
 	close() error
 	// warnings are launch's own remarks (a fallback used, for example).
 	warnings() []string
@@ -257,6 +258,7 @@ func (s *Session) readStdout(r io.Reader) {
 				onOversize(size)
 			}
 		},
+		onDrained: s.opts.OnDrained,
 	}
 	s.lines, s.oversized = ls.run(activityReader{r: r, s: s})
 }
@@ -449,7 +451,6 @@ func (s *Session) stopTree(v *verdict, exitCh <-chan exitStatus, grace time.Dura
 			case v.status = <-exitCh:
 				t.Stop()
 				v.stop = StopAlreadyExited
-				s.sweep(v)
 				return
 			case <-t.C:
 			}
@@ -460,8 +461,8 @@ func (s *Session) stopTree(v *verdict, exitCh <-chan exitStatus, grace time.Dura
 			select {
 			case v.status = <-exitCh:
 				t.Stop()
+				// What is left of the group dies in drain's close.
 				v.stop = StopGraceful
-				s.sweep(v)
 				return
 			case <-t.C:
 			case <-s.abortCh:
@@ -488,24 +489,20 @@ func (s *Session) sweep(v *verdict) {
 	}
 }
 
-// drain lets the readers reach EOF after the child exited, then kills
-// whatever is left of the tree and closes the pipes, so that nothing the
-// child started outlives the verdict and Wait cannot hang on a pipe held
-// by an escapee. After a stop the tree was already killed, so drain only
-// waits pipeCloseWait.
+// drain lets the readers reach EOF after the child exited, then has the
+// tree killed and the pipes closed, so that nothing the child started
+// outlives the verdict and Wait cannot hang on a pipe held by an escapee.
+// After a natural exit the pipes get DrainGrace; after a stop the tree was
+// already killed, so they only get pipeCloseWait.
 func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []string {
-	var warnings []string
+	var v verdict
 	held := false
 	if !stopped {
-		select {
-		case <-readersDone:
-		default:
-			held = !s.waitReaders(readersDone, nonNegative(s.opts.DrainGrace), true)
+		held = !s.waitReaders(readersDone, nonNegative(s.opts.DrainGrace), true)
+		if held {
+			s.sweep(&v) // kill the holders; their ends close with them
 		}
 	}
-	var v verdict
-	s.sweep(&v)
-	warnings = append(warnings, v.warnings...)
 	if !s.waitReaders(readersDone, pipeCloseWait, false) {
 		held = true
 		if r := s.c.stdout(); r != nil {
@@ -517,12 +514,13 @@ func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []string {
 		<-readersDone
 	}
 	if held {
-		warnings = append(warnings, WarnPipesHeld+": a process outside the child kept its output pipes open after it exited")
+		v.warnings = append(v.warnings, WarnPipesHeld+": a process outside the child kept its output pipes open after it exited")
 	}
+	// close kills whatever is left of the tree, reaps and releases.
 	if err := s.c.close(); err != nil {
-		warnings = append(warnings, "releasing the process: "+err.Error())
+		v.warnings = append(v.warnings, "releasing the process: "+err.Error())
 	}
-	return warnings
+	return v.warnings
 }
 
 // waitReaders waits up to d for both readers to finish; with interruptible

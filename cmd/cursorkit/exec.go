@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,6 +104,10 @@ func runExec(ctx context.Context, a *app, args []string) int {
 	// stderr receives the child's stderr and supervise's remarks from two
 	// goroutines.
 	errOut := &lockedWriter{w: a.stderr}
+	// stdout is buffered and flushed whenever the child's output read so
+	// far has been passed on: prompt for an interactive child, one write
+	// per burst for a chatty one.
+	out := bufio.NewWriterSize(a.stdout, 64<<10)
 	grace := f.grace
 	if grace == 0 {
 		grace = -1 // supervise: negative means no grace
@@ -116,12 +121,14 @@ func runExec(ctx context.Context, a *app, args []string) int {
 		TotalTimeout:     f.total,
 		StopGrace:        grace,
 		KeepLineEndings:  true,
-		OnLine:           func(line []byte) { _, _ = a.stdout.Write(line) },
+		OnLine:           func(line []byte) { _, _ = out.Write(line) },
+		OnDrained:        func() { _ = out.Flush() },
 		OnOversizedLine: func(size int64) {
 			fmt.Fprintf(errOut, "cursorkit: skipped a stdout line of %d bytes (over %d)\n", size, supervise.DefaultMaxLineBytes)
 		},
 		Stderr: errOut,
 	})
+	_ = out.Flush() // the readers are done: this goroutine owns out now
 	code := execExitCode(o)
 	if o.Ending == supervise.SpawnFailed {
 		fmt.Fprintf(a.stderr, "cursorkit: %v (%s)\n", o.Err, failure.KindOf(o.Err))

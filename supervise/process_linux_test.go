@@ -1,0 +1,30 @@
+package supervise
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// TestProcessDoubleForkDaemon: the child double-forks a setsid daemon (its
+// intermediate exits, so the daemon is an orphan outside the group and the
+// parent chain). In subreaper mode, which TestMain enables as the CLI
+// does, the daemon is reparented to this process and the stop kills it.
+func TestProcessDoubleForkDaemon(t *testing.T) {
+	marker := newMarker()
+	ready := newReadyPIDs()
+	s := startSelf(t, context.Background(), Options{IdleTimeout: waitLimit, StopGrace: -1, OnLine: ready.onLine}, "tree", marker, "daemon", "group")
+	pids := ready.wait(t, s)
+	require.Len(t, pids, 2)
+	w := watchTree(t, marker, pids)
+	s.Abort(failure.Policy, "stop the daemon too")
+	o := waitOutcome(t, s)
+	assert.Equal(t, Aborted, o.Ending)
+	assert.Equal(t, StopForced, o.Stop)
+	assert.Less(t, o.Duration, waitLimit)
+	eventually(t, "zero survivors, the daemon included", w.gone)
+}
