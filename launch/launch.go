@@ -7,6 +7,13 @@
 // child starts suspended in a new process group, is assigned to the job and
 // only then resumed, so no grandchild can start outside the job.
 //
+// KillTree finds descendants that left the group (setsid) by parent chain in
+// one process-table snapshot, checking PID and start time before any signal.
+// On Linux, EnableSubreaper (a process-wide opt-in the cursorkit CLI turns
+// on) also brings double-forked daemons back as orphans of this process,
+// where KillTree recognises them by the child's launch token, kills and
+// reaps them.
+//
 // Launch never reads the child's output and never decides a verdict: the
 // caller (package supervise) owns the pipes' read ends, deadlines and the
 // graceful-then-forceful stop sequence built from Terminate and KillTree.
@@ -81,6 +88,10 @@ const (
 	MethodJobObject    = "job-object"         // Windows: TerminateJobObject
 	MethodTreeWalk     = "taskkill+tree-walk" // Windows without a job
 )
+
+// WarningNoJob is the warning a Windows Process records when the child could
+// not be put in a job object, so KillTree falls back to MethodTreeWalk.
+const WarningNoJob = "no job object (nested job refused): using taskkill and a tree walk"
 
 // KillReport says what KillTree did.
 type KillReport struct {

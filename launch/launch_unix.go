@@ -22,8 +22,8 @@ import (
 // freeze.
 const sweepRounds = 4
 
-// reapWait bounds how long one KillTree round waits for SIGKILLed processes
-// to exit before reaping orphans among them.
+// reapWait bounds how long KillTree waits for the processes it SIGKILLed
+// (and the root) to exit before reaping the orphans among them.
 const reapWait = 2 * time.Second
 
 // sysProcess is the POSIX-specific state of a Process.

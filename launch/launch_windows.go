@@ -21,10 +21,6 @@ import (
 // taskkillTimeout bounds the taskkill fallback.
 const taskkillTimeout = 10 * time.Second
 
-// WarningNoJob is the warning recorded when the child could not be put in a
-// job object.
-const WarningNoJob = "no job object (nested job refused): using taskkill and a tree walk"
-
 // sysProcess is the Windows-specific state of a Process.
 type sysProcess struct {
 	job windows.Handle // 0 without a job
