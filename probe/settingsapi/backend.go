@@ -54,30 +54,30 @@ func exactCandidate(r probe.Report) bool {
 	return true
 }
 
-// Status is probe.Status for the stored binary path.
+// Status is probe.Status for the stored binary path. On failure the
+// partial report (which binary answered, the auth state) comes with the
+// error, as `cursorkit status --json` shows it.
 func (b ProbeBackend) Status(ctx context.Context) (any, error) {
 	cfg, err := b.config()
 	if err != nil {
 		return nil, err
 	}
 	report, err := probe.Status(ctx, cfg)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = report.Auth.Err()
 	}
-	return report, nil
+	return report, err
 }
 
-// Models is probe.Models for the stored binary path.
+// Models is probe.Models for the stored binary path; on failure the
+// partial report comes with the error.
 func (b ProbeBackend) Models(ctx context.Context, refresh bool) (any, error) {
 	cfg, err := b.config()
 	if err != nil {
 		return nil, err
 	}
 	report, err := probe.Models(ctx, cfg, refresh)
-	if err != nil {
-		return nil, err
-	}
-	return report, nil
+	return report, err
 }
 
 func (b ProbeBackend) config() (probe.Config, error) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -134,6 +135,26 @@ func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
 	require.NoError(t, json.Unmarshal(r.body, &models))
 	assert.NotEmpty(t, models.Models)
 	assert.Equal(t, probe.SourceCLI, models.Source)
+}
+
+func TestRealStatusOfALoggedOutMachine(t *testing.T) {
+	dir := tempDir(t)
+	bin := simtest.Install(t, filepath.Join(dir, "bin"), "cursor-agent")
+	settings := filepath.Join(dir, "settings.json")
+	b, store := realBackend(t, settings, "", agentsim.Scenario(agentsim.ScenarioUnauthenticated))
+	require.NoError(t, store.SetBinaryPath(bin))
+	base := realHandler(t, b, store)
+	r := do(t, "GET", base+"/v1/cursor-cli/status", testToken, nil)
+	require.Equal(t, http.StatusBadGateway, r.status, "body %s", r.body)
+	var body struct {
+		Error  errorDetail    `json:"error"`
+		Status map[string]any `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &body))
+	assert.Equal(t, failure.Auth, body.Error.Kind)
+	assert.Equal(t, bin, body.Status["binaryPath"])
+	assert.Equal(t, false, body.Status["authenticated"])
+	assert.Equal(t, "unauthenticated", body.Status["authState"])
 }
 
 func TestRealProbeRefusesAFailingPathThatOnlyWorksThroughPATH(t *testing.T) {

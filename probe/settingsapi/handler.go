@@ -12,7 +12,9 @@
 //
 // Every route but /healthz requires "Authorization: Bearer <token>", compared
 // in constant time. Errors are {"error":{"kind","message","diagnostics":[]}}
-// where kind is a failure kind. Status codes: 400 invalid request or a path
+// where kind is a failure kind; a failed status or models request also
+// carries the partial report under "status" or "models", as the CLI's --json
+// output does. Status codes: 400 invalid request or a path
 // that cannot be saved, 401 missing or wrong token, 404 unknown route, 405
 // wrong method (with an Allow header), 413 a body over MaxBodyBytes, 415 a
 // body that is not JSON, 500 the settings file could not be read or written,
@@ -66,10 +68,13 @@ type Prober interface {
 	// failure kind and a message fit for people.
 	ProbeExact(ctx context.Context, path string) (Verdict, error)
 	// Status returns the object `cursorkit status --json` prints, for the
-	// currently configured binary.
+	// currently configured binary. With an error it may also return what
+	// was learned before the failure (nil when nothing was), which the
+	// response carries under "status" beside "error".
 	Status(ctx context.Context) (any, error)
 	// Models returns the object `cursorkit models --json` prints; refresh
-	// bypasses the catalog cache.
+	// bypasses the catalog cache. With an error, a partial report goes
+	// under "models" beside "error".
 	Models(ctx context.Context, refresh bool) (any, error)
 }
 
@@ -338,7 +343,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		return h.prober.Status(ctx)
 	})
 	if err != nil {
-		writeError(w, statusFor(err), err, nil)
+		writeErrorWith(w, statusFor(err), err, "status", report)
 		return
 	}
 	writeJSON(w, http.StatusOK, report)
@@ -358,7 +363,7 @@ func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 		return h.prober.Models(ctx, refresh)
 	})
 	if err != nil {
-		writeError(w, statusFor(err), err, nil)
+		writeErrorWith(w, statusFor(err), err, "models", report)
 		return
 	}
 	writeJSON(w, http.StatusOK, report)
@@ -412,15 +417,30 @@ type errorDetail struct {
 // writeError writes err as the JSON error shape. Diagnostics are bounded in
 // count and length; detail from a *failure.Error joins them.
 func writeError(w http.ResponseWriter, status int, err error, diagnostics []string) {
+	writeJSON(w, status, errorResponse{Error: newErrorDetail(err, diagnostics)})
+}
+
+// writeErrorWith is writeError plus, when partial is not nil, what was
+// learned before the failure under key, as `cursorkit status --json` and
+// `models --json` print it: {"error":{...},"status":{...}}.
+func writeErrorWith(w http.ResponseWriter, status int, err error, key string, partial any) {
+	if partial == nil {
+		writeError(w, status, err, nil)
+		return
+	}
+	writeJSON(w, status, map[string]any{"error": newErrorDetail(err, nil), key: partial})
+}
+
+func newErrorDetail(err error, diagnostics []string) errorDetail {
 	msg, detail := splitDetail(err)
 	if detail != "" {
 		diagnostics = append([]string{detail}, diagnostics...)
 	}
-	writeJSON(w, status, errorResponse{Error: errorDetail{
+	return errorDetail{
 		Kind:        failure.KindOf(err),
 		Message:     bound(msg, maxReasonLen+len(saveFailurePrefix)),
 		Diagnostics: boundDiagnostics(diagnostics),
-	}})
+	}
 }
 
 // splitDetail returns err's message without the detail of a *failure.Error
@@ -437,14 +457,24 @@ func splitDetail(err error) (msg, detail string) {
 	return err.Error(), ""
 }
 
+// boundDiagnostics drops repeated lines (an error's detail often repeats a
+// report's diagnostic) and bounds the count and each line's length.
 func boundDiagnostics(lines []string) []string {
-	out := make([]string, 0, min(len(lines), maxDiagnostics))
-	for i, line := range lines {
-		if i == maxDiagnostics {
-			out = append(out, fmt.Sprintf("… %d more", len(lines)-maxDiagnostics))
-			break
+	out := make([]string, 0, min(len(lines), maxDiagnostics+1))
+	seen := make(map[string]bool, len(lines))
+	unique := 0
+	for _, line := range lines {
+		if seen[line] {
+			continue
 		}
-		out = append(out, bound(line, maxDiagnosticLen))
+		seen[line] = true
+		unique++
+		if unique <= maxDiagnostics {
+			out = append(out, bound(line, maxDiagnosticLen))
+		}
+	}
+	if unique > maxDiagnostics {
+		out = append(out, fmt.Sprintf("… %d more", unique-maxDiagnostics))
 	}
 	return out
 }

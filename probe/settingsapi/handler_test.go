@@ -63,6 +63,7 @@ type fakeProber struct {
 	calls    sync.Map // path -> *atomic.Int64
 	status   any
 	statErr  error
+	partial  any
 	models   func(refresh bool) (any, error)
 }
 
@@ -90,7 +91,12 @@ func (p *fakeProber) ProbeExact(ctx context.Context, path string) (Verdict, erro
 	return Verdict{OK: true, Exact: true, Report: map[string]any{"available": true, "binaryPath": path}}, nil
 }
 
-func (p *fakeProber) Status(context.Context) (any, error) { return p.status, p.statErr }
+func (p *fakeProber) Status(context.Context) (any, error) {
+	if p.statErr != nil {
+		return p.partial, p.statErr
+	}
+	return p.status, nil
+}
 
 func (p *fakeProber) Models(_ context.Context, refresh bool) (any, error) {
 	if p.models == nil {
@@ -317,18 +323,20 @@ func TestClear(t *testing.T) {
 func TestPutRefusals(t *testing.T) {
 	manyDiags := make([]string, 100)
 	for i := range manyDiags {
-		manyDiags[i] = strings.Repeat("x", 5000)
+		manyDiags[i] = fmt.Sprintf("%03d %s", i, strings.Repeat("x", 5000))
 	}
 	prober := &fakeProber{
 		errs: map[string]error{
 			"/missing/cursor-agent": failure.New(failure.MissingCLI, "no such file").WithDetail("tried /missing/cursor-agent: not found"),
 			"/slow/cursor-agent":    failure.New(failure.Timeout, "--version did not answer within 3s"),
+			"/twice/cursor-agent":   failure.New(failure.MissingCLI, "no candidate ran").WithDetail("override /twice/cursor-agent: ENOENT"),
 		},
 		verdicts: map[string]Verdict{
 			"/old/cursor-agent":     {OK: false, Exact: true, Reason: "build 2026.08.11 is older than the tested interval", Diagnostics: []string{"version: 2026.08.11-e8db854"}},
 			"/noisy/agent":          {OK: false, Exact: true, Diagnostics: manyDiags},
 			"/broken/agent":         {OK: true, Exact: false, Diagnostics: []string{"/broken/agent: exec format error", "cursor-agent (PATH): ok"}},
 			"/missing/cursor-agent": {Diagnostics: []string{"candidate /missing/cursor-agent: not found"}},
+			"/twice/cursor-agent":   {Diagnostics: []string{"override /twice/cursor-agent: ENOENT", "another line", "another line"}},
 		},
 	}
 	tests := []struct {
@@ -341,6 +349,9 @@ func TestPutRefusals(t *testing.T) {
 		{name: "failing path", body: `{"binaryPath":"/missing/cursor-agent"}`, want: 400, wantKind: failure.MissingCLI,
 			wantMessage: "Cannot save Cursor CLI binary path: no such file",
 			wantDiags:   []string{"tried /missing/cursor-agent: not found", "candidate /missing/cursor-agent: not found"}},
+		{name: "repeated diagnostics are shown once", body: `{"binaryPath":"/twice/cursor-agent"}`, want: 400, wantKind: failure.MissingCLI,
+			wantMessage: "Cannot save Cursor CLI binary path: no candidate ran",
+			wantDiags:   []string{"override /twice/cursor-agent: ENOENT", "another line"}},
 		{name: "timeout", body: `{"binaryPath":"/slow/cursor-agent"}`, want: 400, wantKind: failure.Timeout,
 			wantMessage: "Cannot save Cursor CLI binary path: --version did not answer within 3s", wantDiags: []string{}},
 		{name: "old build", body: `{"binaryPath":"/old/cursor-agent"}`, want: 400, wantKind: failure.Setup,
@@ -455,6 +466,18 @@ func TestStoreAndProberErrors(t *testing.T) {
 			assert.Equal(t, tt.kind, r.errorBody(t).Kind)
 		})
 	}
+}
+
+func TestStatusFailureCarriesThePartialReport(t *testing.T) {
+	prober := &fakeProber{
+		statErr: failure.New(failure.Auth, "not logged in to Cursor: run `cursor-agent login`"),
+		partial: map[string]any{"available": true, "authenticated": false, "authState": "unauthenticated"},
+	}
+	base := testServer(t, newTestHandler(t, &memStore{}, prober))
+	r := do(t, "GET", base+"/v1/cursor-cli/status", testToken, nil)
+	assert.Equal(t, http.StatusBadGateway, r.status)
+	assert.JSONEq(t, `{"error":{"kind":"auth","message":"not logged in to Cursor: run `+"`cursor-agent login`"+`","diagnostics":[]},
+		"status":{"available":true,"authenticated":false,"authState":"unauthenticated"}}`, string(r.body))
 }
 
 func TestConcurrentSavesAreSerialized(t *testing.T) {
