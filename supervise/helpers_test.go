@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/cursorkit/cursorkit/shim"
 )
@@ -32,7 +33,9 @@ func TestMain(m *testing.M) {
 	// Linux: like the cursorkit CLI, own the reaping of orphans so KillTree
 	// finds double-forked and setsid escapees. Elsewhere this is a no-op.
 	_ = enableSubreaper()
-	os.Exit(m.Run())
+	// Every Session's goroutines (readers, waiter, control loop) must be
+	// gone once its Wait returned.
+	goleak.VerifyTestMain(m)
 }
 
 // runChild implements the behaviours the tests and benchmarks start.
