@@ -112,6 +112,16 @@ type Options struct {
 
 // Handler serves the settings validation endpoint. Create it with New; it is
 // safe for concurrent use.
+//
+// PUT /v1/cursor-cli/settings takes exactly {"binaryPath": string|null}
+// (application/json, at most MaxBodyBytes). The value is trimmed; empty or
+// null clears the override (200, {"binaryPath":null}). A non-empty path is
+// probed exactly (Prober.ProbeExact; concurrent requests for one path share
+// one probe) and saved only when that candidate itself succeeds: 200 with
+// the probe report. Otherwise 400 "Cannot save Cursor CLI binary path:
+// <reason>" with bounded diagnostics, and the Store is not called. Saves are
+// serialized. A binaryPath of another type is 400 "binaryPath must be a
+// string or null"; an unknown or repeated field is 400.
 type Handler struct {
 	store    Store
 	prober   Prober
