@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -189,4 +190,38 @@ func waitExited(t *testing.T, p *launch.Process) launch.ExitStatus {
 		t.Fatal("Wait did not return")
 	}
 	return launch.ExitStatus{}
+}
+
+func TestConcurrentControlIsSafe(t *testing.T) {
+	before := runtime.NumGoroutine()
+	marker := newMarker(t)
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree"), Stdin: strings.NewReader("ignored")})
+	require.NoError(t, err)
+	pids := readReady(t, lineReader(p.Stdout()))
+	w := watchTree(t, marker, append(pids, p.Pid()))
+
+	calls := []func() error{
+		func() error { _, err := p.Wait(); return err },
+		func() error { _, err := p.KillTree(); return err },
+		func() error { _ = p.Terminate(); return nil }, // may race with the exit: either outcome is fine
+		p.Close,
+		func() error { _, err := p.KillTree(); return err },
+		p.Close,
+		func() error { _, err := p.Wait(); return err },
+	}
+	errs := make(chan error, len(calls))
+	for _, call := range calls {
+		go func() { errs <- call() }()
+	}
+	timeout := time.After(deadline)
+	for range calls {
+		select {
+		case err := <-errs:
+			assert.NoError(t, err)
+		case <-timeout:
+			t.Fatal("a concurrent call did not return")
+		}
+	}
+	w.assertGone(t)
+	eventually(t, "the test's goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }

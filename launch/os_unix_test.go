@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
-	"testing"
-	"time"
 )
 
 func composeCommandLine(argv []string) string { return strings.Join(argv, " ") }
@@ -28,15 +26,3 @@ var treeKinds = []string{"group", "group", "setsid"}
 
 // benchTreeKinds make a tree of ten processes with the root.
 var benchTreeKinds = []string{"group", "group", "group", "group", "group", "group", "group", "group", "setsid"}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	limit := time.Now().Add(deadline)
-	for !cond() {
-		if time.Now().After(limit) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
