@@ -207,10 +207,16 @@ func FuzzAppendString(f *testing.F) {
 }
 
 // FuzzTurn feeds arbitrary lines to a Turn: it never panics, every failure
-// is typed protocol or policy and sticky, and every output is valid JSON.
+// is typed protocol or policy and sticky, every output is valid JSON, the
+// text outputs add up to Turn.Text, and the prompt's echo never reaches an
+// output or an error. A line "#N" stands for seedLines()[N], so the fuzzer
+// can rearrange realistic events as well as mutate them.
 func FuzzTurn(f *testing.F) {
-	f.Add([]byte(strings.Join(seedLines(), "\n")), byte(0))
-	f.Add([]byte(strings.Join(seq(initLine, snap("m1", "a"), toolPair("t"), flushLine("a"), resultLine), "\n")), byte(3))
+	seeds := seedLines()
+	f.Add([]byte(strings.Join(seeds, "\n")), byte(0))
+	f.Add([]byte("#0\n#1\n#2\n#3\n#4\n#7\n#8\n#5\n#11"), byte(0))
+	f.Add([]byte("#18\n#0\n#6\n#6\n#4\n#9\n#10\n#12"), byte(3))
+	f.Add([]byte("#0\n#13\n#14\n#15\n#16\n#17\n#19\n#20\n#11\n#11"), byte(1))
 	f.Add([]byte(strings.Join(seq("banner", initLine, deltaLine("x"), shellStarted), "\r\n")), byte(1))
 	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
 		modes := []Mode{ModeDefault, ModePlan, ModeAsk, ModeWrite}
@@ -220,6 +226,11 @@ func FuzzTurn(f *testing.F) {
 		var failed error
 		var texts strings.Builder
 		for _, line := range bytes.Split(data, []byte("\n")) {
+			if len(line) > 1 && line[0] == '#' {
+				if n, err := strconv.Atoi(string(line[1:])); err == nil && n >= 0 && n < len(seeds) {
+					line = []byte(seeds[n])
+				}
+			}
 			outs, err := turn.Feed(line)
 			if failed != nil {
 				require.Equal(t, failed, err, "failures are sticky")
@@ -228,11 +239,17 @@ func FuzzTurn(f *testing.F) {
 			if err != nil {
 				k := failure.KindOf(err)
 				require.True(t, k == failure.Protocol || k == failure.Policy, "kind %q: %v", k, err)
+				if bytes.Equal(line, []byte(userLine)) || bytes.Contains(line, []byte(`"user"`)) {
+					require.NotContains(t, err.Error(), "SECRET", "the prompt's echo in an error")
+				}
 				failed = err
 			}
 			for _, o := range outs {
 				b := o.AppendJSON(nil)
 				require.True(t, json.Valid(b), "%s", b)
+				if bytes.Equal(line, []byte(userLine)) {
+					require.NotContains(t, string(b), "SECRET", "the prompt's echo in an output")
+				}
 				if o.Type == OutputText {
 					texts.WriteString(o.Text)
 				}

@@ -95,13 +95,6 @@ func (o *jsonObject) str(k, v string) {
 	o.b = appendString(o.b, v)
 }
 
-// optStr writes k only when v is not empty.
-func (o *jsonObject) optStr(k, v string) {
-	if v != "" {
-		o.str(k, v)
-	}
-}
-
 func (o *jsonObject) int(k string, v int64) {
 	o.key(k)
 	o.b = strconv.AppendInt(o.b, v, 10)
