@@ -1,0 +1,363 @@
+package probe
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/agentsim"
+	"github.com/cursorkit/cursorkit/internal/simtest"
+)
+
+func TestMain(m *testing.M) {
+	simtest.RunIfSimulator() // exits here when this binary runs as cursor-agent
+	os.Exit(m.Run())
+}
+
+// simMachine is a machine whose PATH holds only a directory with a space in
+// its name; the simulator can be installed there as cursor-agent or cursor.
+type simMachine struct {
+	root   string
+	bin    string // the PATH directory
+	pids   string
+	record string
+	cfg    Config
+}
+
+// waitSurvivors bounds how long killed simulator processes may take to go.
+const waitSurvivors = 10 * time.Second
+
+// Bounds for the simulator tests: roomy for commands that should finish (a
+// loaded machine under Wine can take seconds to start a process), short
+// for the scenarios that hang on purpose.
+const (
+	roomyBound = 30 * time.Second
+	shortBound = time.Second
+)
+
+func newSimMachine(t testing.TB, scenarios ...string) *simMachine {
+	t.Helper()
+	root := testDir(t)
+	m := &simMachine{root: root, bin: filepath.Join(root, "bin dir"), pids: filepath.Join(root, "pids"),
+		record: filepath.Join(root, "record.jsonl")}
+	require.NoError(t, os.MkdirAll(m.bin, 0o755))
+	require.NoError(t, os.MkdirAll(m.pids, 0o755))
+	t.Cleanup(func() { simtest.KillSurvivors(m.pids) })
+	env := discovery.EnvFromOS()
+	env.Path = m.bin
+	env.Cwd = root
+	m.cfg = Config{
+		Env:    &env,
+		Getenv: noEnv,
+		ChildEnv: simtest.Env(agentsim.Scenario(scenarios...), agentsim.EnvPIDDir+"="+m.pids,
+			agentsim.EnvRecord+"="+m.record, agentsim.EnvHangLimit+"=2m"),
+		Cache:          &CatalogCache{Dir: filepath.Join(root, "cache")},
+		VersionTimeout: roomyBound,
+		StatusTimeout:  roomyBound,
+		ModelsTimeout:  roomyBound,
+	}
+	return m
+}
+
+// install puts the simulator on PATH under name.
+func (m *simMachine) install(t testing.TB, name string) string {
+	t.Helper()
+	return simtest.Install(t, m.bin, name)
+}
+
+// failing writes a script that prints an error and exits 3: a broken
+// install that exists and runs.
+func (m *simMachine) failing(t *testing.T, dir string) string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	if runtime.GOOS == "windows" {
+		p := filepath.Join(dir, "broken-agent.cmd")
+		require.NoError(t, os.WriteFile(p, []byte("@echo Error: broken install 1>&2\r\n@exit /b 3\r\n"), 0o755))
+		return p
+	}
+	p := filepath.Join(dir, "broken-agent")
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\necho 'Error: broken install' >&2\nexit 3\n"), 0o755))
+	return p
+}
+
+// invocations counts the simulator runs whose argv starts with args.
+func (m *simMachine) invocations(t *testing.T, args ...string) int {
+	t.Helper()
+	records, err := agentsim.ReadRecords(m.record)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	require.NoError(t, err)
+	n := 0
+	for _, r := range records {
+		if len(r.Args) >= len(args) && strings.Join(r.Args[:len(args)], " ") == strings.Join(args, " ") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSimProbeStatusModels(t *testing.T) {
+	m := newSimMachine(t)
+	agent := m.install(t, "cursor-agent")
+	ctx := context.Background()
+
+	report, err := Probe(ctx, m.cfg)
+	require.NoError(t, err)
+	assert.Equal(t, agent, report.BinaryPath)
+	assert.Equal(t, agentsim.DefaultVersion, report.Version)
+	assert.Equal(t, TestedInRange, report.Tested)
+	assert.Equal(t, discovery.SourcePath, report.Source)
+
+	a, err := StatusOf(ctx, m.cfg, report)
+	require.NoError(t, err)
+	assert.Equal(t, AuthAuthenticated, a.State)
+	assert.JSONEq(t, `{"email":"`+agentsim.DefaultEmail+`"}`, string(a.UserInfo))
+
+	mr, err := ModelsOf(ctx, m.cfg, report, false)
+	require.NoError(t, err)
+	assert.Equal(t, SourceCLI, mr.Source)
+	want := agentsim.Models()
+	require.Len(t, mr.Models, len(want))
+	for i, w := range want {
+		assert.Equal(t, Model{ID: w.ID, Label: w.Label, Current: w.Current, Default: w.Default}, mr.Models[i])
+	}
+	mr, err = ModelsOf(ctx, m.cfg, report, false)
+	require.NoError(t, err)
+	assert.Equal(t, SourceCache, mr.Source)
+	assert.Equal(t, 1, m.invocations(t, "models"), "the cache answered the second call")
+	assert.Equal(t, 0, m.invocations(t, "--list-models"))
+
+	resolved, err := ResolveModel(mr.Models, "gpt-5.1-codex", "xhigh")
+	require.NoError(t, err)
+	assert.Equal(t, Resolved{ID: "gpt-5.1-codex-extra-high", EffortApplied: true}, resolved)
+	resolved, err = ResolveModel(mr.Models, "gpt-5.1-codex-fast", "high")
+	require.NoError(t, err)
+	assert.Equal(t, Resolved{ID: "gpt-5.1-codex-high-fast", EffortApplied: true}, resolved)
+	resolved, err = ResolveModel(mr.Models, "grok", "high")
+	require.NoError(t, err)
+	assert.Equal(t, Resolved{ID: "grok"}, resolved)
+	_, err = ResolveModel(mr.Models, "auto", "")
+	assert.Equal(t, failure.Input, failure.KindOf(err))
+}
+
+func TestSimOverrideWithSpaces(t *testing.T) {
+	m := newSimMachine(t)
+	m.install(t, "cursor-agent")
+	dir := filepath.Join(m.root, "A User", "AppData", "Roaming", "npm")
+	sim := simtest.Install(t, filepath.Join(m.root, "A User", "sim (x86)"), "cursor-agent")
+	override := sim
+	if runtime.GOOS == "windows" {
+		// The npm-style shim: a .cmd that runs the real program.
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		override = filepath.Join(dir, "cursor-agent.cmd")
+		require.NoError(t, os.WriteFile(override, []byte("@\""+sim+"\" %*\r\n"), 0o755))
+	}
+	cfg := m.cfg
+	cfg.Override = override
+	report, err := Probe(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, override, report.BinaryPath)
+	assert.True(t, report.UsingConfiguredBinaryPath)
+	if runtime.GOOS == "windows" {
+		assert.Equal(t, discovery.CmdShim, report.Kind)
+	}
+	assert.Equal(t, TestedInRange, report.Tested)
+
+	a, err := StatusOf(context.Background(), cfg, report)
+	require.NoError(t, err, "status runs through the same shim")
+	assert.True(t, a.Authenticated)
+
+	exact, err := ProbeExact(context.Background(), override, m.cfg)
+	require.NoError(t, err)
+	assert.Equal(t, override, exact.BinaryPath)
+}
+
+func TestSimFailingOverrideWithWorkingPath(t *testing.T) {
+	m := newSimMachine(t)
+	agent := m.install(t, "cursor-agent")
+	broken := m.failing(t, filepath.Join(m.root, "broken dir"))
+	cfg := m.cfg
+	cfg.Override = broken
+
+	report, err := Probe(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, agent, report.BinaryPath)
+	assert.False(t, report.UsingConfiguredBinaryPath)
+	require.Len(t, report.Candidates, 2)
+	assert.Equal(t, OutcomeExit, report.Candidates[0].Outcome)
+	assert.Equal(t, "exit 3: Error: broken install", report.Candidates[0].Detail)
+	require.NotEmpty(t, report.Diagnostics)
+	assert.Contains(t, report.Diagnostics[0], "override ")
+	assert.Contains(t, report.Diagnostics[0], "exit 3")
+
+	// The settings endpoint's exact probe never accepts the PATH fallback.
+	exact, err := ProbeExact(context.Background(), broken, m.cfg)
+	require.Error(t, err)
+	assert.False(t, exact.Available)
+	assert.Len(t, exact.Candidates, 1)
+}
+
+func TestSimBothFailing(t *testing.T) {
+	m := newSimMachine(t)
+	cfg := m.cfg
+	cfg.Override = filepath.Join(m.root, "missing dir", "cursor-agent")
+	report, err := Probe(context.Background(), cfg)
+	require.Error(t, err)
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+	assert.False(t, report.Available)
+	require.Len(t, report.Candidates, 3)
+	for _, c := range report.Candidates {
+		assert.Equal(t, OutcomeNotFound, c.Outcome, c.Detail)
+		assert.True(t, strings.HasPrefix(c.Detail, "ENOENT: "), c.Detail)
+	}
+	msg := err.Error()
+	assert.True(t, strings.Index(msg, "override") < strings.Index(msg, "path cursor-agent"), msg)
+	assert.NotContains(t, msg, m.bin, "never PATH")
+}
+
+func TestSimOverrideEqualToCursorAgentTriedOnce(t *testing.T) {
+	m := newSimMachine(t, agentsim.ScenarioVersionError)
+	m.install(t, "cursor-agent")
+	cfg := m.cfg
+	cfg.Override = "cursor-agent"
+	report, err := Probe(context.Background(), cfg)
+	require.Error(t, err)
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+	require.Len(t, report.Candidates, 2, "cursor-agent once, then cursor")
+	assert.Equal(t, discovery.SourceOverride, report.Candidates[0].Source)
+	assert.Equal(t, OutcomeExit, report.Candidates[0].Outcome)
+	assert.Contains(t, report.Candidates[0].Detail, "Cannot find module")
+	assert.Equal(t, OutcomeNotFound, report.Candidates[1].Outcome)
+	assert.Equal(t, 1, m.invocations(t, "--version"))
+}
+
+func TestSimSlowVersionKilledWithItsTree(t *testing.T) {
+	m := newSimMachine(t, agentsim.ScenarioSlowVersion)
+	m.install(t, "cursor-agent")
+	cfg := m.cfg
+	// Long enough for the simulator to start its worker grandchild even on
+	// a loaded machine, far shorter than its 30 s sleep.
+	cfg.VersionTimeout = 5 * time.Second
+	report, err := Probe(context.Background(), cfg)
+	require.Error(t, err)
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+	require.NotEmpty(t, report.Candidates)
+	assert.Equal(t, OutcomeTimeout, report.Candidates[0].Outcome)
+	assert.Contains(t, report.Candidates[0].Detail, "timeout: --version did not finish within 5s")
+	procs, rerr := simtest.Recorded(m.pids)
+	require.NoError(t, rerr)
+	roles := map[string]bool{}
+	for _, p := range procs {
+		roles[p.Role] = true
+	}
+	assert.True(t, roles["slow-version"], "the worker grandchild was started: %+v", procs)
+	simtest.RequireNoSurvivors(t, m.pids, waitSurvivors)
+}
+
+func TestSimAuthStates(t *testing.T) {
+	tests := []struct {
+		scenario string
+		state    AuthState
+		reason   string
+	}{
+		{"", AuthAuthenticated, ReasonLoggedIn},
+		{agentsim.ScenarioUnauthenticated, AuthUnauthenticated, ReasonNotLoggedIn},
+		{agentsim.ScenarioKeychainLocked, AuthKeychainLocked, ReasonKeychainLocked},
+		{agentsim.ScenarioIDEMissing, AuthIDEMissing, ReasonIDEMissing},
+		{agentsim.ScenarioStatusNoise, AuthAuthenticated, ReasonLoggedIn},
+		{agentsim.ScenarioStatusMalformed, AuthUnauthenticated, ReasonMalformedJSON},
+		{agentsim.ScenarioStatusEmpty, AuthUnauthenticated, ReasonEmptyOutput},
+		{agentsim.ScenarioStatusMissingField, AuthUnauthenticated, ReasonMissingField},
+		{agentsim.ScenarioStatusError, AuthUnauthenticated, ReasonNonZeroExit},
+		{agentsim.ScenarioSlowStatus, AuthUnknown, ReasonStatusTimeout},
+	}
+	for _, tt := range tests {
+		t.Run("scenario "+tt.scenario, func(t *testing.T) {
+			m := newSimMachine(t, tt.scenario)
+			m.install(t, "cursor-agent")
+			cfg := m.cfg
+			if tt.scenario == agentsim.ScenarioSlowStatus {
+				cfg.StatusTimeout = shortBound
+			}
+			sr, err := Status(context.Background(), cfg)
+			assert.Equal(t, tt.state, sr.State)
+			assert.Equal(t, tt.reason, sr.Reason, sr.Detail)
+			assert.Equal(t, tt.state == AuthAuthenticated, sr.Authenticated)
+			assert.Equal(t, tt.state == AuthAuthenticated, err == nil, "err %v", err)
+			simtest.RequireNoSurvivors(t, m.pids, waitSurvivors)
+		})
+	}
+}
+
+func TestSimModelsShapes(t *testing.T) {
+	tests := []struct {
+		scenario string
+		models   int
+		empty    bool
+		kind     failure.Kind
+	}{
+		{"", len(agentsim.Models()), false, ""},
+		{agentsim.ScenarioModelsANSI, len(agentsim.Models()), false, ""},
+		{agentsim.ScenarioModelsEmpty, 0, true, ""},
+		{agentsim.ScenarioModelsError, 0, false, failure.Process},
+		{agentsim.ScenarioSlowModels, 0, false, failure.Timeout},
+	}
+	for _, tt := range tests {
+		t.Run("scenario "+tt.scenario, func(t *testing.T) {
+			m := newSimMachine(t, tt.scenario)
+			m.install(t, "cursor-agent")
+			cfg := m.cfg
+			if tt.scenario == agentsim.ScenarioSlowModels {
+				cfg.ModelsTimeout = shortBound
+			}
+			mr, err := Models(context.Background(), cfg, true)
+			assert.Equal(t, tt.kind, failure.KindOf(err), "err %v", err)
+			assert.Len(t, mr.Models, tt.models)
+			assert.Equal(t, tt.empty, mr.Empty)
+			if tt.scenario == agentsim.ScenarioModelsANSI {
+				want := agentsim.Models()
+				for i := range mr.Models {
+					assert.Equal(t, want[i].ID, mr.Models[i].ID)
+					assert.Equal(t, want[i].Label, mr.Models[i].Label)
+				}
+			}
+			simtest.RequireNoSurvivors(t, m.pids, waitSurvivors)
+		})
+	}
+}
+
+// TestSimBrokenWrapper: the override is a wrapper (an npm .cmd shim on
+// Windows, a shell script elsewhere) whose program is gone, as after an
+// uninstall; that is a not-found, and the working PATH candidate is used.
+func TestSimBrokenWrapper(t *testing.T) {
+	m := newSimMachine(t)
+	agent := m.install(t, "cursor-agent")
+	dir := filepath.Join(m.root, "npm global")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	var wrapper string
+	if runtime.GOOS == "windows" {
+		wrapper = filepath.Join(dir, "cursor-agent.cmd")
+		require.NoError(t, os.WriteFile(wrapper, []byte("@\""+filepath.Join(m.root, "gone", "node.exe")+"\" %*\r\n"), 0o755))
+	} else {
+		wrapper = filepath.Join(dir, "cursor-agent")
+		require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec gone-node-binary \"$@\"\n"), 0o755))
+	}
+	cfg := m.cfg
+	cfg.Override = wrapper
+	report, err := Probe(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, agent, report.BinaryPath)
+	require.Len(t, report.Candidates, 2)
+	assert.Equal(t, OutcomeNotFound, report.Candidates[0].Outcome, report.Candidates[0].Detail)
+	assert.True(t, strings.HasPrefix(report.Candidates[0].Detail, "ENOENT: "), report.Candidates[0].Detail)
+}
