@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,18 @@ func execChild(mode string, args []string) int {
 		}
 		fmt.Println("all-ready")
 		execSleepForever()
+	case "gen": // args: bytes of 500-byte NDJSON lines to write
+		total, _ := strconv.ParseInt(args[0], 10, 64)
+		line := []byte(`{"type":"assistant","text":"` + strings.Repeat("x", 500-31) + `"}` + "\n")
+		block := bytes.Repeat(line, 128)
+		for n := total / int64(len(line)); n > 0; {
+			k := min(n, 128)
+			if _, err := os.Stdout.Write(block[:k*int64(len(line))]); err != nil {
+				return 1
+			}
+			n -= k
+		}
+		return 0
 	case "kill-self": // dies of a signal nobody else sent
 		return execKillSelf()
 	}
@@ -303,4 +316,52 @@ func execTestDir(t *testing.T) string {
 		require.NoError(t, os.Remove(dir))
 	})
 	return dir
+}
+
+// BenchmarkExecThroughput is P1 end to end: `cursorkit exec -- gen` with
+// stdout to the null device, against `gen | cat` (the generator's pipe
+// copied to the null device), 100 MB of 500-byte NDJSON lines each, in the
+// same run. Medians of seven alternating runs; the goal is exec/pipe >= 0.8.
+func BenchmarkExecThroughput(b *testing.B) {
+	const total = 100_000_000
+	exe, err := os.Executable()
+	require.NoError(b, err)
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	require.NoError(b, err)
+	defer devNull.Close()
+	b.Setenv(execModeEnv, "gen")
+	size := strconv.Itoa(total)
+	timed := func(f func()) time.Duration {
+		t0 := time.Now()
+		f()
+		return time.Since(t0)
+	}
+	rawPipe := func() {
+		cmd := exec.Command(exe, size)
+		out, err := cmd.StdoutPipe()
+		require.NoError(b, err)
+		require.NoError(b, cmd.Start())
+		_, err = io.Copy(devNull, out)
+		require.NoError(b, err)
+		require.NoError(b, cmd.Wait())
+	}
+	supervised := func() {
+		code := run(context.Background(), []string{"exec", "--idle-timeout", "120s", "--", exe, size}, strings.NewReader(""), devNull, io.Discard, os.Getenv)
+		require.Equal(b, 0, code)
+	}
+	// Alternate the two so load from other processes hits both alike.
+	var pipes, execs []time.Duration
+	for b.Loop() {
+		for range 7 {
+			pipes = append(pipes, timed(rawPipe))
+			execs = append(execs, timed(supervised))
+		}
+	}
+	slices.Sort(pipes)
+	slices.Sort(execs)
+	pipe, viaExec := pipes[len(pipes)/2], execs[len(execs)/2]
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(total/1e6/pipe.Seconds(), "pipe-MB/s")
+	b.ReportMetric(total/1e6/viaExec.Seconds(), "exec-MB/s")
+	b.ReportMetric(pipe.Seconds()/viaExec.Seconds(), "exec/pipe")
 }
