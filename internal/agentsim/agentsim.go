@@ -97,6 +97,9 @@ const (
 	ScenarioAuthError          = "auth-error"          // error result "Authentication required…", exit 1
 	ScenarioBigStream          = "big-stream"          // EnvStreamBytes of distinct assistant events, fast
 	ScenarioCrash              = "crash"               // init, user, then "panic"-like stderr and exit 2 without a result
+	ScenarioMissingInit        = "missing-init"        // the turn without its system/init event
+	ScenarioNoUsage            = "no-usage"            // the result event has no usage field
+	ScenarioEventAfterResult   = "event-after-result"  // an assistant event follows the result
 
 	// every command, and workers
 	ScenarioIgnoreSIGTERM = "ignore-sigterm" // POSIX: the simulator and its workers ignore SIGTERM

@@ -345,6 +345,36 @@ func TestStreamScenarios(t *testing.T) {
 				}
 				assert.Equal(t, "result/success", types(events)[len(events)-1])
 			}},
+		{name: "missing init", env: []string{agentsim.Scenario(agentsim.ScenarioMissingInit)},
+			check: func(t *testing.T, _, _ string, events []event, _ []string) {
+				assert.Equal(t, "user", events[0].Type)
+				assert.NotContains(t, types(events), "system/init")
+				assert.Equal(t, "result", events[len(events)-1].Type)
+			}},
+		{name: "no usage", env: []string{agentsim.Scenario(agentsim.ScenarioNoUsage)},
+			check: func(t *testing.T, _, _ string, events []event, _ []string) {
+				last := events[len(events)-1]
+				assert.Equal(t, "result", last.Type)
+				assert.NotContains(t, last.raw, "usage")
+			}},
+		{name: "event after result", env: []string{agentsim.Scenario(agentsim.ScenarioEventAfterResult)},
+			check: func(t *testing.T, _, _ string, events []event, _ []string) {
+				ts := types(events)
+				assert.Equal(t, []string{"result/success", "assistant"}, ts[len(ts)-2:])
+			}},
+		{name: "partial output with duplicates", env: []string{agentsim.Scenario(agentsim.ScenarioDuplicateAssistant)}, args: []string{"--stream-partial-output"},
+			check: func(t *testing.T, _, _ string, events []event, _ []string) {
+				var finals []string
+				for _, e := range events {
+					if e.Type == "assistant" && e.TimestampMS == 0 {
+						finals = append(finals, e.text())
+						if e.ModelCallID == "" {
+							assert.NotContains(t, e.raw, "model_call_id", "no empty model_call_id")
+						}
+					}
+				}
+				assert.Equal(t, []string{agentsim.TextBeforeTool, agentsim.TextBeforeTool, agentsim.TextAfterTool}, finals)
+			}},
 		{name: "event delay paces lines", env: []string{agentsim.EnvEventDelay + "=1ms"},
 			check: func(t *testing.T, _, _ string, events []event, _ []string) {
 				assert.Equal(t, agentsim.TextResult, events[len(events)-1].Result)

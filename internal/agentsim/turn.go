@@ -114,8 +114,11 @@ func (t *turn) assistant(text, modelCallID string) {
 			t.w.event(obj{{"type", "assistant"}, {"message", textContent("assistant", piece)},
 				{"session_id", t.session}, {"timestamp_ms", nowMS()}})
 		}
-		t.w.event(obj{{"type", "assistant"}, {"message", textContent("assistant", text)},
-			{"session_id", t.session}, {"model_call_id", modelCallID}})
+		final := obj{{"type", "assistant"}, {"message", textContent("assistant", text)}, {"session_id", t.session}}
+		if modelCallID != "" {
+			final = append(final, kv{"model_call_id", modelCallID})
+		}
+		t.w.event(final)
 		return
 	}
 	e := obj{{"type", "assistant"}, {"message", textContent("assistant", text)}, {"session_id", t.session}}
@@ -161,10 +164,13 @@ func (t *turn) result(isError bool, text string, eol bool) {
 	// The text is spliced in after encoding: json.Marshal would re-validate
 	// a 10 MiB text, which takes seconds under the race detector.
 	const placeholder = "\x00result\x00"
-	line, err := json.Marshal(obj{{"type", "result"}, {"subtype", subtype}, {"is_error", isError},
+	e := obj{{"type", "result"}, {"subtype", subtype}, {"is_error", isError},
 		{"duration_ms", 1234}, {"duration_api_ms", 1200}, {"result", placeholder},
-		{"session_id", t.session}, {"request_id", newID("req_", 8)},
-		{"usage", obj{{"inputTokens", 10}, {"outputTokens", 20}, {"cacheReadTokens", 0}, {"cacheWriteTokens", 0}}}})
+		{"session_id", t.session}, {"request_id", newID("req_", 8)}}
+	if !t.s.has(ScenarioNoUsage) {
+		e = append(e, kv{"usage", obj{{"inputTokens", 10}, {"outputTokens", 20}, {"cacheReadTokens", 0}, {"cacheWriteTokens", 0}}})
+	}
+	line, err := json.Marshal(e)
 	if err != nil {
 		t.w.err = err
 		return
@@ -229,8 +235,10 @@ func (s *sim) print(inv invocation) int {
 	if s.has(ScenarioBanner) {
 		t.w.raw([]byte("Cursor Agent (simulated) — checking for updates…"), true)
 	}
-	t.w.event(obj{{"type", "system"}, {"subtype", "init"}, {"apiKeySource", "login"}, {"cwd", cwd},
-		{"session_id", t.session}, {"model", modelLabel(model)}, {"permissionMode", "default"}})
+	if !s.has(ScenarioMissingInit) {
+		t.w.event(obj{{"type", "system"}, {"subtype", "init"}, {"apiKeySource", "login"}, {"cwd", cwd},
+			{"session_id", t.session}, {"model", modelLabel(model)}, {"permissionMode", "default"}})
+	}
 	if s.has(ScenarioUnknownEvent) {
 		t.w.event(obj{{"type", "connection"}, {"subtype", "reconnected"}, {"attempt", 1}, {"session_id", t.session}})
 	}
@@ -314,6 +322,9 @@ func (s *sim) print(inv invocation) int {
 		return 0
 	}
 	t.result(false, resultText, !s.has(ScenarioNoFinalNewline))
+	if s.has(ScenarioEventAfterResult) {
+		t.assistant("One more thing.", "mc_3")
+	}
 	if t.w.err != nil {
 		return 1
 	}
