@@ -1,6 +1,10 @@
 package launch
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+	"sort"
+)
 
 // Proc is one entry of a process-table snapshot.
 type Proc struct {
@@ -37,18 +41,22 @@ func (p Proc) Same(q Proc) bool {
 // root need not be in table: on Windows a dead root's children keep its PID
 // as their parent, and the root's recorded start time still identifies them.
 func Descendants(root Proc, table []Proc) []Proc {
-	children := make(map[int][]Proc, len(table))
-	holder := make(map[int]Proc, len(table))
+	// Two sorted copies instead of maps: children of a PID are a contiguous
+	// run of byParent, and the current holder of a PID is found in byPid.
+	byParent := make([]Proc, 0, len(table))
 	for _, e := range table {
-		holder[e.Pid] = e
-		if e.StartTime == 0 || e.PPid == e.Pid {
-			continue
+		if e.StartTime != 0 && e.PPid != e.Pid {
+			byParent = append(byParent, e)
 		}
-		children[e.PPid] = append(children[e.PPid], e)
 	}
-	for _, list := range children {
-		sort.Slice(list, func(i, j int) bool { return list[i].Pid < list[j].Pid })
-	}
+	slices.SortFunc(byParent, func(a, b Proc) int {
+		if c := cmp.Compare(a.PPid, b.PPid); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Pid, b.Pid)
+	})
+	byPid := slices.Clone(table)
+	slices.SortStableFunc(byPid, func(a, b Proc) int { return cmp.Compare(a.Pid, b.Pid) })
 
 	visited := map[int]bool{root.Pid: true}
 	var out []Proc
@@ -59,9 +67,16 @@ func Descendants(root Proc, table []Proc) []Proc {
 		if n.StartTime == 0 {
 			continue
 		}
-		reuser, reused := holder[n.Pid]
-		reused = reused && !reuser.Same(n)
-		for _, c := range children[n.Pid] {
+		reuser, reused := Proc{}, false
+		if k, found := slices.BinarySearchFunc(byPid, n.Pid, func(e Proc, pid int) int { return cmp.Compare(e.Pid, pid) }); found {
+			reuser = byPid[k]
+			reused = !reuser.Same(n)
+		}
+		first, _ := slices.BinarySearchFunc(byParent, n.Pid, func(e Proc, ppid int) int { return cmp.Compare(e.PPid, ppid) })
+		for _, c := range byParent[first:] {
+			if c.PPid != n.Pid {
+				break
+			}
 			if visited[c.Pid] || c.StartTime < n.StartTime {
 				continue
 			}
