@@ -50,6 +50,19 @@ func resultFailure(r *Result) error {
 	}
 }
 
+// truncateStart keeps at most the last max bytes of s, on a rune boundary,
+// marking the cut.
+func truncateStart(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := len(s) - max
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return "…" + s[cut:]
+}
+
 // truncate cuts s to at most max bytes on a rune boundary, marking the cut.
 func truncate(s string, max int) string {
 	if len(s) <= max {

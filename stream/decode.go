@@ -41,6 +41,8 @@ func (e *DecodeError) Error() string {
 // The event never aliases line: the caller may reuse its buffer.
 func Decode(line []byte) (Event, error) {
 	var f fields
+	var blockBuf [2]block // most messages have one block
+	f.blocks = blockBuf[:0]
 	r := reader{b: line}
 	r.ws()
 	if r.i >= len(line) || line[r.i] != '{' {
@@ -202,7 +204,12 @@ func (f *fields) readMessage(r *reader) error {
 	r.ws()
 	start := r.i
 	f.content, f.blocks = span{}, f.blocks[:0]
-	defer func() { f.message = span{start, r.i} }()
+	err := f.readMessageObject(r)
+	f.message = span{start, r.i}
+	return err
+}
+
+func (f *fields) readMessageObject(r *reader) error {
 	if r.i >= len(r.b) || r.b[r.i] != '{' {
 		_, err := r.value()
 		return err
@@ -234,7 +241,12 @@ func (f *fields) readContent(r *reader) error {
 	r.ws()
 	start := r.i
 	f.blocks = f.blocks[:0]
-	defer func() { f.content = span{start, r.i} }()
+	err := f.readContentArray(r)
+	f.content = span{start, r.i}
+	return err
+}
+
+func (f *fields) readContentArray(r *reader) error {
 	if r.i >= len(r.b) || r.b[r.i] != '[' {
 		_, err := r.value()
 		return err
@@ -471,7 +483,9 @@ func (d *decoder) messageText(f *fields) string {
 		d.fail(f.content, `field "message.content" is neither an array nor a string`)
 		return ""
 	}
-	texts := make([]string, 0, len(f.blocks))
+	var first string
+	var texts []string // from the second text block on
+	n := 0
 	for _, b := range f.blocks {
 		if !b.isObject {
 			d.fail(b.whole, `an element of "message.content" is not an object`)
@@ -484,10 +498,18 @@ func (d *decoder) messageText(f *fields) string {
 			d.fail(b.text, `a text block's "text" is not a string`)
 			return ""
 		}
-		texts = append(texts, b.value)
+		if n == 0 {
+			first = b.value
+		} else {
+			if n == 1 {
+				texts = append(texts, first)
+			}
+			texts = append(texts, b.value)
+		}
+		n++
 	}
-	if len(texts) == 1 {
-		return texts[0]
+	if n <= 1 {
+		return first
 	}
 	return strings.Join(texts, "")
 }

@@ -184,6 +184,30 @@ func (t *Turn) End(exitCode int, exited bool) error {
 	return failure.New(failure.Process, "cursor-agent was stopped before its result event")
 }
 
+// EndWithStderr is End for a caller that kept the agent's stderr tail.
+// When the agent exited non-zero without a result, the failure carries the
+// end of that tail (at most MaxAgentMessage bytes) as its detail, and takes
+// the kind the tail indicates when it names a usage limit, a rate limit or
+// an authentication problem (ClassifyMessage); otherwise it stays
+// failure.Process. Every other verdict is End's.
+func (t *Turn) EndWithStderr(exitCode int, exited bool, stderrTail string) error {
+	err := t.End(exitCode, exited)
+	var fe *failure.Error
+	if !exited || exitCode == 0 || t.result != nil || t.err != nil || !errors.As(err, &fe) {
+		return err
+	}
+	tail := strings.TrimSpace(stderrTail)
+	if tail == "" {
+		return err
+	}
+	e := *fe
+	if k := ClassifyMessage(tail); k != failure.Other {
+		e.Kind = k
+	}
+	e.Detail = "stderr: " + truncateStart(tail, MaxAgentMessage)
+	return &e
+}
+
 // Warn records a warning of the caller's (for example WarnLateClose) so the
 // outcome lists it, and returns the output line to emit for it.
 func (t *Turn) Warn(code, message string) Output {

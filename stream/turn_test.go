@@ -341,3 +341,44 @@ func TestTurnOutcome(t *testing.T) {
 	assert.Equal(t, []Warning{{Code: WarnLateClose, Message: "cursor-agent did not exit within 15s of its result; its group was stopped"}}, o.Warnings)
 	assert.Equal(t, Usage{}, o.Usage)
 }
+
+func TestTurnEndWithStderr(t *testing.T) {
+	usage := "Error: You've hit your usage limit. Upgrade to Pro."
+	long := strings.Repeat("noise line\n", 200) + "panic: boom"
+	tests := []struct {
+		name   string
+		lines  []string
+		exit   int
+		exited bool
+		stderr string
+		kind   failure.Kind
+		detail string // substring of the error, "" for no error
+	}{
+		{name: "usage limit on stderr, no stream", exit: 1, exited: true, stderr: usage, kind: failure.Quota, detail: "stderr: " + usage},
+		{name: "rate limit on stderr after init", lines: seq(initLine), exit: 1, exited: true, stderr: "429 Too Many Requests", kind: failure.RateLimited},
+		{name: "auth on stderr", exit: 1, exited: true, stderr: "Error: Authentication required", kind: failure.Auth},
+		{name: "a crash keeps process with the tail", lines: seq(initLine, userLine), exit: 2, exited: true, stderr: long, kind: failure.Process, detail: "panic: boom"},
+		{name: "an empty stderr changes nothing", exit: 1, exited: true, stderr: " \n", kind: failure.Process, detail: "exited with code 1 before its first event"},
+		{name: "exit 0 stays protocol", lines: seq(initLine), exited: true, stderr: usage, kind: failure.Protocol},
+		{name: "stopped stays process", lines: seq(initLine), exit: -1, stderr: usage, kind: failure.Process},
+		{name: "after a result the result decides", lines: seq(initLine, resultLine), exit: 1, exited: true, stderr: usage},
+		{name: "an error result is not overridden", lines: seq(initLine, errorResult("Rate limit exceeded")), exit: 1, exited: true, stderr: "Authentication required", kind: failure.RateLimited},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			turn := NewTurn(readOnly(t))
+			require.NoError(t, feedAll(t, turn, tt.lines).err)
+			err := turn.EndWithStderr(tt.exit, tt.exited, tt.stderr)
+			if tt.kind == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, tt.kind, failure.KindOf(err), err.Error())
+			assert.Contains(t, err.Error(), tt.detail)
+			var fe *failure.Error
+			require.ErrorAs(t, err, &fe)
+			assert.LessOrEqual(t, len(fe.Detail), len("stderr: …")+MaxAgentMessage)
+		})
+	}
+}
