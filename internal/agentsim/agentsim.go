@@ -328,7 +328,7 @@ func Models() []Model {
 		{ID: "gpt-5.1-codex-high-fast", Label: "GPT-5.1 Codex High Fast"},
 		{ID: DefaultModelID, Label: "Claude 4.5 Sonnet", Current: true},
 		{ID: "sonnet-4.5-thinking", Label: "Claude 4.5 Sonnet (Thinking)", Default: true},
-		{ID: "opus-4.1", Label: "Claude 4.1 Opus", Current: false},
+		{ID: "opus-4.1", Label: "Claude 4.1 Opus"},
 		{ID: "grok", Label: "Grok"},
 	}
 }

@@ -405,7 +405,7 @@ func TestPrintRefusals(t *testing.T) {
 		{name: "missing trust", stdin: "x", args: []string{"--print", "--output-format", "stream-json"}, wantStderr: "Workspace Trust Required"},
 		{name: "empty prompt", stdin: " \n", args: printArgs, wantStderr: "No prompt provided"},
 		{name: "unknown option", stdin: "x", args: append(printArgs, "--yolo"), wantStderr: "unknown option '--yolo'"},
-		{name: "bad mode", stdin: "x", args: append(printArgs, "--mode", "agent"), wantStderr: "Allowed choices are plan, ask."},
+		{name: "bad mode", stdin: "x", args: append(printArgs, "--mode", "agent"), wantStderr: "Allowed choices are plan, ask"},
 		{name: "text output", stdin: "x", args: []string{"--print", "--output-format", "text", "--trust"}, wantStderr: "stream-json"},
 		{name: "not print", stdin: "x", args: []string{"--output-format", "stream-json", "--trust"}, wantStderr: "--print"},
 		{name: "missing value", stdin: "x", args: append(printArgs, "--model"), wantStderr: "argument missing"},

@@ -74,7 +74,7 @@ func parseArgs(args []string) (invocation, error) {
 			inv.model = value
 		case "--mode":
 			if value != "plan" && value != "ask" {
-				return inv, fmt.Errorf("option '--mode <mode>' argument '%s' is invalid. Allowed choices are plan, ask.", value)
+				return inv, fmt.Errorf("option '--mode <mode>' argument '%s' is invalid. Allowed choices are plan, ask", value)
 			}
 			inv.mode = value
 		case "--force", "-f":
@@ -89,7 +89,7 @@ func parseArgs(args []string) (invocation, error) {
 			inv.workspace = value
 		case "--format":
 			if value != "json" && value != "text" {
-				return inv, fmt.Errorf("option '--format <format>' argument '%s' is invalid. Allowed choices are text, json.", value)
+				return inv, fmt.Errorf("option '--format <format>' argument '%s' is invalid. Allowed choices are text, json", value)
 			}
 			inv.jsonFormat = value == "json"
 		case "--list-models":

@@ -28,10 +28,13 @@
 //	}
 //
 //	func TestSomething(t *testing.T) {
-//		bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent") // a copy of this test binary, .exe on Windows
+//		bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent") // this test binary, .exe on Windows
+//		pids := simtest.PIDDir(t) // survivors are killed at cleanup
 //		cmd := exec.Command(bin, "--print", "--output-format", "stream-json", "--trust")
-//		cmd.Env = simtest.Env(agentsim.Scenario(agentsim.ScenarioLinger), agentsim.EnvPIDDir+"="+dir)
+//		cmd.Env = simtest.Env(agentsim.Scenario(agentsim.ScenarioLinger), agentsim.EnvPIDDir+"="+pids)
+//		cmd.Stdin = strings.NewReader("the prompt") // read to EOF before anything is printed
 //		...
+//		simtest.RequireNoSurvivors(t, pids, 10*time.Second)
 //	}
 //
 // simtest.Install's copy is the simulator whatever its name and environment

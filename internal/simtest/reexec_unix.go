@@ -12,7 +12,7 @@ import (
 // pid) with GORACE=atexit_sleep_ms=0: the race runtime otherwise sleeps a
 // second at every exit, which would make every simulated `--version` slow.
 func skipRaceExitSleep() {
-	if !raceEnabled || strings.Contains(os.Getenv("GORACE"), "atexit_sleep_ms") {
+	if strings.Contains(os.Getenv("GORACE"), "atexit_sleep_ms") {
 		return
 	}
 	exe, err := os.Executable()

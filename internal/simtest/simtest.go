@@ -57,7 +57,9 @@ func RunIfSimulator() {
 	if !IsSimulator() {
 		return
 	}
-	skipRaceExitSleep()
+	if raceEnabled {
+		skipRaceExitSleep()
+	}
 	os.Exit(agentsim.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
