@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
@@ -20,7 +21,8 @@ import (
 
 func TestMain(m *testing.M) {
 	simtest.RunIfSimulator() // exits here when this binary runs as cursor-agent
-	os.Exit(m.Run())
+	// No probe may leave a goroutine behind (a reader, a timer, a waiter).
+	goleak.VerifyTestMain(m)
 }
 
 // simMachine is a machine whose PATH holds only a directory with a space in
