@@ -363,3 +363,31 @@ func TestSimBrokenWrapper(t *testing.T) {
 	assert.Equal(t, OutcomeNotFound, report.Candidates[0].Outcome, report.Candidates[0].Detail)
 	assert.True(t, strings.HasPrefix(report.Candidates[0].Detail, "ENOENT: "), report.Candidates[0].Detail)
 }
+
+// TestSimCancelStopsTheTree: cancelling the probe's context while
+// --version runs ends the probe as cancelled and kills the whole tree.
+func TestSimCancelStopsTheTree(t *testing.T) {
+	m := newSimMachine(t, agentsim.ScenarioSlowVersion)
+	m.install(t, "cursor-agent")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		report Report
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		report, err := Probe(ctx, m.cfg)
+		done <- result{report, err}
+	}()
+	simtest.WaitRecorded(t, m.pids, "slow-version", roomyBound)
+	cancel()
+	select {
+	case r := <-done:
+		assert.Equal(t, failure.Cancelled, failure.KindOf(r.err), "err %v", r.err)
+		assert.False(t, r.report.Available)
+	case <-time.After(roomyBound):
+		t.Fatal("Probe did not return after cancel")
+	}
+	simtest.RequireNoSurvivors(t, m.pids, waitSurvivors)
+}
