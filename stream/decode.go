@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/failure"
 )
@@ -165,6 +164,7 @@ type block struct {
 	isObject  bool
 	typ, text span
 	value     string // text's value when it is a string
+	replaced  bool   // value has U+FFFD for invalid UTF-8 in the line
 }
 
 // read reads the top-level object, recording the members of interest.
@@ -295,9 +295,9 @@ func (b *block) read(r *reader) error {
 			r.ws()
 			start := r.i
 			if r.i < len(r.b) && r.b[r.i] == '"' {
-				b.value, err = r.strValue()
+				b.value, b.replaced, err = r.strValue()
 			} else {
-				b.value = ""
+				b.value, b.replaced = "", false
 				_, err = r.value()
 			}
 			b.text = span{start, r.i}
@@ -514,27 +514,28 @@ func (d *decoder) messageText(f *fields) string {
 	return strings.Join(texts, "")
 }
 
-// quotedText returns a copy of the one text block's JSON literal, quotes
-// included, or nil when there is not exactly one or it is not valid UTF-8
-// (encoding/json would decode such bytes to U+FFFD, so they are re-escaped).
-func (d *decoder) quotedText(f *fields) []byte {
+// quotedText returns the one text block's JSON literal, quotes included,
+// or "" when there is not exactly one or it is not valid UTF-8 (encoding/json
+// decodes such bytes to U+FFFD, so the text is re-escaped instead).
+func (d *decoder) quotedText(f *fields) string {
 	if d.err != nil || d.isNull(f.content) || d.b[f.content.start] != '[' {
-		return nil
+		return ""
 	}
-	var lit span
-	for _, b := range f.blocks {
+	var lit *block
+	for i := range f.blocks {
+		b := &f.blocks[i]
 		if t, _ := d.optString(b.typ); t != "text" || d.isNull(b.text) {
 			continue
 		}
-		if lit.present() {
-			return nil
+		if lit != nil {
+			return ""
 		}
-		lit = b.text
+		lit = b
 	}
-	if !lit.present() || d.b[lit.start] != '"' || !utf8.Valid(d.b[lit.start:lit.end]) {
-		return nil
+	if lit == nil || d.b[lit.text.start] != '"' || lit.replaced {
+		return ""
 	}
-	return append([]byte(nil), d.b[lit.start:lit.end]...)
+	return string(d.b[lit.text.start:lit.text.end])
 }
 
 const toolCallSuffix = "ToolCall"

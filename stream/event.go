@@ -67,7 +67,7 @@ type Assistant struct {
 	// quotes, when that literal can be copied to the output verbatim (one
 	// text block, valid UTF-8): re-escaping a long text costs more than
 	// copying it.
-	quoted []byte
+	quoted string
 }
 
 // ToolCall is a `tool_call` event. Name is the first key of the tool_call

@@ -48,7 +48,7 @@ type Output struct {
 
 	// quoted is Text as a JSON literal from the agent's own line, when the
 	// text output is a whole assistant text (see Assistant.quoted).
-	quoted []byte
+	quoted string
 }
 
 // Warning is something worth telling the caller that does not fail the turn.
@@ -97,7 +97,7 @@ func (o Output) AppendJSON(dst []byte) []byte {
 		w.str("apiKeySource", in.APIKeySource)
 	case OutputText:
 		w.key("text")
-		if o.quoted != nil {
+		if o.quoted != "" {
 			w.b = append(w.b, o.quoted...)
 		} else {
 			w.b = appendString(w.b, o.Text)
