@@ -171,7 +171,9 @@ func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Ses
 // Finish marks the work done (the stream layer calls it on the final
 // result event): from now on only ExitGrace applies, after which a child
 // still running is stopped with a late_close warning and the run still
-// counts as a success. Calls after the first have no effect.
+// counts as a success; a cancel in that window stops it the same way.
+// Abort still ends the run as Aborted. Calls after the first have no
+// effect.
 func (s *Session) Finish() {
 	s.finishOnce.Do(func() { close(s.finishCh) })
 }
@@ -341,6 +343,13 @@ func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 			s.stopTree(&v, exitCh, s.opts.StopGrace)
 			if v.stop == StopAlreadyExited {
 				v.ending = Exited
+				return v
+			}
+			// Finish may not have been through the loop yet: ask it directly.
+			if s.finishCalled() { // the work was done; only the exit was pending
+				v.finished = true
+				v.ending, v.lateClose = Exited, true
+				v.warnings = append(v.warnings, WarnLateClose+": cancelled while the child was still running after the work finished; stopped it")
 				return v
 			}
 			v.ending = Cancelled

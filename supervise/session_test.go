@@ -186,13 +186,7 @@ func TestSessionAbortDuringGraceEscalates(t *testing.T) {
 	s := startFake(t, context.Background(), f, Options{IdleTimeout: time.Millisecond, StopGrace: time.Hour})
 	// Abort once the polite request went out; the hour of grace must not
 	// be waited.
-	for f.terminated.Load() == 0 {
-		select {
-		case <-s.Done():
-			t.Fatal("verdict before the polite stop")
-		case <-time.After(time.Millisecond):
-		}
-	}
+	eventually(t, "the polite stop", func() bool { return f.terminated.Load() > 0 })
 	s.Abort(failure.Policy, "stop now")
 	o := waitOutcome(t, s)
 	assert.Equal(t, IdleTimeout, o.Ending, "the first reason to stop wins")
@@ -213,6 +207,18 @@ func TestSessionFinish(t *testing.T) {
 		assert.NoError(t, o.Err)
 		assert.True(t, o.Finished)
 		assert.Equal(t, StopForced, o.Stop)
+		assert.True(t, hasWarning(o, WarnLateClose), o.Warnings)
+	})
+	t.Run("cancel while waiting for the exit", func(t *testing.T) {
+		f := newFake()
+		ctx, cancel := context.WithCancel(context.Background())
+		s := startFake(t, ctx, f, Options{ExitGrace: time.Hour})
+		s.Finish()
+		cancel()
+		o := waitOutcome(t, s)
+		assert.True(t, o.Finished)
+		assert.Equal(t, Exited, o.Ending)
+		assert.NoError(t, o.Err)
 		assert.True(t, hasWarning(o, WarnLateClose), o.Warnings)
 	})
 	t.Run("exit within the grace", func(t *testing.T) {
