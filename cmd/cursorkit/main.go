@@ -60,6 +60,7 @@ func commands() []command {
 		{name: "status", usage: statusUsage, summary: "probe + `status --format json`", run: runStatus},
 		{name: "models", usage: modelsUsage, summary: "the model catalog (cached)", run: runModels},
 		{name: "doctor", usage: doctorUsage, summary: "all of the above at once, plus shim diagnostics", run: runDoctor},
+		{name: "run", usage: runUsage, summary: "one supervised prompt turn; PROMPT from the argument or stdin", run: runRun},
 		{name: "shim", usage: shimUsage, summary: "how TARGET would be found and launched, exactly", run: runShim},
 		{name: "serve", usage: serveUsage, summary: "the settings validation endpoint (HTTP)", run: runServe},
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},
