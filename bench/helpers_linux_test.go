@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/stream"
+)
+
+// prompt is what every simulated turn receives on stdin.
+const prompt = "Summarise the README."
+
+// tools are the binaries a benchmark runs, built from this module.
+type tools struct {
+	dir       string
+	cursorkit string
+	// sim is the cursor-agent simulator, named cursor-agent in a directory
+	// of its own so that it can stand on PATH.
+	sim string
+}
+
+// buildTools builds cmd/cursorkit and testdata/cursor-agent-sim into a
+// temporary directory (the go command's build cache makes a second build
+// cheap).
+func buildTools(b *testing.B) tools {
+	b.Helper()
+	root, err := filepath.Abs("..")
+	require.NoError(b, err)
+	dir := b.TempDir()
+	t := tools{dir: dir, cursorkit: filepath.Join(dir, "cursorkit"), sim: filepath.Join(dir, "sim", "cursor-agent")}
+	for out, pkg := range map[string]string{t.cursorkit: "./cmd/cursorkit", t.sim: "./testdata/cursor-agent-sim"} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir = root
+		msg, err := cmd.CombinedOutput()
+		require.NoError(b, err, "go build %s: %s", pkg, msg)
+	}
+	return t
+}
+
+// nodePath returns node's path, or "" after logging why the Node baseline
+// is skipped.
+func nodePath(b *testing.B) string {
+	b.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Logf("node not found on PATH: the Node baseline is skipped (%v)", err)
+		return ""
+	}
+	return node
+}
+
+// script returns the absolute path of a Node script in testdata.
+func script(b *testing.B, name string) string {
+	b.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", name))
+	require.NoError(b, err)
+	return p
+}
+
+// turnArgs is a read-only prompt turn's argv after the program, exactly as
+// `cursorkit run` builds it.
+func turnArgs() []string {
+	args, err := stream.Args(stream.ArgsOptions{Mode: stream.ModeDefault})
+	if err != nil {
+		panic(err) // the default mode's argv is a constant
+	}
+	return args
+}
+
+// withEnv returns os.Environ() with the given KEY=VALUE entries replacing
+// any of the same keys.
+func withEnv(extra ...string) []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		for _, e := range extra {
+			if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(kv, k+"=") {
+				return true
+			}
+		}
+		return false
+	})
+	return append(env, extra...)
+}
+
+// timed returns how long f took.
+func timed(f func()) time.Duration {
+	t0 := time.Now()
+	f()
+	return time.Since(t0)
+}
+
+// median returns the median of ds (which it sorts).
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// runJSON runs cmd and decodes its stdout, one JSON object, into v.
+func runJSON(b *testing.B, cmd *exec.Cmd, v any) {
+	b.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(b, cmd.Run(), "%s: %s", cmd.Path, stderr.String())
+	require.NoError(b, json.Unmarshal(stdout.Bytes(), v), "%s printed %q", cmd.Path, stdout.String())
+}
