@@ -154,9 +154,10 @@ func (r *reader) strTo(out *strings.Builder) (raw span, escaped bool, err error)
 		return r.trustedStr(start)
 	}
 	if out != nil {
-		// Size the value once: finding the closing quote is far cheaper
-		// than growing the buffer.
-		t := reader{b: b, i: start}
+		// Size the value once: finding the closing quote costs far less
+		// than growing the buffer (and sizing by the rest of the line would
+		// be quadratic for a line of many small texts).
+		t := reader{b: b}
 		if s, _, err := t.trustedStr(start); err == nil {
 			out.Grow(s.end - s.start)
 		}
