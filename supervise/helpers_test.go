@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -94,12 +93,14 @@ func runChild(mode string, args []string) int {
 				exit = true
 				continue
 			}
-			pid, err := startGrandchild(kind, marker)
+			pids, err := startGrandchild(kind, marker)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
-			fmt.Fprintf(out, "ready %d\n", pid)
+			for _, pid := range pids {
+				fmt.Fprintf(out, "ready %d\n", pid)
+			}
 			out.Flush()
 		}
 		fmt.Fprintln(out, "all-ready")
@@ -109,12 +110,12 @@ func runChild(mode string, args []string) int {
 		}
 		sleepForever()
 	case "daemonize": // args: marker; start a setsid sleeper, report it, exit
-		pid, err := startGrandchild("setsid", args[0])
+		pids, err := startGrandchild("setsid", args[0])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		fmt.Fprintf(out, "ready %d\n", pid)
+		fmt.Fprintf(out, "ready %d\n", pids[0])
 		return 0
 	case "sleep": // a grandchild: args: marker
 		fmt.Fprintf(out, "ready %d\n", os.Getpid())
@@ -153,44 +154,49 @@ func generate(w io.Writer, total int64) int {
 }
 
 // startGrandchild starts this binary as a sleeper of the given kind (see
-// grandchildAttr; "daemon" is a double fork whose intermediate has exited
-// by the time this returns), waits for its ready line and returns the
-// sleeper's PID. It shares
-// this process's stdout and stderr, so it also holds the supervised pipes.
-func startGrandchild(kind, marker string) (int, error) {
+// grandchildCommand; "daemon" is a double fork whose intermediate has
+// exited by the time this returns), waits for its ready line and returns
+// the PIDs to watch: the sleeper's and, for "cmd", cmd.exe's too. The
+// sleeper shares this process's stderr, so it also holds the supervised
+// stderr pipe.
+func startGrandchild(kind, marker string) ([]int, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	cmd := exec.Command(exe, marker)
+	cmd := grandchildCommand(exe, marker, kind)
 	cmd.Env = childEnv("sleep")
 	if kind == "daemon" { // a double fork: the intermediate exits at once
 		cmd.Env = childEnv("daemonize")
 	}
 	cmd.Stderr = os.Stderr
-	grandchildAttr(cmd, kind)
 	r, w, err := os.Pipe()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	cmd.Stdout = w
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	w.Close()
 	line, err := bufio.NewReader(r).ReadString('\n')
 	r.Close()
 	if err != nil {
-		return 0, fmt.Errorf("%s grandchild: %w", kind, err)
+		return nil, fmt.Errorf("%s grandchild: %w", kind, err)
 	}
 	if kind == "daemon" {
 		if err := cmd.Wait(); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	// From here on the grandchild writes nothing; it holds our stdout
-	// through the stderr handle it inherited and, below, through stdout.
-	return strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
+	if err != nil {
+		return nil, err
+	}
+	if kind == "cmd" {
+		return []int{cmd.Process.Pid, pid}, nil
+	}
+	return []int{pid}, nil
 }
 
 // childEnv is this process's environment with the helper mode set.

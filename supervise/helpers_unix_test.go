@@ -20,11 +20,14 @@ func termSignals() []os.Signal { return []os.Signal{syscall.SIGTERM} }
 
 func enableSubreaper() error { return launch.EnableSubreaper() }
 
-// grandchildAttr makes a "setsid" grandchild leave the group and session.
-func grandchildAttr(cmd *exec.Cmd, kind string) {
+// grandchildCommand runs exe with marker; a "setsid" grandchild leaves
+// the group and the session.
+func grandchildCommand(exe, marker, kind string) *exec.Cmd {
+	cmd := exec.Command(exe, marker)
 	if kind == "setsid" {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
+	return cmd
 }
 
 // treeKinds are the grandchildren of the tree tests: two in the group and

@@ -1,8 +1,10 @@
 package supervise
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/windows"
@@ -19,11 +21,24 @@ func termSignals() []os.Signal { return []os.Signal{os.Interrupt} }
 // enableSubreaper has no Windows meaning: the job holds the tree.
 func enableSubreaper() error { return nil }
 
-func grandchildAttr(cmd *exec.Cmd, kind string) {
-	if kind == "detached" {
+// grandchildCommand runs exe with marker: "detached" in its own console
+// process group without a console, "cmd" through cmd.exe (so the tree holds
+// a cmd.exe too), anything else plainly. The job holds them all.
+func grandchildCommand(exe, marker, kind string) *exec.Cmd {
+	switch kind {
+	case "detached":
+		cmd := exec.Command(exe, marker)
 		cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS}
+		return cmd
+	case "cmd":
+		cmdPath := filepath.Join(os.Getenv("SystemRoot"), "System32", "cmd.exe")
+		cmd := exec.Command(cmdPath)
+		cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: fmt.Sprintf(`"%s" /d /s /c ""%s" %s"`, cmdPath, exe, marker)}
+		return cmd
 	}
+	return exec.Command(exe, marker)
 }
 
-// treeKinds are the grandchildren of the tree tests; the job holds them all.
-var treeKinds = []string{"group", "group", "detached"}
+// treeKinds are the grandchildren of the tree tests: cmd.exe running the
+// test binary, a plain one and a detached one.
+var treeKinds = []string{"cmd", "group", "detached"}
