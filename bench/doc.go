@@ -12,7 +12,7 @@
 //   - BenchmarkP2RunJSON (issue 7, P2): `cursorkit run --json` over a
 //     simulator turn streaming 100 MB of assistant events, output to the null
 //     device, against the raw pipe (io.Copy to io.Discard) and Node's readline
-//   - JSON.parse. Goals: at least 0.5x the pipe and at least 5x Node.
+//     and JSON.parse. Goals: at least 0.5x the pipe and at least 5x Node.
 //     BenchmarkP2StreamInProcess is the same stream decoded by supervise +
 //     stream.Turn inside the benchmark process, without the CLI around it.
 //   - BenchmarkProbeWallTime and BenchmarkDoctorWallTime (issue 5): probe.Probe

@@ -79,7 +79,13 @@ func turnArgs() []string {
 // withEnv returns os.Environ() with the given KEY=VALUE entries replacing
 // any of the same keys.
 func withEnv(extra ...string) []string {
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+	return withEnvIn(os.Environ(), extra...)
+}
+
+// withEnvIn returns a copy of env with the given KEY=VALUE entries
+// replacing any of the same keys.
+func withEnvIn(env []string, extra ...string) []string {
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		for _, e := range extra {
 			if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(kv, k+"=") {
 				return true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,7 +157,7 @@ func p6Driver() int {
 	var wg sync.WaitGroup
 	for range turns {
 		wg.Go(func() {
-			n, err := superviseTurn(context.Background(), plan, policy, env, func(started bool) {
+			n, err := superviseTurn(context.Background(), plan, policy, env, nil, func(started bool) {
 				if !started {
 					inFlight.Add(-1)
 					return
@@ -215,7 +216,9 @@ func startProfiles(prefix string) (stop func(), err error) {
 // and the turn's verdict at the end. inFlight(true) is called once the
 // child runs, inFlight(false) once its verdict is in. It returns the number
 // of stdout lines.
-func superviseTurn(ctx context.Context, plan shim.Plan, policy stream.Policy, env []string, inFlight func(bool)) (int64, error) {
+// When out is not nil, the NDJSON of `cursorkit run --json` (without its
+// outcome line) is written to it; it is computed either way.
+func superviseTurn(ctx context.Context, plan shim.Plan, policy stream.Policy, env []string, out io.Writer, inFlight func(bool)) (int64, error) {
 	turn := stream.NewTurn(policy)
 	var (
 		mu        sync.Mutex
@@ -232,8 +235,11 @@ func superviseTurn(ctx context.Context, plan shim.Plan, policy stream.Policy, en
 		outs, err := turn.Feed(line)
 		for _, o := range outs {
 			// What --json writes: each output's NDJSON line.
-			outputBuf = o.AppendJSON(outputBuf[:0])
+			outputBuf = append(o.AppendJSON(outputBuf[:0]), '\n')
 			emitted += len(outputBuf)
+			if out != nil {
+				_, _ = out.Write(outputBuf)
+			}
 			if o.Type == stream.OutputResult {
 				mu.Lock()
 				finished = true
