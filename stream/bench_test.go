@@ -109,3 +109,46 @@ func BenchmarkTurnAssistantJSON(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDecodeDelta measures the small events of --stream-partial-output.
+func BenchmarkDecodeDelta(b *testing.B) {
+	line := []byte(deltaLine("the next "))
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeToolCall measures a completed tool call carrying a file.
+func BenchmarkDecodeToolCall(b *testing.B) {
+	content, _ := json.Marshal(strings.Repeat("package main\n\nfunc main() {}\n", 1000))
+	line := []byte(`{"type":"tool_call","subtype":"completed","call_id":"toolu_1\nx","tool_call":{"readToolCall":{"args":{"path":"main.go"},"result":{"success":{"content":` +
+		string(content) + `}}}},"session_id":"abc","model_call_id":"m1","timestamp_ms":1}`)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeManyBlocks is a message of ten thousand small text blocks:
+// decoding stays linear in the line.
+func BenchmarkDecodeManyBlocks(b *testing.B) {
+	blocks := make([]string, 10000)
+	for i := range blocks {
+		blocks[i] = `{"type":"text","text":"word\n"}`
+	}
+	line := []byte(`{"type":"assistant","message":{"content":[` + strings.Join(blocks, ",") + `]}}`)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
