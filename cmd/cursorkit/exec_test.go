@@ -174,7 +174,7 @@ func TestExecExitCodes(t *testing.T) {
 		{name: "stdin passes through", mode: "echo", stdin: "the prompt\nmore", args: []string{"--", exe}, code: 0, stdout: "the prompt\nmore"},
 		{name: "first-line deadline", mode: "silent", args: []string{"--first-line-timeout", "100ms", "--grace", "5s", "--", exe}, code: 124, stderrHas: "first-line deadline"},
 		{name: "inactivity deadline", mode: "ready-then-silent", args: []string{"--first-line-timeout", "20s", "--idle-timeout", "100ms", "--", exe}, code: 124, stdoutHas: "ready"},
-		{name: "total deadline", mode: "chatty", args: []string{"--timeout", "200ms", "--idle-timeout", "10s", "--grace", "0", "--", exe}, code: 124, stdoutHas: `{"n":0}`},
+		{name: "total deadline", mode: "chatty", args: []string{"--timeout", "3s", "--idle-timeout", "20s", "--grace", "0", "--", exe}, code: 124, stdoutHas: `{"n":0}`},
 		{name: "not found", mode: "exit", args: []string{"--", filepath.Join(dir, "no-such-program")}, code: 127},
 		{name: "bare name not found", mode: "exit", args: []string{"--", "cursorkit-no-such-program-anywhere"}, code: 127},
 		{name: "found but cannot run", mode: "exit", args: []string{"--", notRunnable}, code: 126},
