@@ -38,7 +38,16 @@ func (e *DecodeError) Error() string {
 // *failure.Error of kind failure.Protocol wrapping a *DecodeError.
 //
 // The event never aliases line: the caller may reuse its buffer.
-func Decode(line []byte) (Event, error) {
+func Decode(line []byte) (Event, error) { return decode(line, nil) }
+
+// recent holds the ids the previous lines carried. Every line of a turn
+// repeats the session id, and consecutive lines often the model call id;
+// reusing the string saves an allocation per event.
+type recent struct {
+	sessionID, modelCallID string
+}
+
+func decode(line []byte, ids *recent) (Event, error) {
 	var f fields
 	var blockBuf [2]block // most messages have one block
 	f.blocks = blockBuf[:0]
@@ -59,7 +68,7 @@ func Decode(line []byte) (Event, error) {
 	if err := r.end(); err != nil {
 		return nil, notJSON(err)
 	}
-	d := decoder{b: line}
+	d := decoder{b: line, ids: ids}
 	typ, ok := d.optString(f.typ)
 	if !ok || d.err != nil {
 		return d.unknown(f, ""), nil
@@ -73,19 +82,19 @@ func Decode(line []byte) (Event, error) {
 			return d.unknown(f, typ), nil
 		}
 		ev = &Init{
-			SessionID:      d.str(f.sessionID, "session_id"),
+			SessionID:      d.sessionID(f.sessionID),
 			Model:          d.str(f.model, "model"),
 			CWD:            d.str(f.cwd, "cwd"),
 			PermissionMode: d.str(f.permissionMode, "permissionMode"),
 			APIKeySource:   d.str(f.apiKeySource, "apiKeySource"),
 		}
 	case TypeUser:
-		ev = &User{SessionID: d.str(f.sessionID, "session_id"), Text: d.messageText(&f)}
+		ev = &User{SessionID: d.sessionID(f.sessionID), Text: d.messageText(&f)}
 	case TypeThinking:
 		t := &Thinking{
 			Subtype:   d.str(f.subtype, "subtype"),
 			Text:      d.str(f.text, "text"),
-			SessionID: d.str(f.sessionID, "session_id"),
+			SessionID: d.sessionID(f.sessionID),
 		}
 		t.TimestampMs, t.HasTimestamp = d.integer(f.timestampMs, "timestamp_ms")
 		ev = t
@@ -93,8 +102,8 @@ func Decode(line []byte) (Event, error) {
 		a := &Assistant{
 			Text:        d.messageText(&f),
 			quoted:      d.quotedText(&f),
-			ModelCallID: d.str(f.modelCallID, "model_call_id"),
-			SessionID:   d.str(f.sessionID, "session_id"),
+			ModelCallID: d.modelCallID(f.modelCallID),
+			SessionID:   d.sessionID(f.sessionID),
 		}
 		a.TimestampMs, a.HasTimestamp = d.integer(f.timestampMs, "timestamp_ms")
 		ev = a
@@ -102,8 +111,8 @@ func Decode(line []byte) (Event, error) {
 		t := &ToolCall{
 			Subtype:     d.str(f.subtype, "subtype"),
 			CallID:      d.str(f.callID, "call_id"),
-			ModelCallID: d.str(f.modelCallID, "model_call_id"),
-			SessionID:   d.str(f.sessionID, "session_id"),
+			ModelCallID: d.modelCallID(f.modelCallID),
+			SessionID:   d.sessionID(f.sessionID),
 		}
 		t.TimestampMs, _ = d.integer(f.timestampMs, "timestamp_ms")
 		d.toolCall(f.toolCall, t)
@@ -113,7 +122,7 @@ func Decode(line []byte) (Event, error) {
 			Subtype:   d.str(f.subtype, "subtype"),
 			IsError:   d.boolean(f.isError, "is_error"),
 			Text:      d.str(f.result, "result"),
-			SessionID: d.str(f.sessionID, "session_id"),
+			SessionID: d.sessionID(f.sessionID),
 			RequestID: d.str(f.requestID, "request_id"),
 			Usage:     d.usage(f.usage),
 		}
@@ -360,6 +369,36 @@ func (f *fields) lookup(name []byte) *span {
 type decoder struct {
 	b   []byte
 	err *DecodeError
+	ids *recent // may be nil
+}
+
+func (d *decoder) sessionID(s span) string {
+	if d.ids == nil {
+		return d.str(s, "session_id")
+	}
+	return d.recentStr(s, "session_id", &d.ids.sessionID)
+}
+
+func (d *decoder) modelCallID(s span) string {
+	if d.ids == nil {
+		return d.str(s, "model_call_id")
+	}
+	return d.recentStr(s, "model_call_id", &d.ids.modelCallID)
+}
+
+// recentStr is str, returning *last when the value is the same.
+func (d *decoder) recentStr(s span, name string, last *string) string {
+	if d.err == nil && !d.isNull(s) && d.b[s.start] == '"' {
+		raw := d.b[s.start+1 : s.end-1]
+		if string(raw) == *last && bytes.IndexByte(raw, '\\') < 0 {
+			return *last
+		}
+	}
+	v := d.str(s, name)
+	if v != "" {
+		*last = v
+	}
+	return v
 }
 
 func (d *decoder) fail(at span, format string) {

@@ -275,3 +275,22 @@ func TestDecodeDepthLimit(t *testing.T) {
 	assert.False(t, json.Valid(deep(maxDepth+1)))
 	assert.Contains(t, err.Error(), "exceeded max depth")
 }
+
+func TestDecodeRecentIDs(t *testing.T) {
+	var ids recent
+	lines := []string{
+		`{"type":"assistant","session_id":"abc","model_call_id":"m1"}`,
+		`{"type":"assistant","session_id":"abc","model_call_id":"m1"}`,
+		`{"type":"assistant","session_id":"a\u0062c","model_call_id":"m\u0031"}`,
+		`{"type":"assistant","session_id":"abc","model_call_id":"m2"}`,
+		"{\"type\":\"assistant\",\"session_id\":\"ab\xff\",\"model_call_id\":null}",
+		"{\"type\":\"assistant\",\"session_id\":\"ab\xff\"}",
+		`{"type":"assistant","session_id":5}`,
+	}
+	for _, l := range lines {
+		want, wantErr := Decode([]byte(l))
+		got, err := decode([]byte(l), &ids)
+		assert.Equal(t, wantErr, err, l)
+		assert.Equal(t, want, got, l)
+	}
+}

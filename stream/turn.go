@@ -25,6 +25,7 @@ type Turn struct {
 	err       error // a protocol or policy failure; sticky
 
 	text     textDedupe
+	ids      recent               // for decode
 	tools    map[string]*ToolCall // started calls by call_id, until completed
 	warnings []Warning
 	out      []Output // reused by Feed
@@ -64,7 +65,7 @@ func (t *Turn) Feed(line []byte) ([]Output, error) {
 	if t.result != nil {
 		return nil, t.fail(t.protocol(0, line, "output after the result event"))
 	}
-	ev, err := Decode(line)
+	ev, err := decode(line, &t.ids)
 	if err != nil {
 		var de *DecodeError
 		if !errors.As(err, &de) {
