@@ -14,7 +14,8 @@
 //     device, against the raw pipe (io.Copy to io.Discard) and Node's readline
 //     and JSON.parse. Goals: at least 0.5x the pipe and at least 5x Node.
 //     BenchmarkP2StreamInProcess is the same stream decoded by supervise +
-//     stream.Turn inside the benchmark process, without the CLI around it.
+//     stream.Turn inside the benchmark process, without the CLI around it,
+//     and supervise alone (lines only) for the reader's share.
 //   - BenchmarkProbeWallTime and BenchmarkDoctorWallTime (issue 5): probe.Probe
 //     against the simulator's own --version started with os/exec, and
 //     `cursorkit doctor` against the slowest single probe command (`cursorkit

@@ -20,6 +20,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/stream"
+	"github.com/cursorkit/cursorkit/supervise"
 )
 
 const (
@@ -99,7 +100,9 @@ func reportP2(b *testing.B, subject string, got, pipe, node []time.Duration) {
 // 100 MB turn supervised in this process with the CLI's deadlines, every
 // line fed to stream.Turn and every output encoded as `run --json` NDJSON
 // into a buffered io.Discard, against the raw pipe and Node in the same
-// run (medians of three alternating rounds).
+// run (medians of three alternating rounds). It also reports supervise
+// alone on the same stream (lines counted, nothing decoded), which tells
+// the line reader's share of the cost from the decoder's.
 func BenchmarkP2StreamInProcess(b *testing.B) {
 	t := buildTools(b)
 	base := p2Baselines{b: b, sim: t.sim, node: nodePath(b), env: p2Stream()}
@@ -107,10 +110,22 @@ func BenchmarkP2StreamInProcess(b *testing.B) {
 	require.NoError(b, err)
 	policy, err := stream.NewPolicy(stream.ModeDefault)
 	require.NoError(b, err)
-	var pipe, got, node []time.Duration
+	var pipe, got, node, lineOnly []time.Duration
 	for b.Loop() {
 		for range p2Rounds {
 			pipe = append(pipe, base.pipe())
+			lineOnly = append(lineOnly, timed(func() {
+				var lines int64
+				o := supervise.Run(context.Background(), plan, supervise.Options{
+					Env:              base.env,
+					Stdin:            strings.NewReader(prompt),
+					FirstLineTimeout: 30 * time.Second,
+					IdleTimeout:      120 * time.Second,
+					OnLine:           func([]byte) { lines++ },
+				})
+				require.NoError(b, o.Err)
+				require.Greater(b, lines, int64(p2Bytes/2048))
+			}))
 			got = append(got, timed(func() {
 				out := bufio.NewWriterSize(io.Discard, 64<<10)
 				lines, err := superviseTurn(context.Background(), plan, policy, base.env, out, func(bool) {})
@@ -124,6 +139,8 @@ func BenchmarkP2StreamInProcess(b *testing.B) {
 		}
 	}
 	reportP2(b, "stream", got, pipe, node)
+	b.ReportMetric(p2Bytes/1e6/median(lineOnly).Seconds(), "supervise-MB/s")
+	b.ReportMetric(median(pipe).Seconds()/median(lineOnly).Seconds(), "supervise/pipe")
 }
 
 // BenchmarkP2RunJSON is P2: the built `cursorkit run --json` over the

@@ -3,9 +3,12 @@
 // agent (argv after the turn count), writes the prompt to its stdin, reads
 // stdout with readline, re-arms an inactivity setTimeout and JSON.parses
 // every line, and keeps a bounded stderr tail. When every turn is over it
-// prints its own resource usage (getrusage RUSAGE_SELF through
-// process.resourceUsage(): the children are not counted) as one JSON line.
+// prints its own peak RSS (VmHWM from /proc/self/status, as the Go driver
+// does: getrusage's maxrss carries the forking parent's peak over exec) and
+// CPU time (getrusage RUSAGE_SELF through process.resourceUsage(); the
+// children are not counted) as one JSON line.
 "use strict";
+const fs = require("node:fs");
 const { spawn } = require("node:child_process");
 const readline = require("node:readline");
 
@@ -79,6 +82,12 @@ function turn() {
   });
 }
 
+function vmHWM() {
+  const m = /^VmHWM:\s*(\d+) kB$/m.exec(fs.readFileSync("/proc/self/status", "utf8"));
+  if (!m) throw new Error("no VmHWM in /proc/self/status");
+  return Number(m[1]);
+}
+
 function report() {
   const ru = process.resourceUsage();
   process.stdout.write(
@@ -87,7 +96,7 @@ function report() {
       failed,
       lines,
       peakInFlight,
-      maxRSSKB: ru.maxRSS,
+      maxRSSKB: vmHWM(),
       userMS: ru.userCPUTime / 1000,
       sysMS: ru.systemCPUTime / 1000,
       wallMS: Number(process.hrtime.bigint() - started) / 1e6,
