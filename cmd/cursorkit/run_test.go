@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -61,7 +62,6 @@ func TestRunScenarios(t *testing.T) {
 		code     int
 		kind     string // the outcome's kind; "" for done
 		check    func(t *testing.T, events []map[string]any, outcome map[string]any)
-		posix    bool
 	}{
 		{name: "full turn", scenario: agentsim.ScenarioNormal, code: 0, check: func(t *testing.T, events []map[string]any, outcome map[string]any) {
 			assert.Equal(t, agentsim.TextBeforeTool+agentsim.TextAfterTool, textOf(events))
@@ -125,14 +125,11 @@ func TestRunScenarios(t *testing.T) {
 		{name: "auth error", scenario: agentsim.ScenarioAuthError, code: 5, kind: "auth"},
 		{name: "crash", scenario: agentsim.ScenarioCrash, code: 11, kind: "process"},
 		{name: "disallowed tool stops the tree", scenario: agentsim.ScenarioDisallowedTool, code: 8, kind: "policy"},
-		{name: "setsid escapee after result", scenario: agentsim.ScenarioSetsidEscape, flags: []string{"--exit-grace", "300ms"}, code: 0, posix: true},
-		{name: "double fork after result", scenario: agentsim.ScenarioDoubleFork, flags: []string{"--exit-grace", "300ms"}, code: 0, posix: true},
+		{name: "setsid escapee after result", scenario: agentsim.ScenarioSetsidEscape, flags: []string{"--exit-grace", "300ms"}, code: 0},
+		{name: "double fork after result", scenario: agentsim.ScenarioDoubleFork, flags: []string{"--exit-grace", "300ms"}, code: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.posix && runtime.GOOS == "windows" {
-				t.Skip("setsid and double fork are POSIX process-tree shapes")
-			}
 			settings := cursorEnv(t, "", tt.scenario)
 			pids := simtest.PIDDir(t)
 			t.Setenv(agentsim.EnvPIDDir, pids)
@@ -297,4 +294,41 @@ func (w *lineWatcher) Write(p []byte) (int, error) {
 		close(w.first)
 	}
 	return len(p), nil
+}
+
+// TestRunThroughAShim runs a turn through a wrapper, as npm installs the
+// agent: a .cmd shim started through cmd.exe on Windows (the bracketed model
+// id must survive cmd's parsing), a shell script on POSIX.
+func TestRunThroughAShim(t *testing.T) {
+	settings := cursorEnv(t, "", agentsim.ScenarioNormal)
+	record := filepath.Join(simtest.TempDir(t), "record.ndjson")
+	t.Setenv(agentsim.EnvRecord, record)
+	pids := simtest.PIDDir(t)
+	t.Setenv(agentsim.EnvPIDDir, pids)
+	dir := filepath.Join(simtest.TempDir(t), "Program Files (x86)", "npm")
+	bin := simtest.Install(t, dir, "cursor-agent-real")
+	var shimPath, body string
+	if runtime.GOOS == "windows" {
+		shimPath = filepath.Join(dir, "cursor-agent.cmd")
+		body = "@ECHO off\r\nSETLOCAL\r\n\"" + bin + "\" %*\r\n"
+	} else {
+		shimPath = filepath.Join(dir, "cursor-agent")
+		body = "#!/bin/sh\nexec '" + bin + "' \"$@\"\n"
+	}
+	require.NoError(t, os.WriteFile(shimPath, []byte(body), 0o755))
+
+	const model = "claude-opus-4-8[context=1m,effort=high]"
+	code, stdout, stderr := runCLI(t, map[string]string{}, "", "--settings", settings, "--binary", shimPath,
+		"run", "--json", "--model", model, "--", "what is 100% & (x|y)?")
+	require.Equal(t, 0, code, stderr)
+	events, outcome := runEvents(t, stdout)
+	assert.Equal(t, "done", outcome["status"])
+	assert.Equal(t, agentsim.TextBeforeTool+agentsim.TextAfterTool, textOf(events))
+
+	records, err := agentsim.ReadRecords(record)
+	require.NoError(t, err)
+	last := records[len(records)-1]
+	assert.Contains(t, last.Args, model, "the bracketed id arrives intact through the shim")
+	assert.Equal(t, "what is 100% & (x|y)?", last.Stdin, "metacharacters in the prompt are safe: it travels on stdin")
+	simtest.RequireNoSurvivors(t, pids, 10*time.Second)
 }
