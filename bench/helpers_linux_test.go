@@ -31,7 +31,7 @@ type tools struct {
 // buildTools builds cmd/cursorkit and testdata/cursor-agent-sim into a
 // temporary directory (the go command's build cache makes a second build
 // cheap).
-func buildTools(b *testing.B) tools {
+func buildTools(b testing.TB) tools {
 	b.Helper()
 	root, err := filepath.Abs("..")
 	require.NoError(b, err)
@@ -48,7 +48,7 @@ func buildTools(b *testing.B) tools {
 
 // nodePath returns node's path, or "" after logging why the Node baseline
 // is skipped.
-func nodePath(b *testing.B) string {
+func nodePath(b testing.TB) string {
 	b.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -59,7 +59,7 @@ func nodePath(b *testing.B) string {
 }
 
 // script returns the absolute path of a Node script in testdata.
-func script(b *testing.B, name string) string {
+func script(b testing.TB, name string) string {
 	b.Helper()
 	p, err := filepath.Abs(filepath.Join("testdata", name))
 	require.NoError(b, err)
@@ -112,7 +112,7 @@ func median(ds []time.Duration) time.Duration {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // runJSON runs cmd and decodes its stdout, one JSON object, into v.
-func runJSON(b *testing.B, cmd *exec.Cmd, v any) {
+func runJSON(b testing.TB, cmd *exec.Cmd, v any) {
 	b.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

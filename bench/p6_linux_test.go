@@ -74,23 +74,8 @@ func BenchmarkP6Scale(b *testing.B) {
 	require.NoError(b, err)
 	simEnv := []string{agentsim.Scenario(agentsim.ScenarioNormal), agentsim.EnvEventDelay + "=" + p6EventDelay}
 
-	goDriver := func(turns int) (rep driverReport) {
-		cmd := exec.Command(exe)
-		cmd.Env = withEnv(append(simEnv, envP6Driver+"="+t.sim, envP6Turns+"="+strconv.Itoa(turns))...)
-		runJSON(b, cmd, &rep)
-		require.Zero(b, rep.Failed, "Go driver: failed turns")
-		require.Equal(b, turns, rep.Turns)
-		return rep
-	}
-	nodeDriver := func(turns int) (rep driverReport) {
-		cmd := exec.Command(node, script(b, "p6-node.js"), strconv.Itoa(turns), t.sim)
-		cmd.Args = append(cmd.Args, turnArgs()...)
-		cmd.Env = withEnv(simEnv...)
-		runJSON(b, cmd, &rep)
-		require.Zero(b, rep.Failed, "Node driver: failed turns")
-		require.Equal(b, turns, rep.Turns)
-		return rep
-	}
+	goDriver := func(turns int) driverReport { return runGoDriver(b, exe, t.sim, simEnv, turns) }
+	nodeDriver := func(turns int) driverReport { return runNodeDriver(b, node, t.sim, simEnv, turns) }
 
 	// One turn alone gives each runtime's base, so that the cost of a turn
 	// can be told apart from the cost of the runtime.
@@ -120,6 +105,29 @@ func BenchmarkP6Scale(b *testing.B) {
 		b.ReportMetric(float64(goRep.MaxRSSKB)/float64(nodeRep.MaxRSSKB), "go/node-rss")
 		b.ReportMetric((goRep.UserMS+goRep.SysMS)/(nodeRep.UserMS+nodeRep.SysMS), "go/node-cpu")
 	}
+}
+
+// runGoDriver runs the P6 Go driver (exe, the test binary) over turns
+// turns of sim and returns its report, requiring every turn to succeed.
+func runGoDriver(tb testing.TB, exe, sim string, simEnv []string, turns int) (rep driverReport) {
+	tb.Helper()
+	cmd := exec.Command(exe)
+	cmd.Env = withEnv(append(simEnv, envP6Driver+"="+sim, envP6Turns+"="+strconv.Itoa(turns))...)
+	runJSON(tb, cmd, &rep)
+	require.Zero(tb, rep.Failed, "Go driver: failed turns")
+	require.Equal(tb, turns, rep.Turns)
+	return rep
+}
+
+// runNodeDriver is runGoDriver for testdata/p6-node.js.
+func runNodeDriver(tb testing.TB, node, sim string, simEnv []string, turns int) (rep driverReport) {
+	tb.Helper()
+	cmd := exec.Command(node, append([]string{script(tb, "p6-node.js"), strconv.Itoa(turns), sim}, turnArgs()...)...)
+	cmd.Env = withEnv(simEnv...)
+	runJSON(tb, cmd, &rep)
+	require.Zero(tb, rep.Failed, "Node driver: failed turns")
+	require.Equal(tb, turns, rep.Turns)
+	return rep
 }
 
 // p6Driver is the Go side of P6, run in a re-executed test binary: it runs

@@ -1,0 +1,45 @@
+package bench
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/internal/agentsim"
+)
+
+// TestP6Drivers checks the harness BenchmarkP6Scale relies on: both drivers
+// complete a few concurrent normal turns, see the same number of stream
+// lines, and report a peak RSS and CPU time of their own.
+func TestP6Drivers(t *testing.T) {
+	const turns = 3
+	tl := buildTools(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	simEnv := []string{agentsim.Scenario(agentsim.ScenarioNormal)}
+
+	goRep := runGoDriver(t, exe, tl.sim, simEnv, turns)
+	assert.Positive(t, goRep.Lines)
+	assert.Equal(t, int64(0), goRep.Lines%turns, "every turn streams the same lines")
+	assert.Positive(t, goRep.MaxRSSKB)
+	assert.Positive(t, goRep.UserMS+goRep.SysMS)
+	assert.GreaterOrEqual(t, goRep.PeakInFlight, 1)
+
+	node := nodePath(t)
+	if node == "" {
+		t.Log("node not found: the Node driver is not checked")
+		return
+	}
+	nodeRep := runNodeDriver(t, node, tl.sim, simEnv, turns)
+	assert.Equal(t, goRep.Lines, nodeRep.Lines)
+	assert.Positive(t, nodeRep.MaxRSSKB)
+	assert.Positive(t, nodeRep.UserMS+nodeRep.SysMS)
+}
+
+func TestVMHWM(t *testing.T) {
+	kb, err := vmHWM()
+	require.NoError(t, err)
+	assert.Positive(t, kb)
+}
