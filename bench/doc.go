@@ -13,6 +13,7 @@
 //     simulator turn streaming 100 MB of assistant events, output to the null
 //     device, against the raw pipe (io.Copy to io.Discard) and Node's readline
 //     and JSON.parse. Goals: at least 0.5x the pipe and at least 5x Node.
+//     Peak RSS of run and of Node over the turn are reported too.
 //     BenchmarkP2StreamInProcess is the same stream decoded by supervise +
 //     stream.Turn inside the benchmark process, without the CLI around it,
 //     and supervise alone (lines only) for the reader's share.

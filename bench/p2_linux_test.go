@@ -145,7 +145,9 @@ func BenchmarkP2StreamInProcess(b *testing.B) {
 
 // BenchmarkP2RunJSON is P2: the built `cursorkit run --json` over the
 // 100 MB turn with its stdout on the null device, against the raw pipe and
-// Node in the same run (medians of three alternating rounds).
+// Node in the same run (medians of three alternating rounds; wall time of
+// whole processes, cursorkit's probe and Node's start included). It also
+// reports the peak RSS of run and of the Node script over the same turn.
 func BenchmarkP2RunJSON(b *testing.B) {
 	t := buildTools(b)
 	base := p2Baselines{b: b, sim: t.sim, node: nodePath(b), env: p2Stream()}
@@ -178,6 +180,18 @@ func BenchmarkP2RunJSON(b *testing.B) {
 	require.Equal(b, "done", outcome.Status)
 	out = bytes.Buffer{}
 
+	// Peak RSS of each consumer over the same turn, measured apart from
+	// the timed runs.
+	runCmd := exec.Command(t.cursorkit, "--binary", t.sim, "run", "--json", "--", prompt)
+	runCmd.Env, runCmd.Stdout = base.env, devNull
+	runRSS, rssOK := peakRSSKB(b, runCmd)
+	var nodeRSS int64
+	if rssOK && base.node != "" {
+		nodeCmd := exec.Command(base.node, append([]string{script(b, "p2-node.js"), t.sim}, turnArgs()...)...)
+		nodeCmd.Env, nodeCmd.Stdout = base.env, devNull
+		nodeRSS, _ = peakRSSKB(b, nodeCmd)
+	}
+
 	var pipe, got, node []time.Duration
 	for b.Loop() {
 		for range p2Rounds {
@@ -192,4 +206,38 @@ func BenchmarkP2RunJSON(b *testing.B) {
 		}
 	}
 	reportP2(b, "run", got, pipe, node)
+	if rssOK {
+		b.ReportMetric(float64(runRSS)/1024, "run-rss-MB")
+		if nodeRSS > 0 {
+			b.ReportMetric(float64(nodeRSS)/1024, "node-rss-MB")
+			b.ReportMetric(float64(runRSS)/float64(nodeRSS), "run/node-rss")
+		}
+	}
+}
+
+// peakRSSKB runs cmd under GNU time and returns its peak RSS in KiB
+// (wait4's ru_maxrss: the process and the children it reaped, here a
+// simulator of a few MB; GNU time's own small footprint is the floor, where
+// a Go parent's would be hundreds of MB, because Linux carries ru_maxrss
+// over execve). ok is false, with a log line, without /usr/bin/time.
+func peakRSSKB(b *testing.B, cmd *exec.Cmd) (kb int64, ok bool) {
+	b.Helper()
+	const gnuTime = "/usr/bin/time"
+	if _, err := os.Stat(gnuTime); err != nil {
+		b.Logf("no %s: peak RSS not measured (%v)", gnuTime, err)
+		return 0, false
+	}
+	out := filepath.Join(b.TempDir(), "rss")
+	wrapped := exec.Command(gnuTime, append([]string{"-f", "%M", "-o", out, cmd.Path}, cmd.Args[1:]...)...)
+	wrapped.Env, wrapped.Stdin, wrapped.Stdout = cmd.Env, cmd.Stdin, cmd.Stdout
+	var stderr bytes.Buffer
+	wrapped.Stderr = &stderr
+	require.NoError(b, wrapped.Run(), "%s: %s", cmd.Path, stderr.String())
+	text, err := os.ReadFile(out)
+	require.NoError(b, err)
+	fields := strings.Fields(string(text))
+	require.NotEmpty(b, fields, "GNU time wrote nothing")
+	kb, err = strconv.ParseInt(fields[len(fields)-1], 10, 64)
+	require.NoError(b, err, "GNU time wrote %q", text)
+	return kb, true
 }
