@@ -294,3 +294,21 @@ func TestDecodeRecentIDs(t *testing.T) {
 		assert.Equal(t, want, got, l)
 	}
 }
+
+func TestToolCallSummary(t *testing.T) {
+	tests := []struct {
+		call ToolCall
+		want string
+	}{
+		{ToolCall{Name: "read", Args: json.RawMessage(`{"path":"README.md","limit":10}`)}, "read README.md"},
+		{ToolCall{Name: "shell", Args: json.RawMessage(`{"command":"go test ./...\nrm -rf /","timeout":5}`)}, "shell go test ./... rm -rf /"},
+		{ToolCall{Name: "grep", Args: json.RawMessage(`{"pattern":"TODO","path":""}`)}, "grep TODO"},
+		{ToolCall{Name: "ls", Args: json.RawMessage(`[1]`)}, "ls"},
+		{ToolCall{Name: "mcp"}, "mcp"},
+		{ToolCall{}, "(unidentified tool)"},
+		{ToolCall{Name: "read", Args: json.RawMessage(`{"path":"` + strings.Repeat("a", 300) + `"}`)}, "read " + strings.Repeat("a", 115) + "…"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.call.Summary())
+	}
+}

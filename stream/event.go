@@ -1,6 +1,9 @@
 package stream
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Event is one decoded line of `cursor-agent --print --output-format
 // stream-json`: one of *Init, *User, *Thinking, *Assistant, *ToolCall,
@@ -135,3 +138,39 @@ func (*Assistant) EventType() string { return TypeAssistant }
 func (*ToolCall) EventType() string  { return TypeToolCall }
 func (*Result) EventType() string    { return TypeResult }
 func (u *Unknown) EventType() string { return u.Type }
+
+// summaryArgs are the args that say most about a call, in the order tried.
+func summaryArgKeys() []string {
+	return []string{"path", "command", "pattern", "globPattern", "query", "url", "targetDirectory", "name"}
+}
+
+// Summary describes the call in one short line for people, e.g.
+// `read README.md` or `shell go test ./...`: the tool name and its most
+// telling argument, control characters replaced, at most about 120 bytes.
+func (t *ToolCall) Summary() string {
+	name := t.Name
+	if name == "" {
+		name = "(unidentified tool)"
+	}
+	var args map[string]any
+	if len(t.Args) == 0 || json.Unmarshal(t.Args, &args) != nil {
+		return oneLine(name, 120)
+	}
+	for _, k := range summaryArgKeys() {
+		if v, ok := args[k].(string); ok && v != "" {
+			return oneLine(name+" "+v, 120)
+		}
+	}
+	return oneLine(name, 120)
+}
+
+// oneLine replaces control characters with spaces and bounds s.
+func oneLine(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	return truncate(s, max)
+}
