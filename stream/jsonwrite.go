@@ -71,8 +71,8 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// jsonObject appends the members of one JSON object; the zero value is
-// ready to use after begin.
+// jsonObject appends the members of one JSON object to b; beginObject
+// starts one and end closes it.
 type jsonObject struct {
 	b     []byte
 	first bool

@@ -37,8 +37,9 @@ func NewTurn(policy Policy) *Turn {
 }
 
 // Feed takes the next stdout line (a trailing "\n" or "\r\n" is removed;
-// blank lines are ignored) and returns the outputs it yields, in order. The
-// slice is reused by the next call to Feed.
+// blank lines are ignored) and returns the outputs it yields, in order.
+// Feed keeps nothing of line, so the caller may reuse its buffer. The slice
+// is reused by the next call to Feed; the Output values in it stay valid.
 //
 // A non-nil error is a failure.Protocol or failure.Policy error: the turn
 // has failed and the caller must stop the agent's process group now. It is
