@@ -15,12 +15,13 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 )
 
 // TestRealFSPOSIX resolves real files laid out like the Linux/macOS
 // installer, and agrees with exec.LookPath.
 func TestRealFSPOSIX(t *testing.T) {
-	root := testDir(t)
+	root := testdir.New(t)
 	const version = "2025.11.25-a1b2c3d"
 	bin := filepath.Join(root, ".local", "bin")
 	target := filepath.Join(root, ".local", "share", "cursor-agent", "versions", version, "cursor-agent")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 	"github.com/cursorkit/cursorkit/internal/wine"
 )
 
@@ -29,7 +30,7 @@ func writeFiles(t *testing.T, paths ...string) {
 // npm layout, PATHEXT order, the first-directory rule, a planted file in the
 // current directory, and a configured path with spaces and trailing dots.
 func TestRealFSWindows(t *testing.T) {
-	root := testDir(t)
+	root := testdir.New(t)
 	sh := filepath.Join(root, "first")                                // only npm's extensionless sh script
 	npm := filepath.Join(root, "A User", "AppData", "Roaming", "npm") // sh, .cmd, .ps1
 	later := filepath.Join(root, "later")                             // an .exe that must lose to npm's .cmd
@@ -96,7 +97,7 @@ func TestRealFSWindows(t *testing.T) {
 // TestWhereCheckChangesNothing: where.exe is diagnostics only. Under Wine it
 // prints nothing; on Windows it must agree with the resolution.
 func TestWhereCheckChangesNothing(t *testing.T) {
-	root := testDir(t)
+	root := testdir.New(t)
 	dir := filepath.Join(root, "bin dir")
 	writeFiles(t, filepath.Join(dir, "cursor-agent.cmd"))
 	env := discovery.EnvFromOS()
@@ -118,7 +119,7 @@ func TestWhereCheckChangesNothing(t *testing.T) {
 
 func TestWhereCheckFindsOnWindows(t *testing.T) {
 	wine.SkipIfWine(t, "where.exe prints nothing")
-	root := testDir(t)
+	root := testdir.New(t)
 	first := filepath.Join(root, "first")
 	second := filepath.Join(root, "second")
 	writeFiles(t, filepath.Join(first, "cursor-agent"), filepath.Join(first, "cursor-agent.cmd"), filepath.Join(second, "cursor-agent.exe"))
@@ -138,7 +139,7 @@ func TestWhereCheckFindsOnWindows(t *testing.T) {
 
 func TestWhereCheckUnavailableOrSkipped(t *testing.T) {
 	env := discovery.EnvFromOS()
-	env.SystemDir = testDir(t) // no where.exe there
+	env.SystemDir = testdir.New(t) // no where.exe there
 	w := discovery.WhereCheck(context.Background(), "cursor-agent", env)
 	assert.Equal(t, discovery.WhereUnavailable, w.Status)
 	assert.Empty(t, w.Disagreement(discovery.Resolution{Path: `C:\x\cursor-agent.exe`}))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/shim"
 )
@@ -46,10 +47,10 @@ func agentResolution(path, candidate string, source discovery.Source) discovery.
 }
 
 func TestStartWithFallback(t *testing.T) {
-	withCursor := testDir(t)
+	withCursor := testdir.New(t)
 	installAs(t, withCursor, discovery.NameCursor)
 	installAs(t, withCursor, "present-agent")
-	empty := testDir(t)
+	empty := testdir.New(t)
 	missingAgent := filepath.Join(empty, exeName(discovery.NameCursorAgent))
 
 	tests := []struct {

@@ -16,12 +16,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
 func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
-	dir := testDir(t)
+	dir := testdir.New(t)
 	notDir := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(notDir, nil, 0o600))
 	touched := filepath.Join(dir, "started")
@@ -50,7 +51,7 @@ func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
 }
 
 func TestStartMissingProgram(t *testing.T) {
-	missing := filepath.Join(testDir(t), "cursor-agent")
+	missing := filepath.Join(testdir.New(t), "cursor-agent")
 	p, err := launch.Start(context.Background(), shim.Plan{Program: missing, Args: []string{missing}}, launch.Options{})
 	require.Error(t, err)
 	assert.Nil(t, p)
@@ -93,7 +94,7 @@ func TestPromptTravelsOnStdin(t *testing.T) {
 }
 
 func TestWorkingDirectory(t *testing.T) {
-	dir := testDir(t)
+	dir := testdir.New(t)
 	p, err := launch.Start(context.Background(), selfPlan("created-here"), launch.Options{Dir: dir, Env: childEnv("touch")})
 	require.NoError(t, err)
 	defer p.Close()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/internal/testdir"
 )
 
 // fakeClock is a settable clock for cache expiry tests.
@@ -32,7 +34,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func TestCatalogCacheRoundTripAndExpiry(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
-	c := &CatalogCache{Dir: filepath.Join(testDir(t), "nested", "models"), Now: clock.Now}
+	c := &CatalogCache{Dir: filepath.Join(testdir.New(t), "nested", "models"), Now: clock.Now}
 	models := []Model{{ID: "gpt-5", Label: "GPT-5", Current: true}, {ID: "auto", Label: "Auto", Default: true}}
 
 	_, _, ok := c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
@@ -70,7 +72,7 @@ func TestCatalogCacheRoundTripAndExpiry(t *testing.T) {
 }
 
 func TestCatalogCacheCorruptFileIgnoredAndRewritten(t *testing.T) {
-	c := &CatalogCache{Dir: testDir(t), TTL: time.Minute}
+	c := &CatalogCache{Dir: testdir.New(t), TTL: time.Minute}
 	file := c.file("/bin/cursor-agent", "b")
 	for _, corrupt := range []string{"", "{", "null", `{"format":1,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z"}`,
 		`{"format":99,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z","models":[]}`} {
@@ -93,7 +95,7 @@ func TestCatalogCacheWithoutDir(t *testing.T) {
 }
 
 func TestDefaultCatalogCacheDir(t *testing.T) {
-	home := testDir(t)
+	home := testdir.New(t)
 	// os.UserCacheDir reads one of these per OS.
 	t.Setenv("XDG_CACHE_HOME", home)
 	t.Setenv("LocalAppData", home)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 )
 
 const agentPath = "/usr/local/bin/cursor-agent"
@@ -18,7 +19,7 @@ func probedConfig(t *testing.T, run *fakeRunner) (Config, Report) {
 	t.Helper()
 	env, fsys := posixMachine()
 	run.on(agentPath, "--version", printed("2026.10.15-a1b2c3d\n"))
-	cfg := Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, Cache: &CatalogCache{Dir: testDir(t)}}
+	cfg := Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, Cache: &CatalogCache{Dir: testdir.New(t)}}
 	report, err := Probe(context.Background(), cfg)
 	require.NoError(t, err)
 	return cfg, report
@@ -153,7 +154,7 @@ func TestModelsOfShapesAndFailures(t *testing.T) {
 
 func TestModelsWithoutBinary(t *testing.T) {
 	env, fsys := posixMachine()
-	mr, err := Models(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: newFakeRunner(), Cache: &CatalogCache{Dir: testDir(t)}}, false)
+	mr, err := Models(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: newFakeRunner(), Cache: &CatalogCache{Dir: testdir.New(t)}}, false)
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
 	assert.NotNil(t, mr.Models)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 )
 
 // rendezvousRunner answers --version at once and makes status and models
@@ -50,7 +51,7 @@ func TestInspectRunsStatusAndModelsConcurrently(t *testing.T) {
 	run := &rendezvousRunner{statusStarted: make(chan struct{}), modelsStarted: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	in := Inspect(ctx, Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, Cache: &CatalogCache{Dir: testDir(t)}}, false)
+	in := Inspect(ctx, Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, Cache: &CatalogCache{Dir: testdir.New(t)}}, false)
 	require.NoError(t, in.ProbeErr)
 	require.NoError(t, in.AuthErr)
 	require.NoError(t, in.ModelsErr)

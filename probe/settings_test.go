@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 )
 
 func TestLoadSettings(t *testing.T) {
-	dir := testDir(t)
+	dir := testdir.New(t)
 	write := func(content string) string {
 		p := filepath.Join(dir, fmt.Sprintf("s%d.json", len(content)))
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
@@ -52,7 +53,7 @@ func TestLoadSettings(t *testing.T) {
 }
 
 func TestSettingsStorePreservesOtherKeys(t *testing.T) {
-	path := filepath.Join(testDir(t), "cfg", "settings.json")
+	path := filepath.Join(testdir.New(t), "cfg", "settings.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	require.NoError(t, os.WriteFile(path, []byte(`{"theme":"dark","nested":{"a":[1,2]},"cursorCliBinaryPath":"/old"}`), 0o640))
 	store := NewSettingsStore(path)
@@ -85,7 +86,7 @@ func TestSettingsStorePreservesOtherKeys(t *testing.T) {
 }
 
 func TestSettingsStoreNewFileAndRefusal(t *testing.T) {
-	path := filepath.Join(testDir(t), "a", "b", "settings.json")
+	path := filepath.Join(testdir.New(t), "a", "b", "settings.json")
 	store := NewSettingsStore(path)
 	require.NoError(t, store.SetBinaryPath("/x"))
 	s, err := LoadSettings(path)
@@ -112,7 +113,7 @@ func TestSettingsStoreNewFileAndRefusal(t *testing.T) {
 }
 
 func TestSettingsStoreConcurrentSaves(t *testing.T) {
-	path := filepath.Join(testDir(t), "settings.json")
+	path := filepath.Join(testdir.New(t), "settings.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"keep":true}`), 0o600))
 	store := NewSettingsStore(path)
 	const savers = 50

@@ -17,6 +17,7 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 )
 
 func TestMain(m *testing.M) {
@@ -48,7 +49,7 @@ const (
 
 func newSimMachine(t testing.TB, scenarios ...string) *simMachine {
 	t.Helper()
-	root := testDir(t)
+	root := testdir.New(t)
 	m := &simMachine{root: root, bin: filepath.Join(root, "bin dir"), pids: filepath.Join(root, "pids"),
 		record: filepath.Join(root, "record.jsonl")}
 	require.NoError(t, os.MkdirAll(m.bin, 0o755))

@@ -21,6 +21,7 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 	"github.com/cursorkit/cursorkit/probe"
 )
 
@@ -91,7 +92,7 @@ func putPath(t *testing.T, base, path string) response {
 }
 
 func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	bin := simtest.Install(t, filepath.Join(dir, "Cursor Agent", "bin dir"), "cursor-agent")
 	settings := filepath.Join(dir, "settings.json")
 	require.NoError(t, os.WriteFile(settings, []byte(`{"theme":"dark","cursorCliBinaryPath":"/old/agent"}`), 0o600))
@@ -138,7 +139,7 @@ func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
 }
 
 func TestRealStatusOfALoggedOutMachine(t *testing.T) {
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	bin := simtest.Install(t, filepath.Join(dir, "bin"), "cursor-agent")
 	settings := filepath.Join(dir, "settings.json")
 	b, store := realBackend(t, settings, "", agentsim.Scenario(agentsim.ScenarioUnauthenticated))
@@ -158,7 +159,7 @@ func TestRealStatusOfALoggedOutMachine(t *testing.T) {
 }
 
 func TestRealProbeRefusesAFailingPathThatOnlyWorksThroughPATH(t *testing.T) {
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	pathDir := filepath.Join(dir, "on path")
 	simtest.Install(t, pathDir, "cursor-agent")
 	broken := filepath.Join(dir, "broken dir", "cursor-agent")
@@ -198,7 +199,7 @@ func TestRealProbeRefusesAFailingPathThatOnlyWorksThroughPATH(t *testing.T) {
 }
 
 func TestRealProbeRefusesAnOldBuild(t *testing.T) {
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	bin := simtest.Install(t, filepath.Join(dir, "old"), "cursor-agent")
 	settings := filepath.Join(dir, "settings.json")
 	b, store := realBackend(t, settings, "", agentsim.EnvVersion+"=2026.08.11-e8db854")
@@ -213,7 +214,7 @@ func TestRealProbeRefusesAnOldBuild(t *testing.T) {
 }
 
 func TestFiftyConcurrentSavesKeepTheFileWhole(t *testing.T) {
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	settings := filepath.Join(dir, "settings.json")
 	require.NoError(t, os.WriteFile(settings, []byte(`{"keep":"me"}`), 0o600))
 	store := SettingsFile{SettingsStore: probe.NewSettingsStore(settings)}
@@ -255,7 +256,7 @@ func TestFiftyConcurrentSavesKeepTheFileWhole(t *testing.T) {
 // TestCoalescedRealProbe checks that concurrent saves of one path share one
 // real --version run: the simulator records each run.
 func TestCoalescedRealProbe(t *testing.T) {
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	bin := simtest.Install(t, filepath.Join(dir, "bin"), "cursor-agent")
 	record := filepath.Join(dir, "record.jsonl")
 	settings := filepath.Join(dir, "settings.json")
@@ -293,7 +294,7 @@ func TestCoalescedRealProbe(t *testing.T) {
 // process tree when ProbeContext is cancelled, the request gets 503 and
 // nothing is saved.
 func TestCancelledProbeContextStopsTheProbeTree(t *testing.T) {
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	bin := simtest.Install(t, filepath.Join(dir, "hung"), "cursor-agent")
 	settings := filepath.Join(dir, "settings.json")
 	pids := simtest.PIDDir(t)

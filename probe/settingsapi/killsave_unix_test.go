@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/internal/testdir"
 	"github.com/cursorkit/cursorkit/probe"
 )
 
@@ -26,7 +27,7 @@ import (
 func TestProcessKilledMidSaveLeavesAWholeFile(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	settings := filepath.Join(dir, "settings.json")
 	big := strings.Repeat("b", 256<<10)
 	require.NoError(t, os.WriteFile(settings, []byte(`{"big":"`+big+`","cursorCliBinaryPath":"/first"}`), 0o600))

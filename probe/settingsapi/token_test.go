@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 )
 
 func TestValidateToken(t *testing.T) {
@@ -53,7 +54,7 @@ func TestNewTokenIsRandomHex(t *testing.T) {
 }
 
 func TestLoadOrCreateTokenFile(t *testing.T) {
-	dir := tempDir(t)
+	dir := testdir.New(t)
 	path := filepath.Join(dir, "nested dir", "serve.token")
 
 	token, created, err := LoadOrCreateTokenFile(path)
