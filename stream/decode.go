@@ -101,7 +101,6 @@ func decode(line []byte, ids *recent) (Event, error) {
 	case TypeAssistant:
 		a := &Assistant{
 			Text:        d.messageText(&f),
-			quoted:      d.quotedText(&f),
 			ModelCallID: d.modelCallID(f.modelCallID),
 			SessionID:   d.sessionID(f.sessionID),
 		}
@@ -173,7 +172,6 @@ type block struct {
 	isObject  bool
 	typ, text span
 	value     string // text's value when it is a string
-	replaced  bool   // value has U+FFFD for invalid UTF-8 in the line
 }
 
 // read reads the top-level object, recording the members of interest.
@@ -304,9 +302,9 @@ func (b *block) read(r *reader) error {
 			r.ws()
 			start := r.i
 			if r.i < len(r.b) && r.b[r.i] == '"' {
-				b.value, b.replaced, err = r.strValue()
+				b.value, err = r.strValue()
 			} else {
-				b.value, b.replaced = "", false
+				b.value = ""
 				_, err = r.value()
 			}
 			b.text = span{start, r.i}
@@ -551,30 +549,6 @@ func (d *decoder) messageText(f *fields) string {
 		return first
 	}
 	return strings.Join(texts, "")
-}
-
-// quotedText returns the one text block's JSON literal, quotes included,
-// or "" when there is not exactly one or it is not valid UTF-8 (encoding/json
-// decodes such bytes to U+FFFD, so the text is re-escaped instead).
-func (d *decoder) quotedText(f *fields) string {
-	if d.err != nil || d.isNull(f.content) || d.b[f.content.start] != '[' {
-		return ""
-	}
-	var lit *block
-	for i := range f.blocks {
-		b := &f.blocks[i]
-		if t, _ := d.optString(b.typ); t != "text" || d.isNull(b.text) {
-			continue
-		}
-		if lit != nil {
-			return ""
-		}
-		lit = b
-	}
-	if lit == nil || d.b[lit.text.start] != '"' || lit.replaced {
-		return ""
-	}
-	return string(d.b[lit.text.start:lit.text.end])
 }
 
 const toolCallSuffix = "ToolCall"

@@ -168,9 +168,6 @@ func TestDecodeEvents(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Decode([]byte(tt.line))
 			require.NoError(t, err)
-			if a, ok := got.(*Assistant); ok {
-				a.quoted = "" // an encoding detail, tested on its own
-			}
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.want.EventType(), got.EventType())
 		})
@@ -235,32 +232,6 @@ func TestDecodeDoesNotAliasLine(t *testing.T) {
 	assert.Equal(t, "c1", tc.CallID)
 	assert.Equal(t, "read", tc.Name)
 	assert.JSONEq(t, `{"path":"a"}`, string(tc.Args))
-}
-
-func TestDecodeQuotedText(t *testing.T) {
-	tests := []struct {
-		name   string
-		line   string
-		quoted string // "" when the text must be re-escaped
-	}{
-		{"one block", `{"type":"assistant","message":{"content":[{"type":"text","text":"a\nb\u00e9"}]}}`, `"a\nb\u00e9"`},
-		{"two blocks", `{"type":"assistant","message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}`, ""},
-		{"string content", `{"type":"assistant","message":{"content":"a"}}`, ""},
-		{"invalid UTF-8", "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}]}}", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ev, err := Decode([]byte(tt.line))
-			require.NoError(t, err)
-			a := ev.(*Assistant)
-			assert.Equal(t, tt.quoted, a.quoted)
-			// Either way the output holds the same text.
-			out := Output{Type: OutputText, Text: a.Text, quoted: a.quoted}
-			var back struct{ Text string }
-			require.NoError(t, json.Unmarshal(out.AppendJSON(nil), &back))
-			assert.Equal(t, a.Text, back.Text)
-		})
-	}
 }
 
 func TestDecodeDepthLimit(t *testing.T) {

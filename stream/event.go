@@ -65,12 +65,6 @@ type Assistant struct {
 	TimestampMs  int64  // timestamp_ms, valid when HasTimestamp
 	HasTimestamp bool
 	SessionID    string
-
-	// quoted is Text as the agent wrote it, a JSON string literal with its
-	// quotes, when that literal can be copied to the output verbatim (one
-	// text block, valid UTF-8): re-escaping a long text costs more than
-	// copying it.
-	quoted string
 }
 
 // ToolCall is a `tool_call` event. Name is the first key of the tool_call

@@ -128,18 +128,18 @@ func (s span) present() bool { return s.end > s.start }
 func (r *reader) str() (raw span, escaped bool, err error) { return r.strTo(nil) }
 
 // strValue reads a string like str and returns its value too, unescaped in
-// the same pass, with encoding/json's replacements; replaced reports that
-// the raw string held invalid UTF-8 (escapes only ever produce valid UTF-8).
-func (r *reader) strValue() (s string, replaced bool, err error) {
+// the same pass, with encoding/json's replacements.
+func (r *reader) strValue() (string, error) {
 	var out strings.Builder
 	if _, _, err := r.strTo(&out); err != nil {
-		return "", false, err
+		return "", err
 	}
-	s = out.String()
-	if !utf8.ValidString(s) {
-		return replaceInvalidUTF8(s), true, nil
+	// Escapes only ever produce valid UTF-8, so invalid bytes here came
+	// from the line itself.
+	if s := out.String(); !utf8.ValidString(s) {
+		return replaceInvalidUTF8(s), nil
 	}
-	return s, false, nil
+	return out.String(), nil
 }
 
 // strTo is str, writing the unescaped value to out when out is not nil.

@@ -45,10 +45,6 @@ type Output struct {
 	Result   *Result
 	Warning  Warning
 	Unknown  *Unknown
-
-	// quoted is Text as a JSON literal from the agent's own line, when the
-	// text output is a whole assistant text (see Assistant.quoted).
-	quoted string
 }
 
 // Warning is something worth telling the caller that does not fail the turn.
@@ -96,12 +92,7 @@ func (o Output) AppendJSON(dst []byte) []byte {
 		w.str("permissionMode", in.PermissionMode)
 		w.str("apiKeySource", in.APIKeySource)
 	case OutputText:
-		w.key("text")
-		if o.quoted != "" {
-			w.b = append(w.b, o.quoted...)
-		} else {
-			w.b = appendString(w.b, o.Text)
-		}
+		w.str("text", o.Text)
 	case OutputThinking:
 		sub := ""
 		if o.Thinking != nil {

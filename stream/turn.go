@@ -103,11 +103,7 @@ func (t *Turn) Feed(line []byte) ([]Output, error) {
 		t.out = append(t.out, Output{Type: OutputThinking, Text: e.Text, Thinking: e})
 	case *Assistant:
 		if s := t.text.add(e); s != "" {
-			o := Output{Type: OutputText, Text: s}
-			if len(s) == len(e.Text) {
-				o.quoted = e.quoted
-			}
-			t.out = append(t.out, o)
+			t.out = append(t.out, Output{Type: OutputText, Text: s})
 		}
 	case *ToolCall:
 		if err := t.toolCall(e, line); err != nil {
