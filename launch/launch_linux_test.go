@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/launch"
 )
 
@@ -85,7 +86,7 @@ func TestKillTreeFindsOrphansInSubreaperMode(t *testing.T) {
 			require.NoError(t, err)
 			defer p.Close()
 			pids := readReady(t, lineReader(p.Stdout()))
-			w := watchTree(t, marker, pids)
+			w := proctest.Watch(t, marker, pids)
 			orphan := pids[0]
 			stat, err := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/stat")
 			require.NoError(t, err)
@@ -98,7 +99,7 @@ func TestKillTreeFindsOrphansInSubreaperMode(t *testing.T) {
 			report, err := p.KillTree()
 			require.NoError(t, err)
 			waitExited(t, p)
-			w.assertGone(t)
+			w.AssertGone(t, deadline)
 			// Reparented orphans were reaped: no zombie of ours is left.
 			assert.NoDirExists(t, "/proc/"+strconv.Itoa(orphan)+"/task", "orphan %d left unreaped (%+v)", orphan, report)
 			assert.Positive(t, report.Reaped, "%+v", report)
@@ -117,18 +118,18 @@ func TestKillTreeLeavesOtherTreesAlone(t *testing.T) {
 	defer b.Close()
 	pidsA := readReady(t, lineReader(a.Stdout()))
 	pidsB := readReady(t, lineReader(b.Stdout()))
-	wA := watchTree(t, markerA, pidsA)
-	watchTree(t, markerB, pidsB)
+	wA := proctest.Watch(t, markerA, pidsA)
+	proctest.Watch(t, markerB, pidsB)
 
 	_, err = a.KillTree()
 	require.NoError(t, err)
-	wA.assertGone(t)
-	assert.ElementsMatch(t, append(pidsB, b.Pid()), survivors(markerB), "the other tree and its orphan must survive")
+	wA.AssertGone(t, deadline)
+	assert.ElementsMatch(t, append(pidsB, b.Pid()), proctest.Survivors(markerB), "the other tree and its orphan must survive")
 	select {
 	case <-b.Exited():
 		t.Fatal("the other tree's root died")
 	default:
 	}
 	require.NoError(t, b.Close())
-	assert.Empty(t, survivors(markerB))
+	assert.Empty(t, proctest.Survivors(markerB))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/internal/testdir"
 	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/shim"
@@ -126,13 +127,13 @@ func TestKillTreeKillsEveryGrandchild(t *testing.T) {
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
 	require.Len(t, pids, len(treeKinds)+strings.Count(strings.Join(treeKinds, " "), "cmd"))
-	w := watchTree(t, marker, append(pids, p.Pid()))
+	w := proctest.Watch(t, marker, append(pids, p.Pid()))
 
 	report, err := p.KillTree()
 	require.NoError(t, err)
 	assert.True(t, report.Group, "%+v", report)
 	waitExited(t, p)
-	w.assertGone(t)
+	w.AssertGone(t, deadline)
 
 	_, err = p.KillTree()
 	assert.NoError(t, err, "KillTree is idempotent")
@@ -146,13 +147,13 @@ func TestWaitDoesNotWaitForPipeHolders(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := watchTree(t, marker, pids)
+	w := proctest.Watch(t, marker, pids)
 	status := waitExited(t, p)
 	assert.True(t, status.Success(), status.String())
 
 	_, err = p.KillTree()
 	require.NoError(t, err)
-	w.assertGone(t)
+	w.AssertGone(t, deadline)
 }
 
 func TestCloseKillsWhatIsLeft(t *testing.T) {
@@ -160,9 +161,9 @@ func TestCloseKillsWhatIsLeft(t *testing.T) {
 	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree")})
 	require.NoError(t, err)
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := watchTree(t, marker, append(pids, p.Pid()))
+	w := proctest.Watch(t, marker, append(pids, p.Pid()))
 	require.NoError(t, p.Close())
-	w.assertGone(t)
+	w.AssertGone(t, deadline)
 	require.NoError(t, p.Close(), "Close is idempotent")
 	select {
 	case <-p.Exited():
@@ -199,7 +200,7 @@ func TestConcurrentControlIsSafe(t *testing.T) {
 	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree"), Stdin: strings.NewReader("ignored")})
 	require.NoError(t, err)
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := watchTree(t, marker, append(pids, p.Pid()))
+	w := proctest.Watch(t, marker, append(pids, p.Pid()))
 
 	calls := []func() error{
 		func() error { _, err := p.Wait(); return err },
@@ -223,6 +224,6 @@ func TestConcurrentControlIsSafe(t *testing.T) {
 			t.Fatal("a concurrent call did not return")
 		}
 	}
-	w.assertGone(t)
+	w.AssertGone(t, deadline)
 	eventually(t, "the test's goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/launch"
 )
 
@@ -33,13 +34,13 @@ func TestTerminateSignalsTheGroup(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := watchTree(t, marker, pids)
+	w := proctest.Watch(t, marker, pids)
 
 	require.NoError(t, p.Terminate())
 	status := waitExited(t, p)
 	assert.Equal(t, launch.ExitStatus{Code: -1, Signal: int(syscall.SIGTERM), Signaled: true}, status)
 	assert.Equal(t, "signal 15", status.String())
-	w.assertGone(t)
+	w.AssertGone(t, deadline)
 }
 
 func TestKilledStatusAndTerminateAfterExit(t *testing.T) {

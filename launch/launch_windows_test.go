@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/internal/wine"
 	"github.com/cursorkit/cursorkit/launch"
 )
@@ -30,11 +31,11 @@ func TestJobKillsTheTreeWhenTheSupervisorDies(t *testing.T) {
 	treePid, err := strconv.Atoi(strings.TrimPrefix(treeLine, "tree "))
 	require.NoError(t, err, treeLine)
 	pids := readReady(t, lines)
-	w := watchTree(t, marker, append(pids, treePid))
+	w := proctest.Watch(t, marker, append(pids, treePid))
 
 	require.NoError(t, sup.Process.Kill()) // TerminateProcess: no cleanup code runs
 	_ = sup.Wait()
-	w.assertGone(t)
+	w.AssertGone(t, deadline)
 }
 
 func TestTreeWalkWithoutJob(t *testing.T) {
@@ -43,14 +44,14 @@ func TestTreeWalkWithoutJob(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := watchTree(t, marker, append(pids, p.Pid()))
+	w := proctest.Watch(t, marker, append(pids, p.Pid()))
 
 	report, err := launch.TreeWalkKill(p)
 	require.NoError(t, err)
 	assert.Equal(t, launch.MethodTreeWalk, report.Method)
 	assert.GreaterOrEqual(t, report.Swept, len(pids), "every reported descendant (and any helper such as conhost) is swept: %+v", report)
 	waitExited(t, p)
-	w.assertGone(t)
+	w.AssertGone(t, deadline)
 }
 
 func TestTaskkillFallback(t *testing.T) {
@@ -60,13 +61,13 @@ func TestTaskkillFallback(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := watchTree(t, marker, append(pids, p.Pid()))
+	w := proctest.Watch(t, marker, append(pids, p.Pid()))
 
 	report, err := launch.TaskkillFallbackKill(p)
 	require.NoError(t, err)
 	assert.True(t, report.Group, "taskkill /T /F succeeded: %+v", report)
 	waitExited(t, p)
-	w.assertGone(t)
+	w.AssertGone(t, deadline)
 }
 
 func TestJobReportAndTerminateAfterExit(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/internal/proctest"
 )
 
 // p1Bytes is the P1 stream: 100 MB of 500-byte NDJSON lines.
@@ -127,7 +129,7 @@ func BenchmarkP3KillLatency(b *testing.B) {
 			require.Equal(b, IdleTimeout, o.Ending, "%v", o.Err)
 			require.Equal(b, StopForced, o.Stop)
 			took = append(took, o.StopTook)
-			require.True(b, goneAfter(marker, ready.pids), "survivors of the tree")
+			require.True(b, proctest.GoneAfter(marker, ready.pids), "survivors of the tree")
 		}
 	}
 	slices.Sort(took)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/proctest"
 )
 
 // TestProcessDoubleForkDaemon: the child double-forks a setsid daemon (its
@@ -20,11 +21,11 @@ func TestProcessDoubleForkDaemon(t *testing.T) {
 	s := startSelf(t, context.Background(), Options{IdleTimeout: waitLimit, StopGrace: -1, OnLine: ready.onLine}, "tree", marker, "daemon", "group")
 	pids := ready.wait(t, s)
 	require.Len(t, pids, 2)
-	w := watchTree(t, marker, pids)
+	w := proctest.Watch(t, marker, pids)
 	s.Abort(failure.Policy, "stop the daemon too")
 	o := waitOutcome(t, s)
 	assert.Equal(t, Aborted, o.Ending)
 	assert.Equal(t, StopForced, o.Stop)
 	assert.Less(t, o.Duration, waitLimit)
-	eventually(t, "zero survivors, the daemon included", w.gone)
+	eventually(t, "zero survivors, the daemon included", w.Gone)
 }

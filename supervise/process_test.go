@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/proctest"
 )
 
 // startSelf supervises this test binary in the given mode.
@@ -154,13 +155,13 @@ func TestProcessTreeStops(t *testing.T) {
 			s := startSelf(t, ctx, Options{StopGrace: 2 * time.Second, OnLine: ready.onLine}, "tree", append([]string{marker}, treeKinds...)...)
 			pids := ready.wait(t, s)
 			require.GreaterOrEqual(t, len(pids), len(treeKinds))
-			w := watchTree(t, marker, pids)
+			w := proctest.Watch(t, marker, pids)
 			tt.stop(s, cancel)
 			o := waitOutcome(t, s)
 			assert.Equal(t, tt.ending, o.Ending)
 			assert.Equal(t, tt.kind, failure.KindOf(o.Err))
 			assert.NotEqual(t, StopNone, o.Stop)
-			eventually(t, "zero survivors", w.gone)
+			eventually(t, "zero survivors", w.Gone)
 		})
 	}
 }
@@ -175,13 +176,13 @@ func TestProcessEscapeeHoldsPipes(t *testing.T) {
 	s := startSelf(t, context.Background(), Options{DrainGrace: 2 * time.Second, OnLine: ready.onLine}, "tree", marker, treeKinds[len(treeKinds)-1], "exit")
 	pids := ready.wait(t, s)
 	require.Len(t, pids, 1)
-	w := watchTree(t, marker, pids)
+	w := proctest.Watch(t, marker, pids)
 	o := waitOutcome(t, s)
 	assert.Equal(t, Exited, o.Ending)
 	assert.NoError(t, o.Err)
 	assert.Equal(t, 0, o.ExitCode)
 	assert.Contains(t, strings.Join(o.Warnings, "\n"), WarnPipesHeld)
-	eventually(t, "zero survivors", w.gone)
+	eventually(t, "zero survivors", w.Gone)
 }
 
 func TestProcessLateClose(t *testing.T) {
