@@ -201,7 +201,7 @@ func (w *turnWriter) write(o stream.Output) {
 			fmt.Fprintln(w.errOut, "· thinking done")
 		}
 	case stream.OutputToolStarted:
-		fmt.Fprintf(w.errOut, "· tool %s started\n", o.Tool.Name)
+		fmt.Fprintf(w.errOut, "· %s\n", o.Tool.Summary())
 	case stream.OutputToolCompleted:
 		status := "done"
 		if o.Tool.Result != nil && o.Tool.Result.Status != "" {
