@@ -208,7 +208,11 @@ func (p *Process) KillTree() (KillReport, error) {
 // Close kills whatever is left of the tree (like closing a kill-on-close job),
 // waits for the direct child, reaps it, and releases every handle: the job,
 // the stdin write end and the read ends of stdout and stderr. It is
-// idempotent.
+// idempotent. POSIX: when Wait had already seen the child exit by itself,
+// Close reaps it first and runs KillTree's sweep only if something it could
+// find may be left (a member of the process group or, in subreaper mode, an
+// orphan of the tree reparented to this process), so closing after a clean
+// run reads no process table.
 func (p *Process) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -216,17 +220,33 @@ func (p *Process) Close() error {
 		return nil
 	}
 	p.closed = true
-	_, killErr := p.killTree()
+	// Whether the child had exited by itself before Close decides how the
+	// rest is killed (see closeKill and closeSweep).
+	exited := p.exited()
+	killErr := p.closeKill(exited)
 	p.mu.Unlock()
 
 	_, waitErr := p.Wait()
 	p.mu.Lock()
 	reapErr := p.release()
+	if err := p.closeSweep(exited); err != nil {
+		killErr = err
+	}
 	p.mu.Unlock()
 	p.stdin.Close()
 	p.stdout.Close()
 	p.stderr.Close()
 	return errors.Join(killErr, waitErr, reapErr)
+}
+
+// exited reports whether Wait has observed the child's exit.
+func (p *Process) exited() bool {
+	select {
+	case <-p.waitDone:
+		return true
+	default:
+		return false
+	}
 }
 
 // Start validates plan and opts, then starts plan: without a shell, without

@@ -111,6 +111,51 @@ func (p *Process) terminate() error {
 	return nil
 }
 
+// closeKill is Close's tree kill before the child is reaped, with p.mu
+// held. A child still running gets the full KillTree. A child that exited
+// by itself is left to closeSweep, which can tell cheaply, once the child
+// is reaped, whether anything is left to kill.
+func (p *Process) closeKill(exited bool) error {
+	if exited {
+		return nil
+	}
+	_, err := p.killTree()
+	return err
+}
+
+// closeSweep runs with p.mu held after release reaped the child. When the
+// child had exited by itself it runs the full KillTree only if something
+// may be left of the tree (see mayHaveLeftovers), which after a clean turn
+// is nothing: the sweep's process-table snapshots are the costly part of
+// supervising many short runs.
+func (p *Process) closeSweep(exited bool) error {
+	if !exited || !p.mayHaveLeftovers() {
+		return nil
+	}
+	_, err := p.killTree()
+	return err
+}
+
+// mayHaveLeftovers reports, once the child exited and was reaped, whether a
+// process of its tree may still run; false is a proof, true may be a false
+// alarm. It is what a KillTree at this point could find:
+//   - members of the child's process group: kill(-pgid, 0) fails with
+//     ESRCH only when the group is empty. (Before reaping, the zombie
+//     child itself would count as a member. After reaping, members keep
+//     the group ID, the child's PID, from being reused, so ESRCH cannot
+//     come from another group; a reused PID that leads a new group only
+//     makes the answer a false alarm.)
+//   - descendants that left the group (setsid): no parent chain leads to
+//     them from an exited child, whose children were reparented when it
+//     exited, so KillTree can only find them as orphans reparented to
+//     this process, and their descendants (subreaper mode, orphansMayRemain).
+func (p *Process) mayHaveLeftovers() bool {
+	if err := syscall.Kill(-p.root.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	return p.orphansMayRemain()
+}
+
 // killTree runs with p.mu held. It freezes before it kills: the group and
 // every pinned victim get SIGSTOP, and the table is read again until a
 // snapshot shows no new victim, so a process forked during the sweep cannot
@@ -217,8 +262,8 @@ func (p *Process) victims(self int, table []Proc) []Proc {
 	for _, v := range out {
 		seen[v.Pid] = true
 	}
-	if p.sys.token == "" {
-		return out
+	if p.sys.token == "" || !subreaperMode() {
+		return out // no orphan is reparented to this process
 	}
 	for _, o := range Orphans(self, p.root, table) {
 		if seen[o.Pid] || !hasLaunchToken(o.Pid, p.sys.token) {

@@ -183,6 +183,17 @@ func (p *Process) terminate() error {
 	return nil
 }
 
+// closeKill is Close's tree kill before the child is reaped, with p.mu
+// held: the job is terminated (or the tree walked) whether or not the child
+// exited by itself, since a dead child's job can still hold descendants.
+func (p *Process) closeKill(bool) error {
+	_, err := p.killTree()
+	return err
+}
+
+// closeSweep has nothing left to do: closeKill did it all.
+func (p *Process) closeSweep(bool) error { return nil }
+
 // killTree runs with p.mu held.
 func (p *Process) killTree() (KillReport, error) {
 	if p.sys.job != 0 {
@@ -275,14 +286,4 @@ func snapshot() ([]Proc, error) {
 		return table, err
 	}
 	return table, nil
-}
-
-// exited reports whether Wait has observed the exit.
-func (p *Process) exited() bool {
-	select {
-	case <-p.waitDone:
-		return true
-	default:
-		return false
-	}
 }

@@ -22,23 +22,58 @@ func ParseProcStat(data []byte) (Proc, error) {
 	if err != nil || pid <= 0 {
 		return Proc{}, errBadStat
 	}
-	fields := bytes.Fields(data[closing+1:])
 	// fields[0] is the state (field 3); starttime is field 22.
 	const ppidField, pgrpField, startField = 1, 2, 19
-	if len(fields) <= startField {
-		return Proc{}, errBadStat
+	var ppidText, pgrpText, startText []byte
+	rest := data[closing+1:]
+	for i := 0; i <= startField; i++ {
+		var field []byte
+		if field, rest = nextField(rest); field == nil {
+			return Proc{}, errBadStat
+		}
+		switch i {
+		case ppidField:
+			ppidText = field
+		case pgrpField:
+			pgrpText = field
+		case startField:
+			startText = field
+		}
 	}
-	ppid, err := strconv.Atoi(string(fields[ppidField]))
+	ppid, err := strconv.Atoi(string(ppidText))
 	if err != nil || ppid < 0 {
 		return Proc{}, errBadStat
 	}
-	pgrp, err := strconv.Atoi(string(fields[pgrpField]))
+	pgrp, err := strconv.Atoi(string(pgrpText))
 	if err != nil || pgrp < 0 {
 		return Proc{}, errBadStat
 	}
-	start, err := strconv.ParseUint(string(fields[startField]), 10, 64)
+	start, err := strconv.ParseUint(string(startText), 10, 64)
 	if err != nil {
 		return Proc{}, errBadStat
 	}
 	return Proc{Pid: pid, PPid: ppid, Group: pgrp, StartTime: start}, nil
+}
+
+// nextField returns the first run of non-space bytes of data (ASCII white
+// space separates the fields of a stat line) and what follows it; field is
+// nil when none is left. Unlike bytes.Fields it allocates nothing: the
+// sweep parses one line per process.
+func nextField(data []byte) (field, rest []byte) {
+	start := 0
+	for start < len(data) && isStatSpace(data[start]) {
+		start++
+	}
+	if start == len(data) {
+		return nil, nil
+	}
+	end := start
+	for end < len(data) && !isStatSpace(data[end]) {
+		end++
+	}
+	return data[start:end], data[end:]
+}
+
+func isStatSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
 }

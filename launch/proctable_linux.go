@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -25,55 +26,107 @@ func newLaunchToken() (string, error) {
 }
 
 // snapshot reads the process table from /proc once. Processes that vanish
-// while it is read are left out.
+// while it is read are left out. The sweep takes one per round, so it
+// allocates little: the directory is read with getdents into one buffer,
+// PIDs are parsed from the entries' bytes, and every /proc/<pid>/stat is
+// opened through a reused path buffer (os.ReadFile and Readdirnames would
+// allocate a string, a File and a buffer per process).
 func snapshot() ([]Proc, error) {
-	dir, err := os.Open("/proc")
+	dir, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	table := make([]Proc, 0, len(names))
-	var buf [statBufSize]byte
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil || pid <= 0 {
+	defer unix.Close(dir)
+	var sr statReader
+	dents := make([]byte, 16<<10)
+	var table []Proc
+	for {
+		n, err := unix.Getdents(dir, dents)
+		if errors.Is(err, unix.EINTR) {
 			continue
 		}
-		e, err := readProcInto(pid, buf[:])
 		if err != nil {
-			continue
+			return nil, err
 		}
-		table = append(table, e)
+		if n <= 0 {
+			return table, nil
+		}
+		forEachDirentPid(dents[:n], func(pid int) {
+			if e, err := sr.read(pid); err == nil {
+				table = append(table, e)
+			}
+		})
 	}
-	return table, nil
+}
+
+// Offsets in a linux_dirent64 record (the same on every architecture).
+const (
+	direntReclen = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
+	direntName   = int(unsafe.Offsetof(unix.Dirent{}.Name))
+)
+
+// forEachDirentPid calls f with each entry of a getdents64 buffer whose
+// name is a positive decimal number (a /proc/<pid> directory).
+func forEachDirentPid(buf []byte, f func(pid int)) {
+	for len(buf) >= direntName {
+		reclen := int(*(*uint16)(unsafe.Pointer(&buf[direntReclen])))
+		if reclen < direntName || reclen > len(buf) {
+			return
+		}
+		if pid, ok := parsePid(buf[direntName:reclen]); ok {
+			f(pid)
+		}
+		buf = buf[reclen:]
+	}
+}
+
+// parsePid parses a NUL-terminated (or NUL-padded) directory name made of
+// decimal digits only.
+func parsePid(name []byte) (int, bool) {
+	pid, digits := 0, 0
+	for _, c := range name {
+		if c == 0 {
+			break
+		}
+		if c < '0' || c > '9' || digits >= 9 {
+			return 0, false
+		}
+		pid = pid*10 + int(c-'0')
+		digits++
+	}
+	return pid, digits > 0 && pid > 0
 }
 
 // statBufSize holds any /proc/<pid>/stat line (52 numeric fields and a
 // command name of at most 64 bytes).
 const statBufSize = 1024
 
-// readProc reads one /proc/<pid>/stat.
-func readProc(pid int) (Proc, error) {
-	var buf [statBufSize]byte
-	return readProcInto(pid, buf[:])
+// statReader reads /proc/<pid>/stat files with raw system calls into
+// buffers of its own, reused from one process to the next.
+type statReader struct {
+	path [32]byte // "/proc/<pid>/stat" and a NUL
+	buf  [statBufSize]byte
 }
 
-// readProcInto reads /proc/<pid>/stat with raw system calls into buf: the
-// sweep reads one per process, so os.ReadFile's extra stat and poller
-// registration would dominate its cost.
-func readProcInto(pid int, buf []byte) (Proc, error) {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// readProc reads one /proc/<pid>/stat.
+func readProc(pid int) (Proc, error) {
+	var sr statReader
+	return sr.read(pid)
+}
+
+// read reads /proc/<pid>/stat.
+func (sr *statReader) read(pid int) (Proc, error) {
+	path := append(sr.path[:0], "/proc/"...)
+	path = strconv.AppendInt(path, int64(pid), 10)
+	path = append(path, "/stat\x00"...)
+	fd, err := openReadOnly(path)
 	if err != nil {
 		return Proc{}, err
 	}
 	defer unix.Close(fd)
 	n := 0
-	for n < len(buf) {
-		m, err := unix.Read(fd, buf[n:])
+	for n < len(sr.buf) {
+		m, err := unix.Read(fd, sr.buf[n:])
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -85,7 +138,23 @@ func readProcInto(pid int, buf []byte) (Proc, error) {
 		}
 		n += m
 	}
-	return ParseProcStat(buf[:n])
+	return ParseProcStat(sr.buf[:n])
+}
+
+// openReadOnly opens the NUL-terminated path for reading. unix.Open would
+// copy the path into a fresh allocation on every call.
+func openReadOnly(path []byte) (int, error) {
+	cwd := unix.AT_FDCWD // a variable: the negative constant has no uintptr value
+	for {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(&path[0])), uintptr(unix.O_RDONLY|unix.O_CLOEXEC), 0, 0, 0)
+		switch errno {
+		case 0:
+			return int(fd), nil
+		case unix.EINTR:
+			continue
+		}
+		return -1, errno
+	}
 }
 
 // startTimeOf returns pid's start time in clock ticks since boot.
