@@ -1,8 +1,10 @@
 package stream
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -149,6 +151,49 @@ func BenchmarkDecodeManyBlocks(b *testing.B) {
 	for b.Loop() {
 		if _, err := Decode(line); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// bigStreamLines are assistant deltas shaped like the simulator's
+// big-stream scenario (P2): about 1 KiB of plain text each, distinct.
+func bigStreamLines(n int) [][]byte {
+	const prefix = `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`
+	const suffix = `"}]},"session_id":"5f0c2b1e-9d3a-4c1f-8f7e-2a6b9c0d1e2f","timestamp_ms":1770823449274}`
+	filler := strings.Repeat("abcdefghijklmnopqrstuvwxyz0123456789 ", 1024/37+1)[:1024]
+	lines := make([][]byte, n)
+	for i := range lines {
+		text := fmt.Sprintf("%d:", i)
+		lines[i] = []byte(prefix + text + filler[len(text):] + suffix)
+	}
+	return lines
+}
+
+// BenchmarkTurnBigStream is P2's in-process hot path: Feed of simulator
+// shaped assistant deltas and `run --json` encoding of the outputs into a
+// buffered writer (MB/s is input line bytes per second).
+func BenchmarkTurnBigStream(b *testing.B) {
+	policy, _ := NewPolicy(ModeDefault)
+	initLine := []byte(`{"type":"system","subtype":"init","session_id":"5f0c2b1e-9d3a-4c1f-8f7e-2a6b9c0d1e2f","model":"m","cwd":"/","permissionMode":"default","apiKeySource":"login"}`)
+	lines := bigStreamLines(1024)
+	b.SetBytes(int64(len(lines[0]) + 1))
+	b.ReportAllocs()
+	t := NewTurn(policy)
+	if _, err := t.Feed(initLine); err != nil {
+		b.Fatal(err)
+	}
+	out := bufio.NewWriterSize(io.Discard, 64<<10)
+	var buf []byte
+	i := 0
+	for b.Loop() {
+		outs, err := t.Feed(lines[i%len(lines)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		i++
+		for _, o := range outs {
+			buf = append(o.AppendJSON(buf[:0]), '\n')
+			_, _ = out.Write(buf)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/cursorkit/cursorkit/failure"
 )
@@ -40,11 +41,21 @@ func (e *DecodeError) Error() string {
 // The event never aliases line: the caller may reuse its buffer.
 func Decode(line []byte) (Event, error) { return decode(line, nil) }
 
-// recent holds the ids the previous lines carried. Every line of a turn
-// repeats the session id, and consecutive lines often the model call id;
-// reusing the string saves an allocation per event.
+// recent is what a Turn's decoding carries from line to line. Every line
+// of a turn repeats the session id, and consecutive lines often the model
+// call id; reusing the string saves an allocation per event.
 type recent struct {
 	sessionID, modelCallID string
+
+	// aliasText lets decode return an Assistant whose Text is a view of
+	// the line rather than a copy, when the text is one verbatim string:
+	// set by a Turn, which copies what it keeps before Feed returns and
+	// never hands the event itself out.
+	aliasText bool
+	// textASCII is set by decode when the message text it returned is
+	// printable ASCII without quote or backslash: JSON output needs no
+	// escaping for it.
+	textASCII bool
 }
 
 func decode(line []byte, ids *recent) (Event, error) {
@@ -89,7 +100,7 @@ func decode(line []byte, ids *recent) (Event, error) {
 			APIKeySource:   d.str(f.apiKeySource, "apiKeySource"),
 		}
 	case TypeUser:
-		ev = &User{SessionID: d.sessionID(f.sessionID), Text: d.messageText(&f)}
+		ev = &User{SessionID: d.sessionID(f.sessionID), Text: d.messageText(&f, false)}
 	case TypeThinking:
 		t := &Thinking{
 			Subtype:   d.str(f.subtype, "subtype"),
@@ -100,7 +111,7 @@ func decode(line []byte, ids *recent) (Event, error) {
 		ev = t
 	case TypeAssistant:
 		a := &Assistant{
-			Text:        d.messageText(&f),
+			Text:        d.messageText(&f, d.ids != nil && d.ids.aliasText),
 			ModelCallID: d.modelCallID(f.modelCallID),
 			SessionID:   d.sessionID(f.sessionID),
 		}
@@ -171,7 +182,13 @@ type block struct {
 	whole     span
 	isObject  bool
 	typ, text span
-	value     string // text's value when it is a string
+	// text's value when it is a string: the raw content at verbatim when
+	// that is present (the string holds no escape, no control character,
+	// only valid UTF-8; ascii when also all ASCII), value otherwise.
+	verbatim    span
+	hasVerbatim bool
+	ascii       bool
+	value       string
 }
 
 // read reads the top-level object, recording the members of interest.
@@ -302,8 +319,11 @@ func (b *block) read(r *reader) error {
 			r.ws()
 			start := r.i
 			if r.i < len(r.b) && r.b[r.i] == '"' {
-				b.value, err = r.strValue()
+				if b.verbatim, b.ascii, b.hasVerbatim = r.verbatimStr(); !b.hasVerbatim {
+					b.value, err = r.strValue()
+				}
 			} else {
+				b.hasVerbatim = false
 				b.value = ""
 				_, err = r.value()
 			}
@@ -500,8 +520,12 @@ func (d *decoder) sub(s span, name string, field func(key []byte, val span)) boo
 
 // messageText concatenates the text blocks of message.content, which
 // fields read. content may also be a plain string. Blocks of other types
-// (images, tool uses) are skipped.
-func (d *decoder) messageText(f *fields) string {
+// (images, tool uses) are skipped. With alias, the text of a message with
+// one verbatim text block is a view of the line (see recent.aliasText).
+func (d *decoder) messageText(f *fields, alias bool) string {
+	if d.ids != nil {
+		d.ids.textASCII = false
+	}
 	if d.err != nil || d.isNull(f.message) {
 		return ""
 	}
@@ -520,10 +544,11 @@ func (d *decoder) messageText(f *fields) string {
 		d.fail(f.content, `field "message.content" is neither an array nor a string`)
 		return ""
 	}
-	var first string
+	var first *block
 	var texts []string // from the second text block on
-	n := 0
-	for _, b := range f.blocks {
+	n, ascii := 0, true
+	for i := range f.blocks {
+		b := &f.blocks[i]
 		if !b.isObject {
 			d.fail(b.whole, `an element of "message.content" is not an object`)
 			return ""
@@ -535,20 +560,40 @@ func (d *decoder) messageText(f *fields) string {
 			d.fail(b.text, `a text block's "text" is not a string`)
 			return ""
 		}
+		ascii = ascii && b.hasVerbatim && b.ascii
 		if n == 0 {
-			first = b.value
+			first = b
 		} else {
 			if n == 1 {
-				texts = append(texts, first)
+				texts = append(texts, d.blockText(first, true))
 			}
-			texts = append(texts, b.value)
+			texts = append(texts, d.blockText(b, true))
 		}
 		n++
 	}
-	if n <= 1 {
-		return first
+	if d.ids != nil {
+		d.ids.textASCII = ascii
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return d.blockText(first, alias)
 	}
 	return strings.Join(texts, "")
+}
+
+// blockText is the value of b's text; with alias, a view of the line when
+// the text is verbatim.
+func (d *decoder) blockText(b *block, alias bool) string {
+	if !b.hasVerbatim {
+		return b.value
+	}
+	raw := d.b[b.verbatim.start:b.verbatim.end]
+	if alias && len(raw) > 0 {
+		return unsafe.String(&raw[0], len(raw))
+	}
+	return string(raw)
 }
 
 const toolCallSuffix = "ToolCall"

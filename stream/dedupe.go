@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -9,10 +11,12 @@ import (
 // said, each piece once. The algorithm is described in the package
 // documentation ("Deduplication"); the names below follow it.
 //
-// said is everything emitted so far, kept as the emitted strings themselves
-// (a rope) rather than copied into one buffer: a turn can say hundreds of
-// megabytes, and copying them is what the hot path must not do. Offsets are
-// byte offsets into the concatenation. Three regions matter:
+// said is everything emitted so far, copied into append-only slabs (a
+// rope): the strings Turn outputs are views of those copies, so the text
+// of an event is copied once, from the line into said, and a turn of
+// hundreds of megabytes allocates a few hundred slabs rather than a string
+// per event. Offsets are byte offsets into the concatenation. Three
+// regions matter:
 //
 //	[runStart, len)    the open delta run: deltas no snapshot has confirmed yet
 //	[flushStart, len)  the unflushed text: everything since the last flush
@@ -65,10 +69,9 @@ func (d *textDedupe) add(a *Assistant) string {
 	}
 }
 
-func (d *textDedupe) emit(s string) string {
-	d.said.append(s)
-	return s
-}
+// emit records s as said and returns the stored copy, which stays valid
+// after the line s may be a view of is reused.
+func (d *textDedupe) emit(s string) string { return d.said.append(s) }
 
 func (d *textDedupe) snapshot(call, text string) string {
 	end := d.said.len()
@@ -90,10 +93,11 @@ func (d *textDedupe) snapshot(call, text string) string {
 	default:
 		fresh = text
 	}
-	d.emit(fresh)
+	fresh = d.emit(fresh)
 	// In every case above the snapshot's text is now the tail of said.
 	end = d.said.len()
 	s := span{end - len(text), end}
+	d.said.mark(s.start)
 	if d.calls == nil {
 		d.calls = map[string]span{}
 	}
@@ -119,12 +123,14 @@ func (d *textDedupe) flush(text string) string {
 	default:
 		fresh = text
 	}
-	d.emit(fresh)
+	fresh = d.emit(fresh)
 	end = d.said.len()
 	d.flushStart = end
 	d.runStart = end
 	d.segs = d.segs[:0]
 	clear(d.calls)
+	// Every later comparison starts at or after the flush.
+	d.said.forgetBefore(end)
 	return fresh
 }
 
@@ -137,20 +143,158 @@ func (d *textDedupe) isSegment(text string) bool {
 	return false
 }
 
-// rope is a string kept as the pieces it was appended in.
+// slabSize is the size of the buffers said is copied into: large enough
+// that a turn of many small pieces allocates rarely, small enough that the
+// unused end of the last one does not matter.
+const slabSize = 1 << 20
+
+// defaultWindow is how much of the latest text a rope keeps at least. Every
+// comparison dedupe makes starts at a piece of text or a snapshot's start;
+// for one that reaches further back than the window, the text before it is
+// compared by hash (see rope.gone).
+const defaultWindow = 4 << 20
+
+// rope is what the agent said, kept in append-only slabs. Appending copies
+// the piece into the current slab, or a new one when it does not fit, and
+// returns a string viewing that copy: a slab's bytes never change once
+// written, so such strings stay valid (and keep their slab alive) however
+// long the caller holds them. A piece never spans two slabs.
+//
+// With a window, the rope forgets slabs that lie wholly before the last
+// window bytes, so a turn of hundreds of megabytes keeps a few: what it
+// forgets it keeps as one hash per block, a block being the text between
+// two cuts (the start of every piece, and every offset mark was given).
+// Comparing a forgotten block hashes the other side: equal hashes (64-bit,
+// seeded per rope) count as equal text. A comparison that starts or ends
+// inside a forgotten block cannot be made and reports a difference: dedupe
+// then emits the text again rather than drop any.
 type rope struct {
-	pieces []string
-	starts []int // starts[i] is the offset of pieces[i]
+	// slabs are builders grown once and never beyond: strings.Builder
+	// allocates without zeroing, and its String views the bytes in place.
+	slabs  []*strings.Builder
+	starts []int // starts[i] is the offset of slabs[i]
 	n      int
+
+	window int   // 0: keep everything
+	slab   int   // the slab size; slabSize when 0 (tests use small ones)
+	cuts   []int // block starts inside the kept slabs, ascending
+	gone   []goneBlock
+	seed   maphash.Seed
+	seeded bool
 }
 
-func (r *rope) append(s string) {
+// goneBlock is a forgotten block: [start, next block's start or the first
+// kept slab's start), by hash.
+type goneBlock struct {
+	start int
+	hash  uint64
+}
+
+// append adds s and returns the stored copy of it.
+func (r *rope) append(s string) string {
 	if s == "" {
+		return ""
+	}
+	k := len(r.slabs) - 1
+	if k < 0 || r.slabs[k].Cap()-r.slabs[k].Len() < len(s) {
+		if r.window > 0 {
+			r.forget()
+		}
+		size := r.slab
+		if size == 0 {
+			size = slabSize
+		}
+		b := new(strings.Builder)
+		b.Grow(max(size, len(s)))
+		r.slabs = append(r.slabs, b)
+		r.starts = append(r.starts, r.n)
+		k = len(r.slabs) - 1
+	}
+	if r.window > 0 {
+		r.mark(r.n)
+	}
+	at := r.slabs[k].Len()
+	r.slabs[k].WriteString(s)
+	r.n += len(s)
+	return r.slabs[k].String()[at:]
+}
+
+// mark makes off the start of a block, so text compared from there can
+// still be compared once forgotten.
+func (r *rope) mark(off int) {
+	if r.window == 0 || off < r.base() || off >= r.n && len(r.cuts) > 0 && r.cuts[len(r.cuts)-1] == off {
 		return
 	}
-	r.pieces = append(r.pieces, s)
-	r.starts = append(r.starts, r.n)
-	r.n += len(s)
+	i, found := slices.BinarySearch(r.cuts, off)
+	if !found {
+		r.cuts = slices.Insert(r.cuts, i, off)
+	}
+}
+
+// base is the offset of the first byte still kept.
+func (r *rope) base() int {
+	if len(r.starts) == 0 {
+		return r.n
+	}
+	return r.starts[0]
+}
+
+// forget drops the oldest slabs while the rest still hold the last window
+// bytes, hashing their blocks.
+func (r *rope) forget() {
+	if !r.seeded {
+		r.seed, r.seeded = maphash.MakeSeed(), true
+	}
+	drop := 0
+	for drop+1 < len(r.slabs) && r.n-r.starts[drop+1] >= r.window {
+		drop++
+	}
+	if drop == 0 {
+		return
+	}
+	end := r.starts[drop]
+	cut := 0
+	for ; cut < len(r.cuts) && r.cuts[cut] < end; cut++ {
+		start := r.cuts[cut]
+		stop := end
+		if cut+1 < len(r.cuts) && r.cuts[cut+1] < end {
+			stop = r.cuts[cut+1]
+		}
+		r.gone = append(r.gone, goneBlock{start: start, hash: r.hashOf(start, stop)})
+	}
+	r.cuts = append(r.cuts[:0], r.cuts[cut:]...)
+	if len(r.cuts) == 0 || r.cuts[0] != end {
+		// The first kept slab starts a piece, hence a block.
+		r.cuts = slices.Insert(r.cuts, 0, end)
+	}
+	clear(r.slabs[:drop])
+	r.slabs = append(r.slabs[:0], r.slabs[drop:]...)
+	r.starts = append(r.starts[:0], r.starts[drop:]...)
+}
+
+// hashOf hashes the kept bytes [start, stop), which lie in one slab or
+// span several.
+func (r *rope) hashOf(start, stop int) uint64 {
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	i := sort.Search(len(r.starts), func(k int) bool { return r.starts[k] > start }) - 1
+	for start < stop {
+		p := r.slabs[i].String()[start-r.starts[i]:]
+		k := min(len(p), stop-start)
+		h.WriteString(p[:k])
+		start += k
+		i++
+	}
+	return h.Sum64()
+}
+
+// forgetBefore lets the rope drop what it knows of the text before off:
+// no comparison will start there again.
+func (r *rope) forgetBefore(off int) {
+	i := sort.Search(len(r.gone), func(k int) bool { return r.gone[k].start >= off })
+	if i > 0 {
+		r.gone = append(r.gone[:0], r.gone[i:]...)
+	}
 }
 
 func (r *rope) len() int { return r.n }
@@ -163,10 +307,32 @@ func (r *rope) equal(off int, s string) bool {
 	if s == "" {
 		return true
 	}
-	// The piece holding off: the last one starting at or before it.
+	if base := r.base(); off < base {
+		i := sort.Search(len(r.gone), func(k int) bool { return r.gone[k].start >= off })
+		if i == len(r.gone) || r.gone[i].start != off {
+			return false // starts inside a forgotten block
+		}
+		for ; off < base; i++ {
+			stop := base
+			if i+1 < len(r.gone) {
+				stop = r.gone[i+1].start
+			}
+			if stop-off > len(s) {
+				return false // ends inside a forgotten block
+			}
+			if maphash.String(r.seed, s[:stop-off]) != r.gone[i].hash {
+				return false
+			}
+			s, off = s[stop-off:], stop
+		}
+		if s == "" {
+			return true
+		}
+	}
+	// The slab holding off: the last one starting at or before it.
 	i := sort.Search(len(r.starts), func(k int) bool { return r.starts[k] > off }) - 1
 	for s != "" {
-		p := r.pieces[i][off-r.starts[i]:]
+		p := r.slabs[i].String()[off-r.starts[i]:]
 		k := min(len(p), len(s))
 		if p[:k] != s[:k] {
 			return false
@@ -188,5 +354,12 @@ func (r *rope) isPrefixOf(from int, s string) bool {
 	return n <= len(s) && r.equal(from, s[:n])
 }
 
-// String returns the whole text.
-func (r *rope) String() string { return strings.Join(r.pieces, "") }
+// String returns the whole text; only meaningful without a window.
+func (r *rope) String() string {
+	var b strings.Builder
+	b.Grow(r.n)
+	for _, s := range r.slabs {
+		b.WriteString(s.String())
+	}
+	return b.String()
+}

@@ -55,24 +55,37 @@ func seq(parts ...any) []string {
 	return lines
 }
 
-// texts feeds lines after init and returns the text outputs.
+// texts feeds lines after init and returns the text outputs of a Turn
+// that keeps its text. The same lines fed to a Turn whose rope forgets all
+// but a few bytes, in tiny slabs, must give the same outputs: what dedupe
+// compares with forgotten text it compares by hash.
 func texts(t *testing.T, lines []string) ([]string, *Turn) {
 	t.Helper()
 	policy, err := NewPolicy(ModeDefault)
 	require.NoError(t, err)
-	turn := NewTurn(policy)
-	_, err = turn.Feed([]byte(initLine))
-	require.NoError(t, err)
-	var got []string
-	for _, l := range lines {
-		outs, err := turn.Feed([]byte(l))
+	feed := func(turn *Turn) []string {
+		_, err := turn.Feed([]byte(initLine))
 		require.NoError(t, err)
-		for _, o := range outs {
-			if o.Type == OutputText {
-				got = append(got, o.Text)
+		var got []string
+		for _, l := range lines {
+			outs, err := turn.Feed([]byte(l))
+			require.NoError(t, err)
+			for _, o := range outs {
+				if o.Type == OutputText {
+					got = append(got, o.Text)
+				}
 			}
 		}
+		return got
 	}
+	turn := NewTurn(policy)
+	turn.KeepText()
+	got := feed(turn)
+	forgetful := NewTurn(policy)
+	forgetful.text.said.window, forgetful.text.said.slab = 3, 2
+	require.Equal(t, got, feed(forgetful), "a rope that forgets")
+	require.Equal(t, int64(len(strings.Join(got, ""))), forgetful.TextLen())
+	require.Empty(t, forgetful.Text(), "Text needs KeepText")
 	return got, turn
 }
 

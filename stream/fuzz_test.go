@@ -218,6 +218,7 @@ func FuzzTurn(f *testing.F) {
 		p, err := NewPolicy(modes[int(mode)%len(modes)], "mcp")
 		require.NoError(t, err)
 		turn := NewTurn(p)
+		turn.KeepText()
 		var failed error
 		var texts strings.Builder
 		for _, line := range bytes.Split(data, []byte("\n")) {
@@ -251,6 +252,7 @@ func FuzzTurn(f *testing.F) {
 			}
 		}
 		require.Equal(t, texts.String(), turn.Text())
+		require.Equal(t, int64(texts.Len()), turn.TextLen())
 		for _, exited := range []bool{true, false} {
 			end := turn.End(int(mode)%3, exited)
 			if end != nil {

@@ -153,6 +153,19 @@ func (r *reader) strTo(out *strings.Builder) (raw span, escaped bool, err error)
 	if r.trusted && out == nil {
 		return r.trustedStr(start)
 	}
+	if out == nil {
+		// Most strings hold no escape: up to the first quote, no
+		// backslash and no control character make the whole string.
+		if q := bytes.IndexByte(b[start:], '"'); q >= 0 {
+			s := b[start : start+q]
+			if bytes.IndexByte(s, '\\') < 0 {
+				if ctrl, _ := scanText(s); !ctrl {
+					r.i = start + q + 1
+					return span{start, start + q}, false, nil
+				}
+			}
+		}
+	}
 	if out != nil {
 		// Size the value once: finding the closing quote costs far less
 		// than growing the buffer (and sizing by the rest of the line would
@@ -578,4 +591,60 @@ func hex4(h []byte) rune {
 		}
 	}
 	return r
+}
+
+// verbatimStr reads the string at r.i (which must be '"') when its value is
+// its raw content: no escape, no control character, valid UTF-8, the common
+// case for model text. It returns the raw content's span and whether it is
+// all ASCII, which also means it needs no escaping on output. ok is false,
+// with r.i unchanged, for any other string: the caller then reads it with
+// strValue, which handles everything.
+//
+// This costs one vectorized search for the closing quote, one for a
+// backslash, and one word-at-a-time pass over the content, instead of a
+// byte-class scan and a copy.
+func (r *reader) verbatimStr() (raw span, ascii, ok bool) {
+	start := r.i + 1
+	q := bytes.IndexByte(r.b[start:], '"')
+	if q < 0 {
+		return span{}, false, false
+	}
+	s := r.b[start : start+q]
+	if bytes.IndexByte(s, '\\') >= 0 {
+		return span{}, false, false
+	}
+	ctrl, ascii := scanText(s)
+	if ctrl || !ascii && !utf8.Valid(s) {
+		return span{}, false, false
+	}
+	r.i = start + q + 1
+	return span{start, start + q}, ascii, true
+}
+
+// scanText reports whether b holds a control character (below 0x20, which
+// JSON forbids raw in a string) and whether it is all ASCII, four words per
+// step.
+func scanText(b []byte) (ctrl, ascii bool) {
+	var lo, hi uint64 // lo: a byte below 0x20 flagged; hi: any high bit
+	i := 0
+	for ; i+32 <= len(b); i += 32 {
+		w0 := binary.LittleEndian.Uint64(b[i:])
+		w1 := binary.LittleEndian.Uint64(b[i+8:])
+		w2 := binary.LittleEndian.Uint64(b[i+16:])
+		w3 := binary.LittleEndian.Uint64(b[i+24:])
+		lo |= (w0-lsb*0x20)&^w0 | (w1-lsb*0x20)&^w1 | (w2-lsb*0x20)&^w2 | (w3-lsb*0x20)&^w3
+		hi |= w0 | w1 | w2 | w3
+	}
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		lo |= (w - lsb*0x20) &^ w
+		hi |= w
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 {
+			lo |= msb
+		}
+		hi |= uint64(b[i])
+	}
+	return lo&msb != 0, hi&msb == 0
 }

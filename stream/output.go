@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/json"
+	"unsafe"
 
 	"github.com/cursorkit/cursorkit/failure"
 )
@@ -45,6 +46,18 @@ type Output struct {
 	Result   *Result
 	Warning  Warning
 	Unknown  *Unknown
+
+	// verbatim, when it is the very string Text is (same bytes in memory,
+	// same length), says that Text needs no JSON escaping: printable
+	// ASCII without quote or backslash, as Turn found it while decoding.
+	// A caller that changes Text breaks the identity, and AppendJSON then
+	// escapes as usual.
+	verbatim string
+}
+
+// textVerbatim reports whether Text is known to need no JSON escaping.
+func (o *Output) textVerbatim() bool {
+	return len(o.verbatim) == len(o.Text) && len(o.Text) > 0 && unsafe.StringData(o.verbatim) == unsafe.StringData(o.Text)
 }
 
 // Warning is something worth telling the caller that does not fail the turn.
@@ -92,7 +105,14 @@ func (o Output) AppendJSON(dst []byte) []byte {
 		w.str("permissionMode", in.PermissionMode)
 		w.str("apiKeySource", in.APIKeySource)
 	case OutputText:
-		w.str("text", o.Text)
+		if o.textVerbatim() {
+			w.key("text")
+			w.b = append(w.b, '"')
+			w.b = append(w.b, o.Text...)
+			w.b = append(w.b, '"')
+		} else {
+			w.str("text", o.Text)
+		}
 	case OutputThinking:
 		sub := ""
 		if o.Thinking != nil {

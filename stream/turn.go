@@ -33,8 +33,17 @@ type Turn struct {
 
 // NewTurn returns a Turn that allows the tools of policy.
 func NewTurn(policy Policy) *Turn {
-	return &Turn{policy: policy, tools: map[string]*ToolCall{}}
+	t := &Turn{policy: policy, tools: map[string]*ToolCall{}, ids: recent{aliasText: true}}
+	t.text.said.window = defaultWindow
+	return t
 }
+
+// KeepText makes the Turn keep everything the agent says, for Text. Call
+// it before the first Feed. Without it a Turn keeps only the latest few
+// megabytes of text (and a hash per piece of the rest, until the end of
+// turn copy), which deduplication needs: a turn can say hundreds of
+// megabytes, and the outputs carry every piece anyway.
+func (t *Turn) KeepText() { t.text.said.window = 0 }
 
 // Feed takes the next stdout line (a trailing "\n" or "\r\n" is removed;
 // blank lines are ignored) and returns the outputs it yields, in order.
@@ -102,8 +111,14 @@ func (t *Turn) Feed(line []byte) ([]Output, error) {
 	case *Thinking:
 		t.out = append(t.out, Output{Type: OutputThinking, Text: e.Text, Thinking: e})
 	case *Assistant:
+		// e.Text may be a view of line (recent.aliasText): add copies
+		// what it keeps and returns that copy.
 		if s := t.text.add(e); s != "" {
-			t.out = append(t.out, Output{Type: OutputText, Text: s})
+			o := Output{Type: OutputText, Text: s}
+			if t.ids.textASCII {
+				o.verbatim = s
+			}
+			t.out = append(t.out, o)
 		}
 	case *ToolCall:
 		if err := t.toolCall(e, line); err != nil {
@@ -242,8 +257,19 @@ func (t *Turn) Outcome(err error) Outcome {
 }
 
 // Text returns what the agent said in this turn: every piece of assistant
-// text once, in order (the concatenation of the text outputs).
-func (t *Turn) Text() string { return t.text.said.String() }
+// text once, in order (the concatenation of the text outputs). It is ""
+// unless KeepText was called before the first Feed; TextLen needs no
+// KeepText.
+func (t *Turn) Text() string {
+	if t.text.said.window != 0 {
+		return ""
+	}
+	return t.text.said.String()
+}
+
+// TextLen returns the length in bytes of what the agent said so far: the
+// sum of the lengths of the text outputs.
+func (t *Turn) TextLen() int64 { return int64(t.text.said.len()) }
 
 // SessionID returns the session id from system/init, or from the result
 // when init carried none; "" before either.

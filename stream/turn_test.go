@@ -64,6 +64,7 @@ func readOnly(t *testing.T, extra ...string) Policy {
 
 func TestTurnFullTurn(t *testing.T) {
 	turn := NewTurn(readOnly(t))
+	turn.KeepText()
 	lines := seq(initLine, userLine, thinkingDelta, thinkingDone,
 		snap("m1", "Let me read it."), toolPair(`toolu_1\nx`), flushLine("Let me read it."),
 		`{"type":"mystery","x":1}`, resultLine)
@@ -77,6 +78,7 @@ func TestTurnFullTurn(t *testing.T) {
 	assert.Equal(t, "Claude 4.5 Sonnet", turn.Init().Model)
 	assert.Equal(t, "r1", turn.Result().RequestID)
 	assert.Equal(t, "Let me read it.", turn.Text())
+	assert.Equal(t, int64(len("Let me read it.")), turn.TextLen())
 
 	completed := r.outputs[5].Tool
 	assert.Equal(t, "toolu_1\nx", completed.CallID)

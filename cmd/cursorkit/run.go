@@ -185,8 +185,20 @@ type turnWriter struct {
 	textEnded bool
 }
 
+// jsonLineSlack is room enough for the members of an output line around
+// its text, when the text needs little escaping.
+const jsonLineSlack = 512
+
 func (w *turnWriter) write(o stream.Output) {
 	if w.asJSON {
+		// Encode straight into the writer's free space when the line
+		// surely fits (most of the stream: text pieces of a few KiB),
+		// saving a copy per line; otherwise through w.buf.
+		if w.out.Available() >= len(o.Text)+jsonLineSlack {
+			b := append(o.AppendJSON(w.out.AvailableBuffer()), '\n')
+			_, _ = w.out.Write(b)
+			return
+		}
 		w.buf = o.AppendJSON(w.buf[:0])
 		w.buf = append(w.buf, '\n')
 		_, _ = w.out.Write(w.buf)
@@ -254,7 +266,7 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 	if f.asJSON {
 		line, _ := outcome.MarshalJSON()
 		_, _ = w.out.Write(append(line, '\n'))
-	} else if !w.textEnded && turn.Text() != "" {
+	} else if !w.textEnded && turn.TextLen() > 0 {
 		_ = w.out.WriteByte('\n')
 	}
 	_ = w.out.Flush()
