@@ -15,6 +15,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/internal/testdir"
 	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/shim"
@@ -78,7 +79,7 @@ func TestStartWithFallback(t *testing.T) {
 			prompt := "same prompt on the retry"
 			got, err := launch.StartWithFallback(context.Background(), plan, tc.res,
 				launch.Retry{Configured: tc.configured, Env: env, Shim: shimOpts},
-				launch.Options{Env: childEnv("echo"), Stdin: strings.NewReader(prompt)})
+				launch.Options{Env: proctest.Env(modeEnv, "echo"), Stdin: strings.NewReader(prompt)})
 			if tc.errKind != "" {
 				require.Error(t, err)
 				assert.Equal(t, tc.errKind, failure.KindOf(err))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/launch"
 )
 
@@ -25,9 +26,7 @@ const modeEnv = "LAUNCH_TEST_MODE"
 const deadline = 20 * time.Second
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(modeEnv); mode != "" {
-		os.Exit(runChild(mode, os.Args[1:]))
-	}
+	proctest.RunIfChild(modeEnv, runChild)
 	os.Exit(m.Run())
 }
 
@@ -40,7 +39,7 @@ func runChild(mode string, args []string) int {
 	case "echo-hold": // stdin to stdout, a sentinel, then stay alive
 		_, _ = io.Copy(os.Stdout, os.Stdin)
 		fmt.Println("\nstdin-closed")
-		sleepForever()
+		proctest.SleepForever()
 	case "exit":
 		code, _ := strconv.Atoi(args[0])
 		return code
@@ -53,7 +52,7 @@ func runChild(mode string, args []string) int {
 		return 0
 	case "sleep": // args: marker
 		fmt.Printf("ready %d\n", os.Getpid())
-		sleepForever()
+		proctest.SleepForever()
 	case "daemonize": // args: marker; start a sleeper in a new session, report it, exit
 		pids, err := startGrandchild("setsid", args[0])
 		if err != nil {
@@ -83,25 +82,19 @@ func runChild(mode string, args []string) int {
 		if exit {
 			return 0
 		}
-		sleepForever()
+		proctest.SleepForever()
 	case "supervisor": // args: marker, kinds...; launch a tree and relay its output
-		p, err := launch.Start(context.Background(), selfPlan(args...), launch.Options{Env: childEnv("tree")})
+		p, err := launch.Start(context.Background(), selfPlan(args...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		fmt.Printf("tree %d\n", p.Pid())
 		_, _ = io.Copy(os.Stdout, p.Stdout())
-		sleepForever()
+		proctest.SleepForever()
 	}
 	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 	return 2
-}
-
-func sleepForever() {
-	for {
-		time.Sleep(time.Hour)
-	}
 }
 
 // startGrandchild starts this binary as a sleeper of the given kind, waits
@@ -122,25 +115,14 @@ func startGrandchild(kind, marker string) ([]int, error) {
 	if kind == "cmd" {
 		cmd = cmdExeCommand(exe, marker)
 	}
-	cmd.Env = childEnv(mode)
+	cmd.Env = proctest.Env(modeEnv, mode)
 	cmd.Stderr = os.Stderr
 	if err := grandchildAttr(cmd, kind); err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
+	pid, err := proctest.StartReady(cmd, deadline)
 	if err != nil {
 		return nil, fmt.Errorf("%s grandchild: %w", kind, err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
-	if err != nil {
-		return nil, err
 	}
 	if kind == "daemon" {
 		if err := cmd.Wait(); err != nil {
@@ -151,24 +133,6 @@ func startGrandchild(kind, marker string) ([]int, error) {
 		return []int{cmd.Process.Pid, pid}, nil
 	}
 	return []int{pid}, nil
-}
-
-// childEnv is this process's environment with the helper mode set.
-func childEnv(mode string) []string {
-	env := make([]string, 0, len(os.Environ())+1)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, modeEnv+"=") && !strings.HasPrefix(kv, "GORACE=") {
-			env = append(env, kv)
-		}
-	}
-	// A race-enabled child would otherwise sleep a second at exit.
-	return append(env, modeEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
-}
-
-// newMarker returns a token unique to one test, carried in grandchildren's
-// argv so a process-table scan can find survivors.
-func newMarker(t *testing.T) string {
-	return fmt.Sprintf("launch-marker-%d-%d", os.Getpid(), time.Now().UnixNano())
 }
 
 // lineReader delivers the lines of r on a channel, so tests can wait for a
@@ -225,16 +189,4 @@ func readLine(t *testing.T, lines <-chan string) string {
 		t.Fatal("timed out waiting for a line")
 	}
 	return ""
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	limit := time.Now().Add(deadline)
-	for !cond() {
-		if time.Now().After(limit) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

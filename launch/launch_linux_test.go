@@ -18,7 +18,7 @@ import (
 
 func TestPromptIsAbsentFromArgvAndEnvironment(t *testing.T) {
 	prompt := "secret-prompt-" + strconv.Itoa(os.Getpid())
-	p, err := launch.Start(context.Background(), selfPlan("--print"), launch.Options{Env: childEnv("echo-hold"), Stdin: strings.NewReader(prompt)})
+	p, err := launch.Start(context.Background(), selfPlan("--print"), launch.Options{Env: proctest.Env(modeEnv, "echo-hold"), Stdin: strings.NewReader(prompt)})
 	require.NoError(t, err)
 	defer p.Close()
 	lines := lineReader(p.Stdout())
@@ -81,8 +81,8 @@ func TestKillTreeFindsOrphansInSubreaperMode(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			withSubreaper(t)
-			marker := newMarker(t)
-			p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, tc.kinds...)...), launch.Options{Env: childEnv("tree")})
+			marker := proctest.Marker("launch")
+			p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, tc.kinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 			require.NoError(t, err)
 			defer p.Close()
 			pids := readReady(t, lineReader(p.Stdout()))
@@ -109,11 +109,11 @@ func TestKillTreeFindsOrphansInSubreaperMode(t *testing.T) {
 
 func TestKillTreeLeavesOtherTreesAlone(t *testing.T) {
 	withSubreaper(t)
-	markerA, markerB := newMarker(t)+"-a", newMarker(t)+"-b"
-	a, err := launch.Start(context.Background(), selfPlan(markerA, "daemon"), launch.Options{Env: childEnv("tree")})
+	markerA, markerB := proctest.Marker("launch")+"-a", proctest.Marker("launch")+"-b"
+	a, err := launch.Start(context.Background(), selfPlan(markerA, "daemon"), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 	require.NoError(t, err)
 	defer a.Close()
-	b, err := launch.Start(context.Background(), selfPlan(markerB, "daemon"), launch.Options{Env: childEnv("tree")})
+	b, err := launch.Start(context.Background(), selfPlan(markerB, "daemon"), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 	require.NoError(t, err)
 	defer b.Close()
 	pidsA := readReady(t, lineReader(a.Stdout()))

@@ -42,7 +42,7 @@ func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := launch.Start(context.Background(), tc.plan, launch.Options{Dir: tc.dir, Env: childEnv("touch")})
+			p, err := launch.Start(context.Background(), tc.plan, launch.Options{Dir: tc.dir, Env: proctest.Env(modeEnv, "touch")})
 			require.Error(t, err)
 			assert.Nil(t, p)
 			assert.Equal(t, tc.kind, failure.KindOf(err))
@@ -63,7 +63,7 @@ func TestStartMissingProgram(t *testing.T) {
 func TestStartCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p, err := launch.Start(ctx, selfPlan(), launch.Options{Env: childEnv("echo")})
+	p, err := launch.Start(ctx, selfPlan(), launch.Options{Env: proctest.Env(modeEnv, "echo")})
 	require.Error(t, err)
 	assert.Nil(t, p)
 	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
@@ -81,7 +81,7 @@ func TestPromptTravelsOnStdin(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := launch.Start(context.Background(), selfPlan(), launch.Options{Env: childEnv("echo"), Stdin: tc.stdin})
+			p, err := launch.Start(context.Background(), selfPlan(), launch.Options{Env: proctest.Env(modeEnv, "echo"), Stdin: tc.stdin})
 			require.NoError(t, err)
 			defer p.Close()
 			out, err := io.ReadAll(p.Stdout())
@@ -96,7 +96,7 @@ func TestPromptTravelsOnStdin(t *testing.T) {
 
 func TestWorkingDirectory(t *testing.T) {
 	dir := testdir.New(t)
-	p, err := launch.Start(context.Background(), selfPlan("created-here"), launch.Options{Dir: dir, Env: childEnv("touch")})
+	p, err := launch.Start(context.Background(), selfPlan("created-here"), launch.Options{Dir: dir, Env: proctest.Env(modeEnv, "touch")})
 	require.NoError(t, err)
 	defer p.Close()
 	status, err := p.Wait()
@@ -107,7 +107,7 @@ func TestWorkingDirectory(t *testing.T) {
 
 func TestExitStatus(t *testing.T) {
 	for _, code := range []int{0, 1, 3, 42} {
-		p, err := launch.Start(context.Background(), selfPlan(strconv.Itoa(code)), launch.Options{Env: childEnv("exit")})
+		p, err := launch.Start(context.Background(), selfPlan(strconv.Itoa(code)), launch.Options{Env: proctest.Env(modeEnv, "exit")})
 		require.NoError(t, err)
 		status, err := p.Wait()
 		require.NoError(t, err)
@@ -121,8 +121,8 @@ func TestExitStatus(t *testing.T) {
 }
 
 func TestKillTreeKillsEveryGrandchild(t *testing.T) {
-	marker := newMarker(t)
-	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree")})
+	marker := proctest.Marker("launch")
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
@@ -140,10 +140,10 @@ func TestKillTreeKillsEveryGrandchild(t *testing.T) {
 }
 
 func TestWaitDoesNotWaitForPipeHolders(t *testing.T) {
-	marker := newMarker(t)
+	marker := proctest.Marker("launch")
 	// The child exits at once; its grandchild lives on holding the stderr
 	// pipe's write end.
-	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "exit"), launch.Options{Env: childEnv("tree")})
+	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "exit"), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
@@ -157,8 +157,8 @@ func TestWaitDoesNotWaitForPipeHolders(t *testing.T) {
 }
 
 func TestCloseKillsWhatIsLeft(t *testing.T) {
-	marker := newMarker(t)
-	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree")})
+	marker := proctest.Marker("launch")
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 	require.NoError(t, err)
 	pids := readReady(t, lineReader(p.Stdout()))
 	w := proctest.Watch(t, marker, append(pids, p.Pid()))
@@ -196,8 +196,8 @@ func waitExited(t *testing.T, p *launch.Process) launch.ExitStatus {
 
 func TestConcurrentControlIsSafe(t *testing.T) {
 	before := runtime.NumGoroutine()
-	marker := newMarker(t)
-	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree"), Stdin: strings.NewReader("ignored")})
+	marker := proctest.Marker("launch")
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree"), Stdin: strings.NewReader("ignored")})
 	require.NoError(t, err)
 	pids := readReady(t, lineReader(p.Stdout()))
 	w := proctest.Watch(t, marker, append(pids, p.Pid()))
@@ -225,5 +225,5 @@ func TestConcurrentControlIsSafe(t *testing.T) {
 		}
 	}
 	w.AssertGone(t, deadline)
-	eventually(t, "the test's goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+	proctest.Eventually(t, "the test's goroutines to end", deadline, func() bool { return runtime.NumGoroutine() <= before })
 }

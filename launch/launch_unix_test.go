@@ -16,7 +16,7 @@ import (
 )
 
 func TestChildLeadsItsOwnProcessGroup(t *testing.T) {
-	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: childEnv("sleep")})
+	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: proctest.Env(modeEnv, "sleep")})
 	require.NoError(t, err)
 	defer p.Close()
 	readLine(t, lineReader(p.Stdout()))
@@ -29,8 +29,8 @@ func TestChildLeadsItsOwnProcessGroup(t *testing.T) {
 }
 
 func TestTerminateSignalsTheGroup(t *testing.T) {
-	marker := newMarker(t)
-	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "group"), launch.Options{Env: childEnv("tree")})
+	marker := proctest.Marker("launch")
+	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "group"), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
@@ -44,7 +44,7 @@ func TestTerminateSignalsTheGroup(t *testing.T) {
 }
 
 func TestKilledStatusAndTerminateAfterExit(t *testing.T) {
-	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: childEnv("sleep")})
+	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: proctest.Env(modeEnv, "sleep")})
 	require.NoError(t, err)
 	readLine(t, lineReader(p.Stdout()))
 	_, err = p.KillTree()

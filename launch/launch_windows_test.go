@@ -17,11 +17,11 @@ import (
 )
 
 func TestJobKillsTheTreeWhenTheSupervisorDies(t *testing.T) {
-	marker := newMarker(t)
+	marker := proctest.Marker("launch")
 	// The intermediate supervisor is started without a job of ours, so only
 	// the job it creates can take its tree down.
 	sup := exec.Command(requireExe(t), append([]string{marker}, treeKinds...)...)
-	sup.Env = childEnv("supervisor")
+	sup.Env = proctest.Env(modeEnv, "supervisor")
 	sup.Stderr = os.Stderr
 	out, err := sup.StdoutPipe()
 	require.NoError(t, err)
@@ -39,8 +39,8 @@ func TestJobKillsTheTreeWhenTheSupervisorDies(t *testing.T) {
 }
 
 func TestTreeWalkWithoutJob(t *testing.T) {
-	marker := newMarker(t)
-	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree")})
+	marker := proctest.Marker("launch")
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
@@ -56,8 +56,8 @@ func TestTreeWalkWithoutJob(t *testing.T) {
 
 func TestTaskkillFallback(t *testing.T) {
 	wine.SkipIfWine(t, "taskkill has no /T")
-	marker := newMarker(t)
-	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: childEnv("tree")})
+	marker := proctest.Marker("launch")
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
@@ -71,7 +71,7 @@ func TestTaskkillFallback(t *testing.T) {
 }
 
 func TestJobReportAndTerminateAfterExit(t *testing.T) {
-	p, err := launch.Start(context.Background(), selfPlan("0"), launch.Options{Env: childEnv("exit")})
+	p, err := launch.Start(context.Background(), selfPlan("0"), launch.Options{Env: proctest.Env(modeEnv, "exit")})
 	require.NoError(t, err)
 	waitExited(t, p)
 	assert.Empty(t, p.Warnings(), "the child ran in a job")

@@ -1,24 +1,17 @@
 package launch_test
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"syscall"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/cursorkit/cursorkit/internal/proctest"
 )
 
 func composeCommandLine(argv []string) string { return windows.ComposeCommandLine(argv) }
 
 // cmdExeCommand runs exe through cmd.exe, so the tree holds a cmd.exe too.
-func cmdExeCommand(exe, marker string) *exec.Cmd {
-	cmdPath := filepath.Join(os.Getenv("SystemRoot"), "System32", "cmd.exe")
-	cmd := exec.Command(cmdPath)
-	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: fmt.Sprintf(`"%s" /d /s /c ""%s" %s"`, cmdPath, exe, marker)}
-	return cmd
-}
+func cmdExeCommand(exe, marker string) *exec.Cmd { return proctest.CmdExe(exe, marker) }
 
 func grandchildAttr(*exec.Cmd, string) error { return nil }
 

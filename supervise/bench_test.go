@@ -42,7 +42,7 @@ func BenchmarkP1Throughput(b *testing.B) {
 		runs++
 		// The raw pipe.
 		cmd := exec.Command(exe, genArgs[1])
-		cmd.Env = childEnv("gen")
+		cmd.Env = proctest.Env(modeEnv, "gen")
 		out, err := cmd.StdoutPipe()
 		require.NoError(b, err)
 		t0 := time.Now()
@@ -59,7 +59,7 @@ func BenchmarkP1Throughput(b *testing.B) {
 		var lines int64
 		t0 = time.Now()
 		o := Run(context.Background(), selfPlan(b, genArgs[1]), Options{
-			Env:              childEnv("gen"),
+			Env:              proctest.Env(modeEnv, "gen"),
 			FirstLineTimeout: 30 * time.Second,
 			IdleTimeout:      120 * time.Second,
 			OnLine:           func([]byte) { lines++ },
@@ -72,7 +72,7 @@ func BenchmarkP1Throughput(b *testing.B) {
 		// Node, timed inside the script from spawn to close.
 		if nodeErr == nil {
 			cmd := exec.Command(node, script, exe, genArgs[1])
-			cmd.Env = childEnv("gen")
+			cmd.Env = proctest.Env(modeEnv, "gen")
 			var stdout bytes.Buffer
 			cmd.Stdout = &stdout
 			cmd.Stderr = os.Stderr
@@ -111,10 +111,10 @@ func BenchmarkP3KillLatency(b *testing.B) {
 	var took []time.Duration
 	for b.Loop() {
 		for range trees {
-			marker := newMarker()
+			marker := proctest.Marker("supervise")
 			ready := newReadyPIDs()
 			s, err := Start(context.Background(), selfPlan(b, append([]string{marker}, kinds...)...), Options{
-				Env:         childEnv("tree"),
+				Env:         proctest.Env(modeEnv, "tree"),
 				IdleTimeout: time.Second,
 				StopGrace:   -1,
 				OnLine:      ready.onLine,

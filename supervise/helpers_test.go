@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
@@ -26,9 +27,7 @@ const modeEnv = "SUPERVISE_TEST_MODE"
 const waitLimit = 20 * time.Second
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(modeEnv); mode != "" {
-		os.Exit(runChild(mode, os.Args[1:]))
-	}
+	proctest.RunIfChild(modeEnv, runChild)
 	// Linux: like the cursorkit CLI, own the reaping of orphans so KillTree
 	// finds double-forked and setsid escapees. Elsewhere this is a no-op.
 	_ = enableSubreaper()
@@ -65,11 +64,11 @@ func runChild(mode string, args []string) int {
 		_, _ = io.Copy(out, os.Stdin)
 		return 0
 	case "silent":
-		sleepForever()
+		proctest.SleepForever()
 	case "ready-then-silent":
 		fmt.Fprintln(out, "ready")
 		out.Flush()
-		sleepForever()
+		proctest.SleepForever()
 	case "chatty": // a line every few milliseconds, forever
 		for i := 0; ; i++ {
 			fmt.Fprintf(out, "{\"n\":%d}\n", i)
@@ -80,11 +79,11 @@ func runChild(mode string, args []string) int {
 		signal.Ignore(termSignals()...)
 		fmt.Fprintln(out, "ready")
 		out.Flush()
-		sleepForever()
+		proctest.SleepForever()
 	case "result-then-linger": // the work is done but the child stays
 		fmt.Fprintln(out, `{"type":"result"}`)
 		out.Flush()
-		sleepForever()
+		proctest.SleepForever()
 	case "tree": // args: marker, then grandchild kinds, then optionally "exit"
 		marker, kinds := args[0], args[1:]
 		exit := false
@@ -108,7 +107,7 @@ func runChild(mode string, args []string) int {
 		if exit {
 			return 0
 		}
-		sleepForever()
+		proctest.SleepForever()
 	case "daemonize": // args: marker; start a setsid sleeper, report it, exit
 		pids, err := startGrandchild("setsid", args[0])
 		if err != nil {
@@ -120,19 +119,13 @@ func runChild(mode string, args []string) int {
 	case "sleep": // a grandchild: args: marker
 		fmt.Fprintf(out, "ready %d\n", os.Getpid())
 		out.Flush()
-		sleepForever()
+		proctest.SleepForever()
 	case "gen": // args: total bytes of 500-byte NDJSON lines
 		total, _ := strconv.ParseInt(args[0], 10, 64)
 		return generate(os.Stdout, total)
 	}
 	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 	return 2
-}
-
-func sleepForever() {
-	for {
-		time.Sleep(time.Hour)
-	}
 }
 
 // genLine is one 500-byte NDJSON line of the generator.
@@ -165,22 +158,12 @@ func startGrandchild(kind, marker string) ([]int, error) {
 		return nil, err
 	}
 	cmd := grandchildCommand(exe, marker, kind)
-	cmd.Env = childEnv("sleep")
+	cmd.Env = proctest.Env(modeEnv, "sleep")
 	if kind == "daemon" { // a double fork: the intermediate exits at once
-		cmd.Env = childEnv("daemonize")
+		cmd.Env = proctest.Env(modeEnv, "daemonize")
 	}
 	cmd.Stderr = os.Stderr
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout = w
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	w.Close()
-	line, err := bufio.NewReader(r).ReadString('\n')
-	r.Close()
+	pid, err := proctest.StartReady(cmd, waitLimit)
 	if err != nil {
 		return nil, fmt.Errorf("%s grandchild: %w", kind, err)
 	}
@@ -189,25 +172,10 @@ func startGrandchild(kind, marker string) ([]int, error) {
 			return nil, err
 		}
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "ready ")))
-	if err != nil {
-		return nil, err
-	}
 	if kind == "cmd" {
 		return []int{cmd.Process.Pid, pid}, nil
 	}
 	return []int{pid}, nil
-}
-
-// childEnv is this process's environment with the helper mode set.
-func childEnv(mode string) []string {
-	env := make([]string, 0, len(os.Environ())+1)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, modeEnv+"=") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, modeEnv+"="+mode)
 }
 
 // selfPlan is a plan that runs this test binary with args.
@@ -217,12 +185,6 @@ func selfPlan(t testing.TB, args ...string) shim.Plan {
 	require.NoError(t, err)
 	argv := append([]string{exe}, args...)
 	return shim.Plan{Program: exe, Args: argv, CommandLine: composeCommandLine(argv), Kind: nativeKind, Target: exe}
-}
-
-// newMarker returns a token unique to one test, carried in grandchildren's
-// argv so a process-table scan finds survivors.
-func newMarker() string {
-	return fmt.Sprintf("supervise-marker-%d-%d", os.Getpid(), time.Now().UnixNano())
 }
 
 // readyPIDs collects "ready PID" lines until "all-ready".
@@ -262,16 +224,4 @@ func (r *readyPIDs) wait(t *testing.T, s *Session) []int {
 		t.Fatal("timed out waiting for the tree to be ready")
 	}
 	return nil
-}
-
-// eventually polls cond until it holds or waitLimit passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	limit := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(limit) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

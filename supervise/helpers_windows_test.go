@@ -1,15 +1,14 @@
 package supervise
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/windows"
 
 	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/internal/proctest"
 )
 
 const nativeKind = discovery.Native
@@ -31,10 +30,7 @@ func grandchildCommand(exe, marker, kind string) *exec.Cmd {
 		cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS}
 		return cmd
 	case "cmd":
-		cmdPath := filepath.Join(os.Getenv("SystemRoot"), "System32", "cmd.exe")
-		cmd := exec.Command(cmdPath)
-		cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: fmt.Sprintf(`"%s" /d /s /c ""%s" %s"`, cmdPath, exe, marker)}
-		return cmd
+		return proctest.CmdExe(exe, marker)
 	}
 	return exec.Command(exe, marker)
 }

@@ -16,7 +16,7 @@ import (
 // parent chain). In subreaper mode, which TestMain enables as the CLI
 // does, the daemon is reparented to this process and the stop kills it.
 func TestProcessDoubleForkDaemon(t *testing.T) {
-	marker := newMarker()
+	marker := proctest.Marker("supervise")
 	ready := newReadyPIDs()
 	s := startSelf(t, context.Background(), Options{IdleTimeout: waitLimit, StopGrace: -1, OnLine: ready.onLine}, "tree", marker, "daemon", "group")
 	pids := ready.wait(t, s)
@@ -27,5 +27,5 @@ func TestProcessDoubleForkDaemon(t *testing.T) {
 	assert.Equal(t, Aborted, o.Ending)
 	assert.Equal(t, StopForced, o.Stop)
 	assert.Less(t, o.Duration, waitLimit)
-	eventually(t, "zero survivors, the daemon included", w.Gone)
+	w.AssertGone(t, waitLimit)
 }

@@ -17,7 +17,7 @@ import (
 // startSelf supervises this test binary in the given mode.
 func startSelf(t *testing.T, ctx context.Context, opts Options, mode string, args ...string) *Session {
 	t.Helper()
-	opts.Env = childEnv(mode)
+	opts.Env = proctest.Env(modeEnv, mode)
 	s, err := Start(ctx, selfPlan(t, args...), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -148,7 +148,7 @@ func TestProcessTreeStops(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			marker := newMarker()
+			marker := proctest.Marker("supervise")
 			ready := newReadyPIDs()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -161,7 +161,7 @@ func TestProcessTreeStops(t *testing.T) {
 			assert.Equal(t, tt.ending, o.Ending)
 			assert.Equal(t, tt.kind, failure.KindOf(o.Err))
 			assert.NotEqual(t, StopNone, o.Stop)
-			eventually(t, "zero survivors", w.Gone)
+			w.AssertGone(t, waitLimit)
 		})
 	}
 }
@@ -170,7 +170,7 @@ func TestProcessTreeStops(t *testing.T) {
 // grandchild (an escapee from its group) holding stderr. Wait returns after
 // the drain grace, the leftover is killed and the run is still a success.
 func TestProcessEscapeeHoldsPipes(t *testing.T) {
-	marker := newMarker()
+	marker := proctest.Marker("supervise")
 	ready := newReadyPIDs()
 	// The drain grace leaves time to open the watch before the sweep.
 	s := startSelf(t, context.Background(), Options{DrainGrace: 2 * time.Second, OnLine: ready.onLine}, "tree", marker, treeKinds[len(treeKinds)-1], "exit")
@@ -182,7 +182,7 @@ func TestProcessEscapeeHoldsPipes(t *testing.T) {
 	assert.NoError(t, o.Err)
 	assert.Equal(t, 0, o.ExitCode)
 	assert.Contains(t, strings.Join(o.Warnings, "\n"), WarnPipesHeld)
-	eventually(t, "zero survivors", w.Gone)
+	w.AssertGone(t, waitLimit)
 }
 
 func TestProcessLateClose(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSurvivorsFindsOnlyItsMarker(t *testing.T) {
-	marker := newMarker()
+	marker := proctest.Marker("proctest")
 	cmd := startChild(t, marker)
 	assert.Equal(t, []int{cmd.Process.Pid}, proctest.Survivors(marker))
 	assert.Empty(t, proctest.Survivors(marker+"-other"))

@@ -1,7 +1,6 @@
 package proctest_test
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -16,59 +15,54 @@ import (
 	"github.com/cursorkit/cursorkit/internal/proctest"
 )
 
-// childEnv makes the test binary a child that reports "ready" and stays
-// alive until its stdin closes; os.Args[1] is its marker.
-const childEnv = "PROCTEST_TEST_CHILD"
+// modeEnv makes the test binary act as a child; see runChild.
+const modeEnv = "PROCTEST_TEST_MODE"
 
 const waitLimit = 20 * time.Second
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" {
-		os.Stdout.WriteString("ready\n")
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
-	}
+	proctest.RunIfChild(modeEnv, runChild)
 	os.Exit(m.Run())
 }
 
-func newMarker() string {
-	return fmt.Sprintf("proctest-marker-%d-%d", os.Getpid(), time.Now().UnixNano())
+func runChild(mode string, args []string) int {
+	switch mode {
+	case "stdin": // report ready, stay until stdin closes
+		fmt.Printf("ready %d\n", os.Getpid())
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "say": // args: the first line to write
+		fmt.Println(args[0])
+		return 0
+	case "exit":
+		return 3
+	}
+	return 2
 }
 
-// startChild starts this test binary as a child carrying marker and waits
-// until it is ready.
+// startChild starts this test binary as a child carrying marker in its
+// argv and returns once it is ready; it is killed when t finishes.
 func startChild(t *testing.T, marker string) *exec.Cmd {
 	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(self, marker)
-	cmd.Env = append(os.Environ(), childEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	cmd.Env = proctest.Env(modeEnv, "stdin")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
+	pid, err := proctest.StartReady(cmd, waitLimit)
 	t.Cleanup(func() {
 		_ = stdin.Close()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	ready := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		ready <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-ready:
-		require.Equal(t, "ready", line)
-	case <-time.After(waitLimit):
-		t.Fatal("timed out waiting for the child to start")
-	}
+	require.NoError(t, err)
+	require.Equal(t, cmd.Process.Pid, pid)
 	return cmd
 }
 
 func TestWatchSeesAKilledProcessGo(t *testing.T) {
-	marker := newMarker()
+	marker := proctest.Marker("proctest")
 	cmd := startChild(t, marker)
 	pids := []int{cmd.Process.Pid}
 
@@ -84,14 +78,67 @@ func TestWatchSeesAKilledProcessGo(t *testing.T) {
 }
 
 func TestAnExitedProcessIsGone(t *testing.T) {
-	marker := newMarker()
+	marker := proctest.Marker("proctest")
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(self, marker)
-	cmd.Env = append(os.Environ(), childEnv+"=1", "GORACE=atexit_sleep_ms=0")
-	cmd.Stdin = strings.NewReader("") // exits once it read its empty stdin
+	cmd.Env = proctest.Env(modeEnv, "stdin")
+	cmd.Stdin = strings.NewReader("") // it exits once it read its empty stdin
 	out, err := cmd.Output()
 	require.NoError(t, err)
-	assert.Equal(t, "ready\n", string(out))
+	assert.Equal(t, fmt.Sprintf("ready %d\n", cmd.Process.Pid), strings.ReplaceAll(string(out), "\r\n", "\n"))
 	assert.True(t, proctest.GoneAfter(marker, []int{cmd.Process.Pid}))
+}
+
+func TestStartReadyRejectsWhatIsNotAReadyLine(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	tests := []struct {
+		name, mode string
+		args       []string
+		want       string
+	}{
+		{"another line", "say", []string{"hello"}, `reported "hello"`},
+		{"a bad PID", "say", []string{"ready soon"}, "invalid syntax"},
+		{"no line at all", "exit", nil, "no ready line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(self, tt.args...)
+			cmd.Env = proctest.Env(modeEnv, tt.mode)
+			_, err := proctest.StartReady(cmd, waitLimit)
+			assert.ErrorContains(t, err, tt.want)
+			_ = cmd.Wait()
+		})
+	}
+}
+
+func TestStartReadyGivesUpOnASilentChild(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(self)
+	cmd.Env = proctest.Env(modeEnv, "stdin")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	defer stdin.Close()
+	// The limit is shorter than any start: the ready line cannot come first.
+	_, err = proctest.StartReady(cmd, time.Nanosecond)
+	assert.ErrorContains(t, err, "did not report ready")
+	_ = cmd.Wait()
+}
+
+func TestEnvSetsTheModeAndQuietsTheRaceExit(t *testing.T) {
+	t.Setenv(modeEnv, "stale")
+	t.Setenv("GORACE", "halt_on_error=1")
+	env := proctest.Env(modeEnv, "fresh")
+	assert.Contains(t, env, modeEnv+"=fresh")
+	assert.NotContains(t, env, modeEnv+"=stale")
+	assert.Contains(t, env, "GORACE=atexit_sleep_ms=0")
+	assert.NotContains(t, env, "GORACE=halt_on_error=1")
+}
+
+func TestMarkersDiffer(t *testing.T) {
+	a, b := proctest.Marker("x"), proctest.Marker("x")
+	assert.NotEqual(t, a, b)
+	assert.True(t, strings.HasPrefix(a, "x-marker-"), a)
 }

@@ -2,6 +2,10 @@ package proctest
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -65,4 +69,13 @@ func GoneAfter(_ string, pids []int) bool {
 		}
 	}
 	return true
+}
+
+// CmdExe returns a command that runs exe with one argument (a marker: it is
+// not quoted) through cmd.exe, so that a tree holds a cmd.exe too.
+func CmdExe(exe, arg string) *exec.Cmd {
+	cmdPath := filepath.Join(os.Getenv("SystemRoot"), "System32", "cmd.exe")
+	cmd := exec.Command(cmdPath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: fmt.Sprintf(`"%s" /d /s /c ""%s" %s"`, cmdPath, exe, arg)}
+	return cmd
 }

@@ -1,7 +1,7 @@
 package testdir_test
 
 import (
-	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,19 +14,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/internal/testdir"
 )
 
-// childEnv makes the test binary a child that reports "ready" and stays
+// modeEnv makes the test binary a child that reports ready and stays
 // alive until its stdin closes.
-const childEnv = "TESTDIR_TEST_CHILD"
+const modeEnv = "TESTDIR_TEST_MODE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" {
-		os.Stdout.WriteString("ready\n")
+	proctest.RunIfChild(modeEnv, func(string, []string) int {
+		fmt.Printf("ready %d\n", os.Getpid())
 		_, _ = io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
-	}
+		return 0
+	})
 	os.Exit(m.Run())
 }
 
@@ -69,15 +70,13 @@ func TestRemoveOfAMissingDirectoryIsDone(t *testing.T) {
 // the process is gone, which the retries cover.
 func TestRemoveAfterKillingAProcessStartedFromTheDirectory(t *testing.T) {
 	var dir string
-	var stdin io.WriteCloser
 	t.Run("user", func(t *testing.T) {
 		dir = testdir.New(t)
-		cmd, in := startCopy(t, dir)
-		stdin = in
+		cmd, stdin := startCopy(t, dir)
+		defer stdin.Close()
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait() // killed: the exit status says so
 	})
-	_ = stdin.Close()
 	_, err := os.Lstat(dir)
 	assert.True(t, os.IsNotExist(err), "the directory is gone after the subtest: %v", err)
 }
@@ -100,24 +99,10 @@ func startCopy(t *testing.T, dir string) (*exec.Cmd, io.WriteCloser) {
 	require.NoError(t, os.WriteFile(exe, data, 0o755))
 
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), childEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	cmd.Env = proctest.Env(modeEnv, "stdin")
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	out, err := cmd.StdoutPipe()
+	_, err = proctest.StartReady(cmd, 20*time.Second)
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-
-	ready := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		ready <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-ready:
-		require.Equal(t, "ready", line)
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatal("timed out waiting for the child to start")
-	}
 	return cmd, in
 }

@@ -1,0 +1,113 @@
+package proctest
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// RunIfChild makes a test binary act as a child of its own tests: when
+// the environment variable modeVar is set (see Env), it calls run with its
+// value and os.Args[1:] and exits with run's result. Otherwise it returns at
+// once. Call it first thing in TestMain.
+func RunIfChild(modeVar string, run func(mode string, args []string) int) {
+	if mode := os.Getenv(modeVar); mode != "" {
+		os.Exit(run(mode, os.Args[1:]))
+	}
+}
+
+// Env returns this process's environment with modeVar=mode, for the cmd.Env
+// of a child that RunIfChild dispatches. Any GORACE is replaced by
+// GORACE=atexit_sleep_ms=0: a race-enabled child otherwise sleeps a second
+// at every exit.
+func Env(modeVar, mode string) []string {
+	env := make([]string, 0, len(os.Environ())+2)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, modeVar+"=") && !strings.HasPrefix(kv, "GORACE=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, modeVar+"="+mode, "GORACE=atexit_sleep_ms=0")
+}
+
+// SleepForever blocks the calling goroutine for good: how a child stays
+// alive until it is killed.
+func SleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// Marker returns a token unique to one test of this process, to put in the
+// argv of the processes of a tree so that Watch and Survivors find them.
+func Marker(prefix string) string {
+	return fmt.Sprintf("%s-marker-%d-%d-%x", prefix, os.Getpid(), time.Now().UnixNano(), rand.Uint32())
+}
+
+// StartReady starts cmd, whose Stdout must be nil, and returns the PID the
+// child reports with its first line "ready PID". It waits up to within for
+// that line, and kills the child if it does not come. The pipe is closed
+// afterwards, so the child must write nothing more to its stdout.
+func StartReady(cmd *exec.Cmd, within time.Duration) (int, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return 0, err
+	}
+	type result struct {
+		line string
+		err  error
+	}
+	first := make(chan result, 1)
+	go func() {
+		line, err := bufio.NewReader(r).ReadString('\n')
+		first <- result{strings.TrimRight(line, "\r\n"), err}
+	}()
+	select {
+	case got := <-first:
+		if got.err != nil {
+			return 0, fmt.Errorf("no ready line from %s: %w", cmd.Path, got.err)
+		}
+		rest, ok := strings.CutPrefix(got.line, "ready ")
+		if !ok {
+			return 0, fmt.Errorf("%s reported %q, not a ready line", cmd.Path, got.line)
+		}
+		return strconv.Atoi(rest)
+	case <-time.After(within):
+		_ = cmd.Process.Kill()
+		return 0, fmt.Errorf("%s did not report ready within %v", cmd.Path, within)
+	}
+}
+
+// Eventually polls cond every few milliseconds until it holds, and fails t
+// if it does not within the given time.
+func Eventually(t testing.TB, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	if !poll(within, cond) {
+		t.Fatalf("timed out after %v waiting for %s", within, what)
+	}
+}
+
+// poll reports whether cond held within the given time.
+func poll(within time.Duration, cond func() bool) bool {
+	limit := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(limit) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond) // a polling pace, the limit bounds the wait
+	}
+	return true
+}
