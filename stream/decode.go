@@ -56,12 +56,20 @@ type recent struct {
 	// printable ASCII without quote or backslash: JSON output needs no
 	// escaping for it.
 	textASCII bool
+
+	// Reused by decode from line to line: the content blocks, and the
+	// Assistant event, which a Turn never keeps (it is valid until the
+	// next decode).
+	blocks    []block
+	assistant Assistant
 }
 
 func decode(line []byte, ids *recent) (Event, error) {
 	var f fields
-	var blockBuf [2]block // most messages have one block
-	f.blocks = blockBuf[:0]
+	if ids != nil {
+		f.blocks = ids.blocks[:0]
+		defer func() { ids.blocks = f.blocks[:0] }()
+	}
 	r := reader{b: line}
 	r.ws()
 	if r.i >= len(line) || line[r.i] != '{' {
@@ -80,7 +88,7 @@ func decode(line []byte, ids *recent) (Event, error) {
 		return nil, notJSON(err)
 	}
 	d := decoder{b: line, ids: ids}
-	typ, ok := d.optString(f.typ)
+	typ, ok := d.typeName(f.typ)
 	if !ok || d.err != nil {
 		return d.unknown(f, ""), nil
 	}
@@ -110,7 +118,13 @@ func decode(line []byte, ids *recent) (Event, error) {
 		t.TimestampMs, t.HasTimestamp = d.integer(f.timestampMs, "timestamp_ms")
 		ev = t
 	case TypeAssistant:
-		a := &Assistant{
+		var a *Assistant
+		if ids != nil && ids.aliasText {
+			a = &ids.assistant
+		} else {
+			a = new(Assistant)
+		}
+		*a = Assistant{
 			Text:        d.messageText(&f, d.ids != nil && d.ids.aliasText),
 			ModelCallID: d.modelCallID(f.modelCallID),
 			SessionID:   d.sessionID(f.sessionID),
@@ -429,6 +443,41 @@ func (d *decoder) isNull(s span) bool {
 	return !s.present() || d.b[s.start] == 'n'
 }
 
+// typeName is optString for the "type" field, returning the constant
+// for the types this package knows instead of allocating their name.
+func (d *decoder) typeName(s span) (string, bool) {
+	if !d.isNull(s) && d.b[s.start] == '"' {
+		switch raw := d.b[s.start+1 : s.end-1]; string(raw) {
+		case TypeSystem:
+			return TypeSystem, true
+		case TypeUser:
+			return TypeUser, true
+		case TypeThinking:
+			return TypeThinking, true
+		case TypeAssistant:
+			return TypeAssistant, true
+		case TypeToolCall:
+			return TypeToolCall, true
+		case TypeResult:
+			return TypeResult, true
+		}
+	}
+	return d.optString(s)
+}
+
+// stringIs reports whether s is a string of value want, without
+// allocating when it is written without escapes.
+func (d *decoder) stringIs(s span, want string) bool {
+	if d.isNull(s) || d.b[s.start] != '"' {
+		return false
+	}
+	raw := d.b[s.start+1 : s.end-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == want
+	}
+	return d.stringAt(s) == want
+}
+
 // optString returns the string at s; ok is false when s is absent, null or
 // not a string.
 func (d *decoder) optString(s span) (string, bool) {
@@ -553,7 +602,7 @@ func (d *decoder) messageText(f *fields, alias bool) string {
 			d.fail(b.whole, `an element of "message.content" is not an object`)
 			return ""
 		}
-		if t, _ := d.optString(b.typ); t != "text" || d.isNull(b.text) {
+		if !d.stringIs(b.typ, "text") || d.isNull(b.text) {
 			continue
 		}
 		if d.b[b.text.start] != '"' {

@@ -89,6 +89,7 @@ func (d *textDedupe) snapshot(call, text string) string {
 	case seen && prevLen == len(text) && d.said.equal(prev.start, text):
 		// The same model call replayed after other text: keep its old place.
 		d.runStart = end
+		d.said.mark(end)
 		return ""
 	default:
 		fresh = text
@@ -98,6 +99,7 @@ func (d *textDedupe) snapshot(call, text string) string {
 	end = d.said.len()
 	s := span{end - len(text), end}
 	d.said.mark(s.start)
+	d.said.mark(end)
 	if d.calls == nil {
 		d.calls = map[string]span{}
 	}
@@ -127,6 +129,7 @@ func (d *textDedupe) flush(text string) string {
 	end = d.said.len()
 	d.flushStart = end
 	d.runStart = end
+	d.said.mark(end)
 	d.segs = d.segs[:0]
 	clear(d.calls)
 	// Every later comparison starts at or after the flush.
@@ -148,10 +151,10 @@ func (d *textDedupe) isSegment(text string) bool {
 // unused end of the last one does not matter.
 const slabSize = 1 << 20
 
-// defaultWindow is how much of the latest text a rope keeps at least. Every
-// comparison dedupe makes starts at a piece of text or a snapshot's start;
-// for one that reaches further back than the window, the text before it is
-// compared by hash (see rope.gone).
+// defaultWindow is how much of the latest text a rope keeps at least.
+// Dedupe compares text from the start of a piece or of a snapshot, which
+// the rope can still do by hash once the text is forgotten, except for a
+// recap of the end of the text that starts inside a piece (see rope).
 const defaultWindow = 4 << 20
 
 // rope is what the agent said, kept in append-only slabs. Appending copies
@@ -210,19 +213,23 @@ func (r *rope) append(s string) string {
 		r.starts = append(r.starts, r.n)
 		k = len(r.slabs) - 1
 	}
-	if r.window > 0 {
-		r.mark(r.n)
-	}
+	r.mark(r.n)
 	at := r.slabs[k].Len()
 	r.slabs[k].WriteString(s)
 	r.n += len(s)
 	return r.slabs[k].String()[at:]
 }
 
-// mark makes off the start of a block, so text compared from there can
-// still be compared once forgotten.
+// mark makes off the start of a block, so text compared from there (or
+// up to there) can still be compared once forgotten. Every piece's start
+// is marked; dedupe marks the other offsets it keeps: the start of each
+// snapshot (which may lie inside a piece) and its end.
 func (r *rope) mark(off int) {
-	if r.window == 0 || off < r.base() || off >= r.n && len(r.cuts) > 0 && r.cuts[len(r.cuts)-1] == off {
+	if r.window == 0 || off < r.base() {
+		return
+	}
+	if last := len(r.cuts) - 1; last < 0 || r.cuts[last] < off {
+		r.cuts = append(r.cuts, off) // the usual case: a new piece
 		return
 	}
 	i, found := slices.BinarySearch(r.cuts, off)
