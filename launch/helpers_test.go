@@ -120,19 +120,7 @@ func startGrandchild(kind, marker string) ([]int, error) {
 	if err := grandchildAttr(cmd, kind); err != nil {
 		return nil, err
 	}
-	pid, err := proctest.StartReady(cmd, deadline)
-	if err != nil {
-		return nil, fmt.Errorf("%s grandchild: %w", kind, err)
-	}
-	if kind == "daemon" {
-		if err := cmd.Wait(); err != nil {
-			return nil, err
-		}
-	}
-	if kind == "cmd" {
-		return []int{cmd.Process.Pid, pid}, nil
-	}
-	return []int{pid}, nil
+	return proctest.StartMember(cmd, kind, deadline)
 }
 
 // lineReader delivers the lines of r on a channel, so tests can wait for a

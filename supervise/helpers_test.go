@@ -163,19 +163,7 @@ func startGrandchild(kind, marker string) ([]int, error) {
 		cmd.Env = proctest.Env(modeEnv, "daemonize")
 	}
 	cmd.Stderr = os.Stderr
-	pid, err := proctest.StartReady(cmd, waitLimit)
-	if err != nil {
-		return nil, fmt.Errorf("%s grandchild: %w", kind, err)
-	}
-	if kind == "daemon" {
-		if err := cmd.Wait(); err != nil {
-			return nil, err
-		}
-	}
-	if kind == "cmd" {
-		return []int{cmd.Process.Pid, pid}, nil
-	}
-	return []int{pid}, nil
+	return proctest.StartMember(cmd, kind, waitLimit)
 }
 
 // selfPlan is a plan that runs this test binary with args.

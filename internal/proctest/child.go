@@ -91,6 +91,28 @@ func StartReady(cmd *exec.Cmd, within time.Duration) (int, error) {
 	}
 }
 
+// StartMember starts cmd, one member of a test's process tree, as
+// StartReady does and returns the PIDs a watch of the tree should cover.
+// kind says how cmd was built: "cmd" is cmd.exe running the member (both
+// PIDs are returned), "daemon" is the intermediate of a double fork that
+// reports its daemon's PID and exits (it is reaped here, only the daemon's
+// PID is returned), anything else is a plain member.
+func StartMember(cmd *exec.Cmd, kind string, within time.Duration) ([]int, error) {
+	pid, err := StartReady(cmd, within)
+	if err != nil {
+		return nil, fmt.Errorf("%s member: %w", kind, err)
+	}
+	switch kind {
+	case "daemon":
+		if err := cmd.Wait(); err != nil {
+			return nil, fmt.Errorf("the intermediate of the daemon: %w", err)
+		}
+	case "cmd":
+		return []int{cmd.Process.Pid, pid}, nil
+	}
+	return []int{pid}, nil
+}
+
 // Eventually polls cond every few milliseconds until it holds, and fails t
 // if it does not within the given time.
 func Eventually(t testing.TB, what string, within time.Duration, cond func() bool) {

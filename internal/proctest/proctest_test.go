@@ -142,3 +142,36 @@ func TestMarkersDiffer(t *testing.T) {
 	assert.NotEqual(t, a, b)
 	assert.True(t, strings.HasPrefix(a, "x-marker-"), a)
 }
+
+func TestStartMemberReturnsThePIDsToWatch(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+
+	t.Run("plain", func(t *testing.T) {
+		cmd := exec.Command(self)
+		cmd.Env = proctest.Env(modeEnv, "stdin")
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		pids, err := proctest.StartMember(cmd, "group", waitLimit)
+		require.NoError(t, err)
+		assert.Equal(t, []int{cmd.Process.Pid}, pids)
+		require.NoError(t, stdin.Close())
+		require.NoError(t, cmd.Wait())
+	})
+	t.Run("daemon intermediate", func(t *testing.T) {
+		// It reports a daemon (here this process) and exits.
+		cmd := exec.Command(self, fmt.Sprintf("ready %d", os.Getpid()))
+		cmd.Env = proctest.Env(modeEnv, "say")
+		pids, err := proctest.StartMember(cmd, "daemon", waitLimit)
+		require.NoError(t, err)
+		assert.Equal(t, []int{os.Getpid()}, pids)
+		assert.NotNil(t, cmd.ProcessState, "the intermediate was reaped")
+	})
+	t.Run("no ready line", func(t *testing.T) {
+		cmd := exec.Command(self)
+		cmd.Env = proctest.Env(modeEnv, "exit")
+		_, err := proctest.StartMember(cmd, "daemon", waitLimit)
+		assert.ErrorContains(t, err, "daemon member: no ready line")
+		_ = cmd.Wait()
+	})
+}

@@ -20,11 +20,13 @@ func TestCmdExeRunsTheChildUnderCmd(t *testing.T) {
 	cmd.Env = proctest.Env(modeEnv, "stdin")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	pid, err := proctest.StartReady(cmd, waitLimit)
+	pids, err := proctest.StartMember(cmd, "cmd", waitLimit)
 	require.NoError(t, err)
-	assert.NotEqual(t, cmd.Process.Pid, pid, "the child is cmd.exe's, not cmd.exe")
+	require.Len(t, pids, 2)
+	assert.Equal(t, cmd.Process.Pid, pids[0], "cmd.exe is watched too")
+	assert.NotEqual(t, pids[0], pids[1], "the child reports its own PID, not cmd.exe's")
 
-	w := proctest.Watch(t, marker, []int{cmd.Process.Pid, pid})
+	w := proctest.Watch(t, marker, pids)
 	require.NoError(t, stdin.Close()) // the child exits, then cmd.exe
 	require.NoError(t, cmd.Wait())
 	w.AssertGone(t, waitLimit)
