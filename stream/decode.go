@@ -511,7 +511,24 @@ func (d *decoder) integer(s span, name string) (int64, bool) {
 	if d.err != nil || d.isNull(s) {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(d.b[s.start:s.end]), 10, 64)
+	raw := d.b[s.start:s.end]
+	if len(raw) <= 18 && raw[0] != '0' {
+		// A validated number of up to 18 digits, no sign, fraction or
+		// exponent (a timestamp): it fits, no parser needed.
+		var n int64
+		digits := true
+		for _, c := range raw {
+			if c < '0' || c > '9' {
+				digits = false
+				break
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if digits {
+			return n, true
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil {
 		d.fail(s, "field "+strconv.Quote(name)+" is not a 64-bit integer")
 		return 0, false

@@ -154,8 +154,18 @@ func (r *reader) strTo(out *strings.Builder) (raw span, escaped bool, err error)
 		return r.trustedStr(start)
 	}
 	if out == nil {
-		// Most strings hold no escape: up to the first quote, no
-		// backslash and no control character make the whole string.
+		// Most strings hold no escape. Keys and ids are short: a plain
+		// run up to the quote is found bytewise; longer strings by
+		// vectorized searches for the quote and a backslash, and a check
+		// for control characters.
+		for i := start; i < len(b) && i < start+32; i++ {
+			if c := b[i]; c == '"' {
+				r.i = i + 1
+				return span{start, i}, false, nil
+			} else if c < 0x20 || c == '\\' {
+				break
+			}
+		}
 		if q := bytes.IndexByte(b[start:], '"'); q >= 0 {
 			s := b[start : start+q]
 			if bytes.IndexByte(s, '\\') < 0 {
@@ -626,25 +636,26 @@ func (r *reader) verbatimStr() (raw span, ascii, ok bool) {
 // step.
 func scanText(b []byte) (ctrl, ascii bool) {
 	var lo, hi uint64 // lo: a byte below 0x20 flagged; hi: any high bit
-	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		w0 := binary.LittleEndian.Uint64(b[i:])
-		w1 := binary.LittleEndian.Uint64(b[i+8:])
-		w2 := binary.LittleEndian.Uint64(b[i+16:])
-		w3 := binary.LittleEndian.Uint64(b[i+24:])
+	for len(b) >= 32 {
+		w0 := binary.LittleEndian.Uint64(b[0:8])
+		w1 := binary.LittleEndian.Uint64(b[8:16])
+		w2 := binary.LittleEndian.Uint64(b[16:24])
+		w3 := binary.LittleEndian.Uint64(b[24:32])
 		lo |= (w0-lsb*0x20)&^w0 | (w1-lsb*0x20)&^w1 | (w2-lsb*0x20)&^w2 | (w3-lsb*0x20)&^w3
 		hi |= w0 | w1 | w2 | w3
+		b = b[32:]
 	}
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b[:8])
 		lo |= (w - lsb*0x20) &^ w
 		hi |= w
+		b = b[8:]
 	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x20 {
+	for _, c := range b {
+		if c < 0x20 {
 			lo |= msb
 		}
-		hi |= uint64(b[i])
+		hi |= uint64(c)
 	}
 	return lo&msb != 0, hi&msb == 0
 }
