@@ -19,6 +19,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 )
 
 // execModeEnv makes the test binary act as a child of `cursorkit exec`
@@ -30,9 +33,7 @@ const execModeEnv = "CURSORKIT_EXEC_TEST_MODE"
 const execWait = 20 * time.Second
 
 func init() {
-	if mode := os.Getenv(execModeEnv); mode != "" {
-		os.Exit(execChild(mode, os.Args[1:]))
-	}
+	proctest.RunIfChild(execModeEnv, execChild)
 }
 
 // execChild implements the behaviours the exec tests start.
@@ -47,10 +48,10 @@ func execChild(mode string, args []string) int {
 		_, _ = io.Copy(os.Stdout, os.Stdin)
 		return 0
 	case "silent":
-		execSleepForever()
+		proctest.SleepForever()
 	case "ready-then-silent":
 		fmt.Println("ready")
-		execSleepForever()
+		proctest.SleepForever()
 	case "chatty":
 		for i := 0; ; i++ {
 			fmt.Printf("{\"n\":%d}\n", i)
@@ -60,7 +61,7 @@ func execChild(mode string, args []string) int {
 		for _, kind := range args[1:] {
 			exe, _ := os.Executable()
 			cmd := exec.Command(exe, args[0])
-			cmd.Env = append(os.Environ(), execModeEnv+"=silent")
+			cmd.Env = proctest.Env(execModeEnv, "silent")
 			execGrandchildAttr(cmd, kind)
 			if err := cmd.Start(); err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -69,7 +70,7 @@ func execChild(mode string, args []string) int {
 			fmt.Printf("child %d\n", cmd.Process.Pid)
 		}
 		fmt.Println("all-ready")
-		execSleepForever()
+		proctest.SleepForever()
 	case "gen": // args: bytes of 500-byte NDJSON lines to write
 		total, _ := strconv.ParseInt(args[0], 10, 64)
 		line := []byte(`{"type":"assistant","text":"` + strings.Repeat("x", 500-31) + `"}` + "\n")
@@ -87,14 +88,6 @@ func execChild(mode string, args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 	return 2
-}
-
-// execSleepForever blocks without leaving the runtime an all-asleep
-// deadlock to report.
-func execSleepForever() {
-	for {
-		time.Sleep(time.Hour)
-	}
 }
 
 // watchedBuffer is a goroutine-safe buffer that signals when its content
@@ -155,7 +148,7 @@ func testBinary(t *testing.T) string {
 
 func TestExecExitCodes(t *testing.T) {
 	exe := testBinary(t)
-	dir := execTestDir(t)
+	dir := testdir.New(t)
 	notRunnable := filepath.Join(dir, "notes.txt")
 	require.NoError(t, os.WriteFile(notRunnable, []byte("not a program"), 0o644))
 	tests := []struct {
@@ -219,7 +212,7 @@ func TestExecDryRunPrintsThePlan(t *testing.T) {
 
 func TestExecReport(t *testing.T) {
 	exe := testBinary(t)
-	report := filepath.Join(execTestDir(t), "report.json")
+	report := filepath.Join(testdir.New(t), "report.json")
 	code, _, stderr := runExecCLI(t, context.Background(), "ready-then-silent", "", "--first-line-timeout", "20s", "--idle-timeout", "100ms", "--report", report, "--", exe)
 	require.Equal(t, 124, code, stderr)
 	data, err := os.ReadFile(report)
@@ -234,7 +227,7 @@ func TestExecReport(t *testing.T) {
 	assert.EqualValues(t, len("ready\n"), r["bytes"])
 	assert.EqualValues(t, 124, r["cursorkitExitCode"])
 
-	code, _, _ = runExecCLI(t, context.Background(), "exit", "", "--report", report, "--", filepath.Join(execTestDir(t), "absent"))
+	code, _, _ = runExecCLI(t, context.Background(), "exit", "", "--report", report, "--", filepath.Join(testdir.New(t), "absent"))
 	assert.Equal(t, 127, code)
 	data, err = os.ReadFile(report)
 	require.NoError(t, err)
@@ -242,7 +235,7 @@ func TestExecReport(t *testing.T) {
 	assert.Equal(t, "spawn_failed", r["outcome"])
 	assert.Equal(t, "missing_cli", r["kind"])
 
-	code, _, stderr = runExecCLI(t, context.Background(), "exit", "", "--report", filepath.Join(execTestDir(t), "no", "dir", "r.json"), "--", exe, "0", "", "")
+	code, _, stderr = runExecCLI(t, context.Background(), "exit", "", "--report", filepath.Join(testdir.New(t), "no", "dir", "r.json"), "--", exe, "0", "", "")
 	assert.Equal(t, 125, code)
 	assert.Contains(t, stderr, "cannot write the report")
 }
@@ -251,7 +244,7 @@ func TestExecReport(t *testing.T) {
 // command's context; exec stops the child's whole tree and exits 130.
 func TestExecCancelStopsTheTree(t *testing.T) {
 	exe := testBinary(t)
-	marker := fmt.Sprintf("exec-marker-%d-%d", os.Getpid(), time.Now().UnixNano())
+	marker := proctest.Marker("exec")
 	t.Setenv(execModeEnv, "tree")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -299,23 +292,6 @@ func TestExecExitCodeMapping(t *testing.T) {
 	}
 	code, _, stderr := runExecCLI(t, context.Background(), "kill-self", "", "--", testBinary(t))
 	assert.Equal(t, 128+9, code, "died of SIGKILL that cursorkit did not send: %s", stderr)
-}
-
-// execTestDir is t.TempDir without os.RemoveAll, which fails under Wine 8
-// ("Invalid function"); the tests only put plain files in it.
-func execTestDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "cursorkit-exec-test-")
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		entries, err := os.ReadDir(dir)
-		require.NoError(t, err)
-		for _, e := range entries {
-			require.NoError(t, os.Remove(filepath.Join(dir, e.Name())))
-		}
-		require.NoError(t, os.Remove(dir))
-	})
-	return dir
 }
 
 // BenchmarkExecThroughput is P1 end to end: `cursorkit exec -- gen` with

@@ -5,6 +5,8 @@ package main
 import (
 	"os/exec"
 	"syscall"
+
+	"github.com/cursorkit/cursorkit/internal/proctest"
 )
 
 // execTreeKinds are the grandchildren of the cancel test: one in the
@@ -19,6 +21,6 @@ func execGrandchildAttr(cmd *exec.Cmd, kind string) {
 
 func execKillSelf() int {
 	_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
-	execSleepForever()
+	proctest.SleepForever()
 	return 1
 }
