@@ -115,8 +115,9 @@ func TestLineSplitterNoAllocationPerLine(t *testing.T) {
 		r.Reset(input)
 		ls.run(r)
 	})
-	// One bufio.Reader per run; nothing per line.
-	assert.LessOrEqual(t, allocs, 2.0)
+	// The read buffer and its doublings up to the largest, per run;
+	// nothing per line.
+	assert.LessOrEqual(t, allocs, 7.0)
 }
 
 // FuzzLineSplitter checks the splitter against a plain reference: split on

@@ -149,20 +149,23 @@ func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Ses
 
 	exitCh := make(chan exitStatus, 1)
 	go func() { exitCh <- c.wait() }()
+	// The last reader to finish closes readersDone (no goroutine of its
+	// own waits for them: many sessions may run at once).
 	readersDone := make(chan struct{})
-	var readers sync.WaitGroup
-	readers.Add(2)
+	var readersLeft atomic.Int32
+	readersLeft.Store(2)
+	readerDone := func() {
+		if readersLeft.Add(-1) == 0 {
+			close(readersDone)
+		}
+	}
 	go func() {
-		defer readers.Done()
+		defer readerDone()
 		s.readStdout(c.stdout())
 	}()
 	go func() {
-		defer readers.Done()
+		defer readerDone()
 		s.readStderr(c.stderr())
-	}()
-	go func() {
-		readers.Wait()
-		close(readersDone)
 	}()
 	go s.supervise(exitCh, readersDone)
 	return s, nil
@@ -265,11 +268,19 @@ func (s *Session) readStdout(r io.Reader) {
 	s.lines, s.oversized = ls.run(activityReader{r: r, s: s})
 }
 
+// Stderr read buffer sizes: most children write little or nothing there,
+// and many sessions may run at once, so reading starts small; a read that
+// fills the buffer means a chatty child, and the buffer grows for it.
+const (
+	initialStderrBuffer = 1 << 10
+	maxStderrBuffer     = 32 << 10
+)
+
 func (s *Session) readStderr(r io.Reader) {
 	if r == nil {
 		return
 	}
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, initialStderrBuffer)
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
@@ -280,6 +291,9 @@ func (s *Session) readStderr(r io.Reader) {
 		}
 		if err != nil {
 			return
+		}
+		if n == len(buf) && len(buf) < maxStderrBuffer {
+			buf = make([]byte, maxStderrBuffer)
 		}
 	}
 }
