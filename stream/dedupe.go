@@ -279,20 +279,22 @@ func (r *rope) forget() {
 	r.starts = append(r.starts[:0], r.starts[drop:]...)
 }
 
-// hashOf hashes the kept bytes [start, stop), which lie in one slab or
-// span several.
+// hashOf hashes the kept bytes [start, stop): one block, which lies in
+// one slab (every slab starts a piece, hence a block).
 func (r *rope) hashOf(start, stop int) uint64 {
-	var h maphash.Hash
-	h.SetSeed(r.seed)
 	i := sort.Search(len(r.starts), func(k int) bool { return r.starts[k] > start }) - 1
-	for start < stop {
-		p := r.slabs[i].String()[start-r.starts[i]:]
-		k := min(len(p), stop-start)
-		h.WriteString(p[:k])
-		start += k
-		i++
+	slab := r.slabs[i].String()
+	if stop-r.starts[i] <= len(slab) {
+		return maphash.String(r.seed, slab[start-r.starts[i]:stop-r.starts[i]])
 	}
-	return h.Sum64()
+	var b strings.Builder // a block across slabs: hashed from a copy
+	for ; start < stop; i++ {
+		p := r.slabs[i].String()[start-r.starts[i]:]
+		p = p[:min(len(p), stop-start)]
+		b.WriteString(p)
+		start += len(p)
+	}
+	return maphash.String(r.seed, b.String())
 }
 
 // forgetBefore lets the rope drop what it knows of the text before off:
@@ -319,7 +321,7 @@ func (r *rope) equal(off int, s string) bool {
 		if i == len(r.gone) || r.gone[i].start != off {
 			return false // starts inside a forgotten block
 		}
-		for ; off < base; i++ {
+		for ; off < base && s != ""; i++ {
 			stop := base
 			if i+1 < len(r.gone) {
 				stop = r.gone[i+1].start

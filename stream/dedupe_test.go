@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -198,4 +199,75 @@ func TestRope(t *testing.T) {
 	assert.True(t, r.isPrefixOf(2, "cdefgh"))
 	assert.False(t, r.isPrefixOf(2, "cdf"))
 	assert.False(t, r.isPrefixOf(0, "abc"))
+}
+
+// TestRopeForgets checks a rope with a window: it keeps the last bytes,
+// compares forgotten text by block hash from any piece's start or mark,
+// and reports a difference when a comparison starts or ends inside a
+// forgotten block.
+func TestRopeForgets(t *testing.T) {
+	r := rope{window: 4, slab: 4}
+	pieces := []string{"abc", "def", "gh", "ijkl", "mnop", "qr"}
+	for _, p := range pieces {
+		assert.Equal(t, p, r.append(p))
+	}
+	r.mark(4) // inside "def"
+	text := strings.Join(pieces, "")
+	require.Equal(t, len(text), r.len())
+	require.Greater(t, r.base(), 4, "the rope forgot its first slabs")
+	require.LessOrEqual(t, r.base(), r.len()-r.window)
+
+	tests := []struct {
+		off  int
+		s    string
+		want bool
+	}{
+		{0, text, true},
+		{0, "abc", true},
+		{0, "abd", false},
+		{3, text[3:], true},
+		{3, "dxfgh" + text[8:], false},
+		{8, text[8:], true},
+		{3, "def", true},
+		{1, text[1:], false}, // starts inside a forgotten block
+		{0, "ab", false},     // ends inside a forgotten block
+		{r.base(), text[r.base():], true},
+		{len(text) - 1, "r", true},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, r.equal(tt.off, tt.s), "equal(%d, %q)", tt.off, tt.s)
+	}
+	assert.True(t, r.hasSuffix(0, text[8:]), "a suffix from a piece's start")
+	assert.True(t, r.isPrefixOf(3, text[3:]+"more"))
+	assert.False(t, r.isPrefixOf(3, "x"+text[4:]+"more"))
+
+	r.forgetBefore(8)
+	assert.False(t, r.equal(0, text), "forgotten before the flush")
+	assert.True(t, r.equal(8, text[8:]))
+}
+
+// TestTurnForgetsText checks that a Turn without KeepText keeps a window,
+// not the whole turn, and still deduplicates a final copy of all of it.
+func TestTurnForgetsText(t *testing.T) {
+	policy, err := NewPolicy(ModeDefault)
+	require.NoError(t, err)
+	turn := NewTurn(policy)
+	_, err = turn.Feed([]byte(initLine))
+	require.NoError(t, err)
+	piece := strings.Repeat("x", 64<<10-1) + "\n"
+	var all strings.Builder
+	for i := 0; all.Len() < 3*defaultWindow; i++ {
+		p := strconv.Itoa(i) + piece
+		all.WriteString(p)
+		outs, err := turn.Feed([]byte(deltaLine(p)))
+		require.NoError(t, err)
+		require.Len(t, outs, 1)
+		assert.Equal(t, p, outs[0].Text)
+	}
+	assert.Equal(t, int64(all.Len()), turn.TextLen())
+	assert.Less(t, turn.text.said.len()-turn.text.said.base(), defaultWindow+2*slabSize, "kept only a window")
+	assert.Empty(t, turn.Text())
+	outs, err := turn.Feed([]byte(flushLine(all.String())))
+	require.NoError(t, err)
+	assert.Empty(t, outs, "the final copy of the whole turn is a replay")
 }

@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -154,26 +155,23 @@ func (r *reader) strTo(out *strings.Builder) (raw span, escaped bool, err error)
 		return r.trustedStr(start)
 	}
 	if out == nil {
-		// Most strings hold no escape. Keys and ids are short: a plain
-		// run up to the quote is found bytewise; longer strings by
-		// vectorized searches for the quote and a backslash, and a check
-		// for control characters.
-		for i := start; i < len(b) && i < start+32; i++ {
-			if c := b[i]; c == '"' {
-				r.i = i + 1
-				return span{start, i}, false, nil
-			} else if c < 0x20 || c == '\\' {
+		// Most strings hold no escape: the first special byte is then
+		// the closing quote. Found a word at a time (the lowest flagged
+		// byte of a word is exact).
+		i := start
+		for ; i+8 <= len(b); i += 8 {
+			w := binary.LittleEndian.Uint64(b[i : i+8])
+			if m := anyLess(w, 0x20) | anyByte(w, '"') | anyByte(w, '\\'); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 		}
-		if q := bytes.IndexByte(b[start:], '"'); q >= 0 {
-			s := b[start : start+q]
-			if bytes.IndexByte(s, '\\') < 0 {
-				if ctrl, _ := scanText(s); !ctrl {
-					r.i = start + q + 1
-					return span{start, start + q}, false, nil
-				}
-			}
+		for i < len(b) && !strSpecial(b[i]) {
+			i++
+		}
+		if i < len(b) && b[i] == '"' {
+			r.i = i + 1
+			return span{start, i}, false, nil
 		}
 	}
 	if out != nil {
