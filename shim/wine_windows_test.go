@@ -19,6 +19,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testdir"
 	"github.com/cursorkit/cursorkit/internal/wine"
 	"github.com/cursorkit/cursorkit/shim"
 )
@@ -53,29 +54,6 @@ func runPlan(t *testing.T, plan shim.Plan, dir string) []string {
 	return strings.Split(strings.TrimSuffix(s, "\x00"), "\x00")
 }
 
-// tempDir is t.TempDir for this lane: under Wine 8, os.RemoveAll (and so
-// t.TempDir's cleanup) fails on any file with "Invalid function" from
-// unlinkat, while os.Remove works; so the cleanup removes entries one by
-// one, deepest first.
-func tempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "shimtest")
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		var paths []string
-		_ = filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
-			paths = append(paths, p)
-			return err
-		})
-		for i := len(paths) - 1; i >= 0; i-- {
-			if err := os.Remove(paths[i]); err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-	})
-	return dir
-}
-
 func echoProgram(t *testing.T) string {
 	t.Helper()
 	exe, err := os.Executable()
@@ -95,7 +73,7 @@ func copyEcho(t *testing.T, dir, name string) {
 // awkwardDir makes a directory whose path holds spaces and parentheses.
 func awkwardDir(t *testing.T, leaf string) string {
 	t.Helper()
-	dir := filepath.Join(tempDir(t), "Program Files (x86)", leaf)
+	dir := filepath.Join(testdir.New(t), "Program Files (x86)", leaf)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	return dir
 }
@@ -168,7 +146,7 @@ var batchStyles = []struct {
 // byte-exact, and nothing ever writes file.txt.
 func TestBatchVectorsThroughCmd(t *testing.T) {
 	dir := awkwardDir(t, "my tools")
-	work := tempDir(t)
+	work := testdir.New(t)
 	echo := echoProgram(t)
 	for _, style := range batchStyles {
 		script := filepath.Join(dir, style.name)
@@ -201,7 +179,7 @@ func TestBatchVectorsThroughCmd(t *testing.T) {
 // cmd.exe with validated arguments, never started directly.
 func TestTrailingDotsStillGoThroughCmd(t *testing.T) {
 	dir := awkwardDir(t, "dots")
-	work := tempDir(t)
+	work := testdir.New(t)
 	script := filepath.Join(dir, "args1.bat")
 	require.NoError(t, os.WriteFile(script, []byte(batchStyles[0].line(echoProgram(t))+"\r\n"), 0o644))
 	for _, suffix := range []string{".", " ", ". .", " .. ", "...", "  "} {
@@ -245,7 +223,7 @@ func TestNpmCmdShims(t *testing.T) {
 				t.Skip(msg)
 			}
 			dir := awkwardDir(t, "npm "+version)
-			work := tempDir(t)
+			work := testdir.New(t)
 			read := func(name string) string {
 				data, err := os.ReadFile(filepath.Join(fixtures, name))
 				require.NoError(t, err)
@@ -303,7 +281,7 @@ func TestNpmCmdShims(t *testing.T) {
 // and the check notices.
 func TestFileTxtCheckSeesInjection(t *testing.T) {
 	dir := awkwardDir(t, "control")
-	work := tempDir(t)
+	work := testdir.New(t)
 	script := filepath.Join(dir, "args1.bat")
 	require.NoError(t, os.WriteFile(script, []byte(batchStyles[0].line(echoProgram(t))+"\r\n"), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
