@@ -179,6 +179,7 @@ func BenchmarkTurnBigStream(b *testing.B) {
 	b.SetBytes(int64(len(lines[0]) + 1))
 	b.ReportAllocs()
 	t := NewTurn(policy)
+	t.ReuseText() // as run does
 	if _, err := t.Feed(initLine); err != nil {
 		b.Fatal(err)
 	}

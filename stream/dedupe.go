@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
 // textDedupe turns the assistant events of one turn into what the agent
@@ -161,7 +162,9 @@ const defaultWindow = 4 << 20
 // the piece into the current slab, or a new one when it does not fit, and
 // returns a string viewing that copy: a slab's bytes never change once
 // written, so such strings stay valid (and keep their slab alive) however
-// long the caller holds them. A piece never spans two slabs.
+// long the caller holds them, unless reuse is set. A piece never spans two
+// slabs. Slabs start small and double up to slabSize, so that a short
+// turn stays small.
 //
 // With a window, the rope forgets slabs that lie wholly before the last
 // window bytes, so a turn of hundreds of megabytes keeps a few: what it
@@ -171,12 +174,16 @@ const defaultWindow = 4 << 20
 // seeded per rope) count as equal text. A comparison that starts or ends
 // inside a forgotten block cannot be made and reports a difference: dedupe
 // then emits the text again rather than drop any.
+//
+// With reuse, forgotten slabs are written again: the strings append
+// returned from them change. A turn of any length then runs in the same
+// few slabs, with no garbage to collect.
 type rope struct {
-	// slabs are builders grown once and never beyond: strings.Builder
-	// allocates without zeroing, and its String views the bytes in place.
-	slabs  []*strings.Builder
+	slabs  [][]byte
 	starts []int // starts[i] is the offset of slabs[i]
 	n      int
+	reuse  bool
+	free   [][]byte // forgotten slabs of slabSize, with reuse
 
 	window int   // 0: keep everything
 	slab   int   // the slab size; slabSize when 0 (tests use small ones)
@@ -199,25 +206,38 @@ func (r *rope) append(s string) string {
 		return ""
 	}
 	k := len(r.slabs) - 1
-	if k < 0 || r.slabs[k].Cap()-r.slabs[k].Len() < len(s) {
+	if k < 0 || cap(r.slabs[k])-len(r.slabs[k]) < len(s) {
 		if r.window > 0 {
 			r.forget()
 		}
-		size := r.slab
-		if size == 0 {
-			size = slabSize
-		}
-		b := new(strings.Builder)
-		b.Grow(max(size, len(s)))
-		r.slabs = append(r.slabs, b)
+		r.slabs = append(r.slabs, r.newSlab(len(s)))
 		r.starts = append(r.starts, r.n)
 		k = len(r.slabs) - 1
 	}
 	r.mark(r.n)
-	at := r.slabs[k].Len()
-	r.slabs[k].WriteString(s)
+	at := len(r.slabs[k])
+	r.slabs[k] = append(r.slabs[k], s...)
 	r.n += len(s)
-	return r.slabs[k].String()[at:]
+	return unsafe.String(&r.slabs[k][at], len(s))
+}
+
+// newSlab returns an empty slab with room for n bytes at least.
+func (r *rope) newSlab(n int) []byte {
+	limit := r.slab
+	if limit == 0 {
+		limit = slabSize
+	}
+	if k := len(r.free) - 1; k >= 0 && cap(r.free[k]) >= n {
+		b := r.free[k]
+		r.free[k] = nil
+		r.free = r.free[:k]
+		return b
+	}
+	size := min(4<<10, limit)
+	if k := len(r.slabs) - 1; k >= 0 {
+		size = min(2*cap(r.slabs[k]), limit)
+	}
+	return make([]byte, 0, max(size, n))
 }
 
 // mark makes off the start of a block, so text compared from there (or
@@ -274,7 +294,16 @@ func (r *rope) forget() {
 		// The first kept slab starts a piece, hence a block.
 		r.cuts = slices.Insert(r.cuts, 0, end)
 	}
-	clear(r.slabs[:drop])
+	limit := r.slab
+	if limit == 0 {
+		limit = slabSize
+	}
+	for i, b := range r.slabs[:drop] {
+		if r.reuse && cap(b) == limit {
+			r.free = append(r.free, b[:0])
+		}
+		r.slabs[i] = nil
+	}
 	r.slabs = append(r.slabs[:0], r.slabs[drop:]...)
 	r.starts = append(r.starts[:0], r.starts[drop:]...)
 }
@@ -283,18 +312,17 @@ func (r *rope) forget() {
 // one slab (every slab starts a piece, hence a block).
 func (r *rope) hashOf(start, stop int) uint64 {
 	i := sort.Search(len(r.starts), func(k int) bool { return r.starts[k] > start }) - 1
-	slab := r.slabs[i].String()
-	if stop-r.starts[i] <= len(slab) {
-		return maphash.String(r.seed, slab[start-r.starts[i]:stop-r.starts[i]])
+	if slab := r.slabs[i]; stop-r.starts[i] <= len(slab) {
+		return maphash.Bytes(r.seed, slab[start-r.starts[i]:stop-r.starts[i]])
 	}
-	var b strings.Builder // a block across slabs: hashed from a copy
+	var b []byte // a block across slabs: hashed from a copy
 	for ; start < stop; i++ {
-		p := r.slabs[i].String()[start-r.starts[i]:]
+		p := r.slabs[i][start-r.starts[i]:]
 		p = p[:min(len(p), stop-start)]
-		b.WriteString(p)
+		b = append(b, p...)
 		start += len(p)
 	}
-	return maphash.String(r.seed, b.String())
+	return maphash.Bytes(r.seed, b)
 }
 
 // forgetBefore lets the rope drop what it knows of the text before off:
@@ -341,9 +369,9 @@ func (r *rope) equal(off int, s string) bool {
 	// The slab holding off: the last one starting at or before it.
 	i := sort.Search(len(r.starts), func(k int) bool { return r.starts[k] > off }) - 1
 	for s != "" {
-		p := r.slabs[i].String()[off-r.starts[i]:]
+		p := r.slabs[i][off-r.starts[i]:]
 		k := min(len(p), len(s))
-		if p[:k] != s[:k] {
+		if string(p[:k]) != s[:k] {
 			return false
 		}
 		s, off, i = s[k:], off+k, i+1
@@ -368,7 +396,7 @@ func (r *rope) String() string {
 	var b strings.Builder
 	b.Grow(r.n)
 	for _, s := range r.slabs {
-		b.WriteString(s.String())
+		b.Write(s)
 	}
 	return b.String()
 }

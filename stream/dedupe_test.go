@@ -2,9 +2,11 @@ package stream
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,7 +75,7 @@ func texts(t *testing.T, lines []string) ([]string, *Turn) {
 			require.NoError(t, err)
 			for _, o := range outs {
 				if o.Type == OutputText {
-					got = append(got, o.Text)
+					got = append(got, strings.Clone(o.Text))
 				}
 			}
 		}
@@ -83,6 +85,7 @@ func texts(t *testing.T, lines []string) ([]string, *Turn) {
 	turn.KeepText()
 	got := feed(turn)
 	forgetful := NewTurn(policy)
+	forgetful.ReuseText()
 	forgetful.text.said.window, forgetful.text.said.slab = 3, 2
 	require.Equal(t, got, feed(forgetful), "a rope that forgets")
 	require.Equal(t, int64(len(strings.Join(got, ""))), forgetful.TextLen())
@@ -247,11 +250,22 @@ func TestRopeForgets(t *testing.T) {
 }
 
 // TestTurnForgetsText checks that a Turn without KeepText keeps a window,
-// not the whole turn, and still deduplicates a final copy of all of it.
+// not the whole turn, and still deduplicates a final copy of all of it;
+// with ReuseText, in the same few slabs.
 func TestTurnForgetsText(t *testing.T) {
+	for _, reuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reuse=%v", reuse), func(t *testing.T) { testTurnForgetsText(t, reuse) })
+	}
+}
+
+func testTurnForgetsText(t *testing.T, reuse bool) {
 	policy, err := NewPolicy(ModeDefault)
 	require.NoError(t, err)
 	turn := NewTurn(policy)
+	if reuse {
+		turn.ReuseText()
+	}
+	slabs := map[*byte]bool{}
 	_, err = turn.Feed([]byte(initLine))
 	require.NoError(t, err)
 	piece := strings.Repeat("x", 64<<10-1) + "\n"
@@ -263,6 +277,14 @@ func TestTurnForgetsText(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, outs, 1)
 		assert.Equal(t, p, outs[0].Text)
+		for _, b := range turn.text.said.slabs {
+			slabs[unsafe.SliceData(b)] = true
+		}
+	}
+	if reuse {
+		assert.Less(t, len(slabs), 2*defaultWindow/slabSize+12, "slabs are reused")
+	} else {
+		assert.Greater(t, len(slabs), 3*defaultWindow/slabSize, "every slab is new")
 	}
 	assert.Equal(t, int64(all.Len()), turn.TextLen())
 	assert.Less(t, turn.text.said.len()-turn.text.said.base(), defaultWindow+2*slabSize, "kept only a window")

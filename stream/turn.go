@@ -45,10 +45,19 @@ func NewTurn(policy Policy) *Turn {
 // megabytes, and the outputs carry every piece anyway.
 func (t *Turn) KeepText() { t.text.said.window = 0 }
 
+// ReuseText lets the Turn write new text over the memory of text outputs
+// it no longer needs, so that a turn of any length runs in a few
+// megabytes with no garbage: the Text of an output is then valid only
+// until the next call to Feed (strings.Clone it to keep it). Call it
+// before the first Feed; a caller that writes every output at once, as
+// `cursorkit run` does, loses nothing. It has no effect with KeepText.
+func (t *Turn) ReuseText() { t.text.said.reuse = true }
+
 // Feed takes the next stdout line (a trailing "\n" or "\r\n" is removed;
 // blank lines are ignored) and returns the outputs it yields, in order.
 // Feed keeps nothing of line, so the caller may reuse its buffer. The slice
-// is reused by the next call to Feed; the Output values in it stay valid.
+// is reused by the next call to Feed; the Output values in it stay valid
+// (their Text only until the next Feed after ReuseText).
 //
 // A non-nil error is a failure.Protocol or failure.Policy error: the turn
 // has failed and the caller must stop the agent's process group now. It is

@@ -281,6 +281,8 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 // returns the plan of the `cursor` candidate to retry with.
 func (a *app) superviseTurn(ctx context.Context, f runFlags, tp turnPlan, plan shim.Plan, prompt string, w *turnWriter) (*stream.Turn, supervise.Outcome, *shim.Plan) {
 	turn := stream.NewTurn(tp.policy)
+	// Every output is written before the next line is fed.
+	turn.ReuseText()
 	// sess is written once before ready closes; OnLine reads it only after.
 	var sess *supervise.Session
 	var failed error
