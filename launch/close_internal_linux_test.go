@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -124,6 +125,19 @@ func TestOrphansMayRemainInSubreaperMode(t *testing.T) {
 	// The orphan leaves the group and the session, then the shell exits.
 	p, orphan := startShell(t, setsid+" sleep 600 </dev/null >/dev/null 2>&1 & echo $!", Options{})
 	exitAndReap(t, p)
+	// Until it has exec'd sleep, the orphan may still be in the group, or
+	// in the middle of an exec, when /proc/<pid>/environ reads empty and
+	// its token cannot be seen (a window no sweep can close).
+	limit := time.Now().Add(20 * time.Second)
+	for {
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/cmdline")
+		require.NoError(t, err)
+		if strings.HasPrefix(string(cmdline), "sleep\x00") {
+			break
+		}
+		require.False(t, time.Now().After(limit), "the orphan never ran sleep: %q", cmdline)
+		time.Sleep(5 * time.Millisecond)
+	}
 	// Reparenting happens when the shell exits, before its exit is seen.
 	e, err := readProc(orphan)
 	require.NoError(t, err)
