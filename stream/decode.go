@@ -207,10 +207,59 @@ type block struct {
 
 // read reads the top-level object, recording the members of interest.
 func (f *fields) read(r *reader) error {
+	if r.i == 0 && len(r.b) > len(assistantHead) && string(r.b[:len(assistantHead)]) == assistantHead && f.readAssistantHead(r) {
+		return f.members(r, false)
+	}
 	if err := r.enter('{'); err != nil {
 		return err
 	}
-	for first := true; ; {
+	return f.members(r, true)
+}
+
+// How Cursor starts an assistant event with one text block, up to the
+// text's opening quote; the prefixes locate the members inside it.
+const (
+	headType      = `{"type":`
+	headMessage   = headType + `"assistant","message":`
+	headContent   = headMessage + `{"role":"assistant","content":`
+	headBlockType = headContent + `[{"type":`
+	assistantHead = headBlockType + `"text","text":"`
+)
+
+// readAssistantHead reads a line that starts with assistantHead, the
+// most common line of a turn, without reading the head's members one by
+// one: when the text is verbatim and closes the block, the content and
+// the message at once, the head's members are known, and reading goes on
+// with the object's next member. Otherwise it reports false, having moved
+// nothing, and the line is read the general way.
+func (f *fields) readAssistantHead(r *reader) bool {
+	textAt := len(assistantHead) - 1 // the opening quote
+	t := reader{b: r.b, i: textAt}
+	raw, ascii, ok := t.verbatimStr()
+	if !ok || len(r.b)-t.i < 3 || string(r.b[t.i:t.i+3]) != "}]}" {
+		return false
+	}
+	end := t.i + 3
+	f.typ = span{len(headType), len(headType) + len(`"assistant"`)}
+	f.message = span{len(headMessage), end}
+	f.content = span{len(headContent), end - 1}
+	f.blocks = append(f.blocks[:0], block{
+		whole:       span{len(headContent) + 1, end - 2},
+		isObject:    true,
+		typ:         span{len(headBlockType), len(headBlockType) + len(`"text"`)},
+		text:        span{textAt, t.i},
+		verbatim:    raw,
+		hasVerbatim: true,
+		ascii:       ascii,
+	})
+	r.i, r.depth = end, 1
+	return true
+}
+
+// members reads the members of the top-level object after its '{' (and
+// after the members already read when first is false), up to its '}'.
+func (f *fields) members(r *reader, first bool) error {
+	for {
 		more, err := r.more('}', &first)
 		if err != nil || !more {
 			return err

@@ -283,3 +283,30 @@ func TestToolCallSummary(t *testing.T) {
 		assert.Equal(t, tt.want, tt.call.Summary())
 	}
 }
+
+// TestDecodeAssistantHead checks the shortcut for lines that start with
+// assistantHead against the general reading of the same line, which a
+// leading space forces.
+func TestDecodeAssistantHead(t *testing.T) {
+	for _, line := range headLines() {
+		t.Run(line[len(assistantHead):], func(t *testing.T) {
+			got, gotErr := Decode([]byte(line))
+			want, wantErr := Decode([]byte(" " + line))
+			assert.Equal(t, want, got)
+			if wantErr == nil {
+				assert.NoError(t, gotErr)
+				return
+			}
+			require.Error(t, gotErr)
+			var g, w *DecodeError
+			require.ErrorAs(t, gotErr, &g)
+			require.ErrorAs(t, wantErr, &w)
+			assert.Equal(t, w.NotJSON, g.NotJSON)
+			assert.Equal(t, w.Offset-1, g.Offset)
+			assert.Equal(t, w.Reason, g.Reason)
+		})
+	}
+	a, err := Decode([]byte(headLines()[1]))
+	require.NoError(t, err)
+	assert.Equal(t, &Assistant{Text: "Hello", ModelCallID: "m1", TimestampMs: 1, HasTimestamp: true, SessionID: "abc"}, a)
+}

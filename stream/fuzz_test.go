@@ -23,7 +23,26 @@ func seedLines() []string {
 		`{"type":"assistant","message":{"content":[{"type":"text","text":"a\ud83d\ude00\ud800\u00"}]}}`,
 		`{"\u0074ype":"assistant","message":{"content":"x"},"message":null}`,
 		`{"type":"result","usage":{"inputTokens":1e3}}`, `{"type":"mystery"}`, `[1]`, "Cursor Agent", "",
-		"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}]}}")
+		"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}]}}",
+		headLines())
+}
+
+// headLines start the way Cursor starts assistant events (assistantHead),
+// which Decode reads by a shortcut: verbatim and escaped texts, members
+// after the head that repeat or contradict it, and broken ends.
+func headLines() []string {
+	var lines []string
+	for _, rest := range []string{
+		`Hello"}]},"session_id":"abc","timestamp_ms":1770823449274}`,
+		`Hello"}]},"session_id":"abc","model_call_id":"m1","timestamp_ms":1}`,
+		`é😀 "}]}}`, `"}]}}`, `a\"b\n"}]},"session_id":"abc"}`, "a\u0000b\"}]}}",
+		`a"}]},"type":"user"}`, `a"}]},"message":{"content":"b"}}`, `a"}]},"message":null}`,
+		`a"},{"type":"text","text":"b"}]}}`, `a","x":1}]}}`, `a"}],"role":"x"}}`,
+		`a"}]}`, `a"}]},}`, `a"}]} }`, `a"}]}}x`, `a`, "a\x01b\"}]}}", "a\xffb\"}]}}",
+	} {
+		lines = append(lines, assistantHead+rest)
+	}
+	return lines
 }
 
 // reference decodes an assistant or user line's text the slow, obvious way:
