@@ -405,3 +405,21 @@ func FuzzArgs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanText holds scanText to the bytewise definition.
+func FuzzScanText(f *testing.F) {
+	for _, s := range []string{"", "plain text that is long enough for a few words of it", "é", "a\x01b", strings.Repeat("x", 40) + "\x1f", strings.Repeat("y", 64) + "\x80"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var wantCtrl bool
+		wantASCII := true
+		for _, c := range b {
+			wantCtrl = wantCtrl || c < 0x20
+			wantASCII = wantASCII && c < 0x80
+		}
+		ctrl, ascii := scanText(b)
+		require.Equal(t, wantCtrl, ctrl, "control character")
+		require.Equal(t, wantASCII, ascii, "ASCII")
+	})
+}

@@ -630,19 +630,34 @@ func (r *reader) verbatimStr() (raw span, ascii, ok bool) {
 }
 
 // scanText reports whether b holds a control character (below 0x20, which
-// JSON forbids raw in a string) and whether it is all ASCII, four words per
-// step.
+// JSON forbids raw in a string) and whether it is all ASCII. Printable
+// ASCII, the common case, is confirmed four words per step with one test
+// for both (a byte below 0x20 or from 0x80 up); anything else is told
+// apart by the slower pass.
 func scanText(b []byte) (ctrl, ascii bool) {
-	var lo, hi uint64 // lo: a byte below 0x20 flagged; hi: any high bit
-	for len(b) >= 32 {
-		w0 := binary.LittleEndian.Uint64(b[0:8])
-		w1 := binary.LittleEndian.Uint64(b[8:16])
-		w2 := binary.LittleEndian.Uint64(b[16:24])
-		w3 := binary.LittleEndian.Uint64(b[24:32])
-		lo |= (w0-lsb*0x20)&^w0 | (w1-lsb*0x20)&^w1 | (w2-lsb*0x20)&^w2 | (w3-lsb*0x20)&^w3
-		hi |= w0 | w1 | w2 | w3
-		b = b[32:]
+	var acc uint64
+	for p := b; len(p) >= 32; p = p[32:] {
+		w0 := binary.LittleEndian.Uint64(p[0:8])
+		w1 := binary.LittleEndian.Uint64(p[8:16])
+		w2 := binary.LittleEndian.Uint64(p[16:24])
+		w3 := binary.LittleEndian.Uint64(p[24:32])
+		acc |= (w0 - lsb*0x20) | w0 | (w1 - lsb*0x20) | w1 | (w2 - lsb*0x20) | w2 | (w3 - lsb*0x20) | w3
 	}
+	if acc&msb != 0 {
+		return scanTextSlow(b)
+	}
+	tail := b[len(b)&^31:]
+	for _, c := range tail {
+		if c < 0x20 || c >= 0x80 {
+			return scanTextSlow(tail)
+		}
+	}
+	return false, true
+}
+
+// scanTextSlow is scanText telling control characters from other bytes.
+func scanTextSlow(b []byte) (ctrl, ascii bool) {
+	var lo, hi uint64 // lo: a byte below 0x20 flagged; hi: any high bit
 	for len(b) >= 8 {
 		w := binary.LittleEndian.Uint64(b[:8])
 		lo |= (w - lsb*0x20) &^ w
