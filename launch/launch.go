@@ -188,8 +188,10 @@ func (p *Process) Terminate() error { return p.terminate() }
 // KillTree forcefully kills the child and every descendant it can identify,
 // and is idempotent: calling it again repeats the sweep, which is harmless.
 // POSIX: descendants are found in a process-table snapshot by parent chain
-// (so setsid escapees are included) and, in subreaper mode, as orphans
-// reparented to this process that carry the child's launch token; each is
+// (so setsid escapees are included) and, on Linux, as orphans that carry the
+// child's launch token (in subreaper mode those reparented to this process;
+// otherwise any process started after the child, since orphans then go to
+// init where no parent chain leads); each is
 // pinned by PID and start time (a pidfd on Linux) before any signal, so a
 // reused PID is never hit. The group and the pinned victims are frozen with
 // SIGSTOP and the table is read again until it shows no new victim (at most

@@ -250,9 +250,9 @@ func (p *Process) killTree() (KillReport, error) {
 }
 
 // victims returns the processes of table to kill individually: the
-// descendants of the root by parent chain, plus (subreaper mode) orphans
-// reparented to self that carry the root's launch token, and their
-// descendants.
+// descendants of the root by parent chain, plus orphans that carry the
+// root's launch token (in subreaper mode those reparented to self;
+// otherwise any process started after the root), and their descendants.
 func (p *Process) victims(self int, table []Proc) []Proc {
 	if len(table) == 0 {
 		return nil
@@ -262,10 +262,18 @@ func (p *Process) victims(self int, table []Proc) []Proc {
 	for _, v := range out {
 		seen[v.Pid] = true
 	}
-	if p.sys.token == "" || !subreaperMode() {
-		return out // no orphan is reparented to this process
+	if p.sys.token == "" {
+		return out // no token to recognise orphans by (macOS)
 	}
-	for _, o := range Orphans(self, p.root, table) {
+	candidates := Orphans(self, p.root, table)
+	if !subreaperMode() {
+		// Without the subreaper, an orphan of the tree (a setsid helper whose
+		// parent died first, say) is reparented to init or to another
+		// subreaper: no parent chain leads to it, but it still carries the
+		// launch token. Only processes started after the root can.
+		candidates = startedAfter(p.root, self, table)
+	}
+	for _, o := range candidates {
 		if seen[o.Pid] || !hasLaunchToken(o.Pid, p.sys.token) {
 			continue
 		}
@@ -277,6 +285,19 @@ func (p *Process) victims(self int, table []Proc) []Proc {
 				out = append(out, d)
 			}
 		}
+	}
+	return out
+}
+
+// startedAfter returns the processes of table, other than self and root,
+// started after root: the only ones that can carry root's launch token.
+func startedAfter(root Proc, self int, table []Proc) []Proc {
+	var out []Proc
+	for _, e := range table {
+		if e.Pid == root.Pid || e.Pid == self || e.StartTime == 0 || e.StartTime < root.StartTime {
+			continue
+		}
+		out = append(out, e)
 	}
 	return out
 }
