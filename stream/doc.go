@@ -74,7 +74,24 @@
 // ambiguity: a flush that really is new text but happens to equal the end of
 // the unflushed text, or one of its snapshots, is taken for a replay.
 //
-// The result is that Turn.Text, the concatenation of the text outputs, is
-// what the agent said, once. When the agent sent no assistant text at all,
-// the result's text is emitted as the turn's text.
+// The result is that the concatenation of the text outputs is what the
+// agent said, once (Turn.Text, after Turn.KeepText). When the agent sent no
+// assistant text at all, the result's text is emitted as the turn's text.
+//
+// A turn can say hundreds of megabytes, so a Turn keeps only the latest
+// few megabytes of text and, for what it forgets, a 64-bit seeded hash per
+// piece (and per snapshot start) until the next flush: every comparison
+// above starts at such a place, except a recap of the end of the text that
+// starts inside a piece, which beyond the kept window counts as new text.
+// Copies of the text are never dropped on a guess: text that cannot be
+// compared is emitted.
+//
+// # Speed
+//
+// Decode and Turn are the hot path of `cursorkit run`: an assistant event
+// whose text holds no escape is read with vectorized searches, its text
+// viewed in the line and copied once, into the Turn's slabs (reused from
+// one forgotten window to the next after Turn.ReuseText), and a text output
+// that needs no escaping is written as is. A Turn allocates nothing per
+// such line.
 package stream
