@@ -92,6 +92,6 @@
 // whose text holds no escape is read with vectorized searches, its text
 // viewed in the line and copied once, into the Turn's slabs (reused from
 // one forgotten window to the next after Turn.ReuseText), and a text output
-// that needs no escaping is written as is. A Turn allocates nothing per
-// such line.
+// that needs no escaping is written as is. After ReuseText, a Turn makes
+// no allocation per such line (only its per-piece bookkeeping grows).
 package stream
