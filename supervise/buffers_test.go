@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,7 +47,7 @@ func TestLineReaderGrowsOnlyWhenNeeded(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			lr := lineReader{rd: tc.input, buf: make([]byte, initialReadBuffer)}
+			lr := newLineReader(tc.input)
 			var got bytes.Buffer
 			for {
 				chunk, _, err := lr.readLine()
@@ -65,7 +66,7 @@ func TestLineReaderGrowsOnlyWhenNeeded(t *testing.T) {
 // TestLineReaderNoProgress: a reader that keeps returning nothing is
 // given up on, as bufio does.
 func TestLineReaderNoProgress(t *testing.T) {
-	lr := lineReader{rd: emptyReader{}, buf: make([]byte, initialReadBuffer)}
+	lr := newLineReader(emptyReader{})
 	chunk, full, err := lr.readLine()
 	assert.Empty(t, chunk)
 	assert.False(t, full)
@@ -93,4 +94,95 @@ func TestTailRingGrowsWithWhatIsWritten(t *testing.T) {
 	assert.Equal(t, DefaultStderrTailBytes, len(r.buf))
 	assert.True(t, strings.HasSuffix(r.String(), strings.Repeat("z", 200)))
 	assert.Len(t, r.String(), DefaultStderrTailBytes)
+}
+
+// TestHotStreamObserve: a stream is hot once hotBytes arrive within one
+// hotWindow; bytes spread over longer than the window never add up.
+func TestHotStreamObserve(t *testing.T) {
+	type read struct {
+		n   int
+		at  time.Duration
+		hot bool
+	}
+	quarter := hotBytes / 4
+	tests := []struct {
+		name  string
+		reads []read
+	}{
+		{"burst within the window", []read{
+			{quarter, 0, false}, {quarter, time.Millisecond, false},
+			{quarter, 2 * time.Millisecond, false}, {quarter, 3 * time.Millisecond, true},
+		}},
+		{"one huge read", []read{{hotBytes, 5 * time.Second, true}}},
+		{"just short of the threshold", []read{{hotBytes - 1, 0, false}, {0, hotWindow, false}}},
+		{"window expires before the threshold", []read{
+			{quarter, 0, false}, {quarter, hotWindow / 2, false}, {quarter, hotWindow, false},
+			{quarter, hotWindow + time.Millisecond, false}, // a new window: 1 quarter
+			{quarter, hotWindow + 2*time.Millisecond, false},
+		}},
+		{"quiet stream of small events", func() []read {
+			var rs []read
+			for i := range 10000 {
+				rs = append(rs, read{1 << 10, time.Duration(i) * 10 * time.Millisecond, false})
+			}
+			return rs
+		}()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var h hotStream
+			for i, r := range tc.reads {
+				require.Equal(t, r.hot, h.observe(r.n, r.at), "read %d", i)
+			}
+		})
+	}
+}
+
+// TestLineReaderGrowsForHotStream: a hot stream asks once for a larger
+// pipe and its buffer then doubles up to the pipe's new capacity (at most
+// hotReadBuffer); a refusal or a quiet stream keeps maxReadBuffer. The
+// lines come out intact either way.
+func TestLineReaderGrowsForHotStream(t *testing.T) {
+	input := []byte(strings.Repeat(strings.Repeat("h", 1023)+"\n", 3*hotBytes/1024))
+	tests := []struct {
+		name      string
+		granted   int           // the pipe's capacity grow reports
+		tick      time.Duration // the clock's advance per read
+		wantGrows int
+		wantBuf   int
+	}{
+		{"hot stream, pipe enlarged", hotPipeSize, 0, 1, hotReadBuffer},
+		{"hot stream, smaller pipe-max-size", 256 << 10, 0, 1, 256 << 10},
+		{"hot stream, kernel refuses", 0, 0, 1, maxReadBuffer},
+		{"larger pipe than the buffer's cap", 4 * hotPipeSize, 0, 1, hotReadBuffer},
+		{"slow stream", hotPipeSize, time.Second, 0, maxReadBuffer},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var clock time.Duration
+			grows := 0
+			lr := newLineReader(bytes.NewReader(input))
+			lr.growth = &pipeGrowth{
+				grow: func(size int) int {
+					grows++
+					assert.Equal(t, hotPipeSize, size)
+					return tc.granted
+				},
+				now: func() time.Duration { clock += tc.tick; return clock },
+			}
+			var got bytes.Buffer
+			for {
+				chunk, _, err := lr.readLine()
+				got.Write(chunk)
+				if err != nil {
+					require.ErrorIs(t, err, io.EOF)
+					break
+				}
+			}
+			assert.Equal(t, tc.wantGrows, grows)
+			assert.Equal(t, tc.wantBuf, len(lr.buf))
+			assert.Equal(t, len(input), got.Len())
+			assert.True(t, bytes.Equal(input, got.Bytes()))
+		})
+	}
 }

@@ -3,18 +3,67 @@ package supervise
 import (
 	"bytes"
 	"io"
+	"time"
 )
 
 // Read buffer sizes: a stream starts with a small buffer, which is all a
 // turn of a few short events ever needs (and many sessions may run at
 // once). The buffer doubles, up to maxReadBuffer, when a read fills it (a
 // fast producer, for which fewer, larger reads matter) or a line does not
-// fit. Lines up to the buffer's length are delivered straight from it with
-// no copy; longer ones are assembled in a reused side buffer.
+// fit; a hot stream may raise that limit (see hotStream). Lines up to the
+// buffer's length are delivered straight from it with no copy; longer
+// ones are assembled in a reused side buffer.
 const (
 	initialReadBuffer = 1 << 10
 	maxReadBuffer     = 64 << 10
 )
+
+// A hot stream (see hotStream) may take a larger pipe and read buffer:
+// hotPipeSize is asked of the kernel once, and the buffer may then double
+// up to the pipe's new capacity, at most hotReadBuffer.
+const (
+	hotPipeSize   = 1 << 20
+	hotReadBuffer = 1 << 20
+)
+
+// A stream is hot when at least hotBytes arrive within hotWindow (over
+// 40 MB/s), far beyond an agent's token rate: a child that floods its
+// pipe, for which fewer context switches and larger reads matter. Only
+// such a stream gets a large pipe, because pipe memory is counted per
+// user (fs/pipe-user-pages-soft): past the soft limit the kernel gives
+// every new pipe of the user a single page, so hundreds of quiet
+// sessions must not each hold a large one.
+const (
+	hotBytes  = 4 << 20
+	hotWindow = 100 * time.Millisecond
+)
+
+// hotStream decides, from the size and time of each read, when a stream
+// is hot. Pure logic: the clock is the caller's.
+type hotStream struct {
+	windowStart time.Duration
+	windowBytes int64
+}
+
+// observe counts a read of n bytes at now (a monotonic offset) and
+// reports whether hotBytes arrived within the current window, which
+// starts afresh once older than hotWindow.
+func (h *hotStream) observe(n int, now time.Duration) bool {
+	if now-h.windowStart > hotWindow {
+		h.windowStart, h.windowBytes = now, 0
+	}
+	h.windowBytes += int64(n)
+	return h.windowBytes >= hotBytes
+}
+
+// pipeGrowth enlarges a hot stream's pipe, once: grow asks for a pipe of
+// the given size and returns its capacity afterwards, or 0 when it could
+// not enlarge it (not a pipe, not Linux, refused by the kernel's limits).
+type pipeGrowth struct {
+	grow func(size int) int
+	now  func() time.Duration
+	hot  hotStream
+}
 
 // longBufferKeep caps the side buffer kept between long lines, so one
 // huge line does not pin MaxLineBytes of memory for the rest of a run.
@@ -28,7 +77,8 @@ type lineSplitter struct {
 	keepEnding bool
 	onLine     func([]byte)
 	onOversize func(int64)
-	onDrained  func() // after a line, when nothing more is buffered
+	onDrained  func()      // after a line, when nothing more is buffered
+	growth     *pipeGrowth // nil: the pipe and buffer limits stay as they are
 
 	long     []byte // the line assembled so far when it outgrew the buffer
 	skipping bool   // inside an oversized line
@@ -38,7 +88,8 @@ type lineSplitter struct {
 // run reads r until EOF or an error (a closed pipe) and returns the number
 // of lines delivered and of oversized lines skipped.
 func (ls *lineSplitter) run(r io.Reader) (lines, oversized int64) {
-	lr := lineReader{rd: r, buf: make([]byte, initialReadBuffer)}
+	lr := newLineReader(r)
+	lr.growth = ls.growth
 	for {
 		chunk, full, err := lr.readLine()
 		if full {
@@ -63,12 +114,20 @@ func (ls *lineSplitter) run(r io.Reader) (lines, oversized int64) {
 }
 
 // lineReader is bufio.Reader's ReadSlice('\n') over a buffer that starts
-// small and grows (see initialReadBuffer).
+// small and grows (see initialReadBuffer) up to limit: maxReadBuffer, or
+// more once growth has enlarged a hot stream's pipe.
 type lineReader struct {
-	rd   io.Reader
-	buf  []byte
-	r, w int   // buf[r:w] is buffered, not yet returned
-	err  error // from the last read, returned once buf[r:w] is used up
+	rd     io.Reader
+	buf    []byte
+	limit  int
+	r, w   int         // buf[r:w] is buffered, not yet returned
+	err    error       // from the last read, returned once buf[r:w] is used up
+	growth *pipeGrowth // nil once tried, or when there is nothing to grow
+}
+
+// newLineReader reads r with the initial buffer and the usual limit.
+func newLineReader(r io.Reader) lineReader {
+	return lineReader{rd: r, buf: make([]byte, initialReadBuffer), limit: maxReadBuffer}
 }
 
 // maxEmptyReads is how many reads returning nothing and no error in a row
@@ -95,7 +154,7 @@ func (lr *lineReader) readLine() (chunk []byte, full bool, err error) {
 			return chunk, false, err
 		}
 		if searched == len(lr.buf) {
-			if len(lr.buf) == maxReadBuffer {
+			if len(lr.buf) == lr.limit {
 				chunk, lr.r = lr.buf[lr.r:lr.w], lr.w
 				return chunk, true, nil
 			}
@@ -125,7 +184,10 @@ func (lr *lineReader) fill() {
 			return
 		}
 		if n > 0 {
-			if filled && len(lr.buf) < maxReadBuffer {
+			if lr.growth != nil {
+				lr.observe(n)
+			}
+			if filled && len(lr.buf) < lr.limit {
 				lr.grow(2 * len(lr.buf))
 			}
 			return
@@ -134,10 +196,24 @@ func (lr *lineReader) fill() {
 	lr.err = io.ErrNoProgress
 }
 
-// grow replaces the buffer with one of size bytes (at most
-// maxReadBuffer), keeping what is buffered.
+// observe feeds a read of n bytes to the hot-stream decision; when the
+// stream turns hot it tries, once, to enlarge the pipe, and lets the
+// buffer grow as far as the pipe's new capacity.
+func (lr *lineReader) observe(n int) {
+	g := lr.growth
+	if !g.hot.observe(n, g.now()) {
+		return
+	}
+	lr.growth = nil
+	if size := g.grow(hotPipeSize); size > lr.limit {
+		lr.limit = min(size, hotReadBuffer)
+	}
+}
+
+// grow replaces the buffer with one of size bytes (at most lr.limit),
+// keeping what is buffered.
 func (lr *lineReader) grow(size int) {
-	buf := make([]byte, min(size, maxReadBuffer))
+	buf := make([]byte, min(size, lr.limit))
 	lr.w = copy(buf, lr.buf[lr.r:lr.w])
 	lr.r = 0
 	lr.buf = buf

@@ -264,6 +264,10 @@ func (s *Session) readStdout(r io.Reader) {
 			}
 		},
 		onDrained: s.opts.OnDrained,
+		growth: &pipeGrowth{
+			grow: func(size int) int { return growPipe(r, size) },
+			now:  s.since,
+		},
 	}
 	s.lines, s.oversized = ls.run(activityReader{r: r, s: s})
 }
