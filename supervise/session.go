@@ -7,7 +7,11 @@
 //
 // Reading never stops while the child lives, so a chatty child never
 // blocks on a full pipe. Deadlines use one timer and the monotonic clock;
-// the stdout hot path only stores an atomic timestamp per read.
+// the stdout hot path stores an atomic timestamp per read and allocates
+// nothing per line. On Linux a stream that proves busy (megabytes within a
+// fraction of a second) gets a 1 MiB pipe and read buffer once, so a fast
+// agent costs fewer wake-ups; quiet sessions keep the default pipe, which
+// matters because the kernel caps a user's total pipe memory.
 package supervise
 
 import (
