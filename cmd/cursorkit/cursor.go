@@ -158,8 +158,15 @@ func printProbe(w io.Writer, r probe.Report) {
 			fmt.Fprintln(w, line)
 		}
 	}
+	// Diagnostics repeat each failed candidate's line; show only the rest.
+	shown := map[string]bool{}
+	for _, c := range r.Candidates {
+		shown[fmt.Sprintf("%s %s: %s", c.Source, c.Candidate, c.Detail)] = true
+	}
 	for _, d := range r.Diagnostics {
-		fmt.Fprintf(w, "  note: %s\n", d)
+		if !shown[d] {
+			fmt.Fprintf(w, "  note: %s\n", d)
+		}
 	}
 }
 
