@@ -55,6 +55,13 @@ type Config struct {
 	// is no user cache directory).
 	Cache *CatalogCache
 
+	// VersionCache, when set, lets Probe take a candidate's --version
+	// answer from the cache instead of running it, when the resolved file
+	// is unchanged since a successful probe (see VersionCache); successful
+	// probes are recorded in it. nil (the default) always runs --version.
+	// Only `cursorkit run` sets it.
+	VersionCache *VersionCache
+
 	// runner replaces the supervised runner in tests.
 	runner runner
 }
@@ -109,7 +116,10 @@ func (c Config) interval() Interval {
 // discovery.Candidates (the override, CURSOR_AGENT_BIN, cursor-agent, then
 // cursor on PATH) in that order, running its --version under its own bound
 // (cfg.VersionTimeout, 3 s by default; on timeout the whole process tree is
-// killed), and the first that exits 0 is effective.
+// killed), and the first that exits 0 is effective. With
+// cfg.VersionCache set, a candidate whose file is unchanged since a
+// successful probe takes its recorded answer instead of running
+// (Report.VersionSource says which).
 //
 // A configured override that fails while a later candidate succeeds leaves
 // cursorkit usable: the later candidate is effective,
@@ -129,8 +139,10 @@ func Probe(ctx context.Context, cfg Config) (Report, error) {
 // ProbeExact probes exactly one configured path, as the settings endpoint
 // must before saving it: the value is resolved as an override and its own
 // --version must succeed; no PATH candidate is ever tried in its place.
-// Errors as Probe's; an empty path is a failure.Input error.
+// It never uses cfg.VersionCache. Errors as Probe's; an empty path is a
+// failure.Input error.
 func ProbeExact(ctx context.Context, path string, cfg Config) (Report, error) {
+	cfg.VersionCache = nil
 	cands := discovery.Candidates(strings.TrimSpace(path), nil)
 	if strings.TrimSpace(path) == "" || len(cands) == 0 || cands[0].Source != discovery.SourceOverride {
 		return emptyReport(), failure.New(failure.Input, "no binary path given")
@@ -163,6 +175,17 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 			continue
 		}
 		result.Path = res.Path
+		id, identified := cfg.identify(fsys, res)
+		if identified {
+			if out, probedAt, ok := cfg.VersionCache.load(id); ok {
+				result.Outcome = OutcomeOK
+				result.Detail = fmt.Sprintf("version from cache (probed %s; file unchanged)", probedAt.UTC().Format(time.RFC3339))
+				report.Candidates = append(report.Candidates, result)
+				report.Diagnostics = append(report.Diagnostics, failures...)
+				report.Diagnostics = append(report.Diagnostics, result.Detail)
+				return effective(report, res, []byte(out), SourceCache, cfg.interval())
+			}
+		}
 		r := run.run(ctx, res, []string{"--version"}, timeout)
 		if r.cancelled || ctx.Err() != nil {
 			return report, ctxFailure(ctx.Err(), "probe")
@@ -176,16 +199,36 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 		result.Outcome = OutcomeOK
 		report.Candidates = append(report.Candidates, result)
 		report.Diagnostics = append(report.Diagnostics, failures...)
-		return effective(report, res, r, cfg.interval())
+		if identified {
+			// Recorded only when the file did not change while it ran.
+			if after, ok := cfg.identify(fsys, res); ok && after.equal(id) && !r.truncated {
+				if err := cfg.VersionCache.store(id, r.stdout); err != nil {
+					report.Diagnostics = append(report.Diagnostics, BoundDetail("version cache not written: "+err.Error()))
+				}
+			}
+		}
+		return effective(report, res, r.stdout, SourceCLI, cfg.interval())
 	}
 	report.Diagnostics = append(report.Diagnostics, failures...)
 	return report, failure.New(failure.MissingCLI, "no Cursor CLI candidate ran: install cursor-agent or set cursorCliBinaryPath").
 		WithDetail(JoinDetails(failures...))
 }
 
-// effective fills report in for the candidate that succeeded.
-func effective(report Report, res discovery.Resolution, r runResult, iv Interval) (Report, error) {
-	v := ParseVersion(string(r.stdout))
+// identify returns the identity of res's file when a version cache is set
+// and the file can be identified.
+func (c Config) identify(fsys discovery.FS, res discovery.Resolution) (fileIdentity, bool) {
+	if c.VersionCache == nil || c.VersionCache.Dir == "" {
+		return fileIdentity{}, false
+	}
+	id, err := identify(fsys, res)
+	return id, err == nil
+}
+
+// effective fills report in for the candidate whose --version printed
+// stdout (source says whether it ran now or came from the version cache).
+func effective(report Report, res discovery.Resolution, stdout []byte, source string, iv Interval) (Report, error) {
+	v := ParseVersion(string(stdout))
+	report.VersionSource = source
 	report.Available = true
 	report.BinaryPath = res.Path
 	report.BinaryName = res.Name

@@ -47,7 +47,11 @@ type Report struct {
 	UsingConfiguredBinaryPath bool `json:"usingConfiguredBinaryPath"`
 	// Version is the first token --version printed (bounded).
 	Version string `json:"version"`
-	Tested  Tested `json:"tested"`
+	// VersionSource is SourceCLI when --version ran for this report and
+	// SourceCache when its answer came from the VersionCache; "" when no
+	// candidate answered.
+	VersionSource string `json:"versionSource,omitempty"`
+	Tested        Tested `json:"tested"`
 	// BuildDate ("2026.10.15") and BuildHash come from Version when it
 	// parses as a Cursor build.
 	BuildDate string `json:"buildDate,omitempty"`
@@ -74,10 +78,10 @@ type StatusReport struct {
 	Auth
 }
 
-// Catalog sources (ModelsReport.Source).
+// Answer sources (ModelsReport.Source, Report.VersionSource).
 const (
-	SourceCLI   = "cli"   // read from `models` just now
-	SourceCache = "cache" // read from the catalog cache
+	SourceCLI   = "cli"   // the command ran just now
+	SourceCache = "cache" // read from the catalog or version cache
 )
 
 // ModelsReport is `cursorkit models`: the catalog of the effective binary.

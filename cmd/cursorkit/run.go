@@ -143,6 +143,12 @@ func (a *app) planTurn(ctx context.Context, f runFlags) (turnPlan, error) {
 	if tp.cfg, err = a.probeConfig(); err != nil {
 		return tp, err
 	}
+	// A turn skips the --version spawn (a Node.js start for the real
+	// agent) when the binary's file is unchanged since it last answered;
+	// no cache directory just means probing every time.
+	if dir, err := probe.DefaultVersionCacheDir(); err == nil {
+		tp.cfg.VersionCache = &probe.VersionCache{Dir: dir}
+	}
 	if tp.report, err = probe.Probe(ctx, tp.cfg); err != nil {
 		return tp, err
 	}
