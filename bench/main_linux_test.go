@@ -2,6 +2,7 @@ package bench
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/cursorkit/cursorkit/internal/simtest"
@@ -15,5 +16,19 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envP6Driver) != "" {
 		os.Exit(p6Driver())
 	}
-	os.Exit(m.Run())
+	os.Exit(isolated(m))
+}
+
+// isolated runs the benchmarks with their own cache and settings, so the
+// binaries they start never read or write the user's (catalog and version
+// caches, settings file).
+func isolated(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "cursorkit-bench-*")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	os.Setenv("CURSORKIT_SETTINGS", filepath.Join(dir, "settings.json"))
+	return m.Run()
 }
