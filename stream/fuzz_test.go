@@ -302,6 +302,16 @@ func FuzzDedupe(f *testing.F) {
 		if len(segs) == 0 {
 			return
 		}
+		// JSON cannot carry invalid UTF-8, so the agent's words are what
+		// encoding/json makes of each segment. Normalise before building the
+		// lines: two invalid halves joined raw can form a valid character
+		// ("\xc8" + "\x96" is "Ȗ") that the streamed pieces never said.
+		for i, s := range segs {
+			var back string
+			b, _ := json.Marshal(s)
+			require.NoError(t, json.Unmarshal(b, &back))
+			segs[i] = back
+		}
 		partial := shape&1 != 0
 		recaps := shape&2 != 0 || !partial // without partial output the snapshot is the text
 		final := int(shape>>2) % 3         // 0: none, 1: the last segment again, 2: the whole turn again
@@ -331,14 +341,6 @@ func FuzzDedupe(f *testing.F) {
 			lines = append(lines, flushLine(segs[len(segs)-1]))
 		case 2:
 			lines = append(lines, flushLine(strings.Join(segs, "")))
-		}
-		// JSON cannot carry invalid UTF-8; the agent's words are what
-		// encoding/json makes of them.
-		for i, s := range segs {
-			var back string
-			b, _ := json.Marshal(s)
-			require.NoError(t, json.Unmarshal(b, &back))
-			segs[i] = back
 		}
 		_, turn := texts(t, lines)
 		require.Equal(t, strings.Join(segs, ""), turn.Text())
