@@ -75,13 +75,14 @@ const longBufferKeep = 1 << 20
 type lineSplitter struct {
 	max        int
 	keepEnding bool
+	passLong   bool // hand oversized lines to onLine in pieces (needs keepEnding)
 	onLine     func([]byte)
 	onOversize func(int64)
 	onDrained  func()      // after a line, when nothing more is buffered
 	growth     *pipeGrowth // nil: the pipe and buffer limits stay as they are
 
 	long     []byte // the line assembled so far when it outgrew the buffer
-	skipping bool   // inside an oversized line
+	skipping bool   // inside an oversized line (skipped, or passed on in pieces)
 	skipped  int64  // bytes of the oversized line so far
 }
 
@@ -226,12 +227,15 @@ func (lr *lineReader) buffered() int { return lr.w - lr.r }
 func (ls *lineSplitter) partial(chunk []byte) {
 	if ls.skipping {
 		ls.skipped += int64(len(chunk))
+		ls.pass(chunk)
 		return
 	}
 	// One more byte than max may still be a "\r" that gets trimmed.
 	if len(ls.long)+len(chunk) > ls.max+1 {
 		ls.skipping = true
 		ls.skipped = int64(len(ls.long) + len(chunk))
+		ls.pass(ls.long)
+		ls.pass(chunk)
 		ls.release()
 		return
 	}
@@ -250,6 +254,7 @@ const (
 // assembled in ls.long).
 func (ls *lineSplitter) complete(chunk []byte) lineResult {
 	if ls.skipping {
+		ls.pass(chunk)
 		size := ls.skipped + int64(len(chunk))
 		size -= int64(len(chunk) - len(trimEnding(chunk)))
 		ls.skipping, ls.skipped = false, 0
@@ -265,6 +270,7 @@ func (ls *lineSplitter) complete(chunk []byte) lineResult {
 	}
 	content := trimEnding(line)
 	if len(content) > ls.max {
+		ls.pass(line)
 		ls.release()
 		if ls.onOversize != nil {
 			ls.onOversize(int64(len(content)))
@@ -280,6 +286,13 @@ func (ls *lineSplitter) complete(chunk []byte) lineResult {
 	}
 	ls.release()
 	return lineDelivered
+}
+
+// pass hands a piece of an oversized line to onLine when passLong is set.
+func (ls *lineSplitter) pass(piece []byte) {
+	if ls.passLong && len(piece) > 0 && ls.onLine != nil {
+		ls.onLine(piece)
+	}
 }
 
 // release empties the side buffer, dropping it when it grew large.

@@ -170,3 +170,42 @@ func BenchmarkLineSplitter(b *testing.B) {
 		ls.run(r)
 	}
 }
+
+// TestLineSplitterPassOversized: with passLong every byte reaches onLine,
+// oversized lines in pieces, so a pass-through reproduces the stream.
+func TestLineSplitterPassOversized(t *testing.T) {
+	big := strings.Repeat("y", 3<<20) // beyond max and beyond the read buffer
+	tests := []struct {
+		name      string
+		input     string
+		max       int
+		oversized []int64
+	}{
+		{"short lines untouched", "a\nb\r\nc", 16, nil},
+		{"one over max", "abcde\nok\n", 4, []int64{5}},
+		{"oversized crlf", "abcdef\r\nok\r\n", 4, []int64{6}},
+		{"oversized last line without newline", "ok\nabcdefgh", 4, []int64{8}},
+		{"a line beyond the read buffer", "a\n" + big + "\r\nz\n", 1 << 20, []int64{3 << 20}},
+	}
+	for _, tt := range tests {
+		for rname, wrap := range map[string]func(io.Reader) io.Reader{"whole": nil, "half": iotest.HalfReader} {
+			t.Run(tt.name+"/"+rname, func(t *testing.T) {
+				var out bytes.Buffer
+				var oversized []int64
+				ls := &lineSplitter{
+					max: tt.max, keepEnding: true, passLong: true,
+					onLine:     func(l []byte) { out.Write(l) },
+					onOversize: func(n int64) { oversized = append(oversized, n) },
+				}
+				var r io.Reader = strings.NewReader(tt.input)
+				if wrap != nil {
+					r = wrap(r)
+				}
+				_, n := ls.run(r)
+				assert.True(t, out.String() == tt.input, "output differs from input (len %d vs %d)", out.Len(), len(tt.input))
+				assert.Equal(t, tt.oversized, oversized)
+				assert.Equal(t, int64(len(tt.oversized)), n)
+			})
+		}
+	}
+}

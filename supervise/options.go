@@ -75,6 +75,12 @@ type Options struct {
 	// the length of each line longer than MaxLineBytes, terminator
 	// excluded; such a line is skipped and reading continues.
 	OnOversizedLine func(size int64)
+	// PassOversized, with KeepLineEndings, hands an oversized line to
+	// OnLine in pieces as they are read instead of skipping it, the last
+	// piece ending with the terminator, so a byte-for-byte pass-through
+	// (cursorkit exec) never loses output and never holds more than a
+	// read buffer of it. OnOversizedLine is still called at its end.
+	PassOversized bool
 	// Stderr, when set, receives every stderr byte as it arrives, besides
 	// the bounded tail. Write errors are ignored so a broken pass-through
 	// never stalls the child.

@@ -255,6 +255,7 @@ func (s *Session) readStdout(r io.Reader) {
 	ls := &lineSplitter{
 		max:        s.opts.MaxLineBytes,
 		keepEnding: s.opts.KeepLineEndings,
+		passLong:   s.opts.PassOversized && s.opts.KeepLineEndings,
 		onLine: func(line []byte) {
 			markFirst()
 			if onLine != nil {

@@ -123,10 +123,10 @@ func runExec(ctx context.Context, a *app, args []string) int {
 		KeepLineEndings:  true,
 		OnLine:           func(line []byte) { _, _ = out.Write(line) },
 		OnDrained:        func() { _ = out.Flush() },
-		OnOversizedLine: func(size int64) {
-			fmt.Fprintf(errOut, "cursorkit: skipped a stdout line of %d bytes (over %d)\n", size, supervise.DefaultMaxLineBytes)
-		},
-		Stderr: errOut,
+		// Lines over supervise's maximum are passed on in pieces: exec's
+		// stdout stays byte-for-byte what the child wrote.
+		PassOversized: true,
+		Stderr:        errOut,
 	})
 	_ = out.Flush() // the readers are done: this goroutine owns out now
 	code := execExitCode(o)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/supervise"
 )
 
 // execModeEnv makes the test binary act as a child of `cursorkit exec`
@@ -340,4 +341,15 @@ func BenchmarkExecThroughput(b *testing.B) {
 	b.ReportMetric(total/1e6/pipe.Seconds(), "pipe-MB/s")
 	b.ReportMetric(total/1e6/viaExec.Seconds(), "exec-MB/s")
 	b.ReportMetric(pipe.Seconds()/viaExec.Seconds(), "exec/pipe")
+}
+
+// TestExecPassesHugeLinesIntact: a stdout line over supervise's 16 MiB
+// line maximum still passes through byte for byte.
+func TestExecPassesHugeLinesIntact(t *testing.T) {
+	exe := testBinary(t)
+	input := "first\n" + strings.Repeat("z", supervise.DefaultMaxLineBytes+3<<20) + "\r\nlast"
+	code, stdout, stderr := runExecCLI(t, context.Background(), "echo", input, "--", exe)
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.True(t, stdout == input, "stdout differs from the child's output (len %d vs %d)", len(stdout), len(input))
+	assert.Empty(t, stderr)
 }
