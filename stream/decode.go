@@ -259,32 +259,20 @@ func (f *fields) readAssistantHead(r *reader) bool {
 // members reads the members of the top-level object after its '{' (and
 // after the members already read when first is false), up to its '}'.
 func (f *fields) members(r *reader, first bool) error {
-	for {
-		more, err := r.more('}', &first)
-		if err != nil || !more {
-			return err
-		}
-		key, escaped, err := r.key()
-		if err != nil {
-			return err
-		}
+	return r.membersFrom(first, func(key span, escaped bool) error {
 		k := r.b[key.start:key.end]
 		if escaped {
 			k = []byte(unescape(k, true))
 		}
 		if string(k) == "message" {
-			err = f.readMessage(r)
-		} else {
-			var val span
-			val, err = r.value()
-			if dst := f.lookup(k); dst != nil {
-				*dst = val
-			}
+			return f.readMessage(r)
 		}
-		if err != nil {
-			return err
+		val, err := r.value()
+		if dst := f.lookup(k); dst != nil {
+			*dst = val
 		}
-	}
+		return err
+	})
 }
 
 func (f *fields) readMessage(r *reader) error {
@@ -301,27 +289,13 @@ func (f *fields) readMessageObject(r *reader) error {
 		_, err := r.value()
 		return err
 	}
-	if err := r.enter('{'); err != nil {
-		return err
-	}
-	for first := true; ; {
-		more, err := r.more('}', &first)
-		if err != nil || !more {
-			return err
-		}
-		key, escaped, err := r.key()
-		if err != nil {
-			return err
-		}
+	return r.members(func(key span, escaped bool) error {
 		if keyIs(r.b, key, escaped, "content") {
-			err = f.readContent(r)
-		} else {
-			_, err = r.value()
+			return f.readContent(r)
 		}
-		if err != nil {
-			return err
-		}
-	}
+		_, err := r.value()
+		return err
+	})
 }
 
 func (f *fields) readContent(r *reader) error {
@@ -364,18 +338,7 @@ func (f *fields) readContentArray(r *reader) error {
 
 // read reads one content block object.
 func (b *block) read(r *reader) error {
-	if err := r.enter('{'); err != nil {
-		return err
-	}
-	for first := true; ; {
-		more, err := r.more('}', &first)
-		if err != nil || !more {
-			return err
-		}
-		key, escaped, err := r.key()
-		if err != nil {
-			return err
-		}
+	return r.members(func(key span, escaped bool) (err error) {
 		switch {
 		case keyIs(r.b, key, escaped, "text"):
 			// The text is unescaped as it is validated.
@@ -396,10 +359,8 @@ func (b *block) read(r *reader) error {
 		default:
 			_, err = r.value()
 		}
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
 }
 
 func (f *fields) lookup(name []byte) *span {
@@ -618,19 +579,16 @@ func (d *decoder) sub(s span, name string, field func(key []byte, val span)) boo
 	}
 	// The line was validated as a whole, so this walk cannot fail.
 	r := reader{b: d.b[:s.end], i: s.start, trusted: true}
-	_ = r.enter('{')
-	for first := true; ; {
-		if more, _ := r.more('}', &first); !more {
-			return true
-		}
-		key, escaped, _ := r.key()
+	_ = r.members(func(key span, escaped bool) error {
 		k := d.b[key.start:key.end]
 		if escaped {
 			k = []byte(unescape(k, true))
 		}
-		val, _ := r.value()
+		val, err := r.value()
 		field(k, val)
-	}
+		return err
+	})
+	return true
 }
 
 // messageText concatenates the text blocks of message.content, which

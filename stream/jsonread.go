@@ -504,18 +504,35 @@ func (r *reader) key() (span, bool, error) {
 
 // object skips an object at r.i, validating it.
 func (r *reader) object() error {
+	return r.members(func(span, bool) error {
+		_, err := r.value()
+		return err
+	})
+}
+
+// members reads the object at r.i, validating it, and calls member for
+// each member with its key (escaped reports a key holding escapes); member
+// must read the value, leaving r after it.
+func (r *reader) members(member func(key span, escaped bool) error) error {
 	if err := r.enter('{'); err != nil {
 		return err
 	}
-	for first := true; ; {
+	return r.membersFrom(true, member)
+}
+
+// membersFrom is members for an object whose '{' was read already; first
+// is false when members were read before.
+func (r *reader) membersFrom(first bool, member func(key span, escaped bool) error) error {
+	for {
 		more, err := r.more('}', &first)
 		if err != nil || !more {
 			return err
 		}
-		if _, _, err := r.key(); err != nil {
+		key, escaped, err := r.key()
+		if err != nil {
 			return err
 		}
-		if _, err := r.value(); err != nil {
+		if err := member(key, escaped); err != nil {
 			return err
 		}
 	}
