@@ -66,20 +66,9 @@ func runExec(ctx context.Context, a *app, args []string) int {
 		fmt.Fprintf(a.stderr, "cursorkit: exec needs a TARGET\nusage: cursorkit %s\n", execUsage)
 		return execExitFailed
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"--first-line-timeout", f.firstLine}, {"--idle-timeout", f.idle}, {"--timeout", f.total}, {"--grace", f.grace}} {
-		if d.v < 0 {
-			fmt.Fprintf(a.stderr, "cursorkit: %s must not be negative\n", d.name)
-			return execExitFailed
-		}
-	}
-	if f.cwd != "" {
-		if info, err := os.Stat(f.cwd); err != nil || !info.IsDir() {
-			fmt.Fprintf(a.stderr, "cursorkit: --cwd %q is not a usable directory\n", f.cwd)
-			return execExitFailed
-		}
+	if err := checkSupervisionFlags(fs, f.cwd, "first-line-timeout", "idle-timeout", "timeout", "grace"); err != nil {
+		fmt.Fprintf(a.stderr, "cursorkit: %v\n", err)
+		return execExitFailed
 	}
 
 	res, plan, err := execPlan(ctx, rest[0], rest[1:])

@@ -196,3 +196,20 @@ func runVersion(_ context.Context, a *app, args []string) int {
 	fmt.Fprintf(a.stdout, "cursorkit %s\n", version)
 	return failure.ExitOK
 }
+
+// checkSupervisionFlags returns an input error when one of the named
+// duration flags of fs is negative, or when cwd is set but is not an
+// existing directory: both are caught before anything starts.
+func checkSupervisionFlags(fs *pflag.FlagSet, cwd string, durations ...string) error {
+	for _, name := range durations {
+		if d, err := fs.GetDuration(name); err == nil && d < 0 {
+			return failure.New(failure.Input, "--%s must not be negative", name)
+		}
+	}
+	if cwd != "" {
+		if info, err := os.Stat(cwd); err != nil || !info.IsDir() {
+			return failure.New(failure.Input, "--cwd %q is not a usable directory", cwd)
+		}
+	}
+	return nil
+}

@@ -61,6 +61,9 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	if code, ok := a.parseFlags(fs, runUsage, args); !ok {
 		return code
 	}
+	if err := checkSupervisionFlags(fs, f.cwd, "first-line-timeout", "idle-timeout", "timeout", "exit-grace"); err != nil {
+		return a.fail(f.asJSON, err)
+	}
 	prompt, err := a.readPrompt(fs.Args())
 	if err != nil {
 		return a.fail(f.asJSON, err)
@@ -106,14 +109,6 @@ type turnPlan struct {
 // planTurn checks the flags, probes the binary and resolves the model.
 func (a *app) planTurn(ctx context.Context, f runFlags) (turnPlan, error) {
 	var tp turnPlan
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"--first-line-timeout", f.firstLine}, {"--idle-timeout", f.idle}, {"--timeout", f.total}, {"--exit-grace", f.exitGrace}} {
-		if d.v < 0 {
-			return tp, failure.New(failure.Input, "%s must not be negative", d.name)
-		}
-	}
 	mode, err := stream.ParseMode(f.mode)
 	if err != nil {
 		return tp, err
@@ -133,11 +128,6 @@ func (a *app) planTurn(ctx context.Context, f runFlags) (turnPlan, error) {
 	}
 	if f.effort != "" && f.model == "" {
 		return tp, failure.New(failure.Input, "--effort needs --model")
-	}
-	if f.cwd != "" {
-		if info, err := os.Stat(f.cwd); err != nil || !info.IsDir() {
-			return tp, failure.New(failure.Input, "--cwd %q is not a usable directory", f.cwd)
-		}
 	}
 
 	if tp.cfg, err = a.probeConfig(); err != nil {
