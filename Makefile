@@ -1,5 +1,8 @@
 # cursorkit: `make run` shows the whole pipeline, `make test` runs both lanes.
 GO        ?= go
+# Go 1.27 (encoding/json/v2 in the standard library); the module proxy serves
+# it and the go command fetches it on first use.
+export GOTOOLCHAIN := go1.27.3
 PKG       ?= ./...
 BIN       := $(CURDIR)/bin
 WINEPREFIX ?= $(CURDIR)/.cache/wineprefix

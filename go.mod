@@ -1,6 +1,6 @@
 module github.com/cursorkit/cursorkit
 
-go 1.26.0
+go 1.27.0
 
 require (
 	github.com/spf13/pflag v1.1.0
