@@ -121,7 +121,7 @@ func BenchmarkP2StreamInProcess(b *testing.B) {
 					Stdin:            strings.NewReader(prompt),
 					FirstLineTimeout: 30 * time.Second,
 					IdleTimeout:      120 * time.Second,
-					OnLine:           func([]byte) { lines++ },
+					OnLine:           func([]byte) error { lines++; return nil },
 				})
 				require.NoError(b, o.Err)
 				require.Greater(b, lines, int64(p2Bytes/2048))

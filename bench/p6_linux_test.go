@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/discovery"
-	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/stream"
@@ -242,26 +241,20 @@ func startProfiles(prefix string) (stop func(), err error) {
 
 // superviseTurn is one prompt turn as `cursorkit run` drives it: the plan
 // supervised with the CLI's default deadlines, every stdout line fed to a
-// stream.Turn, Finish on the result, Abort on a protocol or policy error,
-// and the turn's verdict at the end. inFlight(true) is called once the
-// child runs, inFlight(false) once its verdict is in. It returns the number
-// of stdout lines.
-// When out is not nil, the NDJSON of `cursorkit run --json` (without its
-// outcome line) is written to it; it is computed either way.
+// stream.Turn, the work finished on the result and the tree stopped on a
+// protocol or policy error, and the turn's verdict at the end.
+// inFlight(true) is called once the child runs, inFlight(false) once its
+// verdict is in. It returns the number of stdout lines. When out is not
+// nil, the NDJSON of `cursorkit run --json` (without its outcome line) is
+// written to it; it is computed either way.
 func superviseTurn(ctx context.Context, plan shim.Plan, policy stream.Policy, env []string, out io.Writer, inFlight func(bool)) (int64, error) {
 	turn := stream.NewTurn(policy)
 	var (
-		mu        sync.Mutex
-		sess      *supervise.Session
-		finished  bool
 		feedErr   error
 		emitted   int
 		outputBuf []byte
 	)
-	onLine := func(line []byte) {
-		if feedErr != nil {
-			return
-		}
+	onLine := func(line []byte) error {
 		outs, err := turn.Feed(line)
 		for _, o := range outs {
 			// What --json writes: each output's NDJSON line.
@@ -270,44 +263,30 @@ func superviseTurn(ctx context.Context, plan shim.Plan, policy stream.Policy, en
 			if out != nil {
 				_, _ = out.Write(outputBuf)
 			}
-			if o.Type == stream.OutputResult {
-				mu.Lock()
-				finished = true
-				if sess != nil {
-					sess.Finish()
-				}
-				mu.Unlock()
-			}
 		}
-		if err != nil {
-			mu.Lock()
-			feedErr = err // written under mu: Start's caller reads it under mu
-			if sess != nil {
-				sess.Abort(failure.KindOf(err), "stream")
-			}
-			mu.Unlock()
+		switch {
+		case err != nil:
+			feedErr = err
+			return err
+		case turn.Done():
+			return supervise.Finished
 		}
+		return nil
 	}
 	s, err := supervise.Start(ctx, plan, supervise.Options{
 		Env:              env,
 		Stdin:            strings.NewReader(prompt),
 		FirstLineTimeout: 30 * time.Second,
 		IdleTimeout:      120 * time.Second,
+		StopGrace:        supervise.DefaultStopGrace,
+		ExitGrace:        supervise.DefaultExitGrace,
+		DrainGrace:       2 * time.Second,
 		OnLine:           onLine,
 	})
 	if err != nil {
 		return 0, err
 	}
 	inFlight(true)
-	mu.Lock()
-	sess = s
-	if finished {
-		s.Finish()
-	}
-	if feedErr != nil {
-		s.Abort(failure.KindOf(feedErr), "stream")
-	}
-	mu.Unlock()
 	o := s.Wait()
 	inFlight(false)
 	if feedErr != nil {

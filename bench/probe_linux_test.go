@@ -26,7 +26,7 @@ const probeRounds = 9
 func BenchmarkProbeWallTime(b *testing.B) {
 	t := buildTools(b)
 	env := withEnv(agentsim.Scenario())
-	cfg := probe.Config{Override: t.sim, Getenv: func(string) string { return "" }, ChildEnv: env}
+	cfg := probe.Config{Override: t.sim, Environ: env}
 	cli := cursorkitEnv(b, t, nil)
 	var version, inProcess, viaCLI []time.Duration
 	for b.Loop() {

@@ -29,9 +29,6 @@ type Env struct {
 	LocalAppData string
 }
 
-// Windows reports whether e selects Windows rules.
-func (e Env) Windows() bool { return e.GOOS == "windows" }
-
 // FS is the read-only filesystem view the resolver inspects. Lstat must not
 // follow a final symbolic link or reparse point; Stat must.
 type FS interface {

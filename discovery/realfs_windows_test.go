@@ -108,7 +108,7 @@ func TestWhereCheckChangesNothing(t *testing.T) {
 
 	w := discovery.WhereCheck(context.Background(), "cursor-agent", env)
 	if wine.Detected() {
-		assert.Contains(t, []discovery.WhereStatus{discovery.WhereSilent, discovery.WhereUnavailable}, w.Status, "%+v", w)
+		assert.Contains(t, []string{discovery.WhereSilent, discovery.WhereUnavailable}, w.Status, "%+v", w)
 	}
 	assert.Empty(t, w.Disagreement(res), "%+v", w)
 
@@ -129,7 +129,7 @@ func TestWhereCheckFindsOnWindows(t *testing.T) {
 	w := discovery.WhereCheck(context.Background(), "cursor-agent", env)
 	assert.Equal(t, discovery.WhereFound, w.Status, "%+v", w)
 	require.NotEmpty(t, w.Paths)
-	assert.True(t, strings.EqualFold(first, w.FirstDir), "%+v", w)
+	assert.True(t, strings.EqualFold(first, filepath.Dir(w.Paths[0])), "%+v", w)
 	assert.Equal(t, 0, w.ExitCode)
 
 	w = discovery.WhereCheck(context.Background(), "cursor-agent-nowhere", env)

@@ -1,7 +1,7 @@
-// Package discovery finds the executable cursorkit should start: the
-// configured override, CURSOR_AGENT_BIN, then cursor-agent and cursor on
-// PATH, with Windows PATH/PATHEXT semantics implemented natively. It never
-// spawns the agent.
+// Package discovery finds an executable: a configured path, or a bare name
+// searched on PATH, with Windows PATH/PATHEXT semantics implemented natively
+// on every OS. It knows no program by name (the candidates to try, and
+// their order, are the caller's policy) and it never starts what it finds.
 //
 // The rules are pure: Resolve and ResolveFirst take an Env (GOOS, PATH,
 // PATHEXT, current directory...) and an FS view, so the Windows rules run
@@ -12,7 +12,7 @@
 //     on Windows a match there is reported as a warning and in the trail.
 //     Empty PATH entries are skipped; relative ones (including `.`) are
 //     refused and reported.
-//   - A relative configured path (`.\bin\cursor-agent.cmd`, `bin/x`) is
+//   - A relative configured path (`.\bin\tool.cmd`, `bin/x`) is
 //     resolved against Env.Cwd with a warning naming the result, because the
 //     operator wrote it explicitly; it is refused when Cwd is unknown. A
 //     Windows drive-relative path (`C:x`) is always refused: its base is a
@@ -39,8 +39,8 @@ const (
 type Source string
 
 const (
-	SourceOverride Source = "override" // settings cursorCliBinaryPath or --binary
-	SourceEnv      Source = "env"      // CURSOR_AGENT_BIN
+	SourceOverride Source = "override" // a value the caller configured (a setting, a flag)
+	SourceEnv      Source = "env"      // a value read from an environment variable
 	SourcePath     Source = "path"     // a bare name searched on PATH
 )
 
@@ -50,21 +50,27 @@ type Step struct {
 	Candidate string `json:"candidate"`
 	Dir       string `json:"dir,omitempty"`
 	Path      string `json:"path,omitempty"`
-	Outcome   string `json:"outcome"`
-	Detail    string `json:"detail,omitempty"`
+	// Outcome is chosen (this file is the resolution), fallback (an App
+	// Execution Alias stub, used only when no real file is found), skipped
+	// (a file or PATH entry passed over; Detail says why), no-match (a
+	// directory without the name), refused (a PATH entry or value that
+	// breaks a rule), ignored (a match in the current directory, which is
+	// never searched), not-found (no launchable file) or omitted (the
+	// trail's bound was reached; Detail counts what was left out).
+	Outcome string `json:"outcome"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // Resolution is a file that was found and how it must be launched.
 type Resolution struct {
 	Path      string   `json:"path"` // absolute path of the file found
-	Name      string   `json:"name"` // its file name, e.g. cursor-agent.cmd
+	Name      string   `json:"name"` // its file name, e.g. tool.cmd
 	Kind      Kind     `json:"kind"`
 	Source    Source   `json:"source"`
 	Candidate string   `json:"candidate"` // the candidate value that produced it
 	Trail     []Step   `json:"trail"`
 	Warnings  []string `json:"warnings,omitempty"`
 	Links     []string `json:"links,omitempty"` // POSIX symlink chain, first to last
-	Build     string   `json:"build,omitempty"` // version folder name, when the chain shows one
 	// Alias reports that Path is an App Execution Alias stub (Windows): it
 	// was chosen only because no real file was found.
 	Alias bool `json:"alias,omitempty"`

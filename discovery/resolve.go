@@ -11,16 +11,17 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// Trail outcomes: Step.Outcome and Attempt.Outcome take these values.
+// Trail outcomes: Step.Outcome and Attempt.Outcome take these values (the
+// Step and Attempt documentation lists them).
 const (
-	OutcomeChosen   = "chosen"    // this file is the resolution
-	OutcomeFallback = "fallback"  // an App Execution Alias stub, used only when no real file is found
-	OutcomeSkipped  = "skipped"   // a file or PATH entry that was passed over; Detail says why
-	OutcomeNoMatch  = "no-match"  // a directory that holds no file of that name
-	OutcomeRefused  = "refused"   // a PATH entry or candidate that breaks a rule; Detail says which
-	OutcomeIgnored  = "ignored"   // a match in the current directory, which is never searched
-	OutcomeNotFound = "not-found" // a candidate with no launchable file
-	OutcomeOmitted  = "omitted"   // the trail's bound was reached; Detail counts what was left out
+	outcomeChosen   = "chosen"    // this file is the resolution
+	outcomeFallback = "fallback"  // an App Execution Alias stub, used only when no real file is found
+	outcomeSkipped  = "skipped"   // a file or PATH entry that was passed over; Detail says why
+	outcomeNoMatch  = "no-match"  // a directory that holds no file of that name
+	outcomeRefused  = "refused"   // a PATH entry or candidate that breaks a rule; Detail says which
+	outcomeIgnored  = "ignored"   // a match in the current directory, which is never searched
+	outcomeNotFound = "not-found" // a candidate with no launchable file
+	outcomeOmitted  = "omitted"   // the trail's bound was reached; Detail counts what was left out
 )
 
 const (
@@ -34,7 +35,7 @@ const (
 type Attempt struct {
 	Candidate string `json:"candidate"`
 	Source    Source `json:"source"`
-	Outcome   string `json:"outcome"`
+	Outcome   string `json:"outcome"` // chosen, not-found or refused
 	Detail    string `json:"detail,omitempty"`
 }
 
@@ -46,8 +47,7 @@ type Attempt struct {
 // env.Cwd with a warning (refused when Cwd is not absolute; a Windows
 // drive-relative `C:x` is always refused). A bare name is searched on PATH:
 // absolute entries in order, empty ones skipped, relative ones refused and
-// reported, the current directory never searched. The bare name `agent` is
-// refused: other CLIs install one.
+// reported, the current directory never searched.
 //
 // Windows: the first directory holding a launchable match wins and within it
 // PATHEXT order decides; a name whose extension is in PATHEXT (or .ps1) is
@@ -64,7 +64,7 @@ type Attempt struct {
 // ("no such file", "not found in 12 PATH directories", ...): the caller
 // names the candidate, as ResolveFirst does. Errors carry kind Input for a
 // refused value
-// (quote characters, a refused extension, `agent`), MissingCLI when nothing
+// (quote characters, a refused extension), MissingCLI when nothing
 // launchable exists, and Cancelled or Timeout when ctx ends first.
 func Resolve(ctx context.Context, c Candidate, env Env, fsys FS) (Resolution, error) {
 	r := newResolver(env, fsys)
@@ -82,7 +82,8 @@ func Resolve(ctx context.Context, c Candidate, env Env, fsys FS) (Resolution, er
 // each candidate with its reason (each bounded to about 180 characters,
 // never PATH or the environment); its kind is Input when the configured
 // override was refused and MissingCLI otherwise (Cancelled or Timeout when
-// ctx ends first).
+// ctx ends first). The message is generic ("no candidate could be resolved"):
+// a caller that knows what the candidates stand for wraps it.
 func ResolveFirst(ctx context.Context, cands []Candidate, env Env, fsys FS) (Resolution, error) {
 	r := newResolver(env, fsys)
 	var (
@@ -109,7 +110,7 @@ func ResolveFirst(ctx context.Context, cands []Candidate, env Env, fsys FS) (Res
 		}
 		reason := bounded(c.label()+": "+att.Detail, maxDetail)
 		reasons = append(reasons, reason)
-		if c.Configured() {
+		if c.configured() {
 			warnings = append(warnings, reason)
 		}
 	}
@@ -117,7 +118,7 @@ func ResolveFirst(ctx context.Context, cands []Candidate, env Env, fsys FS) (Res
 		reasons = append(reasons, "no candidates")
 	}
 	return Resolution{Trail: trail, Attempts: attempts},
-		failure.New(kind, "Cursor CLI not found").WithDetail(strings.Join(reasons, "; "))
+		failure.New(kind, "no candidate could be resolved").WithDetail(strings.Join(reasons, "; "))
 }
 
 type resolver struct {
@@ -164,11 +165,11 @@ func (r *resolver) resolve(ctx context.Context, c Candidate) (Resolution, Attemp
 	att := Attempt{Candidate: c.Value, Source: c.Source}
 	if err != nil {
 		var fe *failure.Error
-		att.Outcome = OutcomeNotFound
+		att.Outcome = outcomeNotFound
 		if errors.As(err, &fe) {
 			att.Detail = bounded(fe.Message, maxDetail)
 			if fe.Kind == failure.Input {
-				att.Outcome = OutcomeRefused
+				att.Outcome = outcomeRefused
 			}
 		}
 		return res, att, err
@@ -178,8 +179,7 @@ func (r *resolver) resolve(ctx context.Context, c Candidate) (Resolution, Attemp
 	res.Kind = h.kind
 	res.Links = h.links
 	res.Alias = h.alias
-	res.Build = r.build(append(append([]string(nil), h.links...), h.path))
-	att.Outcome = OutcomeChosen
+	att.Outcome = outcomeChosen
 	att.Detail = bounded(string(h.kind)+" "+h.path, maxDetail)
 	return res, att, nil
 }
@@ -203,30 +203,16 @@ func (r *resolver) find(ctx context.Context, s *search, value string) (*hit, err
 		return r.direct(s, value)
 	}
 	if r.rules.windows {
-		// Win32 ignores trailing dots and spaces: `cursor-agent.` is cursor-agent.
+		// Win32 ignores trailing dots and spaces: `tool.` is tool.
 		if trimmed := trimDotsSpaces(value); trimmed != "" {
 			value = trimmed
 		}
 	}
-	if r.isBareAgent(value) {
-		return nil, r.refuse(s, "the bare name agent is ambiguous (other CLIs install one); give the full path")
-	}
 	return r.searchPath(ctx, s, value)
 }
 
-func (r *resolver) isBareAgent(name string) bool {
-	if !r.rules.windows {
-		return name == "agent"
-	}
-	name = trimDotsSpaces(name)
-	if ext := r.rules.ext(name); ext != "" && (containsString(r.exts, strings.ToLower(ext)) || strings.EqualFold(ext, ".ps1")) {
-		name = name[:len(name)-len(ext)]
-	}
-	return strings.EqualFold(name, "agent")
-}
-
 func (r *resolver) refuse(s *search, reason string) error {
-	s.trail.verdict(Step{Outcome: OutcomeRefused, Detail: reason})
+	s.trail.verdict(Step{Outcome: outcomeRefused, Detail: reason})
 	return failure.New(failure.Input, "%s", bounded(reason, maxDetail))
 }
 
@@ -256,14 +242,14 @@ func (r *resolver) direct(s *search, value string) (*hit, error) {
 		return h, nil
 	}
 	if s.refused != "" {
-		s.trail.verdict(Step{Outcome: OutcomeRefused, Detail: s.refused})
+		s.trail.verdict(Step{Outcome: outcomeRefused, Detail: s.refused})
 		return nil, failure.New(failure.Input, "%s", bounded(s.refused, maxDetail))
 	}
 	reason := "no such file"
 	if len(s.skipped) > 0 {
 		reason = "not launchable: " + strings.Join(s.skipped, ", ")
 	}
-	s.trail.verdict(Step{Outcome: OutcomeNotFound, Detail: reason})
+	s.trail.verdict(Step{Outcome: outcomeNotFound, Detail: reason})
 	return nil, failure.New(failure.MissingCLI, "%s", bounded(reason, maxDetail))
 }
 
@@ -308,7 +294,7 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 			continue
 		case !r.rules.isAbs(dir):
 			relative++
-			s.trail.add(Step{Dir: dir, Outcome: OutcomeRefused, Detail: "relative PATH entry; only absolute directories are searched"})
+			s.trail.add(Step{Dir: dir, Outcome: outcomeRefused, Detail: "relative PATH entry; only absolute directories are searched"})
 			continue
 		}
 		if !searched.add(r.dirKey(dir)) {
@@ -320,10 +306,10 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 		}
 	}
 	if empty > 0 {
-		s.trail.verdict(Step{Outcome: OutcomeSkipped, Detail: fmt.Sprintf("%d empty PATH entries", empty)})
+		s.trail.verdict(Step{Outcome: outcomeSkipped, Detail: fmt.Sprintf("%d empty PATH entries", empty)})
 	}
 	if dup > 0 {
-		s.trail.verdict(Step{Outcome: OutcomeSkipped, Detail: fmt.Sprintf("%d repeated PATH entries searched once", dup)})
+		s.trail.verdict(Step{Outcome: outcomeSkipped, Detail: fmt.Sprintf("%d repeated PATH entries searched once", dup)})
 	}
 	cwdNote := ""
 	if r.rules.windows {
@@ -353,8 +339,8 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 	if cwdNote != "" {
 		reason += "; " + cwdNote
 	}
-	s.trail.verdict(Step{Outcome: OutcomeNotFound, Detail: reason})
-	if s.refused != "" && s.cand.Configured() {
+	s.trail.verdict(Step{Outcome: outcomeNotFound, Detail: reason})
+	if s.refused != "" && s.cand.configured() {
 		return nil, failure.New(failure.Input, "%s", bounded(reason, maxDetail))
 	}
 	return nil, failure.New(failure.MissingCLI, "%s", bounded(reason, maxDetail))
@@ -421,7 +407,7 @@ func (r *resolver) dirKey(dir string) string {
 }
 
 // reportCwd looks for a launchable match in the current directory, which
-// cmd.exe would run first and cursorkit never does, and reports it.
+// cmd.exe would run first and this resolver never does, and reports it.
 func (r *resolver) reportCwd(s *search, name string, searched *keySet) string {
 	cwd := r.env.Cwd
 	if !r.rules.isAbs(cwd) || searched.has(r.dirKey(cwd)) {
@@ -437,7 +423,7 @@ func (r *resolver) reportCwd(s *search, name string, searched *keySet) string {
 			continue
 		}
 		note := "the current directory holds " + fname + ", ignored (it is never searched)"
-		s.trail.add(Step{Dir: cwd, Path: p, Outcome: OutcomeIgnored, Detail: "current directory is never searched"})
+		s.trail.add(Step{Dir: cwd, Path: p, Outcome: outcomeIgnored, Detail: "current directory is never searched"})
 		s.warnings = append(s.warnings, bounded(note+": "+p, maxDetail))
 		return note
 	}
@@ -445,7 +431,7 @@ func (r *resolver) reportCwd(s *search, name string, searched *keySet) string {
 }
 
 func (r *resolver) useAlias(s *search) *hit {
-	s.trail.verdict(Step{Path: s.alias.path, Outcome: OutcomeChosen, Detail: "App Execution Alias stub: no real file was found"})
+	s.trail.verdict(Step{Path: s.alias.path, Outcome: outcomeChosen, Detail: "App Execution Alias stub: no real file was found"})
 	s.warnings = append(s.warnings, bounded("only an App Execution Alias stub was found ("+s.alias.path+"); it starts only while its app is installed", maxDetail))
 	return s.alias
 }
@@ -507,13 +493,13 @@ func (r *resolver) matchDir(s *search, dir, name string, explicit bool) *hit {
 			h.alias = true
 			if s.alias == nil {
 				s.alias = h
-				s.trail.add(Step{Dir: dir, Path: p, Outcome: OutcomeFallback, Detail: r.aliasDetail(dir)})
+				s.trail.add(Step{Dir: dir, Path: p, Outcome: outcomeFallback, Detail: r.aliasDetail(dir)})
 			} else {
 				r.skip(s, dir, p, fname, "another App Execution Alias stub came first")
 			}
 			continue
 		}
-		s.trail.verdict(Step{Dir: dir, Path: h.path, Outcome: OutcomeChosen, Detail: string(kind)})
+		s.trail.verdict(Step{Dir: dir, Path: h.path, Outcome: outcomeChosen, Detail: string(kind)})
 		return h
 	}
 	if r.rules.windows && r.rules.ext(name) == "" {
@@ -529,7 +515,7 @@ func (r *resolver) matchDir(s *search, dir, name string, explicit bool) *hit {
 		}
 	}
 	if s.trail.count == before {
-		s.trail.add(Step{Dir: dir, Outcome: OutcomeNoMatch})
+		s.trail.add(Step{Dir: dir, Outcome: outcomeNoMatch})
 	}
 	return nil
 }
@@ -542,7 +528,7 @@ func (r *resolver) aliasDetail(dir string) string {
 }
 
 func (r *resolver) skip(s *search, dir, p, fname, why string) {
-	s.trail.add(Step{Dir: dir, Path: p, Outcome: OutcomeSkipped, Detail: bounded(why, maxDetail)})
+	s.trail.add(Step{Dir: dir, Path: p, Outcome: outcomeSkipped, Detail: bounded(why, maxDetail)})
 	if len(s.skipped) < 3 {
 		// The reason's first clause is enough here; the trail has the rest.
 		short, _, _ := strings.Cut(why, "; ")
@@ -554,7 +540,7 @@ func (r *resolver) skip(s *search, dir, p, fname, why string) {
 // launchable returns fname's kind, or why it cannot be launched. explicit
 // allows .ps1.
 func (r *resolver) launchable(fname string, explicit bool) (Kind, error) {
-	kind, err := Classify(r.env.GOOS, fname)
+	kind, err := classify(r.env.GOOS, fname)
 	if err != nil {
 		return "", err
 	}
@@ -564,13 +550,13 @@ func (r *resolver) launchable(fname string, explicit bool) (Kind, error) {
 	return kind, nil
 }
 
-// Classify returns how the file name must be launched under goos's rules.
+// classify returns how the file name must be launched under goos's rules.
 // On Windows the extension decides, case-insensitively, after trailing dots
 // and spaces are stripped (Win32 ignores them, so `x.cmd .` is a batch
 // file): .exe and .com are Native, .bat and .cmd CmdShim, .ps1 PowerShell;
 // no extension or any other one is an Input error naming it. On every other
 // OS the answer is POSIX.
-func Classify(goos, name string) (Kind, error) {
+func classify(goos, name string) (Kind, error) {
 	rules := rulesFor(goos)
 	if !rules.windows {
 		return POSIX, nil
@@ -588,22 +574,6 @@ func Classify(goos, name string) (Kind, error) {
 	default:
 		return "", failure.New(failure.Input, "extension %s is not launchable on Windows; use a .exe, .com, .cmd, .bat or .ps1", quoteBounded(ext, 40))
 	}
-}
-
-// build returns the version folder of the first path (from the last link
-// back) that lies in `.../versions/<version>/`, or "".
-func (r *resolver) build(paths []string) string {
-	for i := len(paths) - 1; i >= 0; i-- {
-		d := r.rules.dir(paths[i])
-		v := r.rules.base(d)
-		if v == "" || v == "." || v == ".." {
-			continue
-		}
-		if parent := r.rules.base(r.rules.dir(d)); parent == "versions" || (r.rules.windows && strings.EqualFold(parent, "versions")) {
-			return v
-		}
-	}
-	return ""
 }
 
 type fileState int
@@ -743,7 +713,7 @@ func (t *trailBuilder) verdict(s Step) {
 func (t *trailBuilder) steps() []Step {
 	out := t.list
 	if omitted := t.count - len(t.list) - len(t.verdicts); omitted > 0 {
-		out = append(out, Step{Candidate: t.candidate, Outcome: OutcomeOmitted, Detail: fmt.Sprintf("%d more steps left out", omitted)})
+		out = append(out, Step{Candidate: t.candidate, Outcome: outcomeOmitted, Detail: fmt.Sprintf("%d more steps left out", omitted)})
 	}
 	return append(out, t.verdicts...)
 }

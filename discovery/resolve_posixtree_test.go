@@ -35,7 +35,6 @@ func TestResolvePOSIXTree(t *testing.T) {
 		cand      discovery.Candidate
 		wantPath  string
 		wantLinks []string
-		wantBuild string
 		wantErr   failure.Kind
 		errHas    string
 		warnHas   string
@@ -65,7 +64,6 @@ func TestResolvePOSIXTree(t *testing.T) {
 			cand:      pathCand,
 			wantPath:  bin + "/cursor-agent",
 			wantLinks: []string{bin + "/cursor-agent", target},
-			wantBuild: version,
 		},
 		{
 			name: "two-hop chain with an absolute hop",
@@ -78,7 +76,6 @@ func TestResolvePOSIXTree(t *testing.T) {
 			cand:      pathCand,
 			wantPath:  "/usr/local/bin/cursor-agent",
 			wantLinks: []string{"/usr/local/bin/cursor-agent", "/opt/cursor/current", "/opt/cursor/versions/1.2.3/cursor-agent"},
-			wantBuild: "1.2.3",
 		},
 		{
 			name: "a link to a non-executable target is skipped",
@@ -171,12 +168,11 @@ func TestResolvePOSIXTree(t *testing.T) {
 			errHas:  "not launchable: cursor-agent (not executable",
 		},
 		{
-			name:    "bare agent is refused",
-			fs:      func(f *discoverytest.FS) { f.File("/a/agent", 0o755) },
-			env:     func(e *discovery.Env) { e.Path = "/a" },
-			cand:    override("agent"),
-			wantErr: failure.Input,
-			errHas:  "bare name agent",
+			name:     "a bare name is any program's: agent is searched like every other",
+			fs:       func(f *discoverytest.FS) { f.File("/a/agent", 0o755) },
+			env:      func(e *discovery.Env) { e.Path = "/a" },
+			cand:     override("agent"),
+			wantPath: "/a/agent",
 		},
 		{
 			name:    "control characters are refused",
@@ -205,7 +201,6 @@ func TestResolvePOSIXTree(t *testing.T) {
 				assert.Equal(t, tt.wantPath, res.Path)
 				assert.Equal(t, discovery.POSIX, res.Kind)
 				assert.Equal(t, tt.wantLinks, res.Links)
-				assert.Equal(t, tt.wantBuild, res.Build)
 				assert.Equal(t, res.Path[strings.LastIndex(res.Path, "/")+1:], res.Name)
 			}
 			if tt.warnHas != "" {

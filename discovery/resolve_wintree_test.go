@@ -437,12 +437,12 @@ func TestResolveWindowsTree(t *testing.T) {
 			errHas:  "relative path",
 		},
 		{
-			name:    "bare agent is refused, whatever its case or extension",
-			fs:      func(f *discoverytest.FS) { f.File(`C:\a\agent.exe`, 0o644) },
-			env:     func(e *discovery.Env) { e.Path = `C:\a` },
-			cand:    override("Agent.EXE"),
-			wantErr: failure.Input,
-			errHas:  "bare name agent",
+			name:     "a bare name is any program's: Agent.EXE is searched like every other",
+			fs:       func(f *discoverytest.FS) { f.File(`C:\a\agent.exe`, 0o644) },
+			env:      func(e *discovery.Env) { e.Path = `C:\a` },
+			cand:     override("Agent.EXE"),
+			wantPath: `C:\a\Agent.EXE`,
+			wantKind: discovery.Native,
 		},
 		{
 			name:    "empty PATH",

@@ -14,6 +14,29 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
+// cands builds candidates the way a caller's policy does (package cursor's,
+// for one): a configured value, one from an environment variable, then two
+// bare names, without duplicates.
+func cands(override, envBin string) []discovery.Candidate {
+	var out []discovery.Candidate
+	add := func(c discovery.Candidate) {
+		c.Value = strings.TrimSpace(c.Value)
+		for _, o := range out {
+			if o.Value == c.Value {
+				return
+			}
+		}
+		if c.Value != "" {
+			out = append(out, c)
+		}
+	}
+	add(discovery.Candidate{Value: override, Source: discovery.SourceOverride, Origin: "configured binary"})
+	add(discovery.Candidate{Value: envBin, Source: discovery.SourceEnv, Origin: "CURSOR_AGENT_BIN"})
+	add(discovery.Candidate{Value: "cursor-agent", Source: discovery.SourcePath})
+	add(discovery.Candidate{Value: "cursor", Source: discovery.SourcePath})
+	return out
+}
+
 func TestResolveFirst(t *testing.T) {
 	secretPath := `C:\secret-dir-one;C:\secret-dir-two;relative-secret;C:\Users\A User\AppData\Roaming\npm`
 	tests := []struct {
@@ -102,8 +125,7 @@ func TestResolveFirst(t *testing.T) {
 			fsys := discoverytest.NewWindows()
 			tt.fs(fsys)
 			env := winEnv(secretPath)
-			cands := discovery.Candidates(tt.override, envOf(map[string]string{"CURSOR_AGENT_BIN": tt.envBin}))
-			res, err := discovery.ResolveFirst(context.Background(), cands, env, fsys)
+			res, err := discovery.ResolveFirst(context.Background(), cands(tt.override, tt.envBin), env, fsys)
 			var outcomes []string
 			for _, a := range res.Attempts {
 				outcomes = append(outcomes, a.Outcome)
@@ -146,7 +168,7 @@ func TestResolveFirst(t *testing.T) {
 func TestResolveFirstBoundsEachReason(t *testing.T) {
 	long := `C:\` + strings.Repeat("very long folder name ", 40) + `\cursor-agent.exe`
 	res, err := discovery.ResolveFirst(context.Background(),
-		discovery.Candidates(long, envOf(map[string]string{"CURSOR_AGENT_BIN": strings.Repeat("x", 500)})),
+		cands(long, strings.Repeat("x", 500)),
 		winEnv(`C:\a`), discoverytest.NewWindows())
 	require.Error(t, err)
 	assert.Len(t, res.Attempts, 4)
@@ -168,7 +190,7 @@ func TestResolveHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	fsys := discoverytest.NewPOSIX().File("/a/cursor-agent", 0o755)
-	_, err := discovery.ResolveFirst(ctx, discovery.Candidates("", nil), posixEnv("/a"), fsys)
+	_, err := discovery.ResolveFirst(ctx, cands("", ""), posixEnv("/a"), fsys)
 	require.Error(t, err)
 	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
 	assert.Empty(t, fsys.Lookups())

@@ -8,20 +8,18 @@ import (
 	"unicode/utf8"
 )
 
-// WhereTimeout bounds one where.exe run.
-const WhereTimeout = 2 * time.Second
+// whereTimeout bounds one where.exe run.
+const whereTimeout = 2 * time.Second
 
-// WhereStatus says what a where.exe cross-check produced.
-type WhereStatus string
-
+// WhereResult.Status values.
 const (
-	WhereFound       WhereStatus = "found"       // exit 0 with output
-	WhereNotFound    WhereStatus = "not-found"   // exit 1
-	WhereError       WhereStatus = "error"       // exit 2 or any other code
-	WhereSilent      WhereStatus = "silent"      // exit 0 and no output, as under Wine
-	WhereUnavailable WhereStatus = "unavailable" // not Windows, no where.exe, or it could not start
-	WhereTimedOut    WhereStatus = "timeout"     // killed after WhereTimeout
-	WhereSkipped     WhereStatus = "skipped"     // the name is not a plain bare name where.exe can search
+	whereFound       = "found"       // exit 0 with output
+	whereNotFound    = "not-found"   // exit 1
+	whereError       = "error"       // exit 2 or any other code
+	whereSilent      = "silent"      // exit 0 and no output, as under Wine
+	whereUnavailable = "unavailable" // not Windows, no where.exe, or it could not start
+	whereTimedOut    = "timeout"     // killed after whereTimeout
+	whereSkipped     = "skipped"     // the name is not a plain bare name where.exe can search
 )
 
 const maxWhereLines = 16 // where.exe hits kept, launchable and dropped each
@@ -29,7 +27,11 @@ const maxWhereLines = 16 // where.exe hits kept, launchable and dropped each
 // WhereResult is what where.exe said about a name, filtered by cursorkit's
 // rules. It is diagnostics only: resolution never depends on it.
 type WhereResult struct {
-	Status WhereStatus `json:"status"`
+	// Status is found (exit 0 with output), not-found (exit 1), error
+	// (another exit code), silent (exit 0 and no output, as under Wine),
+	// unavailable (not Windows, no where.exe, or it could not start),
+	// timeout (killed after 2 s) or skipped (not a plain bare name).
+	Status string `json:"status"`
 	// ExitCode is where.exe's exit code, -1 when it did not run to the end.
 	ExitCode int `json:"exitCode"`
 	// Paths are the launchable hits in where.exe's order, without the
@@ -37,9 +39,7 @@ type WhereResult struct {
 	Paths []string `json:"paths,omitempty"`
 	// Dropped are the other hits, each with why it was dropped.
 	Dropped []string `json:"dropped,omitempty"`
-	// FirstDir is the directory of Paths[0].
-	FirstDir string `json:"firstDir,omitempty"`
-	Detail   string `json:"detail,omitempty"`
+	Detail  string   `json:"detail,omitempty"`
 }
 
 // whereable reports whether name can be given to where.exe as is: a bare
@@ -48,23 +48,23 @@ func whereable(name string) bool {
 	return name != "" && !strings.ContainsAny(name, "\\/:*?$\"<>|") && strings.IndexFunc(name, isControl) < 0
 }
 
-// ParseWhere interprets where.exe's stdout and exit code for name under
+// parseWhere interprets where.exe's stdout and exit code for name under
 // env's Windows rules: exit 1 is not-found, 2 (or anything but 0) an error,
 // exit 0 without output silent. Lines that are not absolute paths (INFO:
 // messages) are ignored; hits in the current directory, extensionless hits,
 // hits with an extension cursorkit does not launch (or .ps1 unless name
 // names one) and undecodable lines are dropped with the reason.
-func ParseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
+func parseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
 	rules := rulesFor("windows")
 	w := WhereResult{ExitCode: exitCode}
 	switch exitCode {
 	case 0:
-		w.Status = WhereFound
+		w.Status = whereFound
 	case 1:
-		w.Status = WhereNotFound
+		w.Status = whereNotFound
 		return w
 	default:
-		w.Status = WhereError
+		w.Status = whereError
 		w.Detail = fmt.Sprintf("where.exe exited with code %d", exitCode)
 		return w
 	}
@@ -100,7 +100,7 @@ func ParseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
 			drop(p, "current directory, never searched")
 			continue
 		}
-		kind, err := Classify("windows", p)
+		kind, err := classify("windows", p)
 		switch {
 		case err != nil:
 			drop(p, err.Error())
@@ -114,12 +114,9 @@ func ParseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
 		}
 	}
 	if lines == 0 {
-		w.Status = WhereSilent
+		w.Status = whereSilent
 		w.Detail = "where.exe printed nothing"
 		return w
-	}
-	if len(w.Paths) > 0 {
-		w.FirstDir = rules.dir(w.Paths[0])
 	}
 	return w
 }
@@ -131,8 +128,8 @@ func ParseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
 func (w WhereResult) Disagreement(res Resolution) string {
 	rules := rulesFor("windows")
 	switch w.Status {
-	case WhereFound:
-	case WhereNotFound:
+	case whereFound:
+	case whereNotFound:
 		if res.Path != "" {
 			return bounded("where.exe found no "+res.Candidate+" but cursorkit chose "+res.Path, maxDetail)
 		}
@@ -148,9 +145,9 @@ func (w WhereResult) Disagreement(res Resolution) string {
 		return ""
 	case res.Path == "":
 		return bounded("where.exe found "+w.Paths[0]+" but cursorkit found nothing launchable (see the trail)", maxDetail)
-	case !rules.sameDir(w.FirstDir, rules.dir(res.Path)):
+	case !rules.sameDir(rules.dir(w.Paths[0]), rules.dir(res.Path)):
 		msg := "where.exe's first match is " + w.Paths[0] + " but cursorkit chose " + res.Path
-		if res.Alias || strings.Contains(strings.ToLower(w.FirstDir), `\windowsapps`) {
+		if res.Alias || strings.Contains(strings.ToLower(rules.dir(w.Paths[0])), `\windowsapps`) {
 			msg += " (App Execution Alias stubs rank below real files)"
 		}
 		return bounded(msg, maxDetail)

@@ -9,7 +9,7 @@ import "context"
 // Windows it runs where.exe for a bare name, for diagnostics only.
 func WhereCheck(ctx context.Context, name string, env Env) WhereResult {
 	if !whereable(name) {
-		return WhereResult{Status: WhereSkipped, ExitCode: -1, Detail: "not a plain bare name"}
+		return WhereResult{Status: whereSkipped, ExitCode: -1, Detail: "not a plain bare name"}
 	}
-	return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "where.exe exists only on Windows"}
+	return WhereResult{Status: whereUnavailable, ExitCode: -1, Detail: "where.exe exists only on Windows"}
 }

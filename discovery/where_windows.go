@@ -12,23 +12,23 @@ import (
 
 // WhereCheck runs where.exe for a bare name, for diagnostics only: by
 // absolute path under env.SystemDir, with env's PATH and PATHEXT, in
-// env.Cwd, killed after WhereTimeout. Its result never changes a
+// env.Cwd, killed after whereTimeout. Its result never changes a
 // resolution; compare them with WhereResult.Disagreement. A missing,
 // failing or silent where.exe (as under Wine) is reported, not an error.
 func WhereCheck(ctx context.Context, name string, env Env) WhereResult {
 	if !whereable(name) {
-		return WhereResult{Status: WhereSkipped, ExitCode: -1, Detail: "not a plain bare name"}
+		return WhereResult{Status: whereSkipped, ExitCode: -1, Detail: "not a plain bare name"}
 	}
 	rules := rulesFor("windows")
 	if !rules.isAbs(env.SystemDir) {
-		return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "system directory unknown"}
+		return WhereResult{Status: whereUnavailable, ExitCode: -1, Detail: "system directory unknown"}
 	}
 	whereExe := rules.join(env.SystemDir, "where.exe")
 	if _, err := os.Stat(whereExe); err != nil {
-		return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "where.exe not found in the system directory"}
+		return WhereResult{Status: whereUnavailable, ExitCode: -1, Detail: "where.exe not found in the system directory"}
 	}
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, WhereTimeout)
+	ctx, cancel := context.WithTimeout(ctx, whereTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, whereExe, name)
 	// Later entries win in os/exec's case-insensitive dedup on Windows.
@@ -46,15 +46,15 @@ func WhereCheck(ctx context.Context, name string, env Env) WhereResult {
 	var exitErr *exec.ExitError
 	switch {
 	case parent.Err() != nil:
-		return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "cancelled before where.exe answered"}
+		return WhereResult{Status: whereUnavailable, ExitCode: -1, Detail: "cancelled before where.exe answered"}
 	case ctx.Err() != nil:
-		return WhereResult{Status: WhereTimedOut, ExitCode: -1, Detail: "where.exe did not answer within " + WhereTimeout.String()}
+		return WhereResult{Status: whereTimedOut, ExitCode: -1, Detail: "where.exe did not answer within " + whereTimeout.String()}
 	case errors.As(err, &exitErr):
-		return ParseWhere(out.buf, exitErr.ExitCode(), name, env)
+		return parseWhere(out.buf, exitErr.ExitCode(), name, env)
 	case err != nil:
-		return WhereResult{Status: WhereUnavailable, ExitCode: -1, Detail: "where.exe could not be started"}
+		return WhereResult{Status: whereUnavailable, ExitCode: -1, Detail: "where.exe could not be started"}
 	}
-	return ParseWhere(out.buf, 0, name, env)
+	return parseWhere(out.buf, 0, name, env)
 }
 
 // capWriter keeps the first limit bytes written to it and drops the rest.

@@ -119,7 +119,7 @@ type Process struct {
 	stdout *os.File
 	stderr *os.File
 	stdin  *os.File // our write end, closed by the copy or by Close
-	root   Proc     // the child's identity, for the sweep
+	root   proc     // the child's identity, for the sweep
 
 	waitOnce sync.Once
 	waitDone chan struct{}
@@ -134,10 +134,6 @@ type Process struct {
 
 // Pid returns the child's process ID (the process group ID on POSIX).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
-
-// Root returns the child's identity as KillTree knows it: PID, parent PID
-// and start time in the OS's native units.
-func (p *Process) Root() Proc { return p.root }
 
 // Stdout returns the read end of the child's stdout pipe. The caller owns
 // it: read it until EOF or close it to stop reading. Because it is a plain

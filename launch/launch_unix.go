@@ -58,7 +58,7 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 	}
 	afterStart()
 	p.cmd = cmd
-	p.root = Proc{Pid: cmd.Process.Pid, PPid: os.Getpid(), Group: cmd.Process.Pid}
+	p.root = proc{Pid: cmd.Process.Pid, PPid: os.Getpid(), Group: cmd.Process.Pid}
 	if st, err := startTimeOf(cmd.Process.Pid); err == nil {
 		p.root.StartTime = st
 	}
@@ -71,7 +71,7 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 // be reused, so the group ID cannot name another group. After reaping, a
 // snapshot must show members of the group and no process holding the group
 // ID as its PID (a new group with that ID would be led by such a process).
-func (p *Process) groupSignalSafe(table []Proc, tableErr error) bool {
+func (p *Process) groupSignalSafe(table []proc, tableErr error) bool {
 	if !p.reaped() {
 		return true
 	}
@@ -93,7 +93,7 @@ func (p *Process) groupSignalSafe(table []Proc, tableErr error) bool {
 func (p *Process) terminate() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var table []Proc
+	var table []proc
 	var tableErr error
 	if p.reaped() {
 		table, tableErr = snapshot()
@@ -253,11 +253,11 @@ func (p *Process) killTree() (KillReport, error) {
 // descendants of the root by parent chain, plus orphans that carry the
 // root's launch token (in subreaper mode those reparented to self;
 // otherwise any process started after the root), and their descendants.
-func (p *Process) victims(self int, table []Proc) []Proc {
+func (p *Process) victims(self int, table []proc) []proc {
 	if len(table) == 0 {
 		return nil
 	}
-	out := Descendants(p.root, table)
+	out := descendants(p.root, table)
 	seen := make(map[int]bool, len(out))
 	for _, v := range out {
 		seen[v.Pid] = true
@@ -265,7 +265,7 @@ func (p *Process) victims(self int, table []Proc) []Proc {
 	if p.sys.token == "" {
 		return out // no token to recognise orphans by (macOS)
 	}
-	candidates := Orphans(self, p.root, table)
+	candidates := orphans(self, p.root, table)
 	if !subreaperMode() {
 		// Without the subreaper, an orphan of the tree (a setsid helper whose
 		// parent died first, say) is reparented to init or to another
@@ -279,7 +279,7 @@ func (p *Process) victims(self int, table []Proc) []Proc {
 		}
 		seen[o.Pid] = true
 		out = append(out, o)
-		for _, d := range Descendants(o, table) {
+		for _, d := range descendants(o, table) {
 			if !seen[d.Pid] {
 				seen[d.Pid] = true
 				out = append(out, d)
@@ -291,8 +291,8 @@ func (p *Process) victims(self int, table []Proc) []Proc {
 
 // startedAfter returns the processes of table, other than self and root,
 // started after root: the only ones that can carry root's launch token.
-func startedAfter(root Proc, self int, table []Proc) []Proc {
-	var out []Proc
+func startedAfter(root proc, self int, table []proc) []proc {
+	var out []proc
 	for _, e := range table {
 		if e.Pid == root.Pid || e.Pid == self || e.StartTime == 0 || e.StartTime < root.StartTime {
 			continue

@@ -56,7 +56,7 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 	}
 	afterStart()
 	p.cmd = cmd
-	p.root = Proc{Pid: cmd.Process.Pid, PPid: os.Getpid()}
+	p.root = proc{Pid: cmd.Process.Pid, PPid: os.Getpid()}
 
 	var assignErr, resumeErr error
 	herr := cmd.Process.WithHandle(func(h uintptr) {
@@ -219,7 +219,7 @@ func (p *Process) killTreeWithoutJob(useTaskkill bool) (KillReport, error) {
 		errs = append(errs, failure.Wrap(failure.Process, err, "cannot snapshot the process table"))
 	}
 	var pins []windows.Handle
-	for _, d := range Descendants(p.root, table) {
+	for _, d := range descendants(p.root, table) {
 		h, err := windows.OpenProcess(windows.PROCESS_TERMINATE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(d.Pid))
 		if err != nil {
 			continue
@@ -265,17 +265,17 @@ func taskkillTree(pid int) error {
 
 // snapshot reads the process table with one Toolhelp32 snapshot and each
 // process's creation time (0 when it cannot be opened).
-func snapshot() ([]Proc, error) {
+func snapshot() ([]proc, error) {
 	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer windows.CloseHandle(snap)
-	var table []Proc
+	var table []proc
 	var entry windows.ProcessEntry32
 	entry.Size = uint32(unsafe.Sizeof(entry))
 	for err = windows.Process32First(snap, &entry); err == nil; err = windows.Process32Next(snap, &entry) {
-		e := Proc{Pid: int(entry.ProcessID), PPid: int(entry.ParentProcessID)}
+		e := proc{Pid: int(entry.ProcessID), PPid: int(entry.ParentProcessID)}
 		if h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, entry.ProcessID); err == nil {
 			e.StartTime = creationTime(h)
 			windows.CloseHandle(h)

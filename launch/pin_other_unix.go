@@ -10,11 +10,11 @@ import (
 // pin holds a victim between its identity check and its signal. Without
 // pidfds the check and the kill are two steps; the window between them is a
 // few microseconds.
-type pin struct{ proc Proc }
+type pin struct{ proc proc }
 
 // pinProcess pins v if it still exists with v's start time. A nil pin with
 // mismatch set means the PID now names another process.
-func pinProcess(v Proc) (pn *pin, mismatch bool) {
+func pinProcess(v proc) (pn *pin, mismatch bool) {
 	st, err := startTimeOf(v.Pid)
 	if err != nil || st != v.StartTime {
 		return nil, err == nil

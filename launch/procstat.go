@@ -8,19 +8,19 @@ import (
 
 var errBadStat = errors.New("malformed /proc/<pid>/stat")
 
-// ParseProcStat parses a Linux /proc/<pid>/stat line into a Proc: the PID,
+// parseProcStat parses a Linux /proc/<pid>/stat line into a proc: the PID,
 // the parent PID, the process group and the start time in clock ticks since
 // boot. The command name may hold spaces and parentheses, so the fields are
 // counted from the last ')'.
-func ParseProcStat(data []byte) (Proc, error) {
+func parseProcStat(data []byte) (proc, error) {
 	open := bytes.IndexByte(data, '(')
 	closing := bytes.LastIndexByte(data, ')')
 	if open <= 0 || closing < open {
-		return Proc{}, errBadStat
+		return proc{}, errBadStat
 	}
 	pid, err := strconv.Atoi(string(bytes.TrimSpace(data[:open])))
 	if err != nil || pid <= 0 {
-		return Proc{}, errBadStat
+		return proc{}, errBadStat
 	}
 	// fields[0] is the state (field 3); starttime is field 22.
 	const ppidField, pgrpField, startField = 1, 2, 19
@@ -29,7 +29,7 @@ func ParseProcStat(data []byte) (Proc, error) {
 	for i := 0; i <= startField; i++ {
 		var field []byte
 		if field, rest = nextField(rest); field == nil {
-			return Proc{}, errBadStat
+			return proc{}, errBadStat
 		}
 		switch i {
 		case ppidField:
@@ -42,17 +42,17 @@ func ParseProcStat(data []byte) (Proc, error) {
 	}
 	ppid, err := strconv.Atoi(string(ppidText))
 	if err != nil || ppid < 0 {
-		return Proc{}, errBadStat
+		return proc{}, errBadStat
 	}
 	pgrp, err := strconv.Atoi(string(pgrpText))
 	if err != nil || pgrp < 0 {
-		return Proc{}, errBadStat
+		return proc{}, errBadStat
 	}
 	start, err := strconv.ParseUint(string(startText), 10, 64)
 	if err != nil {
-		return Proc{}, errBadStat
+		return proc{}, errBadStat
 	}
-	return Proc{Pid: pid, PPid: ppid, Group: pgrp, StartTime: start}, nil
+	return proc{Pid: pid, PPid: ppid, Group: pgrp, StartTime: start}, nil
 }
 
 // nextField returns the first run of non-space bytes of data (ASCII white

@@ -11,21 +11,21 @@ import (
 func newLaunchToken() (string, error) { return "", nil }
 
 // snapshot reads the process table with one kern.proc.all sysctl.
-func snapshot() ([]Proc, error) {
+func snapshot() ([]proc, error) {
 	kps, err := unix.SysctlKinfoProcSlice("kern.proc.all")
 	if err != nil {
 		return nil, err
 	}
-	table := make([]Proc, 0, len(kps))
+	table := make([]proc, 0, len(kps))
 	for i := range kps {
 		table = append(table, kinfoProc(&kps[i]))
 	}
 	return table, nil
 }
 
-func kinfoProc(kp *unix.KinfoProc) Proc {
+func kinfoProc(kp *unix.KinfoProc) proc {
 	tv := kp.Proc.P_starttime
-	return Proc{
+	return proc{
 		Pid:       int(kp.Proc.P_pid),
 		PPid:      int(kp.Eproc.Ppid),
 		Group:     int(kp.Eproc.Pgid),

@@ -31,7 +31,7 @@ func newLaunchToken() (string, error) {
 // PIDs are parsed from the entries' bytes, and every /proc/<pid>/stat is
 // opened through a reused path buffer (os.ReadFile and Readdirnames would
 // allocate a string, a File and a buffer per process).
-func snapshot() ([]Proc, error) {
+func snapshot() ([]proc, error) {
 	dir, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func snapshot() ([]Proc, error) {
 	defer unix.Close(dir)
 	var sr statReader
 	dents := make([]byte, 16<<10)
-	var table []Proc
+	var table []proc
 	for {
 		n, err := unix.Getdents(dir, dents)
 		if errors.Is(err, unix.EINTR) {
@@ -109,19 +109,19 @@ type statReader struct {
 }
 
 // readProc reads one /proc/<pid>/stat.
-func readProc(pid int) (Proc, error) {
+func readProc(pid int) (proc, error) {
 	var sr statReader
 	return sr.read(pid)
 }
 
 // read reads /proc/<pid>/stat.
-func (sr *statReader) read(pid int) (Proc, error) {
+func (sr *statReader) read(pid int) (proc, error) {
 	path := append(sr.path[:0], "/proc/"...)
 	path = strconv.AppendInt(path, int64(pid), 10)
 	path = append(path, "/stat\x00"...)
 	fd, err := openReadOnly(path)
 	if err != nil {
-		return Proc{}, err
+		return proc{}, err
 	}
 	defer unix.Close(fd)
 	n := 0
@@ -131,14 +131,14 @@ func (sr *statReader) read(pid int) (Proc, error) {
 			continue
 		}
 		if err != nil {
-			return Proc{}, err
+			return proc{}, err
 		}
 		if m == 0 {
 			break
 		}
 		n += m
 	}
-	return ParseProcStat(sr.buf[:n])
+	return parseProcStat(sr.buf[:n])
 }
 
 // openReadOnly opens the NUL-terminated path for reading. unix.Open would
@@ -186,13 +186,13 @@ func hasLaunchToken(pid int, token string) bool {
 // the start time still matches, the pidfd names that very process even if
 // it dies and its PID is reused.
 type pin struct {
-	proc Proc
+	proc proc
 	fd   int // pidfd, or -1 where the kernel has none
 }
 
 // pinProcess pins v if it still exists with v's start time. A nil pin with
 // mismatch set means the PID now names another process.
-func pinProcess(v Proc) (pn *pin, mismatch bool) {
+func pinProcess(v proc) (pn *pin, mismatch bool) {
 	fd, err := unix.PidfdOpen(v.Pid, 0)
 	if err != nil {
 		if !errors.Is(err, unix.ENOSYS) {

@@ -9,7 +9,7 @@ func newLaunchToken() (string, error) { return "", nil }
 
 // snapshot is not implemented on this OS: KillTree then relies on the
 // process group alone.
-func snapshot() ([]Proc, error) {
+func snapshot() ([]proc, error) {
 	return nil, errors.ErrUnsupported
 }
 

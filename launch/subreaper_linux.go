@@ -19,7 +19,7 @@ import (
 // opt-in that the cursorkit CLI turns on once at startup; a library user
 // should enable it only if nothing else in the program calls wait for any
 // child (Wait4(-1)), which would race with the PID-specific reaping here.
-// Orphans that exit by themselves before a KillTree stay zombies until the
+// orphans that exit by themselves before a KillTree stay zombies until the
 // program exits.
 func EnableSubreaper() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {

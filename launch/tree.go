@@ -6,8 +6,8 @@ import (
 	"sort"
 )
 
-// Proc is one entry of a process-table snapshot.
-type Proc struct {
+// proc is one entry of a process-table snapshot.
+type proc struct {
 	Pid  int `json:"pid"`
 	PPid int `json:"ppid"`
 	// Group is the process group ID (POSIX); 0 when unknown (Windows).
@@ -21,11 +21,11 @@ type Proc struct {
 
 // Same reports whether p and q are the same process: same PID and same,
 // known, start time.
-func (p Proc) Same(q Proc) bool {
+func (p proc) Same(q proc) bool {
 	return p.Pid == q.Pid && p.StartTime != 0 && p.StartTime == q.StartTime
 }
 
-// Descendants returns every process of table that descends from root by
+// descendants returns every process of table that descends from root by
 // parent chain, root excluded, in breadth-first order. It never trusts a bare
 // PID:
 //   - an edge parent -> child counts only when the child started no earlier
@@ -40,39 +40,39 @@ func (p Proc) Same(q Proc) bool {
 //
 // root need not be in table: on Windows a dead root's children keep its PID
 // as their parent, and the root's recorded start time still identifies them.
-func Descendants(root Proc, table []Proc) []Proc {
+func descendants(root proc, table []proc) []proc {
 	// Two sorted copies instead of maps: children of a PID are a contiguous
 	// run of byParent, and the current holder of a PID is found in byPid.
-	byParent := make([]Proc, 0, len(table))
+	byParent := make([]proc, 0, len(table))
 	for _, e := range table {
 		if e.StartTime != 0 && e.PPid != e.Pid {
 			byParent = append(byParent, e)
 		}
 	}
-	slices.SortFunc(byParent, func(a, b Proc) int {
+	slices.SortFunc(byParent, func(a, b proc) int {
 		if c := cmp.Compare(a.PPid, b.PPid); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Pid, b.Pid)
 	})
 	byPid := slices.Clone(table)
-	slices.SortStableFunc(byPid, func(a, b Proc) int { return cmp.Compare(a.Pid, b.Pid) })
+	slices.SortStableFunc(byPid, func(a, b proc) int { return cmp.Compare(a.Pid, b.Pid) })
 
 	visited := map[int]bool{root.Pid: true}
-	var out []Proc
-	queue := []Proc{root}
+	var out []proc
+	queue := []proc{root}
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
 		if n.StartTime == 0 {
 			continue
 		}
-		reuser, reused := Proc{}, false
-		if k, found := slices.BinarySearchFunc(byPid, n.Pid, func(e Proc, pid int) int { return cmp.Compare(e.Pid, pid) }); found {
+		reuser, reused := proc{}, false
+		if k, found := slices.BinarySearchFunc(byPid, n.Pid, func(e proc, pid int) int { return cmp.Compare(e.Pid, pid) }); found {
 			reuser = byPid[k]
 			reused = !reuser.Same(n)
 		}
-		first, _ := slices.BinarySearchFunc(byParent, n.Pid, func(e Proc, ppid int) int { return cmp.Compare(e.PPid, ppid) })
+		first, _ := slices.BinarySearchFunc(byParent, n.Pid, func(e proc, ppid int) int { return cmp.Compare(e.PPid, ppid) })
 		for _, c := range byParent[first:] {
 			if c.PPid != n.Pid {
 				break
@@ -91,14 +91,14 @@ func Descendants(root Proc, table []Proc) []Proc {
 	return out
 }
 
-// Orphans returns the candidates for orphans of root's tree reparented to
+// orphans returns the candidates for orphans of root's tree reparented to
 // self (a child subreaper): the entries of table whose parent is self, that
 // started no earlier than root and are not root. Other children of self (for
 // example another Process's root) qualify too, so the caller must confirm
 // each candidate belongs to root's tree (on Linux, by root's launch token in
 // its environment) before signalling it.
-func Orphans(self int, root Proc, table []Proc) []Proc {
-	var out []Proc
+func orphans(self int, root proc, table []proc) []proc {
+	var out []proc
 	for _, e := range table {
 		if e.PPid != self || e.Pid == root.Pid || e.Pid == self || e.StartTime == 0 || e.StartTime < root.StartTime {
 			continue

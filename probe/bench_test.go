@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -23,7 +24,7 @@ func BenchmarkProbeOverhead(b *testing.B) {
 		for range pairs {
 			start := time.Now()
 			cmd := exec.Command(agent, "--version")
-			cmd.Env = m.cfg.ChildEnv
+			cmd.Env = m.cfg.Environ
 			if out, err := cmd.Output(); err != nil || len(out) == 0 {
 				b.Fatalf("--version: %v", err)
 			}
@@ -61,12 +62,12 @@ func BenchmarkProbeAfterFailingOverride(b *testing.B) {
 func BenchmarkParseModels(b *testing.B) {
 	out := "⠋ Loading models…\r\x1b[2KAvailable models\r\n\r\n"
 	for i := range 200 {
-		out += "\x1b[2mmodel-" + itoa(i) + " - Model " + itoa(i) + " (current)\x1b[0m\r\n"
+		out += "\x1b[2mmodel-" + strconv.Itoa(i) + " - Model " + strconv.Itoa(i) + " (current)\x1b[0m\r\n"
 	}
 	out += "\r\nTip: use --model <id> to switch.\r\n"
 	b.SetBytes(int64(len(out)))
 	for b.Loop() {
-		if c := ParseModels(out); len(c.Models) != 200 {
+		if c := parseModels(out); len(c.Models) != 200 {
 			b.Fatalf("%d models", len(c.Models))
 		}
 	}
@@ -77,7 +78,7 @@ func BenchmarkParseStatus(b *testing.B) {
 		`{"status":"authenticated","isAuthenticated":true,"hasAccessToken":true,"userInfo":{"email":"dev@example.com"}}` + "\n")
 	b.SetBytes(int64(len(out)))
 	for b.Loop() {
-		if a := ParseStatus(out, nil, 0); !a.Authenticated {
+		if a := parseStatus(out, nil, 0); !a.Authenticated {
 			b.Fatal("not authenticated")
 		}
 	}
@@ -94,7 +95,7 @@ func BenchmarkInspectOverhead(b *testing.B) {
 	timed := func(args ...string) time.Duration {
 		start := time.Now()
 		cmd := exec.Command(agent, args...)
-		cmd.Env = m.cfg.ChildEnv
+		cmd.Env = m.cfg.Environ
 		if err := cmd.Run(); err != nil {
 			b.Fatalf("%v: %v", args, err)
 		}
@@ -108,8 +109,8 @@ func BenchmarkInspectOverhead(b *testing.B) {
 			baseline += timed("--version") + max(timed("status", "--format", "json"), timed("models"))
 			start := time.Now()
 			in := Inspect(context.Background(), m.cfg, true)
-			if in.ProbeErr != nil || in.AuthErr != nil || in.ModelsErr != nil {
-				b.Fatal(in.ProbeErr, in.AuthErr, in.ModelsErr)
+			if in.ProbeErr != nil || in.Auth.Err() != nil || in.ModelsErr != nil {
+				b.Fatal(in.ProbeErr, in.Auth.Err(), in.ModelsErr)
 			}
 			inspect += time.Since(start)
 			n++

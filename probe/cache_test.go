@@ -34,7 +34,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func TestCatalogCacheRoundTripAndExpiry(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
-	c := &CatalogCache{Dir: filepath.Join(testdir.New(t), "nested", "models"), Now: clock.Now}
+	c := &catalogCache{Dir: filepath.Join(testdir.New(t), "nested", "models"), Now: clock.Now}
 	models := []Model{{ID: "gpt-5", Label: "GPT-5", Current: true}, {ID: "auto", Label: "Auto", Default: true}}
 
 	_, _, ok := c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
@@ -72,7 +72,7 @@ func TestCatalogCacheRoundTripAndExpiry(t *testing.T) {
 }
 
 func TestCatalogCacheCorruptFileIgnoredAndRewritten(t *testing.T) {
-	c := &CatalogCache{Dir: testdir.New(t), TTL: time.Minute}
+	c := &catalogCache{Dir: testdir.New(t), TTL: time.Minute}
 	file := c.file("/bin/cursor-agent", "b")
 	for _, corrupt := range []string{"", "{", "null", `{"format":1,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z"}`,
 		`{"format":99,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z","models":[]}`} {
@@ -90,19 +90,23 @@ func TestCatalogCacheCorruptFileIgnoredAndRewritten(t *testing.T) {
 }
 
 func TestCatalogCacheWithoutDir(t *testing.T) {
-	var c CatalogCache
+	var c catalogCache
 	assert.Error(t, c.Store("/x", "b", nil))
 }
 
-func TestDefaultCatalogCacheDir(t *testing.T) {
+func TestConfigCacheDir(t *testing.T) {
 	home := testdir.New(t)
 	// os.UserCacheDir reads one of these per OS.
 	t.Setenv("XDG_CACHE_HOME", home)
 	t.Setenv("LocalAppData", home)
 	t.Setenv("HOME", home)
-	dir, err := DefaultCatalogCacheDir()
+	cache, err := Config{}.catalogCache()
 	require.NoError(t, err)
-	assert.Equal(t, "models", filepath.Base(dir))
-	assert.Equal(t, "cursorkit", filepath.Base(filepath.Dir(dir)))
-	assert.True(t, strings.HasPrefix(dir, home), "%s under %s", dir, home)
+	assert.Equal(t, "models", filepath.Base(cache.Dir))
+	assert.Equal(t, "cursorkit", filepath.Base(filepath.Dir(cache.Dir)))
+	assert.True(t, strings.HasPrefix(cache.Dir, home), "%s under %s", cache.Dir, home)
+	assert.Nil(t, Config{}.versionCache(), "no version cache without ReuseVersion")
+	vc := Config{ReuseVersion: true, CacheDir: "/c"}.versionCache()
+	require.NotNil(t, vc)
+	assert.Equal(t, filepath.Join("/c", "version"), vc.Dir)
 }

@@ -3,9 +3,12 @@ package probe
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 // Err returns the failure an auth verdict means for a caller, or nil when
@@ -23,7 +26,7 @@ func (a Auth) Err() error {
 		err = failure.New(failure.Setup, "this Cursor CLI needs a Cursor IDE installation: install cursor-agent or set cursorCliBinaryPath to it")
 	case AuthUnknown:
 		kind := failure.Process
-		if a.Reason == ReasonStatusTimeout {
+		if a.Reason == reasonStatusTimeout {
 			kind = failure.Timeout
 		}
 		err = failure.New(kind, "the Cursor CLI status command gave no answer")
@@ -36,57 +39,40 @@ func (a Auth) Err() error {
 	return err
 }
 
-// StatusOf runs `status --format json` on exactly the binary report's probe
+// Status runs `status --format json` on exactly the binary report's probe
 // chose (never another candidate), bounded by cfg.StatusTimeout (3 s by
-// default), and judges it with ParseStatus. A run that timed out or could
+// default), and judges it with parseStatus. A run that timed out or could
 // not start is AuthUnknown. The error is Auth.Err(), or failure.MissingCLI
 // when report names no available binary.
-func StatusOf(ctx context.Context, cfg Config, report Report) (Auth, error) {
+func Status(ctx context.Context, cfg Config, report Report) (Auth, error) {
 	if !report.Available {
-		a := Auth{State: AuthUnknown, Reason: ReasonStatusStartFailed, Detail: "no Cursor CLI binary is available"}
+		a := Auth{State: AuthUnknown, Reason: reasonStatusStartFailed, Detail: "no Cursor CLI binary is available"}
 		return a, failure.New(failure.MissingCLI, "no Cursor CLI binary is available to ask for its login status")
 	}
-	timeout := orDefault(cfg.StatusTimeout, DefaultStatusTimeout)
-	r := cfg.run().run(ctx, report.Resolution, []string{"status", "--format", "json"}, timeout)
+	timeout := orDefault(cfg.StatusTimeout, defaultStatusTimeout)
+	r := cfg.run().run(ctx, report.Binary.Resolution, []string{"status", "--format", "json"}, timeout)
 	if r.cancelled || ctx.Err() != nil {
-		return Auth{State: AuthUnknown, Reason: ReasonStatusStartFailed, Detail: "cancelled"}, ctxFailure(ctx.Err(), "status")
+		return Auth{State: AuthUnknown, Reason: reasonStatusStartFailed, Detail: "cancelled"}, ctxFailure(ctx.Err(), "status")
 	}
 	var a Auth
 	switch {
 	case r.timedOut:
 		_, detail := classify(r, "status", timeout)
-		a = Auth{State: AuthUnknown, Reason: ReasonStatusTimeout, Detail: detail}
+		a = Auth{State: AuthUnknown, Reason: reasonStatusTimeout, Detail: detail}
 	case r.refused != nil || r.startErr != nil:
 		_, detail := classify(r, "status", timeout)
-		a = Auth{State: AuthUnknown, Reason: ReasonStatusStartFailed, Detail: detail}
+		a = Auth{State: AuthUnknown, Reason: reasonStatusStartFailed, Detail: detail}
 	default:
 		exit := r.exitCode
 		if r.signal != 0 && exit == 0 {
 			exit = -1
 		}
-		a = ParseStatus(r.stdout, []byte(r.stderr), exit)
+		a = parseStatus(r.stdout, []byte(r.stderr), exit)
 	}
 	return a, a.Err()
 }
 
-// Status is Probe followed by StatusOf on the binary it chose. A probe
-// failure other than an old build ends it with AuthUnknown and the probe's
-// error; for an old build the status still runs and the setup error is
-// returned.
-func Status(ctx context.Context, cfg Config) (StatusReport, error) {
-	report, perr := Probe(ctx, cfg)
-	if !report.Available {
-		return StatusReport{Report: report, Auth: Auth{State: AuthUnknown, Reason: ReasonStatusStartFailed,
-			Detail: "no Cursor CLI binary is available"}}, perr
-	}
-	a, aerr := StatusOf(ctx, cfg, report)
-	if perr != nil {
-		return StatusReport{Report: report, Auth: a}, perr
-	}
-	return StatusReport{Report: report, Auth: a}, aerr
-}
-
-// ModelsOf returns the model catalog of the binary report's probe chose:
+// Models returns the model catalog of the binary report's probe chose:
 // from cfg's catalog cache when a fresh entry exists for that binary path
 // and build and refresh is false, otherwise by running `models` (never
 // --list-models) bounded by cfg.ModelsTimeout (5 s by default) and caching
@@ -96,48 +82,48 @@ func Status(ctx context.Context, cfg Config) (StatusReport, error) {
 // the keychain, IDE and not-logged-in states as in Auth.Err; failure.Process for another
 // non-zero exit; failure.Protocol when the output holds no model line and
 // no known empty state but other text.
-func ModelsOf(ctx context.Context, cfg Config, report Report, refresh bool) (ModelsReport, error) {
-	mr := ModelsReport{Models: []Model{}, BinaryPath: report.BinaryPath, Version: report.Version, Diagnostics: []string{}}
+func Models(ctx context.Context, cfg Config, report Report, refresh bool) (ModelsReport, error) {
+	mr := ModelsReport{Models: []Model{}, Diagnostics: []string{}}
 	if !report.Available {
 		return mr, failure.New(failure.MissingCLI, "no Cursor CLI binary is available to list models")
 	}
-	cache, cacheErr := cfg.cache()
+	cache, cacheErr := cfg.catalogCache()
 	if cacheErr != nil {
-		mr.Diagnostics = append(mr.Diagnostics, BoundDetail("model catalog cache disabled: "+cacheErr.Error()))
+		mr.Diagnostics = append(mr.Diagnostics, detail.Bound("model catalog cache disabled: "+cacheErr.Error()))
 	}
 	build := report.Version
 	if build == "" {
-		build = report.Resolution.Build
+		build = cursor.InstalledBuild(report.Binary.Resolution)
 	}
 	if cache != nil && !refresh {
-		if models, fetched, ok := cache.Load(report.BinaryPath, build); ok {
-			mr.Models, mr.Source, mr.FetchedAt, mr.Empty = models, SourceCache, fetched, len(models) == 0
+		if models, fetched, ok := cache.Load(report.Binary.Resolution.Path, build); ok {
+			mr.Models, mr.Source, mr.FetchedAt, mr.Empty = models, sourceCache, fetched, len(models) == 0
 			return mr, nil
 		}
 	}
-	timeout := orDefault(cfg.ModelsTimeout, DefaultModelsTimeout)
-	r := cfg.run().run(ctx, report.Resolution, []string{"models"}, timeout)
+	timeout := orDefault(cfg.ModelsTimeout, defaultModelsTimeout)
+	r := cfg.run().run(ctx, report.Binary.Resolution, []string{"models"}, timeout)
 	if r.cancelled || ctx.Err() != nil {
 		return mr, ctxFailure(ctx.Err(), "models")
 	}
 	if !r.ok() {
-		if a := ParseStatus(r.stdout, []byte(r.stderr), 1); a.State == AuthKeychainLocked || a.State == AuthIDEMissing || a.Reason == ReasonNotLoggedIn {
+		if a := parseStatus(r.stdout, []byte(r.stderr), 1); a.State == AuthKeychainLocked || a.State == AuthIDEMissing || a.Reason == reasonNotLoggedIn {
 			return mr, a.Err()
 		}
 		outcome, detail := classify(r, "models", timeout)
 		kind := failure.Process
 		switch outcome {
-		case OutcomeTimeout:
+		case outcomeTimeout:
 			kind = failure.Timeout
-		case OutcomeNotFound:
+		case outcomeNotFound:
 			kind = failure.MissingCLI
-		case OutcomeRefused, OutcomePermission:
+		case outcomeRefused, outcomePermission:
 			kind = failure.Setup
 		}
 		return mr, failure.New(kind, "listing Cursor models failed").WithDetail(detail)
 	}
-	c := ParseModels(string(r.stdout))
-	mr.Models, mr.Empty, mr.Source, mr.FetchedAt = c.Models, c.Empty, SourceCLI, time.Now().UTC()
+	c := parseModels(string(r.stdout))
+	mr.Models, mr.Empty, mr.Source, mr.FetchedAt = c.Models, c.Empty, sourceCLI, time.Now().UTC()
 	for _, line := range c.Unrecognized {
 		mr.Diagnostics = append(mr.Diagnostics, "unrecognized models line: "+line)
 	}
@@ -148,38 +134,21 @@ func ModelsOf(ctx context.Context, cfg Config, report Report, refresh bool) (Mod
 		mr.Diagnostics = append(mr.Diagnostics, "`models` printed no model lines and no empty-account message")
 	}
 	if len(c.Models) == 0 && !c.Empty && len(c.Unrecognized) > 0 {
-		return mr, failure.New(failure.Protocol, "`models` printed no model lines").WithDetail(JoinDetails(c.Unrecognized...))
+		return mr, failure.New(failure.Protocol, "`models` printed no model lines").WithDetail(detail.Join(c.Unrecognized...))
 	}
 	if cache != nil {
-		if err := cache.Store(report.BinaryPath, build, c.Models); err != nil {
-			mr.Diagnostics = append(mr.Diagnostics, BoundDetail("model catalog not cached: "+err.Error()))
+		if err := cache.Store(report.Binary.Resolution.Path, build, c.Models); err != nil {
+			mr.Diagnostics = append(mr.Diagnostics, detail.Bound("model catalog not cached: "+err.Error()))
 		}
 	}
 	return mr, nil
 }
 
-// Models is Probe followed by ModelsOf on the binary it chose. A build
-// older than tested still lists its models, and the setup error is
-// returned with them.
-func Models(ctx context.Context, cfg Config, refresh bool) (ModelsReport, error) {
-	report, perr := Probe(ctx, cfg)
-	if !report.Available {
-		return ModelsReport{Models: []Model{}, Diagnostics: report.Diagnostics}, perr
-	}
-	mr, merr := ModelsOf(ctx, cfg, report, refresh)
-	if perr != nil {
-		return mr, perr
-	}
-	return mr, merr
-}
-
-func (c Config) cache() (*CatalogCache, error) {
-	if c.Cache != nil {
-		return c.Cache, nil
-	}
-	dir, err := DefaultCatalogCacheDir()
+// catalogCache returns the model catalog cache, or why there is none.
+func (c Config) catalogCache() (*catalogCache, error) {
+	dir, err := c.cacheDir()
 	if err != nil {
 		return nil, err
 	}
-	return &CatalogCache{Dir: dir}, nil
+	return &catalogCache{Dir: filepath.Join(dir, "models"), Now: c.now}, nil
 }

@@ -19,13 +19,13 @@ func probedConfig(t *testing.T, run *fakeRunner) (Config, Report) {
 	t.Helper()
 	env, fsys := posixMachine()
 	run.on(agentPath, "--version", printed("2026.10.15-a1b2c3d\n"))
-	cfg := Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, Cache: &CatalogCache{Dir: testdir.New(t)}}
+	cfg := Config{env: env, fs: fsys, runner: run, CacheDir: testdir.New(t)}
 	report, err := Probe(context.Background(), cfg)
 	require.NoError(t, err)
 	return cfg, report
 }
 
-func TestStatusOf(t *testing.T) {
+func TestStatus(t *testing.T) {
 	tests := []struct {
 		name   string
 		result runResult
@@ -33,92 +33,99 @@ func TestStatusOf(t *testing.T) {
 		reason string
 		kind   failure.Kind
 	}{
-		{"authenticated", printed(`{"isAuthenticated":true,"status":"ok"}`), AuthAuthenticated, ReasonLoggedIn, ""},
-		{"unauthenticated", printed(`{"isAuthenticated":false}`), AuthUnauthenticated, ReasonNotLoggedIn, failure.Auth},
-		{"keychain", runResult{exitCode: 1, stderr: "Error: Your macOS login keychain is locked."}, AuthKeychainLocked, ReasonKeychainLocked, failure.Auth},
-		{"IDE missing", runResult{exitCode: 1, stderr: "Error: No Cursor IDE installation found."}, AuthIDEMissing, ReasonIDEMissing, failure.Setup},
-		{"malformed", printed(`{"isAuth`), AuthUnauthenticated, ReasonMalformedJSON, failure.Auth},
-		{"timeout", runResult{timedOut: true, exitCode: -1}, AuthUnknown, ReasonStatusTimeout, failure.Timeout},
-		{"start failure", runResult{exitCode: -1, startErr: failure.New(failure.Process, "gone")}, AuthUnknown, ReasonStatusStartFailed, failure.Process},
+		{"authenticated", printed(`{"isAuthenticated":true,"status":"ok"}`), AuthAuthenticated, reasonLoggedIn, ""},
+		{"unauthenticated", printed(`{"isAuthenticated":false}`), AuthUnauthenticated, reasonNotLoggedIn, failure.Auth},
+		{"keychain", runResult{exitCode: 1, stderr: "Error: Your macOS login keychain is locked."}, AuthKeychainLocked, reasonKeychainLocked, failure.Auth},
+		{"IDE missing", runResult{exitCode: 1, stderr: "Error: No Cursor IDE installation found."}, AuthIDEMissing, reasonIDEMissing, failure.Setup},
+		{"malformed", printed(`{"isAuth`), AuthUnauthenticated, reasonMalformedJSON, failure.Auth},
+		{"timeout", runResult{timedOut: true, exitCode: -1}, AuthUnknown, reasonStatusTimeout, failure.Timeout},
+		{"start failure", runResult{exitCode: -1, startErr: failure.New(failure.Process, "gone")}, AuthUnknown, reasonStatusStartFailed, failure.Process},
 		{"killed by a signal after printing true", runResult{stdout: []byte(`{"isAuthenticated":true}`), exitCode: -1, signal: 9},
-			AuthUnauthenticated, ReasonNonZeroExit, failure.Auth},
+			AuthUnauthenticated, reasonNonZeroExit, failure.Auth},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := newFakeRunner().on(agentPath, "status --format json", tt.result)
 			cfg, report := probedConfig(t, run)
-			a, err := StatusOf(context.Background(), cfg, report)
+			a, err := Status(context.Background(), cfg, report)
 			assert.Equal(t, tt.state, a.State)
 			assert.Equal(t, tt.reason, a.Reason)
 			assert.Equal(t, tt.kind, failure.KindOf(err))
 			assert.Equal(t, []string{agentPath + " --version", agentPath + " status --format json"}, run.Calls(),
 				"status runs on the binary that passed --version")
-			assert.Equal(t, DefaultStatusTimeout, run.timeouts[1])
+			assert.Equal(t, defaultStatusTimeout, run.timeouts[1])
 		})
 	}
 }
 
-func TestStatusCombinesProbeAndAuth(t *testing.T) {
+// TestStatusRunsTheProbedBinary: status asks exactly the binary the probe
+// chose, never a failed override, and says so when there is none.
+func TestStatusRunsTheProbedBinary(t *testing.T) {
 	env, fsys := posixMachine()
 	run := newFakeRunner().
 		on("/opt/custom/cursor-agent", "--version", runResult{exitCode: 1}).
 		on(agentPath, "--version", printed("2026.10.15-a1b2c3d")).
 		on(agentPath, "status --format json", printed(`{"isAuthenticated":true,"hasAccessToken":true,"userInfo":{"email":"a@b.c"}}`))
-	sr, err := Status(context.Background(), Config{Override: "/opt/custom/cursor-agent", Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	cfg := Config{Override: "/opt/custom/cursor-agent", env: env, fs: fsys, runner: run}
+	report, err := Probe(context.Background(), cfg)
 	require.NoError(t, err)
-	assert.True(t, sr.Authenticated)
-	assert.Equal(t, agentPath, sr.BinaryPath)
+	a, err := Status(context.Background(), cfg, report)
+	require.NoError(t, err)
+	assert.True(t, a.Authenticated)
+	assert.Equal(t, agentPath, report.Binary.Resolution.Path)
 	assert.NotContains(t, run.Calls(), "/opt/custom/cursor-agent status --format json", "never the failed override")
 
-	data, err := json.Marshal(sr)
+	data, err := json.Marshal(a)
 	require.NoError(t, err)
 	var fields map[string]any
 	require.NoError(t, json.Unmarshal(data, &fields))
-	for _, name := range []string{"available", "binaryPath", "tested", "candidates", "diagnostics", "authenticated", "authState", "reason"} {
+	for _, name := range []string{"authenticated", "authState", "reason", "hasAccessToken", "userInfo"} {
 		assert.Contains(t, fields, name)
 	}
 	assert.Equal(t, "authenticated", fields["authState"])
 
-	run = newFakeRunner()
-	sr, err = Status(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	cfg = Config{env: env, fs: fsys, runner: newFakeRunner()}
+	report, err = Probe(context.Background(), cfg)
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
-	assert.Equal(t, AuthUnknown, sr.State)
-	assert.False(t, sr.Authenticated)
+	a, err = Status(context.Background(), cfg, report)
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+	assert.Equal(t, AuthUnknown, a.State)
+	assert.False(t, a.Authenticated)
 }
 
-func TestModelsOfCachesPerBinaryAndBuild(t *testing.T) {
+func TestModelsCachesPerBinaryAndBuild(t *testing.T) {
 	run := newFakeRunner().on(agentPath, "models", printed("Available models\n\nauto - Auto (default)\ngpt-5 - GPT-5 (current)\n\nTip: x\n"))
-	cfg, report := probedConfig(t, run)
 	clock := &fakeClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
-	cfg.Cache.Now = clock.Now
+	cfg, report := probedConfig(t, run)
+	cfg.now = clock.Now
 
-	mr, err := ModelsOf(context.Background(), cfg, report, false)
+	mr, err := Models(context.Background(), cfg, report, false)
 	require.NoError(t, err)
-	assert.Equal(t, SourceCLI, mr.Source)
+	assert.Equal(t, sourceCLI, mr.Source)
 	assert.Equal(t, []Model{{ID: "auto", Label: "Auto", Default: true}, {ID: "gpt-5", Label: "GPT-5", Current: true}}, mr.Models)
-	assert.Equal(t, DefaultModelsTimeout, run.timeouts[1])
+	assert.Equal(t, defaultModelsTimeout, run.timeouts[1])
 
-	mr, err = ModelsOf(context.Background(), cfg, report, false)
+	mr, err = Models(context.Background(), cfg, report, false)
 	require.NoError(t, err)
-	assert.Equal(t, SourceCache, mr.Source)
+	assert.Equal(t, sourceCache, mr.Source)
 	assert.Len(t, mr.Models, 2)
 	assert.Len(t, run.Calls(), 2, "the second call is served from the cache")
 
-	mr, err = ModelsOf(context.Background(), cfg, report, true)
+	mr, err = Models(context.Background(), cfg, report, true)
 	require.NoError(t, err)
-	assert.Equal(t, SourceCLI, mr.Source, "refresh reads the CLI again")
+	assert.Equal(t, sourceCLI, mr.Source, "refresh reads the CLI again")
 	assert.Len(t, run.Calls(), 3)
 
-	clock.Advance(DefaultCatalogTTL)
-	mr, err = ModelsOf(context.Background(), cfg, report, false)
+	clock.Advance(catalogTTL)
+	mr, err = Models(context.Background(), cfg, report, false)
 	require.NoError(t, err)
-	assert.Equal(t, SourceCLI, mr.Source, "an hour later the cache is stale")
+	assert.Equal(t, sourceCLI, mr.Source, "an hour later the cache is stale")
 	for _, call := range run.Calls() {
 		assert.NotContains(t, call, "--list-models")
 	}
 }
 
-func TestModelsOfShapesAndFailures(t *testing.T) {
+func TestModelsShapesAndFailures(t *testing.T) {
 	tests := []struct {
 		name   string
 		result runResult
@@ -139,13 +146,15 @@ func TestModelsOfShapesAndFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			run := newFakeRunner().on(agentPath, "models", tt.result)
 			cfg, report := probedConfig(t, run)
-			mr, err := ModelsOf(context.Background(), cfg, report, false)
+			mr, err := Models(context.Background(), cfg, report, false)
 			assert.Equal(t, tt.kind, failure.KindOf(err))
 			assert.Len(t, mr.Models, tt.models)
 			assert.NotNil(t, mr.Models)
 			assert.Equal(t, tt.empty, mr.Empty)
 			if tt.kind != "" {
-				_, _, cached := cfg.Cache.Load(report.BinaryPath, report.Version)
+				cache, err := cfg.catalogCache()
+				require.NoError(t, err)
+				_, _, cached := cache.Load(report.Binary.Resolution.Path, report.Version)
 				assert.False(t, cached, "a failure is never cached")
 			}
 		})
@@ -154,14 +163,16 @@ func TestModelsOfShapesAndFailures(t *testing.T) {
 
 func TestModelsWithoutBinary(t *testing.T) {
 	env, fsys := posixMachine()
-	mr, err := Models(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: newFakeRunner(), Cache: &CatalogCache{Dir: testdir.New(t)}}, false)
+	cfg := Config{env: env, fs: fsys, runner: newFakeRunner(), CacheDir: testdir.New(t)}
+	report, _ := Probe(context.Background(), cfg)
+	mr, err := Models(context.Background(), cfg, report, false)
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
 	assert.NotNil(t, mr.Models)
 }
 
 func TestAuthErr(t *testing.T) {
 	assert.NoError(t, Auth{State: AuthAuthenticated}.Err())
-	err := Auth{State: AuthUnauthenticated, Reason: ReasonNotLoggedIn, Detail: "x"}.Err()
+	err := Auth{State: AuthUnauthenticated, Reason: reasonNotLoggedIn, Detail: "x"}.Err()
 	assert.Equal(t, failure.Auth, failure.KindOf(err))
 	assert.Contains(t, err.Error(), "cursor-agent login")
 	assert.Contains(t, Auth{State: AuthKeychainLocked}.Err().Error(), "unlock-keychain")

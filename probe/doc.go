@@ -4,7 +4,7 @@
 // interval, resolves model requests against the catalog, caches the catalog
 // and keeps the settings file that names the configured binary.
 //
-// The parsers (ParseVersion, ParseStatus, ParseModels), ResolveModel, the
+// The parsers (cursor.ParseVersion, parseStatus, parseModels), ResolveModel, the
 // catalog cache and the settings store are pure or file-only and behave the
 // same on every OS. Probe, ProbeExact, StatusOf/Status, ModelsOf/Models and
 // Inspect start processes through the launch chain (discovery, shim,
@@ -16,5 +16,5 @@
 //
 // Nothing this package returns or reports carries PATH, the environment,
 // tokens or prompt text; every detail taken from a child's output is bounded
-// by BoundDetail.
+// by detail.Bound.
 package probe

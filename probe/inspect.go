@@ -7,19 +7,19 @@ import (
 
 // Inspection is everything `cursorkit doctor` needs from this package: the
 // probe, then the auth status and the model catalog of the binary it chose.
+// Auth.Err() is the status verdict.
 type Inspection struct {
 	Probe    Report
 	ProbeErr error
-	// Auth and Models are zero (and their errors nil) when the probe found
-	// no available binary.
+	// Auth and Models are zero (and ModelsErr nil) when the probe found no
+	// available binary.
 	Auth      Auth
-	AuthErr   error
 	Models    ModelsReport
 	ModelsErr error
 }
 
-// Inspect runs Probe and then, when a binary is available, StatusOf and
-// ModelsOf on it concurrently (they are independent once the binary is
+// Inspect runs Probe and then, when a binary is available, Status and
+// Models on it concurrently (they are independent once the binary is
 // chosen), so its wall time is the probe plus the slower of the two. An old
 // build (ProbeErr of kind setup) is still inspected.
 func Inspect(ctx context.Context, cfg Config, refresh bool) Inspection {
@@ -29,8 +29,8 @@ func Inspect(ctx context.Context, cfg Config, refresh bool) Inspection {
 		return in
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { in.Auth, in.AuthErr = StatusOf(ctx, cfg, in.Probe) })
-	wg.Go(func() { in.Models, in.ModelsErr = ModelsOf(ctx, cfg, in.Probe, refresh) })
+	wg.Go(func() { in.Auth, _ = Status(ctx, cfg, in.Probe) })
+	wg.Go(func() { in.Models, in.ModelsErr = Models(ctx, cfg, in.Probe, refresh) })
 	wg.Wait()
 	return in
 }

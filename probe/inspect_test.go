@@ -51,9 +51,9 @@ func TestInspectRunsStatusAndModelsConcurrently(t *testing.T) {
 	run := &rendezvousRunner{statusStarted: make(chan struct{}), modelsStarted: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	in := Inspect(ctx, Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, Cache: &CatalogCache{Dir: testdir.New(t)}}, false)
+	in := Inspect(ctx, Config{env: env, fs: fsys, runner: run, CacheDir: testdir.New(t)}, false)
 	require.NoError(t, in.ProbeErr)
-	require.NoError(t, in.AuthErr)
+	require.NoError(t, in.Auth.Err())
 	require.NoError(t, in.ModelsErr)
 	assert.True(t, in.Auth.Authenticated)
 	assert.Equal(t, []Model{{ID: "a", Label: "A"}}, in.Models.Models)
@@ -61,7 +61,7 @@ func TestInspectRunsStatusAndModelsConcurrently(t *testing.T) {
 
 func TestInspectWithoutBinary(t *testing.T) {
 	env, fsys := posixMachine()
-	in := Inspect(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: newFakeRunner()}, false)
+	in := Inspect(context.Background(), Config{env: env, fs: fsys, runner: newFakeRunner()}, false)
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(in.ProbeErr))
 	assert.Equal(t, AuthState(""), in.Auth.State)
 	assert.Nil(t, in.Models.Models)

@@ -3,6 +3,8 @@ package probe
 import (
 	"strings"
 	"unicode"
+
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 // Model is one entry of the account's model catalog.
@@ -15,8 +17,8 @@ type Model struct {
 	Default bool   `json:"default"`
 }
 
-// Catalog is the parsed output of `models`.
-type Catalog struct {
+// parsedModels is the parsed output of `models`.
+type parsedModels struct {
 	// Models in the order printed, deduplicated by case-insensitive id
 	// (the first wins). Never nil.
 	Models []Model `json:"models"`
@@ -30,17 +32,17 @@ type Catalog struct {
 
 const maxUnrecognized = 8
 
-// ParseModels parses the plain-text output of `models`. It tolerates ANSI
+// parseModels parses the plain-text output of `models`. It tolerates ANSI
 // escape codes, a "Loading models…" spinner line (including \r
 // overwrites), CRLF, the "Available models" header, blank lines, the
 // trailing "Tip:" line and the "No models available for this account."
 // state. Each other line of the form `<id> - <Label>` (split on the first
 // " - ", the id a single token) is a model; trailing "(current)",
 // "(default)" or "(current, default)" markers become flags.
-func ParseModels(output string) Catalog {
-	c := Catalog{Models: []Model{}}
+func parseModels(output string) parsedModels {
+	c := parsedModels{Models: []Model{}}
 	seen := make(map[string]bool)
-	for _, line := range strings.Split(stripANSI(output), "\n") {
+	for _, line := range strings.Split(detail.StripANSI(output), "\n") {
 		line = visibleLine(line)
 		lower := strings.ToLower(line)
 		switch {
@@ -57,7 +59,7 @@ func ParseModels(output string) Catalog {
 		m, ok := parseModelLine(line)
 		if !ok {
 			if len(c.Unrecognized) < maxUnrecognized {
-				c.Unrecognized = append(c.Unrecognized, BoundDetail(line))
+				c.Unrecognized = append(c.Unrecognized, detail.Bound(line))
 			}
 			continue
 		}

@@ -80,7 +80,7 @@ func TestParseModels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := ParseModels(tt.output)
+			c := parseModels(tt.output)
 			assert.Equal(t, tt.models, c.Models)
 			assert.Equal(t, tt.empty, c.Empty)
 			assert.Len(t, c.Unrecognized, tt.unrecognized)
@@ -89,7 +89,7 @@ func TestParseModels(t *testing.T) {
 }
 
 func TestParseModelsBoundsUnrecognized(t *testing.T) {
-	c := ParseModels(strings.Repeat("garbage line here\n", 100) + strings.Repeat("z", 1000) + "\n")
+	c := parseModels(strings.Repeat("garbage line here\n", 100) + strings.Repeat("z", 1000) + "\n")
 	assert.Len(t, c.Unrecognized, maxUnrecognized)
 	assert.Empty(t, c.Models)
 	assert.NotNil(t, c.Models)
@@ -100,7 +100,7 @@ func FuzzParseModels(f *testing.F) {
 	f.Add("⠋ Loading models…\r\x1b[2KAvailable models\r\nNo models available for this account.\r\n")
 	f.Add("a - b - c (current, default)\n\r\r\n - \n(")
 	f.Fuzz(func(t *testing.T, output string) {
-		c := ParseModels(output)
+		c := parseModels(output)
 		if c.Models == nil {
 			t.Fatal("nil models")
 		}

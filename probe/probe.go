@@ -4,85 +4,98 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
-// Default bounds (SPEC.md "Defaults").
+// Default bounds of each command (docs/contract.md, "Defaults").
 const (
-	DefaultVersionTimeout = 3 * time.Second
-	DefaultStatusTimeout  = 3 * time.Second
-	DefaultModelsTimeout  = 5 * time.Second
+	defaultVersionTimeout = 3 * time.Second
+	defaultStatusTimeout  = 3 * time.Second
+	defaultModelsTimeout  = 5 * time.Second
 )
 
 // Config says which binary to probe and how. The zero value probes this
-// machine: no override, the process environment, default bounds, the
-// default tested interval and catalog cache.
+// machine: no override, the process environment, default bounds and the
+// user's cache directory.
 type Config struct {
-	// Override is the configured binary: settings cursorCliBinaryPath or
-	// the --binary flag. It is one string, never split. "" means none.
+	// Override is the configured binary: the settings file's
+	// cursorCliBinaryPath or the --binary flag. It is one string, never
+	// split. "" means none.
 	Override string
-	// Getenv reads CURSOR_AGENT_BIN; nil means os.Getenv.
-	Getenv func(string) string
-	// Env describes the machine resolution applies its rules to (PATH,
-	// PATHEXT, the current directory); nil means discovery.EnvFromOS().
-	Env *discovery.Env
-	// FS is the file system resolution looks through; nil means
-	// discovery.OSFS().
-	FS discovery.FS
-	// Shim describes the machine launch plans are built for; nil means
-	// shim.OptionsFromOS().
-	Shim *shim.Options
-	// ChildEnv is the probed commands' full environment; nil inherits
-	// this process's.
-	ChildEnv []string
+	// Environ is the environment the Cursor CLI is found in and runs
+	// with: cursor.EnvBinary is read from it, its PATH and PATHEXT are
+	// searched, and the probed commands get it. nil means this process's.
+	Environ []string
 
-	// Bounds of each command; zero means the Default* value.
+	// Bounds of each command: --version and status 3 s, models 5 s when
+	// zero. A command past its bound is killed with its whole tree.
 	VersionTimeout time.Duration
 	StatusTimeout  time.Duration
 	ModelsTimeout  time.Duration
 
-	// Tested is the tested build interval; zero means
-	// DefaultTestedInterval().
-	Tested Interval
+	// CacheDir holds the model catalog cache (one hour per binary and
+	// build) and the version cache; "" means <user cache dir>/cursorkit.
+	// Without a usable directory nothing is cached (a diagnostic says so).
+	CacheDir string
+	// ReuseVersion lets Probe take a candidate's --version answer from the
+	// version cache instead of running it, when the resolved file is
+	// unchanged since a successful probe (the candidate's detail says so);
+	// successful probes are recorded. `cursorkit run` sets it, so a turn
+	// skips a Node.js start; the other commands always run the binary.
+	ReuseVersion bool
 
-	// Cache keeps model catalogs; nil means a CatalogCache in
-	// DefaultCatalogCacheDir() (no caching, with a diagnostic, when there
-	// is no user cache directory).
-	Cache *CatalogCache
-
-	// VersionCache, when set, lets Probe take a candidate's --version
-	// answer from the cache instead of running it, when the resolved file
-	// is unchanged since a successful probe (see VersionCache); successful
-	// probes are recorded in it. nil (the default) always runs --version.
-	// Only `cursorkit run` sets it.
-	VersionCache *VersionCache
-
-	// runner replaces the supervised runner in tests.
+	// Test seams: the machine and file system resolution looks through,
+	// the machine launch plans are built for, the tested interval, the
+	// command runner and the clock of the caches.
+	env    *discovery.Env
+	fs     discovery.FS
+	shim   *shim.Options
+	tested cursor.Interval
 	runner runner
+	now    func() time.Time
 }
 
-func (c Config) getenv() func(string) string {
-	if c.Getenv != nil {
-		return c.Getenv
+// getenv reads one variable of Environ (the last of duplicates wins, as
+// with os/exec; names are case-insensitive on Windows).
+func (c Config) getenv(key string) string {
+	if c.Environ == nil {
+		return os.Getenv(key)
 	}
-	return os.Getenv
-}
-
-func (c Config) env() discovery.Env {
-	if c.Env != nil {
-		return *c.Env
+	value := ""
+	for _, kv := range c.Environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && (k == key || runtime.GOOS == "windows" && strings.EqualFold(k, key)) {
+			value = v
+		}
 	}
-	return discovery.EnvFromOS()
+	return value
 }
 
-func (c Config) fs() discovery.FS {
-	if c.FS != nil {
-		return c.FS
+// machine is the machine resolution applies its rules to: this one, with
+// PATH and PATHEXT from Environ.
+func (c Config) machine() discovery.Env {
+	if c.env != nil {
+		return *c.env
+	}
+	e := discovery.EnvFromOS()
+	if c.Environ != nil {
+		e.Path, e.PathExt = c.getenv("PATH"), c.getenv("PATHEXT")
+	}
+	return e
+}
+
+func (c Config) fsys() discovery.FS {
+	if c.fs != nil {
+		return c.fs
 	}
 	return discovery.OSFS()
 }
@@ -92,10 +105,10 @@ func (c Config) run() runner {
 		return c.runner
 	}
 	opts := shim.OptionsFromOS()
-	if c.Shim != nil {
-		opts = *c.Shim
+	if c.shim != nil {
+		opts = *c.shim
 	}
-	return supervisedRunner{shim: opts, env: c.ChildEnv}
+	return supervisedRunner{shim: opts, env: c.Environ}
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -105,19 +118,31 @@ func orDefault(d, def time.Duration) time.Duration {
 	return def
 }
 
-func (c Config) interval() Interval {
-	if c.Tested.From.IsZero() && c.Tested.Until.IsZero() {
-		return DefaultTestedInterval()
+func (c Config) interval() cursor.Interval {
+	if c.tested.From.IsZero() && c.tested.Until.IsZero() {
+		return cursor.TestedInterval()
 	}
-	return c.Tested
+	return c.tested
+}
+
+// cacheDir returns the cache root, or an error when there is none.
+func (c Config) cacheDir() (string, error) {
+	if c.CacheDir != "" {
+		return c.CacheDir, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", failure.Wrap(failure.Setup, err, "no user cache directory")
+	}
+	return filepath.Join(dir, "cursorkit"), nil
 }
 
 // Probe finds the effective Cursor CLI: it tries each candidate of
-// discovery.Candidates (the override, CURSOR_AGENT_BIN, cursor-agent, then
+// cursor.Candidates (the override, CURSOR_AGENT_BIN, cursor-agent, then
 // cursor on PATH) in that order, running its --version under its own bound
 // (cfg.VersionTimeout, 3 s by default; on timeout the whole process tree is
 // killed), and the first that exits 0 is effective. With
-// cfg.VersionCache set, a candidate whose file is unchanged since a
+// cfg.versionCache set, a candidate whose file is unchanged since a
 // successful probe takes its recorded answer instead of running
 // (Report.VersionSource says which).
 //
@@ -133,17 +158,18 @@ func (c Config) interval() Interval {
 // or failure.Timeout when ctx ended first. A newer build or an unparseable
 // version is not an error.
 func Probe(ctx context.Context, cfg Config) (Report, error) {
-	return probeCandidates(ctx, cfg, discovery.Candidates(cfg.Override, cfg.getenv()))
+	return probeCandidates(ctx, cfg, cursor.Candidates(cfg.Override, cfg.getenv))
 }
 
 // ProbeExact probes exactly one configured path, as the settings endpoint
 // must before saving it: the value is resolved as an override and its own
 // --version must succeed; no PATH candidate is ever tried in its place.
-// It never uses cfg.VersionCache. Errors as Probe's; an empty path is a
+// It never reuses a cached version. Errors as Probe's; an empty path is a
 // failure.Input error.
 func ProbeExact(ctx context.Context, path string, cfg Config) (Report, error) {
-	cfg.VersionCache = nil
-	cands := discovery.Candidates(strings.TrimSpace(path), nil)
+	cfg.ReuseVersion = false
+	cfg.Override = strings.TrimSpace(path)
+	cands := cursor.Candidates(cfg.Override, nil)
 	if strings.TrimSpace(path) == "" || len(cands) == 0 || cands[0].Source != discovery.SourceOverride {
 		return emptyReport(), failure.New(failure.Input, "no binary path given")
 	}
@@ -151,20 +177,27 @@ func ProbeExact(ctx context.Context, path string, cfg Config) (Report, error) {
 }
 
 func emptyReport() Report {
-	return Report{Tested: TestedUnknown, Candidates: []CandidateResult{}, Diagnostics: []string{}}
+	return Report{Tested: cursor.TestedUnknown, Candidates: []CandidateResult{}, Diagnostics: []string{}}
 }
 
 func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidate) (Report, error) {
 	report := emptyReport()
-	env, fsys, run := cfg.env(), cfg.fs(), cfg.run()
-	timeout := orDefault(cfg.VersionTimeout, DefaultVersionTimeout)
+	env, fsys, run := cfg.machine(), cfg.fsys(), cfg.run()
+	timeout := orDefault(cfg.VersionTimeout, defaultVersionTimeout)
+	versions := cfg.versionCache()
+	configured := false
 	var failures []string
 	for _, cand := range cands {
 		if err := ctx.Err(); err != nil {
 			return report, ctxFailure(err, "probe")
 		}
-		result := CandidateResult{Candidate: BoundDetail(cand.Value), Source: cand.Source}
-		res, err := discovery.Resolve(ctx, cand, env, fsys)
+		configured = configured || cand.Source != discovery.SourcePath
+		result := CandidateResult{Candidate: detail.Bound(cand.Value), Source: cand.Source}
+		err := cursor.CheckCandidate(cand, env.GOOS)
+		var res discovery.Resolution
+		if err == nil {
+			res, err = discovery.Resolve(ctx, cand, env, fsys)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return report, ctxFailure(ctx.Err(), "probe")
@@ -175,15 +208,16 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 			continue
 		}
 		result.Path = res.Path
-		id, identified := cfg.identify(fsys, res)
+		bin := cursor.Binary{Resolution: res, Configured: configured}
+		id, identified := identifyFor(versions, fsys, res)
 		if identified {
-			if out, probedAt, ok := cfg.VersionCache.load(id); ok {
-				result.Outcome = OutcomeOK
+			if out, probedAt, ok := versions.load(id); ok {
+				result.Outcome = outcomeOK
 				result.Detail = fmt.Sprintf("version from cache (probed %s; file unchanged)", probedAt.UTC().Format(time.RFC3339))
 				report.Candidates = append(report.Candidates, result)
 				report.Diagnostics = append(report.Diagnostics, failures...)
 				report.Diagnostics = append(report.Diagnostics, result.Detail)
-				return effective(report, res, []byte(out), SourceCache, cfg.interval())
+				return effective(report, bin, []byte(out), cfg.interval())
 			}
 		}
 		r := run.run(ctx, res, []string{"--version"}, timeout)
@@ -196,73 +230,78 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 			failures = append(failures, describeFailure(result))
 			continue
 		}
-		result.Outcome = OutcomeOK
+		result.Outcome = outcomeOK
 		report.Candidates = append(report.Candidates, result)
 		report.Diagnostics = append(report.Diagnostics, failures...)
 		if identified {
 			// Recorded only when the file did not change while it ran.
-			if after, ok := cfg.identify(fsys, res); ok && after.equal(id) && !r.truncated {
-				if err := cfg.VersionCache.store(id, r.stdout); err != nil {
-					report.Diagnostics = append(report.Diagnostics, BoundDetail("version cache not written: "+err.Error()))
+			if after, ok := identifyFor(versions, fsys, res); ok && after.equal(id) && !r.truncated {
+				if err := versions.store(id, r.stdout); err != nil {
+					report.Diagnostics = append(report.Diagnostics, detail.Bound("version cache not written: "+err.Error()))
 				}
 			}
 		}
-		return effective(report, res, r.stdout, SourceCLI, cfg.interval())
+		return effective(report, bin, r.stdout, cfg.interval())
 	}
 	report.Diagnostics = append(report.Diagnostics, failures...)
-	return report, failure.New(failure.MissingCLI, "no Cursor CLI candidate ran: install cursor-agent or set cursorCliBinaryPath").
-		WithDetail(JoinDetails(failures...))
+	return report, failure.New(failure.MissingCLI, "no Cursor CLI candidate ran: %s", cursor.InstallHint).
+		WithDetail(detail.Join(failures...))
 }
 
-// identify returns the identity of res's file when a version cache is set
-// and the file can be identified.
-func (c Config) identify(fsys discovery.FS, res discovery.Resolution) (fileIdentity, bool) {
-	if c.VersionCache == nil || c.VersionCache.Dir == "" {
+// versionCache returns the version cache to use, nil without ReuseVersion
+// or a cache directory.
+func (c Config) versionCache() *versionCache {
+	if !c.ReuseVersion {
+		return nil
+	}
+	dir, err := c.cacheDir()
+	if err != nil {
+		return nil
+	}
+	return &versionCache{Dir: filepath.Join(dir, "version"), Now: c.now}
+}
+
+// identifyFor returns the identity of res's file when there is a version
+// cache to consult and the file can be identified.
+func identifyFor(versions *versionCache, fsys discovery.FS, res discovery.Resolution) (fileIdentity, bool) {
+	if versions == nil {
 		return fileIdentity{}, false
 	}
 	id, err := identify(fsys, res)
 	return id, err == nil
 }
 
-// effective fills report in for the candidate whose --version printed
-// stdout (source says whether it ran now or came from the version cache).
-func effective(report Report, res discovery.Resolution, stdout []byte, source string, iv Interval) (Report, error) {
-	v := ParseVersion(string(stdout))
-	report.VersionSource = source
+// effective fills report in for the binary whose --version printed stdout
+// (now, or when the version cache recorded it).
+func effective(report Report, bin cursor.Binary, stdout []byte, iv cursor.Interval) (Report, error) {
+	res := bin.Resolution
+	v := cursor.ParseVersion(string(stdout))
 	report.Available = true
-	report.BinaryPath = res.Path
-	report.BinaryName = res.Name
-	report.Kind = res.Kind
-	report.Source = res.Source
-	report.UsingConfiguredBinaryPath = res.Source == discovery.SourceOverride
 	report.Version = v.Raw
-	report.Parsed = v
-	report.Tested = Judge(v, iv)
-	report.BuildDate = v.BuildDate()
-	report.BuildHash = v.Hash
-	report.Resolution = res
+	report.Tested = cursor.Judge(v, iv)
+	report.Binary = bin
 	for _, w := range res.Warnings {
-		report.Diagnostics = append(report.Diagnostics, BoundDetail(w))
+		report.Diagnostics = append(report.Diagnostics, detail.Bound(w))
 	}
 	tested := fmt.Sprintf("[%s, %s)", iv.From.Format("2006.01.02"), iv.Until.Format("2006.01.02"))
 	switch report.Tested {
-	case TestedOlder:
+	case cursor.TestedOlder:
 		err := failure.New(failure.Setup, "Cursor CLI build %s is older than the tested builds %s: update cursor-agent", v.BuildDate(), tested)
 		report.Diagnostics = append(report.Diagnostics, err.Message)
 		return report, err
-	case TestedNewer:
+	case cursor.TestedNewer:
 		report.Diagnostics = append(report.Diagnostics,
 			fmt.Sprintf("Cursor CLI build %s is newer than the tested builds %s", v.BuildDate(), tested))
-	case TestedUnknown:
+	case cursor.TestedUnknown:
 		report.Diagnostics = append(report.Diagnostics,
-			BoundDetail(fmt.Sprintf("version %q is not a Cursor build identifier; the build could not be judged", v.Raw)))
+			detail.Bound(fmt.Sprintf("version %q is not a Cursor build identifier; the build could not be judged", v.Raw)))
 	}
 	return report, nil
 }
 
 // describeFailure is a candidate's diagnostic line.
 func describeFailure(r CandidateResult) string {
-	return BoundDetail(fmt.Sprintf("%s %s: %s", r.Source, r.Candidate, r.Detail))
+	return detail.Bound(fmt.Sprintf("%s %s: %s", r.Source, r.Candidate, r.Detail))
 }
 
 // ctxFailure is the error for a probe whose context ended.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/discovery/discoverytest"
 	"github.com/cursorkit/cursorkit/failure"
@@ -68,29 +69,29 @@ func noEnv(string) string { return "" }
 func TestProbeFirstCandidateWins(t *testing.T) {
 	env, fsys := posixMachine()
 	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.10.15-a1b2c3d\n"))
-	report, err := Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	report, err := Probe(context.Background(), Config{env: env, fs: fsys, runner: run})
 	require.NoError(t, err)
 	assert.True(t, report.Available)
-	assert.Equal(t, "/usr/local/bin/cursor-agent", report.BinaryPath)
-	assert.Equal(t, "cursor-agent", report.BinaryName)
-	assert.Equal(t, discovery.POSIX, report.Kind)
-	assert.Equal(t, discovery.SourcePath, report.Source)
-	assert.False(t, report.UsingConfiguredBinaryPath)
+	assert.Equal(t, "/usr/local/bin/cursor-agent", report.Binary.Resolution.Path)
+	assert.Equal(t, "cursor-agent", report.Binary.Resolution.Name)
+	assert.Equal(t, discovery.POSIX, report.Binary.Resolution.Kind)
+	assert.Equal(t, discovery.SourcePath, report.Binary.Resolution.Source)
+	assert.False(t, (report.Binary.Resolution.Source == discovery.SourceOverride))
 	assert.Equal(t, "2026.10.15-a1b2c3d", report.Version)
-	assert.Equal(t, TestedInRange, report.Tested)
-	assert.Equal(t, "2026.10.15", report.BuildDate)
-	assert.Equal(t, "a1b2c3d", report.BuildHash)
+	assert.Equal(t, cursor.TestedInRange, report.Tested)
+	assert.Equal(t, "/usr/local/bin/cursor-agent", report.Binary.Resolution.Path)
+	assert.False(t, report.Binary.Configured)
 	assert.Equal(t, []CandidateResult{{Candidate: "cursor-agent", Source: discovery.SourcePath,
-		Path: "/usr/local/bin/cursor-agent", Outcome: OutcomeOK}}, report.Candidates)
+		Path: "/usr/local/bin/cursor-agent", Outcome: outcomeOK}}, report.Candidates)
 	assert.Empty(t, report.Diagnostics)
 	assert.Equal(t, []string{"/usr/local/bin/cursor-agent --version"}, run.Calls(), "the next candidate is never run")
-	assert.Equal(t, []time.Duration{DefaultVersionTimeout}, run.timeouts)
+	assert.Equal(t, []time.Duration{defaultVersionTimeout}, run.timeouts)
 }
 
 func TestProbeReportJSONFields(t *testing.T) {
 	env, fsys := posixMachine()
 	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.10.15-a1b2c3d\n"))
-	report, err := Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	report, err := Probe(context.Background(), Config{env: env, fs: fsys, runner: run})
 	require.NoError(t, err)
 	data, err := json.Marshal(report)
 	require.NoError(t, err)
@@ -113,13 +114,13 @@ func TestProbeFailingOverrideFallsBackToPath(t *testing.T) {
 	run := newFakeRunner().
 		on("/opt/custom/cursor-agent", "--version", runResult{exitCode: 2, stderr: "Error: boom\n  at x"}).
 		on("/usr/local/bin/cursor-agent", "--version", printed("2026.10.15-a1b2c3d"))
-	report, err := Probe(context.Background(), Config{Override: "/opt/custom/cursor-agent", Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	report, err := Probe(context.Background(), Config{Override: "/opt/custom/cursor-agent", env: env, fs: fsys, runner: run})
 	require.NoError(t, err)
-	assert.Equal(t, "/usr/local/bin/cursor-agent", report.BinaryPath)
-	assert.False(t, report.UsingConfiguredBinaryPath)
+	assert.Equal(t, "/usr/local/bin/cursor-agent", report.Binary.Resolution.Path)
+	assert.False(t, (report.Binary.Resolution.Source == discovery.SourceOverride))
 	require.Len(t, report.Candidates, 2)
 	assert.Equal(t, CandidateResult{Candidate: "/opt/custom/cursor-agent", Source: discovery.SourceOverride,
-		Path: "/opt/custom/cursor-agent", Outcome: OutcomeExit, Detail: "exit 2: Error: boom at x"}, report.Candidates[0])
+		Path: "/opt/custom/cursor-agent", Outcome: outcomeExit, Detail: "exit 2: Error: boom at x"}, report.Candidates[0])
 	require.NotEmpty(t, report.Diagnostics)
 	assert.Equal(t, "override /opt/custom/cursor-agent: exit 2: Error: boom at x", report.Diagnostics[0])
 }
@@ -127,11 +128,11 @@ func TestProbeFailingOverrideFallsBackToPath(t *testing.T) {
 func TestProbeOverrideWins(t *testing.T) {
 	env, fsys := posixMachine()
 	run := newFakeRunner().on("/opt/custom/cursor-agent", "--version", printed("2026.11.02-ffffff0"))
-	report, err := Probe(context.Background(), Config{Override: " /opt/custom/cursor-agent ", Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	report, err := Probe(context.Background(), Config{Override: " /opt/custom/cursor-agent ", env: env, fs: fsys, runner: run})
 	require.NoError(t, err, "a newer build runs")
-	assert.True(t, report.UsingConfiguredBinaryPath)
-	assert.Equal(t, discovery.SourceOverride, report.Source)
-	assert.Equal(t, TestedNewer, report.Tested)
+	assert.True(t, (report.Binary.Resolution.Source == discovery.SourceOverride))
+	assert.Equal(t, discovery.SourceOverride, report.Binary.Resolution.Source)
+	assert.Equal(t, cursor.TestedNewer, report.Tested)
 	assert.Contains(t, report.Diagnostics[len(report.Diagnostics)-1], "newer than the tested builds")
 }
 
@@ -140,14 +141,14 @@ func TestProbeOverrideEqualToPathNameIsTriedOnce(t *testing.T) {
 	run := newFakeRunner().
 		on("/usr/local/bin/cursor-agent", "--version", runResult{timedOut: true, exitCode: -1}).
 		on("/usr/bin/cursor", "--version", printed("2026.10.15-a1b2c3d"))
-	report, err := Probe(context.Background(), Config{Override: "cursor-agent", Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	report, err := Probe(context.Background(), Config{Override: "cursor-agent", env: env, fs: fsys, runner: run})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/usr/local/bin/cursor-agent --version", "/usr/bin/cursor --version"}, run.Calls())
 	require.Len(t, report.Candidates, 2)
 	assert.Equal(t, discovery.SourceOverride, report.Candidates[0].Source)
-	assert.Equal(t, OutcomeTimeout, report.Candidates[0].Outcome)
+	assert.Equal(t, outcomeTimeout, report.Candidates[0].Outcome)
 	assert.True(t, strings.HasPrefix(report.Candidates[0].Detail, "timeout: --version did not finish within 3s"), report.Candidates[0].Detail)
-	assert.Equal(t, "/usr/bin/cursor", report.BinaryPath)
+	assert.Equal(t, "/usr/bin/cursor", report.Binary.Resolution.Path)
 }
 
 func TestProbeAllFailing(t *testing.T) {
@@ -155,17 +156,12 @@ func TestProbeAllFailing(t *testing.T) {
 	run := newFakeRunner().
 		on("/usr/local/bin/cursor-agent", "--version", runResult{exitCode: -1, signal: 9}).
 		on("/usr/bin/cursor", "--version", runResult{exitCode: 1, stderr: "Error: No Cursor IDE installation found."})
-	getenv := func(name string) string {
-		if name == discovery.EnvBinary {
-			return "/opt/custom/noexec"
-		}
-		return ""
-	}
-	report, err := Probe(context.Background(), Config{Override: "/nowhere/cursor-agent", Env: env, FS: fsys, Getenv: getenv, runner: run})
+	environ := []string{cursor.EnvBinary + "=/opt/custom/noexec"}
+	report, err := Probe(context.Background(), Config{Override: "/nowhere/cursor-agent", Environ: environ, env: env, fs: fsys, runner: run})
 	require.Error(t, err)
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
 	assert.False(t, report.Available)
-	assert.Equal(t, TestedUnknown, report.Tested)
+	assert.Equal(t, cursor.TestedUnknown, report.Tested)
 	outcomes := []string{}
 	for _, c := range report.Candidates {
 		outcomes = append(outcomes, string(c.Source)+" "+c.Outcome)
@@ -190,15 +186,15 @@ func TestProbeStartFailures(t *testing.T) {
 		outcome string
 		prefix  string
 	}{
-		{"ENOENT at start", runResult{exitCode: -1, startErr: failure.Wrap(failure.MissingCLI, errNotExist(), "program not found")}, OutcomeNotFound, "ENOENT: "},
-		{"EACCES at start", runResult{exitCode: -1, startErr: failure.Wrap(failure.Setup, errPermission(), "program cannot be executed")}, OutcomePermission, "EACCES: "},
-		{"plan refused", runResult{exitCode: -1, refused: failure.New(failure.Input, "argument 1 holds %%")}, OutcomeRefused, "refused: "},
-		{"other start failure", runResult{exitCode: -1, startErr: failure.New(failure.Resource, "no pipes")}, OutcomeError, "start failed: "},
+		{"ENOENT at start", runResult{exitCode: -1, startErr: failure.Wrap(failure.MissingCLI, errNotExist(), "program not found")}, outcomeNotFound, "ENOENT: "},
+		{"EACCES at start", runResult{exitCode: -1, startErr: failure.Wrap(failure.Setup, errPermission(), "program cannot be executed")}, outcomePermission, "EACCES: "},
+		{"plan refused", runResult{exitCode: -1, refused: failure.New(failure.Input, "argument 1 holds %%")}, outcomeRefused, "refused: "},
+		{"other start failure", runResult{exitCode: -1, startErr: failure.New(failure.Resource, "no pipes")}, outcomeError, "start failed: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := newFakeRunner().on("/opt/custom/cursor-agent", "--version", tt.result)
-			report, err := ProbeExact(context.Background(), "/opt/custom/cursor-agent", Config{Env: env, FS: fsys, runner: run})
+			report, err := ProbeExact(context.Background(), "/opt/custom/cursor-agent", Config{env: env, fs: fsys, runner: run})
 			require.Error(t, err)
 			assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
 			require.Len(t, report.Candidates, 1)
@@ -212,16 +208,16 @@ func TestProbeStartFailures(t *testing.T) {
 func TestProbeExact(t *testing.T) {
 	env, fsys := posixMachine()
 	run := newFakeRunner().on("/opt/custom/cursor-agent", "--version", printed("2026.10.15-a1b2c3d"))
-	report, err := ProbeExact(context.Background(), "/opt/custom/cursor-agent", Config{Env: env, FS: fsys, runner: run, Override: "/ignored"})
+	report, err := ProbeExact(context.Background(), "/opt/custom/cursor-agent", Config{env: env, fs: fsys, runner: run, Override: "/ignored"})
 	require.NoError(t, err)
-	assert.True(t, report.UsingConfiguredBinaryPath)
-	assert.Equal(t, "/opt/custom/cursor-agent", report.BinaryPath)
+	assert.True(t, (report.Binary.Resolution.Source == discovery.SourceOverride))
+	assert.Equal(t, "/opt/custom/cursor-agent", report.Binary.Resolution.Path)
 
-	_, err = ProbeExact(context.Background(), "  ", Config{Env: env, FS: fsys, runner: run})
+	_, err = ProbeExact(context.Background(), "  ", Config{env: env, fs: fsys, runner: run})
 	assert.Equal(t, failure.Input, failure.KindOf(err))
 
 	run = newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.10.15-a1b2c3d"))
-	report, err = ProbeExact(context.Background(), "/nowhere/cursor-agent", Config{Env: env, FS: fsys, runner: run})
+	report, err = ProbeExact(context.Background(), "/nowhere/cursor-agent", Config{env: env, fs: fsys, runner: run})
 	require.Error(t, err)
 	assert.False(t, report.Available, "a working PATH candidate does not count")
 	assert.Empty(t, run.Calls())
@@ -230,26 +226,26 @@ func TestProbeExact(t *testing.T) {
 func TestProbeOlderBuildIsSetup(t *testing.T) {
 	env, fsys := posixMachine()
 	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.08.11-e8db854"))
-	report, err := Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	report, err := Probe(context.Background(), Config{env: env, fs: fsys, runner: run})
 	require.Error(t, err)
 	assert.Equal(t, failure.Setup, failure.KindOf(err))
 	assert.True(t, report.Available)
-	assert.Equal(t, TestedOlder, report.Tested)
+	assert.Equal(t, cursor.TestedOlder, report.Tested)
 	assert.Contains(t, err.Error(), "2026.08.11")
 
 	run = newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.08.11-e8db854"))
-	iv := Interval{From: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)}
-	report, err = Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, Tested: iv})
+	iv := cursor.Interval{From: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)}
+	report, err = Probe(context.Background(), Config{env: env, fs: fsys, runner: run, tested: iv})
 	require.NoError(t, err)
-	assert.Equal(t, TestedInRange, report.Tested)
+	assert.Equal(t, cursor.TestedInRange, report.Tested)
 }
 
 func TestProbeUnknownVersionIsNotAnError(t *testing.T) {
 	env, fsys := posixMachine()
 	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("weird-build\n"))
-	report, err := Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run, VersionTimeout: time.Second})
+	report, err := Probe(context.Background(), Config{env: env, fs: fsys, runner: run, VersionTimeout: time.Second})
 	require.NoError(t, err)
-	assert.Equal(t, TestedUnknown, report.Tested)
+	assert.Equal(t, cursor.TestedUnknown, report.Tested)
 	assert.Equal(t, "weird-build", report.Version)
 	assert.Equal(t, []time.Duration{time.Second}, run.timeouts)
 }
@@ -258,11 +254,11 @@ func TestProbeCancelled(t *testing.T) {
 	env, fsys := posixMachine()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := Probe(ctx, Config{Env: env, FS: fsys, Getenv: noEnv, runner: newFakeRunner()})
+	_, err := Probe(ctx, Config{env: env, fs: fsys, runner: newFakeRunner()})
 	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
 
 	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", runResult{cancelled: true, exitCode: -1})
-	_, err = Probe(context.Background(), Config{Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	_, err = Probe(context.Background(), Config{env: env, fs: fsys, runner: run})
 	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
 }
 
@@ -271,12 +267,12 @@ func TestProbeWindowsOverrideWithSpaces(t *testing.T) {
 	fsys := discoverytest.NewWindows().File(override, 0o644).File(`C:\Tools\cursor-agent.exe`, 0o644)
 	env := &discovery.Env{GOOS: "windows", Path: `C:\Tools`, Cwd: `C:\work`, SystemDir: `C:\Windows\System32`}
 	run := newFakeRunner().on(override, "--version", printed("2026.10.15-a1b2c3d\r\n"))
-	report, err := Probe(context.Background(), Config{Override: override, Env: env, FS: fsys, Getenv: noEnv, runner: run})
+	report, err := Probe(context.Background(), Config{Override: override, env: env, fs: fsys, runner: run})
 	require.NoError(t, err)
-	assert.Equal(t, override, report.BinaryPath)
-	assert.Equal(t, "cursor-agent.cmd", report.BinaryName)
-	assert.Equal(t, discovery.CmdShim, report.Kind)
-	assert.True(t, report.UsingConfiguredBinaryPath)
+	assert.Equal(t, override, report.Binary.Resolution.Path)
+	assert.Equal(t, "cursor-agent.cmd", report.Binary.Resolution.Name)
+	assert.Equal(t, discovery.CmdShim, report.Binary.Resolution.Kind)
+	assert.True(t, (report.Binary.Resolution.Source == discovery.SourceOverride))
 	assert.Equal(t, []string{override + " --version"}, run.Calls())
 }
 
@@ -296,11 +292,11 @@ func TestClassifyWrapperExits(t *testing.T) {
 		detail  string
 	}{
 		{"cmd shim target gone", runResult{exitCode: 1, stderr: "'node' is not recognized as an internal or external command,\r\noperable program or batch file."},
-			OutcomeNotFound, "ENOENT: exit 1: the shim's target is missing: 'node' is not recognized as an internal or external command, operable program or batch file."},
-		{"shell: not found", runResult{exitCode: 127, stderr: "/x/cursor-agent: 3: exec: node: not found"}, OutcomeNotFound, "ENOENT: exit 127: /x/cursor-agent: 3: exec: node: not found"},
-		{"shell: cannot execute", runResult{exitCode: 126, stderr: "Permission denied"}, OutcomePermission, "EACCES: exit 126: Permission denied"},
-		{"plain exit", runResult{exitCode: 4}, OutcomeExit, "exit 4"},
-		{"stdout only", runResult{exitCode: 4, stdout: []byte("oops\n")}, OutcomeExit, "exit 4: oops"},
+			outcomeNotFound, "ENOENT: exit 1: the shim's target is missing: 'node' is not recognized as an internal or external command, operable program or batch file."},
+		{"shell: not found", runResult{exitCode: 127, stderr: "/x/cursor-agent: 3: exec: node: not found"}, outcomeNotFound, "ENOENT: exit 127: /x/cursor-agent: 3: exec: node: not found"},
+		{"shell: cannot execute", runResult{exitCode: 126, stderr: "Permission denied"}, outcomePermission, "EACCES: exit 126: Permission denied"},
+		{"plain exit", runResult{exitCode: 4}, outcomeExit, "exit 4"},
+		{"stdout only", runResult{exitCode: 4, stdout: []byte("oops\n")}, outcomeExit, "exit 4: oops"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,24 +1,30 @@
 package probe
 
 import (
+	"encoding/json/v2"
 	"time"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 )
 
 // Candidate outcomes of a --version probe (CandidateResult.Outcome). Each
 // failure names its cause the way operators search for it.
 const (
-	OutcomeOK         = "ok"                // --version exited 0: this candidate works
-	OutcomeNotFound   = "not-found"         // ENOENT: no such file, or nothing launchable on PATH
-	OutcomePermission = "permission-denied" // EACCES: found but not executable
-	OutcomeTimeout    = "timeout"           // did not finish within its bound; its tree was killed
-	OutcomeExit       = "exit-nonzero"      // ran and exited non-zero (or died of a signal)
-	OutcomeRefused    = "refused"           // the value or its launch plan was refused before anything ran
-	OutcomeError      = "error"             // could not be started for another reason
+	outcomeOK         = "ok"                // --version exited 0: this candidate works
+	outcomeNotFound   = "not-found"         // ENOENT: no such file, or nothing launchable on PATH
+	outcomePermission = "permission-denied" // EACCES: found but not executable
+	outcomeTimeout    = "timeout"           // did not finish within its bound; its tree was killed
+	outcomeExit       = "exit-nonzero"      // ran and exited non-zero (or died of a signal)
+	outcomeRefused    = "refused"           // the value or its launch plan was refused before anything ran
+	outcomeError      = "error"             // could not be started for another reason
 )
 
 // CandidateResult is the verdict on one candidate's --version probe.
+// Outcome is ok, not-found (ENOENT: no such file, or nothing launchable on
+// PATH), permission-denied (EACCES), timeout (its tree was killed),
+// exit-nonzero (or died of a signal), refused (the value or its launch
+// plan was refused before anything ran) or error.
 type CandidateResult struct {
 	// Candidate is the value tried: a configured path or a bare name.
 	Candidate string           `json:"candidate"`
@@ -26,75 +32,78 @@ type CandidateResult struct {
 	// Path is the file it resolved to, when it resolved.
 	Path    string `json:"path,omitempty"`
 	Outcome string `json:"outcome"`
-	// Detail is bounded (BoundDetail) and starts with ENOENT, EACCES,
+	// Detail is bounded (detail.Bound) and starts with ENOENT, EACCES,
 	// timeout or "exit N" for those failures.
 	Detail string `json:"detail,omitempty"`
 }
 
-// Report is the result of a --version probe, with SPEC.md's probe fields.
-// It is filled in also when Probe returns an error.
+// Report is the result of a --version probe. It is filled in also when
+// Probe returns an error. It marshals as `cursorkit probe --json`
+// (docs/contract.md): available, binaryPath, binaryName, kind, source,
+// usingConfiguredBinaryPath (the effective binary is the configured
+// override itself), version, tested, candidates and diagnostics.
 type Report struct {
 	// Available reports that a candidate's --version succeeded. It stays
 	// true for a build older than tested (Probe then also returns a setup
 	// error).
-	Available  bool             `json:"available"`
-	BinaryPath string           `json:"binaryPath"`
-	BinaryName string           `json:"binaryName"`
-	Kind       discovery.Kind   `json:"kind"`
-	Source     discovery.Source `json:"source"`
-	// UsingConfiguredBinaryPath reports that the effective binary is the
-	// configured override (settings cursorCliBinaryPath or --binary).
-	UsingConfiguredBinaryPath bool `json:"usingConfiguredBinaryPath"`
+	Available bool
+	// Binary is the effective binary, when Available: how it was found,
+	// and whether one was configured. Status, Models and cursor.Run run
+	// exactly this file.
+	Binary cursor.Binary
 	// Version is the first token --version printed (bounded).
-	Version string `json:"version"`
-	// VersionSource is SourceCLI when --version ran for this report and
-	// SourceCache when its answer came from the VersionCache; "" when no
-	// candidate answered.
-	VersionSource string `json:"versionSource,omitempty"`
-	Tested        Tested `json:"tested"`
-	// BuildDate ("2026.10.15") and BuildHash come from Version when it
-	// parses as a Cursor build.
-	BuildDate string `json:"buildDate,omitempty"`
-	BuildHash string `json:"buildHash,omitempty"`
+	Version string
+	Tested  cursor.Tested
 	// Candidates lists every candidate tried, in order, up to and including
 	// the effective one.
-	Candidates []CandidateResult `json:"candidates"`
+	Candidates []CandidateResult
 	// Diagnostics are bounded lines for people: earlier candidates'
 	// failures (a configured override's first), resolution warnings, and
 	// the build's relation to the tested interval.
-	Diagnostics []string `json:"diagnostics"`
-
-	// Resolution is how the effective binary was found; status and models
-	// run exactly this file.
-	Resolution discovery.Resolution `json:"-"`
-	// Parsed is Version parsed.
-	Parsed Version `json:"-"`
+	Diagnostics []string
 }
 
-// StatusReport is `cursorkit status`: the probe's fields plus the auth
-// verdict (authenticated, authState, reason, ...).
-type StatusReport struct {
-	Report
-	Auth
+// MarshalJSON writes the shape documented on Report.
+func (r Report) MarshalJSON() ([]byte, error) {
+	res := r.Binary.Resolution
+	return json.Marshal(struct {
+		Available                 bool              `json:"available"`
+		BinaryPath                string            `json:"binaryPath"`
+		BinaryName                string            `json:"binaryName"`
+		Kind                      discovery.Kind    `json:"kind"`
+		Source                    discovery.Source  `json:"source"`
+		UsingConfiguredBinaryPath bool              `json:"usingConfiguredBinaryPath"`
+		Version                   string            `json:"version"`
+		Tested                    cursor.Tested     `json:"tested"`
+		Candidates                []CandidateResult `json:"candidates"`
+		Diagnostics               []string          `json:"diagnostics"`
+	}{r.Available, res.Path, res.Name, res.Kind, res.Source, res.Path != "" && res.Source == discovery.SourceOverride,
+		r.Version, r.Tested, orEmpty(r.Candidates), orEmpty(r.Diagnostics)})
+}
+
+// orEmpty makes a nil slice marshal as [].
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // Answer sources (ModelsReport.Source, Report.VersionSource).
 const (
-	SourceCLI   = "cli"   // the command ran just now
-	SourceCache = "cache" // read from the catalog or version cache
+	sourceCLI   = "cli"   // the command ran just now
+	sourceCache = "cache" // read from the catalog or version cache
 )
 
 // ModelsReport is `cursorkit models`: the catalog of the effective binary.
 type ModelsReport struct {
 	Models []Model `json:"models"`
-	// Source is SourceCLI or SourceCache.
+	// Source is "cli" (the command ran just now) or "cache".
 	Source string `json:"source"`
 	// Empty reports the agent's explicit "No models available for this
 	// account." state.
-	Empty      bool      `json:"empty"`
-	FetchedAt  time.Time `json:"fetchedAt"`
-	BinaryPath string    `json:"binaryPath"`
-	Version    string    `json:"version"`
+	Empty     bool      `json:"empty"`
+	FetchedAt time.Time `json:"fetchedAt"`
 	// Diagnostics are bounded lines: unrecognized output lines, cache
 	// problems.
 	Diagnostics []string `json:"diagnostics"`

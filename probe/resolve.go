@@ -5,17 +5,8 @@ import (
 	"strings"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
-
-// Resolved is the catalog id a model request resolved to.
-type Resolved struct {
-	// ID is the value to pass to --model.
-	ID string `json:"id"`
-	// EffortApplied reports whether the requested effort is encoded in ID.
-	// It is false when no effort was requested, when the value passed
-	// through unchanged, and when the model has no effort variants.
-	EffortApplied bool `json:"effortApplied"`
-}
 
 // knownEfforts are the effort words Cursor encodes in flattened catalog ids
 // (muse-spark-1.3-xhigh, grok-4.7-high-fast); they tell an effort variant
@@ -38,20 +29,23 @@ const maxListedVariants = 12
 //     whose id exists but that has no effort variants resolves to its exact
 //     id with EffortApplied false.
 //
-// Anything else is a failure.Input error that lists the available variants
-// (bounded).
-func ResolveModel(catalog []Model, model, effort string) (Resolved, error) {
+// It returns the value to pass to --model, and whether the requested
+// effort is encoded in it (false when no effort was requested, when the
+// value passed through unchanged, and when the model has no effort
+// variants). Anything else is a failure.Input error that lists the
+// available variants (bounded).
+func ResolveModel(catalog []Model, model, effort string) (id string, effortApplied bool, err error) {
 	model = strings.TrimSpace(model)
 	if model == "" {
-		return Resolved{}, failure.New(failure.Input, "no model given")
+		return "", false, failure.New(failure.Input, "no model given")
 	}
 	if strings.Contains(model, "[") {
-		return Resolved{ID: model}, nil
+		return model, false, nil
 	}
 	lower := strings.ToLower(model)
 	if lower == "auto" || lower == "default" {
-		return Resolved{}, failure.New(failure.Input,
-			"model %q is refused: name a catalog model (auto routes to a model no event reports)", BoundDetail(model))
+		return "", false, failure.New(failure.Input,
+			"model %q is refused: name a catalog model (auto routes to a model no event reports)", detail.Bound(model))
 	}
 	ids := make(map[string]string, len(catalog))
 	for _, m := range catalog {
@@ -64,9 +58,9 @@ func ResolveModel(catalog []Model, model, effort string) (Resolved, error) {
 	effort = strings.ToLower(strings.TrimSpace(effort))
 	if effort == "" || effort == "default" {
 		if hasExact {
-			return Resolved{ID: exact}, nil
+			return exact, false, nil
 		}
-		return Resolved{}, noMatch(catalog, lower, model, "")
+		return "", false, noMatch(catalog, lower, model, "")
 	}
 
 	base, fast := strings.CutSuffix(lower, "-fast")
@@ -74,24 +68,24 @@ func ResolveModel(catalog []Model, model, effort string) (Resolved, error) {
 	if hasExact {
 		for _, e := range efforts {
 			if strings.HasSuffix(lower, "-"+e) || (fast && strings.HasSuffix(base, "-"+e)) {
-				return Resolved{ID: exact, EffortApplied: true}, nil
+				return exact, true, nil
 			}
 		}
 	}
 	for _, e := range efforts {
 		if id, ok := ids[lower+"-"+e]; ok {
-			return Resolved{ID: id, EffortApplied: true}, nil
+			return id, true, nil
 		}
 		if fast {
 			if id, ok := ids[base+"-"+e+"-fast"]; ok {
-				return Resolved{ID: id, EffortApplied: true}, nil
+				return id, true, nil
 			}
 		}
 	}
 	if hasExact && !hasEffortVariants(ids, lower, effort) {
-		return Resolved{ID: exact}, nil
+		return exact, false, nil
 	}
-	return Resolved{}, noMatch(catalog, lower, model, effort)
+	return "", false, noMatch(catalog, lower, model, effort)
 }
 
 // effortSpellings returns effort and its alternative spelling, if any.
@@ -137,9 +131,9 @@ func noMatch(catalog []Model, lower, model, effort string) error {
 			family = append(family, m.ID)
 		}
 	}
-	what := fmt.Sprintf("model %q", BoundDetail(model))
+	what := fmt.Sprintf("model %q", detail.Bound(model))
 	if effort != "" {
-		what = fmt.Sprintf("model %q with effort %q", BoundDetail(model), BoundDetail(effort))
+		what = fmt.Sprintf("model %q with effort %q", detail.Bound(model), detail.Bound(effort))
 	}
 	switch {
 	case len(catalog) == 0:

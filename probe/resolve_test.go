@@ -18,35 +18,46 @@ func catalogOf(ids ...string) []Model {
 	return models
 }
 
+// resolved is ResolveModel's answer as one value, for tables.
+type resolved struct {
+	ID            string
+	EffortApplied bool
+}
+
+func resolve(catalog []Model, model, effort string) (resolved, error) {
+	id, applied, err := ResolveModel(catalog, model, effort)
+	return resolved{id, applied}, err
+}
+
 func TestResolveModel(t *testing.T) {
 	catalog := catalogOf("auto", "composer-2.5", "composer-2.5-fast", "muse-spark-1.3-low", "muse-spark-1.3-high",
 		"muse-spark-1.3-extra-high", "grok-4.7-high", "grok-4.7-high-fast", "grok-4.7-low-fast", "gpt-5", "gpt-5-high",
 		"Sonnet-4.5", "opus-4.1-xhigh")
 	tests := []struct {
 		name, model, effort string
-		want                Resolved
+		want                resolved
 	}{
-		{"bracket passes through", "claude-opus-4-8[context=1m,effort=high]", "low", Resolved{ID: "claude-opus-4-8[context=1m,effort=high]"}},
-		{"bracket not in catalog passes through", "x[y]", "", Resolved{ID: "x[y]"}},
-		{"exact id, no effort", "composer-2.5", "", Resolved{ID: "composer-2.5"}},
-		{"exact id, effort default", "gpt-5", "default", Resolved{ID: "gpt-5"}},
-		{"exact id, case-insensitive, catalog spelling", "sonnet-4.5", "", Resolved{ID: "Sonnet-4.5"}},
-		{"trimmed", "  gpt-5 ", "", Resolved{ID: "gpt-5"}},
-		{"model-effort", "muse-spark-1.3", "high", Resolved{ID: "muse-spark-1.3-high", EffortApplied: true}},
-		{"effort case-insensitive", "muse-spark-1.3", "HIGH", Resolved{ID: "muse-spark-1.3-high", EffortApplied: true}},
-		{"xhigh as extra-high", "muse-spark-1.3", "xhigh", Resolved{ID: "muse-spark-1.3-extra-high", EffortApplied: true}},
-		{"extra-high as xhigh", "opus-4.1", "extra-high", Resolved{ID: "opus-4.1-xhigh", EffortApplied: true}},
-		{"fast model: base-effort-fast", "grok-4.7-fast", "low", Resolved{ID: "grok-4.7-low-fast", EffortApplied: true}},
-		{"fast model: high", "grok-4.7-fast", "high", Resolved{ID: "grok-4.7-high-fast", EffortApplied: true}},
-		{"exact id that already encodes the effort", "muse-spark-1.3-high", "high", Resolved{ID: "muse-spark-1.3-high", EffortApplied: true}},
-		{"exact fast id that already encodes the effort", "grok-4.7-high-fast", "high", Resolved{ID: "grok-4.7-high-fast", EffortApplied: true}},
-		{"exact id with an effort variant", "gpt-5", "high", Resolved{ID: "gpt-5-high", EffortApplied: true}},
-		{"no effort variants: exact, not applied", "composer-2.5", "high", Resolved{ID: "composer-2.5"}},
-		{"fast model without effort variants", "composer-2.5-fast", "xhigh", Resolved{ID: "composer-2.5-fast"}},
+		{"bracket passes through", "claude-opus-4-8[context=1m,effort=high]", "low", resolved{ID: "claude-opus-4-8[context=1m,effort=high]"}},
+		{"bracket not in catalog passes through", "x[y]", "", resolved{ID: "x[y]"}},
+		{"exact id, no effort", "composer-2.5", "", resolved{ID: "composer-2.5"}},
+		{"exact id, effort default", "gpt-5", "default", resolved{ID: "gpt-5"}},
+		{"exact id, case-insensitive, catalog spelling", "sonnet-4.5", "", resolved{ID: "Sonnet-4.5"}},
+		{"trimmed", "  gpt-5 ", "", resolved{ID: "gpt-5"}},
+		{"model-effort", "muse-spark-1.3", "high", resolved{ID: "muse-spark-1.3-high", EffortApplied: true}},
+		{"effort case-insensitive", "muse-spark-1.3", "HIGH", resolved{ID: "muse-spark-1.3-high", EffortApplied: true}},
+		{"xhigh as extra-high", "muse-spark-1.3", "xhigh", resolved{ID: "muse-spark-1.3-extra-high", EffortApplied: true}},
+		{"extra-high as xhigh", "opus-4.1", "extra-high", resolved{ID: "opus-4.1-xhigh", EffortApplied: true}},
+		{"fast model: base-effort-fast", "grok-4.7-fast", "low", resolved{ID: "grok-4.7-low-fast", EffortApplied: true}},
+		{"fast model: high", "grok-4.7-fast", "high", resolved{ID: "grok-4.7-high-fast", EffortApplied: true}},
+		{"exact id that already encodes the effort", "muse-spark-1.3-high", "high", resolved{ID: "muse-spark-1.3-high", EffortApplied: true}},
+		{"exact fast id that already encodes the effort", "grok-4.7-high-fast", "high", resolved{ID: "grok-4.7-high-fast", EffortApplied: true}},
+		{"exact id with an effort variant", "gpt-5", "high", resolved{ID: "gpt-5-high", EffortApplied: true}},
+		{"no effort variants: exact, not applied", "composer-2.5", "high", resolved{ID: "composer-2.5"}},
+		{"fast model without effort variants", "composer-2.5-fast", "xhigh", resolved{ID: "composer-2.5-fast"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ResolveModel(catalog, tt.model, tt.effort)
+			got, err := resolve(catalog, tt.model, tt.effort)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
@@ -70,7 +81,7 @@ func TestResolveModelRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ResolveModel(catalog, tt.model, tt.effort)
+			_, _, err := ResolveModel(catalog, tt.model, tt.effort)
 			require.Error(t, err)
 			assert.Equal(t, failure.Input, failure.KindOf(err))
 			for _, m := range tt.mentions {
@@ -81,7 +92,7 @@ func TestResolveModelRefusals(t *testing.T) {
 }
 
 func TestResolveModelEmptyCatalogAndBoundedList(t *testing.T) {
-	_, err := ResolveModel(nil, "gpt-5", "")
+	_, _, err := ResolveModel(nil, "gpt-5", "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "catalog is empty")
 
@@ -89,7 +100,7 @@ func TestResolveModelEmptyCatalogAndBoundedList(t *testing.T) {
 	for i := range 40 {
 		ids = append(ids, "m"+strings.Repeat("x", i))
 	}
-	_, err = ResolveModel(catalogOf(ids...), "zzz", "")
+	_, _, err = ResolveModel(catalogOf(ids...), "zzz", "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "and 28 more")
 }
@@ -100,7 +111,7 @@ func FuzzResolveModel(f *testing.F) {
 	f.Add("x[y]", "", "")
 	f.Fuzz(func(t *testing.T, model, effort, ids string) {
 		catalog := catalogOf(strings.Split(ids, ",")...)
-		got, err := ResolveModel(catalog, model, effort)
+		got, err := resolve(catalog, model, effort)
 		if err != nil {
 			if failure.KindOf(err) != failure.Input {
 				t.Fatalf("error of kind %s", failure.KindOf(err))

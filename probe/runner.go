@@ -10,6 +10,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 // runner runs one Cursor CLI command on a resolved binary under a bound.
@@ -49,52 +50,52 @@ func (r runResult) ok() bool {
 // classify turns a failed run into a candidate outcome and a bounded
 // detail naming the cause: ENOENT, EACCES, timeout or the exit code, with
 // the agent's own words (its stderr tail, else stdout) when it said any.
-func classify(r runResult, what string, timeout time.Duration) (outcome, detail string) {
+func classify(r runResult, what string, timeout time.Duration) (outcome, why string) {
 	said := agentMessage(r.stdout, []byte(r.stderr))
 	switch {
 	case r.cancelled:
-		return OutcomeError, "cancelled"
+		return outcomeError, "cancelled"
 	case r.refused != nil:
-		return OutcomeRefused, BoundDetail("refused: " + r.refused.Error())
+		return outcomeRefused, detail.Bound("refused: " + r.refused.Error())
 	case r.startErr != nil:
 		return classifyStartErr(r.startErr)
 	case r.timedOut:
-		return OutcomeTimeout, BoundDetail(fmt.Sprintf("timeout: %s did not finish within %s; its process tree was killed", what, timeout))
+		return outcomeTimeout, detail.Bound(fmt.Sprintf("timeout: %s did not finish within %s; its process tree was killed", what, timeout))
 	case r.signal != 0:
-		return OutcomeExit, BoundDetail(fmt.Sprintf("killed by signal %d", r.signal) + detailSuffix(said))
+		return outcomeExit, detail.Bound(fmt.Sprintf("killed by signal %d", r.signal) + detailSuffix(said))
 	case r.exitCode == 9009 || strings.Contains(strings.ToLower(said), "as an internal or external command"):
 		// cmd.exe ran the shim, but the program the shim names is gone
 		// (9009 is cmd's exit code for "not recognized").
-		return OutcomeNotFound, BoundDetail(fmt.Sprintf("ENOENT: exit %d: the shim's target is missing", r.exitCode) + detailSuffix(said))
+		return outcomeNotFound, detail.Bound(fmt.Sprintf("ENOENT: exit %d: the shim's target is missing", r.exitCode) + detailSuffix(said))
 	case r.exitCode == 127:
 		// A shell's "command not found" (a wrapper script whose target is gone).
-		return OutcomeNotFound, BoundDetail("ENOENT: exit 127" + detailSuffix(said))
+		return outcomeNotFound, detail.Bound("ENOENT: exit 127" + detailSuffix(said))
 	case r.exitCode == 126:
 		// A shell's "found but cannot execute".
-		return OutcomePermission, BoundDetail("EACCES: exit 126" + detailSuffix(said))
+		return outcomePermission, detail.Bound("EACCES: exit 126" + detailSuffix(said))
 	}
-	return OutcomeExit, BoundDetail(fmt.Sprintf("exit %d", r.exitCode) + detailSuffix(said))
+	return outcomeExit, detail.Bound(fmt.Sprintf("exit %d", r.exitCode) + detailSuffix(said))
 }
 
 // classifyStartErr names why a child could not be started.
-func classifyStartErr(err error) (outcome, detail string) {
+func classifyStartErr(err error) (outcome, why string) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || failure.KindOf(err) == failure.MissingCLI:
-		return OutcomeNotFound, BoundDetail("ENOENT: " + err.Error())
+		return outcomeNotFound, detail.Bound("ENOENT: " + err.Error())
 	case errors.Is(err, fs.ErrPermission):
-		return OutcomePermission, BoundDetail("EACCES: " + err.Error())
+		return outcomePermission, detail.Bound("EACCES: " + err.Error())
 	}
-	return OutcomeError, BoundDetail("start failed: " + err.Error())
+	return outcomeError, detail.Bound("start failed: " + err.Error())
 }
 
 // classifyResolveErr names why discovery found no launchable file.
-func classifyResolveErr(err error) (outcome, detail string) {
+func classifyResolveErr(err error) (outcome, why string) {
 	msg := err.Error()
 	switch {
 	case failure.KindOf(err) == failure.Input:
-		return OutcomeRefused, BoundDetail("refused: " + msg)
+		return outcomeRefused, detail.Bound("refused: " + msg)
 	case strings.Contains(msg, "not executable"):
-		return OutcomePermission, BoundDetail("EACCES: " + msg)
+		return outcomePermission, detail.Bound("EACCES: " + msg)
 	}
-	return OutcomeNotFound, BoundDetail("ENOENT: " + msg)
+	return outcomeNotFound, detail.Bound("ENOENT: " + msg)
 }

@@ -19,8 +19,10 @@ const (
 
 // supervisedRunner plans a command with shim and runs it under supervise:
 // a total deadline, no stop grace (a probe is killed with its whole tree at
-// once), stdout kept up to maxProbeStdout in lines of at most
-// maxProbeLine bytes, and a bounded stderr tail.
+// once), no drain grace (a leftover holding the pipes after the command
+// exited is killed as soon as what they hold is read), stdout kept up to
+// maxProbeStdout in lines of at most maxProbeLine bytes, and a bounded
+// stderr tail.
 type supervisedRunner struct {
 	shim shim.Options
 	env  []string
@@ -36,17 +38,16 @@ func (s supervisedRunner) run(ctx context.Context, res discovery.Resolution, arg
 	o := supervise.Run(ctx, plan, supervise.Options{
 		Env:             s.env,
 		TotalTimeout:    timeout,
-		StopGrace:       -1,
-		DrainGrace:      min(timeout, supervise.DefaultDrainGrace),
 		MaxLineBytes:    maxProbeLine,
 		StderrTailBytes: maxProbeStderrTail,
-		KeepLineEndings: true,
-		OnLine: func(line []byte) {
+		Lines:           supervise.KeepEndings,
+		OnLine: func(line []byte) error {
 			if out.Len()+len(line) > maxProbeStdout {
 				truncated = true
-				return
+				return nil
 			}
 			out.Write(line)
+			return nil
 		},
 		OnOversizedLine: func(int64) { truncated = true },
 	})

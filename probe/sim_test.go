@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
@@ -59,11 +60,11 @@ func newSimMachine(t testing.TB, scenarios ...string) *simMachine {
 	env.Path = m.bin
 	env.Cwd = root
 	m.cfg = Config{
-		Env:    &env,
-		Getenv: noEnv,
-		ChildEnv: simtest.Env(agentsim.Scenario(scenarios...), agentsim.EnvPIDDir+"="+m.pids,
+		env: &env,
+
+		Environ: simtest.Env(agentsim.Scenario(scenarios...), agentsim.EnvPIDDir+"="+m.pids,
 			agentsim.EnvRecord+"="+m.record, agentsim.EnvHangLimit+"=2m"),
-		Cache:          &CatalogCache{Dir: filepath.Join(root, "cache")},
+		CacheDir:       filepath.Join(root, "cache"),
 		VersionTimeout: roomyBound,
 		StatusTimeout:  roomyBound,
 		ModelsTimeout:  roomyBound,
@@ -116,40 +117,40 @@ func TestSimProbeStatusModels(t *testing.T) {
 
 	report, err := Probe(ctx, m.cfg)
 	require.NoError(t, err)
-	assert.Equal(t, agent, report.BinaryPath)
+	assert.Equal(t, agent, report.Binary.Resolution.Path)
 	assert.Equal(t, agentsim.DefaultVersion, report.Version)
-	assert.Equal(t, TestedInRange, report.Tested)
-	assert.Equal(t, discovery.SourcePath, report.Source)
+	assert.Equal(t, cursor.TestedInRange, report.Tested)
+	assert.Equal(t, discovery.SourcePath, report.Binary.Resolution.Source)
 
-	a, err := StatusOf(ctx, m.cfg, report)
+	a, err := Status(ctx, m.cfg, report)
 	require.NoError(t, err)
 	assert.Equal(t, AuthAuthenticated, a.State)
 	assert.JSONEq(t, `{"email":"`+agentsim.DefaultEmail+`"}`, string(a.UserInfo))
 
-	mr, err := ModelsOf(ctx, m.cfg, report, false)
+	mr, err := Models(ctx, m.cfg, report, false)
 	require.NoError(t, err)
-	assert.Equal(t, SourceCLI, mr.Source)
+	assert.Equal(t, sourceCLI, mr.Source)
 	want := agentsim.Models()
 	require.Len(t, mr.Models, len(want))
 	for i, w := range want {
 		assert.Equal(t, Model{ID: w.ID, Label: w.Label, Current: w.Current, Default: w.Default}, mr.Models[i])
 	}
-	mr, err = ModelsOf(ctx, m.cfg, report, false)
+	mr, err = Models(ctx, m.cfg, report, false)
 	require.NoError(t, err)
-	assert.Equal(t, SourceCache, mr.Source)
+	assert.Equal(t, sourceCache, mr.Source)
 	assert.Equal(t, 1, m.invocations(t, "models"), "the cache answered the second call")
 	assert.Equal(t, 0, m.invocations(t, "--list-models"))
 
-	resolved, err := ResolveModel(mr.Models, "gpt-5.1-codex", "xhigh")
+	got, err := resolve(mr.Models, "gpt-5.1-codex", "xhigh")
 	require.NoError(t, err)
-	assert.Equal(t, Resolved{ID: "gpt-5.1-codex-extra-high", EffortApplied: true}, resolved)
-	resolved, err = ResolveModel(mr.Models, "gpt-5.1-codex-fast", "high")
+	assert.Equal(t, resolved{ID: "gpt-5.1-codex-extra-high", EffortApplied: true}, got)
+	got, err = resolve(mr.Models, "gpt-5.1-codex-fast", "high")
 	require.NoError(t, err)
-	assert.Equal(t, Resolved{ID: "gpt-5.1-codex-high-fast", EffortApplied: true}, resolved)
-	resolved, err = ResolveModel(mr.Models, "grok", "high")
+	assert.Equal(t, resolved{ID: "gpt-5.1-codex-high-fast", EffortApplied: true}, got)
+	got, err = resolve(mr.Models, "grok", "high")
 	require.NoError(t, err)
-	assert.Equal(t, Resolved{ID: "grok"}, resolved)
-	_, err = ResolveModel(mr.Models, "auto", "")
+	assert.Equal(t, resolved{ID: "grok"}, got)
+	_, _, err = ResolveModel(mr.Models, "auto", "")
 	assert.Equal(t, failure.Input, failure.KindOf(err))
 }
 
@@ -169,20 +170,20 @@ func TestSimOverrideWithSpaces(t *testing.T) {
 	cfg.Override = override
 	report, err := Probe(context.Background(), cfg)
 	require.NoError(t, err)
-	assert.Equal(t, override, report.BinaryPath)
-	assert.True(t, report.UsingConfiguredBinaryPath)
+	assert.Equal(t, override, report.Binary.Resolution.Path)
+	assert.True(t, (report.Binary.Resolution.Source == discovery.SourceOverride))
 	if runtime.GOOS == "windows" {
-		assert.Equal(t, discovery.CmdShim, report.Kind)
+		assert.Equal(t, discovery.CmdShim, report.Binary.Resolution.Kind)
 	}
-	assert.Equal(t, TestedInRange, report.Tested)
+	assert.Equal(t, cursor.TestedInRange, report.Tested)
 
-	a, err := StatusOf(context.Background(), cfg, report)
+	a, err := Status(context.Background(), cfg, report)
 	require.NoError(t, err, "status runs through the same shim")
 	assert.True(t, a.Authenticated)
 
 	exact, err := ProbeExact(context.Background(), override, m.cfg)
 	require.NoError(t, err)
-	assert.Equal(t, override, exact.BinaryPath)
+	assert.Equal(t, override, exact.Binary.Resolution.Path)
 }
 
 func TestSimFailingOverrideWithWorkingPath(t *testing.T) {
@@ -194,10 +195,10 @@ func TestSimFailingOverrideWithWorkingPath(t *testing.T) {
 
 	report, err := Probe(context.Background(), cfg)
 	require.NoError(t, err)
-	assert.Equal(t, agent, report.BinaryPath)
-	assert.False(t, report.UsingConfiguredBinaryPath)
+	assert.Equal(t, agent, report.Binary.Resolution.Path)
+	assert.False(t, (report.Binary.Resolution.Source == discovery.SourceOverride))
 	require.Len(t, report.Candidates, 2)
-	assert.Equal(t, OutcomeExit, report.Candidates[0].Outcome)
+	assert.Equal(t, outcomeExit, report.Candidates[0].Outcome)
 	assert.Equal(t, "exit 3: Error: broken install", report.Candidates[0].Detail)
 	require.NotEmpty(t, report.Diagnostics)
 	assert.Contains(t, report.Diagnostics[0], "override ")
@@ -220,7 +221,7 @@ func TestSimBothFailing(t *testing.T) {
 	assert.False(t, report.Available)
 	require.Len(t, report.Candidates, 3)
 	for _, c := range report.Candidates {
-		assert.Equal(t, OutcomeNotFound, c.Outcome, c.Detail)
+		assert.Equal(t, outcomeNotFound, c.Outcome, c.Detail)
 		assert.True(t, strings.HasPrefix(c.Detail, "ENOENT: "), c.Detail)
 	}
 	msg := err.Error()
@@ -238,9 +239,9 @@ func TestSimOverrideEqualToCursorAgentTriedOnce(t *testing.T) {
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
 	require.Len(t, report.Candidates, 2, "cursor-agent once, then cursor")
 	assert.Equal(t, discovery.SourceOverride, report.Candidates[0].Source)
-	assert.Equal(t, OutcomeExit, report.Candidates[0].Outcome)
+	assert.Equal(t, outcomeExit, report.Candidates[0].Outcome)
 	assert.Contains(t, report.Candidates[0].Detail, "Cannot find module")
-	assert.Equal(t, OutcomeNotFound, report.Candidates[1].Outcome)
+	assert.Equal(t, outcomeNotFound, report.Candidates[1].Outcome)
 	assert.Equal(t, 1, m.invocations(t, "--version"))
 }
 
@@ -255,7 +256,7 @@ func TestSimSlowVersionKilledWithItsTree(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
 	require.NotEmpty(t, report.Candidates)
-	assert.Equal(t, OutcomeTimeout, report.Candidates[0].Outcome)
+	assert.Equal(t, outcomeTimeout, report.Candidates[0].Outcome)
 	assert.Contains(t, report.Candidates[0].Detail, "timeout: --version did not finish within 5s")
 	procs, rerr := simtest.Recorded(m.pids)
 	require.NoError(t, rerr)
@@ -273,16 +274,16 @@ func TestSimAuthStates(t *testing.T) {
 		state    AuthState
 		reason   string
 	}{
-		{"", AuthAuthenticated, ReasonLoggedIn},
-		{agentsim.ScenarioUnauthenticated, AuthUnauthenticated, ReasonNotLoggedIn},
-		{agentsim.ScenarioKeychainLocked, AuthKeychainLocked, ReasonKeychainLocked},
-		{agentsim.ScenarioIDEMissing, AuthIDEMissing, ReasonIDEMissing},
-		{agentsim.ScenarioStatusNoise, AuthAuthenticated, ReasonLoggedIn},
-		{agentsim.ScenarioStatusMalformed, AuthUnauthenticated, ReasonMalformedJSON},
-		{agentsim.ScenarioStatusEmpty, AuthUnauthenticated, ReasonEmptyOutput},
-		{agentsim.ScenarioStatusMissingField, AuthUnauthenticated, ReasonMissingField},
-		{agentsim.ScenarioStatusError, AuthUnauthenticated, ReasonNonZeroExit},
-		{agentsim.ScenarioSlowStatus, AuthUnknown, ReasonStatusTimeout},
+		{"", AuthAuthenticated, reasonLoggedIn},
+		{agentsim.ScenarioUnauthenticated, AuthUnauthenticated, reasonNotLoggedIn},
+		{agentsim.ScenarioKeychainLocked, AuthKeychainLocked, reasonKeychainLocked},
+		{agentsim.ScenarioIDEMissing, AuthIDEMissing, reasonIDEMissing},
+		{agentsim.ScenarioStatusNoise, AuthAuthenticated, reasonLoggedIn},
+		{agentsim.ScenarioStatusMalformed, AuthUnauthenticated, reasonMalformedJSON},
+		{agentsim.ScenarioStatusEmpty, AuthUnauthenticated, reasonEmptyOutput},
+		{agentsim.ScenarioStatusMissingField, AuthUnauthenticated, reasonMissingField},
+		{agentsim.ScenarioStatusError, AuthUnauthenticated, reasonNonZeroExit},
+		{agentsim.ScenarioSlowStatus, AuthUnknown, reasonStatusTimeout},
 	}
 	for _, tt := range tests {
 		t.Run("scenario "+tt.scenario, func(t *testing.T) {
@@ -292,7 +293,9 @@ func TestSimAuthStates(t *testing.T) {
 			if tt.scenario == agentsim.ScenarioSlowStatus {
 				cfg.StatusTimeout = shortBound
 			}
-			sr, err := Status(context.Background(), cfg)
+			report, err := Probe(context.Background(), cfg)
+			require.NoError(t, err)
+			sr, err := Status(context.Background(), cfg, report)
 			assert.Equal(t, tt.state, sr.State)
 			assert.Equal(t, tt.reason, sr.Reason, sr.Detail)
 			assert.Equal(t, tt.state == AuthAuthenticated, sr.Authenticated)
@@ -323,7 +326,9 @@ func TestSimModelsShapes(t *testing.T) {
 			if tt.scenario == agentsim.ScenarioSlowModels {
 				cfg.ModelsTimeout = shortBound
 			}
-			mr, err := Models(context.Background(), cfg, true)
+			report, err := Probe(context.Background(), cfg)
+			require.NoError(t, err)
+			mr, err := Models(context.Background(), cfg, report, true)
 			assert.Equal(t, tt.kind, failure.KindOf(err), "err %v", err)
 			assert.Len(t, mr.Models, tt.models)
 			assert.Equal(t, tt.empty, mr.Empty)
@@ -359,9 +364,9 @@ func TestSimBrokenWrapper(t *testing.T) {
 	cfg.Override = wrapper
 	report, err := Probe(context.Background(), cfg)
 	require.NoError(t, err)
-	assert.Equal(t, agent, report.BinaryPath)
+	assert.Equal(t, agent, report.Binary.Resolution.Path)
 	require.Len(t, report.Candidates, 2)
-	assert.Equal(t, OutcomeNotFound, report.Candidates[0].Outcome, report.Candidates[0].Detail)
+	assert.Equal(t, outcomeNotFound, report.Candidates[0].Outcome, report.Candidates[0].Detail)
 	assert.True(t, strings.HasPrefix(report.Candidates[0].Detail, "ENOENT: "), report.Candidates[0].Detail)
 }
 

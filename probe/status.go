@@ -3,7 +3,10 @@ package probe
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
+
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 // AuthState is the auth verdict of SPEC.md's `authState` field.
@@ -20,17 +23,17 @@ const (
 // Reason codes of an Auth verdict: each way to reach a state has its own,
 // so a caller can tell "logged out" from "status printed garbage".
 const (
-	ReasonLoggedIn          = "logged_in"                 // isAuthenticated true, exit 0
-	ReasonNotLoggedIn       = "not_logged_in"             // isAuthenticated false, or "Not logged in" text
-	ReasonKeychainLocked    = "keychain_locked"           // "Your macOS login keychain is locked"
-	ReasonIDEMissing        = "ide_missing"               // "No Cursor IDE installation found"
-	ReasonEmptyOutput       = "empty_output"              // exit 0 and nothing on stdout
-	ReasonMalformedJSON     = "malformed_json"            // no JSON object found in stdout
-	ReasonMissingField      = "missing_is_authenticated"  // a JSON object without isAuthenticated
-	ReasonNotBoolean        = "is_authenticated_not_bool" // isAuthenticated present but not a boolean
-	ReasonNonZeroExit       = "non_zero_exit"             // the command exited non-zero
-	ReasonStatusTimeout     = "timeout"                   // the command did not finish within its bound
-	ReasonStatusStartFailed = "start_failed"              // the command could not be started
+	reasonLoggedIn          = "logged_in"                 // isAuthenticated true, exit 0
+	reasonNotLoggedIn       = "not_logged_in"             // isAuthenticated false, or "Not logged in" text
+	reasonKeychainLocked    = "keychain_locked"           // "Your macOS login keychain is locked"
+	reasonIDEMissing        = "ide_missing"               // "No Cursor IDE installation found"
+	reasonEmptyOutput       = "empty_output"              // exit 0 and nothing on stdout
+	reasonMalformedJSON     = "malformed_json"            // no JSON object found in stdout
+	reasonMissingField      = "missing_is_authenticated"  // a JSON object without isAuthenticated
+	reasonNotBoolean        = "is_authenticated_not_bool" // isAuthenticated present but not a boolean
+	reasonNonZeroExit       = "non_zero_exit"             // the command exited non-zero
+	reasonStatusTimeout     = "timeout"                   // the command did not finish within its bound
+	reasonStatusStartFailed = "start_failed"              // the command could not be started
 )
 
 // Auth is the verdict of `status --format json`. It fails closed:
@@ -60,51 +63,51 @@ const (
 
 var notLoggedInTexts = []string{"authentication required", "not logged in", "not authenticated"}
 
-// ParseStatus judges one run of `status --format json`: its stdout, its
+// parseStatus judges one run of `status --format json`: its stdout, its
 // stderr and its exit code. Keychain and IDE markers win over everything
 // else; then a non-zero exit fails closed (a "not logged in" text makes the
 // reason not_logged_in); then the first JSON object in stdout (a UTF-8 BOM
 // and surrounding noise tolerated) must carry a boolean isAuthenticated.
-func ParseStatus(stdout, stderr []byte, exitCode int) Auth {
-	lowerOut := strings.ToLower(stripANSI(string(stdout)))
-	lowerErr := strings.ToLower(stripANSI(string(stderr)))
+func parseStatus(stdout, stderr []byte, exitCode int) Auth {
+	lowerOut := strings.ToLower(detail.StripANSI(string(stdout)))
+	lowerErr := strings.ToLower(detail.StripANSI(string(stderr)))
 	either := func(text string) bool {
 		return strings.Contains(lowerOut, text) || strings.Contains(lowerErr, text)
 	}
 	message := agentMessage(stdout, stderr)
 	switch {
 	case either(keychainLockedText):
-		return Auth{State: AuthKeychainLocked, Reason: ReasonKeychainLocked, Detail: message}
+		return Auth{State: AuthKeychainLocked, Reason: reasonKeychainLocked, Detail: message}
 	case either(ideMissingText):
-		return Auth{State: AuthIDEMissing, Reason: ReasonIDEMissing, Detail: message}
+		return Auth{State: AuthIDEMissing, Reason: reasonIDEMissing, Detail: message}
 	}
 	notLoggedIn := false
 	for _, text := range notLoggedInTexts {
 		notLoggedIn = notLoggedIn || either(text)
 	}
-	unauth := func(reason, detail string) Auth {
-		return Auth{State: AuthUnauthenticated, Reason: reason, Detail: BoundDetail(detail)}
+	unauth := func(reason, why string) Auth {
+		return Auth{State: AuthUnauthenticated, Reason: reason, Detail: detail.Bound(why)}
 	}
 	if exitCode != 0 {
 		if notLoggedIn {
-			return unauth(ReasonNotLoggedIn, message)
+			return unauth(reasonNotLoggedIn, message)
 		}
-		return unauth(ReasonNonZeroExit, "status exited with code "+itoa(exitCode)+detailSuffix(message))
+		return unauth(reasonNonZeroExit, "status exited with code "+strconv.Itoa(exitCode)+detailSuffix(message))
 	}
 	obj, found := findJSONObject(stdout)
 	if !found {
 		switch {
 		case notLoggedIn:
-			return unauth(ReasonNotLoggedIn, message)
+			return unauth(reasonNotLoggedIn, message)
 		case len(bytes.TrimSpace(bytes.TrimPrefix(stdout, []byte("\uFEFF")))) == 0:
-			return unauth(ReasonEmptyOutput, "status printed nothing"+detailSuffix(message))
+			return unauth(reasonEmptyOutput, "status printed nothing"+detailSuffix(message))
 		}
-		return unauth(ReasonMalformedJSON, "status printed no JSON object"+detailSuffix(message))
+		return unauth(reasonMalformedJSON, "status printed no JSON object"+detailSuffix(message))
 	}
 	a := Auth{State: AuthUnauthenticated}
 	var status string
 	if json.Unmarshal(obj["status"], &status) == nil {
-		a.Status = BoundDetail(status)
+		a.Status = detail.Bound(status)
 	}
 	var hasToken bool
 	if json.Unmarshal(obj["hasAccessToken"], &hasToken) == nil && obj["hasAccessToken"] != nil {
@@ -115,19 +118,19 @@ func ParseStatus(stdout, stderr []byte, exitCode int) Auth {
 	}
 	raw, ok := obj["isAuthenticated"]
 	if !ok {
-		a.Reason, a.Detail = ReasonMissingField, "status JSON has no isAuthenticated field"
+		a.Reason, a.Detail = reasonMissingField, "status JSON has no isAuthenticated field"
 		return a
 	}
 	var authenticated bool
 	if err := json.Unmarshal(raw, &authenticated); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		a.Reason, a.Detail = ReasonNotBoolean, "status JSON isAuthenticated is not a boolean"
+		a.Reason, a.Detail = reasonNotBoolean, "status JSON isAuthenticated is not a boolean"
 		return a
 	}
 	if !authenticated {
-		a.Reason, a.Detail = ReasonNotLoggedIn, "not logged in"
+		a.Reason, a.Detail = reasonNotLoggedIn, "not logged in"
 		return a
 	}
-	a.Authenticated, a.State, a.Reason = true, AuthAuthenticated, ReasonLoggedIn
+	a.Authenticated, a.State, a.Reason = true, AuthAuthenticated, reasonLoggedIn
 	return a
 }
 
@@ -139,7 +142,7 @@ const maxJSONAttempts = 32
 // ANSI escapes, banner lines and trailing noise are skipped. It prefers an
 // object that has isAuthenticated, falling back to the first object found.
 func findJSONObject(text []byte) (map[string]json.RawMessage, bool) {
-	text = []byte(stripANSI(string(bytes.ReplaceAll(text, []byte("\uFEFF"), nil))))
+	text = []byte(detail.StripANSI(string(bytes.ReplaceAll(text, []byte("\uFEFF"), nil))))
 	var first map[string]json.RawMessage
 	for attempts, off := 0, 0; attempts < maxJSONAttempts; attempts++ {
 		i := bytes.IndexByte(text[off:], '{')
@@ -168,10 +171,10 @@ func findJSONObject(text []byte) (map[string]json.RawMessage, bool) {
 
 // agentMessage is the agent's own bounded words: stderr first, else stdout.
 func agentMessage(stdout, stderr []byte) string {
-	if msg := BoundDetail(string(stderr)); msg != "" {
+	if msg := detail.Bound(string(stderr)); msg != "" {
 		return msg
 	}
-	return BoundDetail(string(stdout))
+	return detail.Bound(string(stdout))
 }
 
 func detailSuffix(message string) string {

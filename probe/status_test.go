@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 func TestParseStatus(t *testing.T) {
@@ -18,47 +20,47 @@ func TestParseStatus(t *testing.T) {
 		authenticated bool
 	}{
 		{"logged in", `{"status":"ok","isAuthenticated":true,"hasAccessToken":true,"userInfo":{"email":"a@b.c"}}`, "", 0,
-			AuthAuthenticated, ReasonLoggedIn, true},
-		{"logged out", `{"isAuthenticated":false,"hasAccessToken":false}`, "", 0, AuthUnauthenticated, ReasonNotLoggedIn, false},
-		{"BOM", "\uFEFF{\"isAuthenticated\":true}", "", 0, AuthAuthenticated, ReasonLoggedIn, true},
-		{"banner before and noise after", "Checking login…\r\n{\"isAuthenticated\": true}\r\nbye {", "", 0, AuthAuthenticated, ReasonLoggedIn, true},
-		{"ANSI around JSON", "\x1b[2K\x1b[1G{\"isAuthenticated\":true}\x1b[0m", "", 0, AuthAuthenticated, ReasonLoggedIn, true},
-		{"object without the field first", `{"note":"x"} {"isAuthenticated":true}`, "", 0, AuthAuthenticated, ReasonLoggedIn, true},
-		{"nested field is not the signal", `{"userInfo":{"isAuthenticated":true}}`, "", 0, AuthUnauthenticated, ReasonMissingField, false},
-		{"brace in banner", "loading {cache}\n{\"isAuthenticated\":true}", "", 0, AuthAuthenticated, ReasonLoggedIn, true},
-		{"malformed JSON", `{"isAuthenticated":true`, "", 0, AuthUnauthenticated, ReasonMalformedJSON, false},
-		{"plain text", "hello", "", 0, AuthUnauthenticated, ReasonMalformedJSON, false},
-		{"empty output", "", "", 0, AuthUnauthenticated, ReasonEmptyOutput, false},
-		{"whitespace and BOM only", "\uFEFF \r\n", "", 0, AuthUnauthenticated, ReasonEmptyOutput, false},
-		{"missing isAuthenticated", `{"status":"ok"}`, "", 0, AuthUnauthenticated, ReasonMissingField, false},
-		{"string isAuthenticated", `{"isAuthenticated":"true"}`, "", 0, AuthUnauthenticated, ReasonNotBoolean, false},
-		{"null isAuthenticated", `{"isAuthenticated":null}`, "", 0, AuthUnauthenticated, ReasonNotBoolean, false},
-		{"numeric isAuthenticated", `{"isAuthenticated":1}`, "", 0, AuthUnauthenticated, ReasonNotBoolean, false},
-		{"non-zero exit with true JSON", `{"isAuthenticated":true}`, "", 1, AuthUnauthenticated, ReasonNonZeroExit, false},
-		{"non-zero exit, nothing", "", "", 2, AuthUnauthenticated, ReasonNonZeroExit, false},
-		{"authentication required", "", "Error: Authentication required. Run cursor-agent login.", 1, AuthUnauthenticated, ReasonNotLoggedIn, false},
-		{"not logged in on stdout, exit 0", "Not logged in", "", 0, AuthUnauthenticated, ReasonNotLoggedIn, false},
+			AuthAuthenticated, reasonLoggedIn, true},
+		{"logged out", `{"isAuthenticated":false,"hasAccessToken":false}`, "", 0, AuthUnauthenticated, reasonNotLoggedIn, false},
+		{"BOM", "\uFEFF{\"isAuthenticated\":true}", "", 0, AuthAuthenticated, reasonLoggedIn, true},
+		{"banner before and noise after", "Checking login…\r\n{\"isAuthenticated\": true}\r\nbye {", "", 0, AuthAuthenticated, reasonLoggedIn, true},
+		{"ANSI around JSON", "\x1b[2K\x1b[1G{\"isAuthenticated\":true}\x1b[0m", "", 0, AuthAuthenticated, reasonLoggedIn, true},
+		{"object without the field first", `{"note":"x"} {"isAuthenticated":true}`, "", 0, AuthAuthenticated, reasonLoggedIn, true},
+		{"nested field is not the signal", `{"userInfo":{"isAuthenticated":true}}`, "", 0, AuthUnauthenticated, reasonMissingField, false},
+		{"brace in banner", "loading {cache}\n{\"isAuthenticated\":true}", "", 0, AuthAuthenticated, reasonLoggedIn, true},
+		{"malformed JSON", `{"isAuthenticated":true`, "", 0, AuthUnauthenticated, reasonMalformedJSON, false},
+		{"plain text", "hello", "", 0, AuthUnauthenticated, reasonMalformedJSON, false},
+		{"empty output", "", "", 0, AuthUnauthenticated, reasonEmptyOutput, false},
+		{"whitespace and BOM only", "\uFEFF \r\n", "", 0, AuthUnauthenticated, reasonEmptyOutput, false},
+		{"missing isAuthenticated", `{"status":"ok"}`, "", 0, AuthUnauthenticated, reasonMissingField, false},
+		{"string isAuthenticated", `{"isAuthenticated":"true"}`, "", 0, AuthUnauthenticated, reasonNotBoolean, false},
+		{"null isAuthenticated", `{"isAuthenticated":null}`, "", 0, AuthUnauthenticated, reasonNotBoolean, false},
+		{"numeric isAuthenticated", `{"isAuthenticated":1}`, "", 0, AuthUnauthenticated, reasonNotBoolean, false},
+		{"non-zero exit with true JSON", `{"isAuthenticated":true}`, "", 1, AuthUnauthenticated, reasonNonZeroExit, false},
+		{"non-zero exit, nothing", "", "", 2, AuthUnauthenticated, reasonNonZeroExit, false},
+		{"authentication required", "", "Error: Authentication required. Run cursor-agent login.", 1, AuthUnauthenticated, reasonNotLoggedIn, false},
+		{"not logged in on stdout, exit 0", "Not logged in", "", 0, AuthUnauthenticated, reasonNotLoggedIn, false},
 		{"keychain on stderr", "", "Error: Your macOS login keychain is locked.\nRun security unlock-keychain and try again.", 1,
-			AuthKeychainLocked, ReasonKeychainLocked, false},
-		{"keychain on stdout, upper case", "ERROR: YOUR MACOS LOGIN KEYCHAIN IS LOCKED.", "", 0, AuthKeychainLocked, ReasonKeychainLocked, false},
-		{"keychain wins over JSON", `{"isAuthenticated":true}`, "Your macOS login keychain is locked", 0, AuthKeychainLocked, ReasonKeychainLocked, false},
+			AuthKeychainLocked, reasonKeychainLocked, false},
+		{"keychain on stdout, upper case", "ERROR: YOUR MACOS LOGIN KEYCHAIN IS LOCKED.", "", 0, AuthKeychainLocked, reasonKeychainLocked, false},
+		{"keychain wins over JSON", `{"isAuthenticated":true}`, "Your macOS login keychain is locked", 0, AuthKeychainLocked, reasonKeychainLocked, false},
 		{"IDE missing on stderr", "", "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent.", 1,
-			AuthIDEMissing, ReasonIDEMissing, false},
-		{"IDE missing on stdout", "no cursor ide installation found", "", 0, AuthIDEMissing, ReasonIDEMissing, false},
+			AuthIDEMissing, reasonIDEMissing, false},
+		{"IDE missing on stdout", "no cursor ide installation found", "", 0, AuthIDEMissing, reasonIDEMissing, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := ParseStatus([]byte(tt.stdout), []byte(tt.stderr), tt.exit)
+			a := parseStatus([]byte(tt.stdout), []byte(tt.stderr), tt.exit)
 			assert.Equal(t, tt.state, a.State)
 			assert.Equal(t, tt.reason, a.Reason)
 			assert.Equal(t, tt.authenticated, a.Authenticated)
-			assert.LessOrEqual(t, len([]rune(a.Detail)), MaxDetailRunes)
+			assert.LessOrEqual(t, len([]rune(a.Detail)), detail.MaxRunes)
 		})
 	}
 }
 
 func TestParseStatusKeepsFields(t *testing.T) {
-	a := ParseStatus([]byte(`{"status":"logged_in","isAuthenticated":true,"hasAccessToken":true,"userInfo":{"email":"a@b.c"},"accessToken":"SECRET"}`), nil, 0)
+	a := parseStatus([]byte(`{"status":"logged_in","isAuthenticated":true,"hasAccessToken":true,"userInfo":{"email":"a@b.c"},"accessToken":"SECRET"}`), nil, 0)
 	assert.Equal(t, "logged_in", a.Status)
 	if assert.NotNil(t, a.HasAccessToken) {
 		assert.True(t, *a.HasAccessToken)
@@ -69,7 +71,7 @@ func TestParseStatusKeepsFields(t *testing.T) {
 	assert.NotContains(t, string(out), "SECRET")
 	assert.Contains(t, string(out), `"authState":"authenticated"`)
 
-	a = ParseStatus([]byte(`{"isAuthenticated":false,"hasAccessToken":false,"userInfo":null}`), nil, 0)
+	a = parseStatus([]byte(`{"isAuthenticated":false,"hasAccessToken":false,"userInfo":null}`), nil, 0)
 	if assert.NotNil(t, a.HasAccessToken) {
 		assert.False(t, *a.HasAccessToken)
 	}
@@ -78,10 +80,10 @@ func TestParseStatusKeepsFields(t *testing.T) {
 
 func TestParseStatusReasonsAreDistinct(t *testing.T) {
 	failures := map[string]Auth{
-		"malformed": ParseStatus([]byte("{"), nil, 0),
-		"empty":     ParseStatus(nil, nil, 0),
-		"exit":      ParseStatus([]byte(`{"isAuthenticated":true}`), nil, 3),
-		"missing":   ParseStatus([]byte(`{}`), nil, 0),
+		"malformed": parseStatus([]byte("{"), nil, 0),
+		"empty":     parseStatus(nil, nil, 0),
+		"exit":      parseStatus([]byte(`{"isAuthenticated":true}`), nil, 3),
+		"missing":   parseStatus([]byte(`{}`), nil, 0),
 	}
 	seen := map[string]string{}
 	for name, a := range failures {
@@ -100,10 +102,10 @@ func FuzzParseStatus(f *testing.F) {
 	f.Add([]byte("{{{{"), []byte("Not logged in"), 1)
 	f.Add([]byte(""), []byte("Your macOS login keychain is locked"), 1)
 	f.Fuzz(func(t *testing.T, stdout, stderr []byte, exit int) {
-		a := ParseStatus(stdout, stderr, exit)
+		a := parseStatus(stdout, stderr, exit)
 		switch a.State {
 		case AuthAuthenticated:
-			if !a.Authenticated || exit != 0 || a.Reason != ReasonLoggedIn {
+			if !a.Authenticated || exit != 0 || a.Reason != reasonLoggedIn {
 				t.Fatalf("authenticated verdict %+v from exit %d", a, exit)
 			}
 		case AuthUnauthenticated, AuthKeychainLocked, AuthIDEMissing:
@@ -116,7 +118,7 @@ func FuzzParseStatus(f *testing.F) {
 		if a.Reason == "" {
 			t.Fatal("verdict without a reason")
 		}
-		if n := len([]rune(a.Detail)); n > MaxDetailRunes {
+		if n := len([]rune(a.Detail)); n > detail.MaxRunes {
 			t.Fatalf("detail of %d runes", n)
 		}
 	})

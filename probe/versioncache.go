@@ -5,23 +5,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
-// DefaultVersionTTL is how long a cached --version answer is trusted.
-const DefaultVersionTTL = 24 * time.Hour
+// versionTTL is how long a cached --version answer is trusted.
+const versionTTL = 24 * time.Hour
 
 // maxCachedVersionOutput bounds the --version output worth caching; a
 // larger answer is not a build identifier and is simply probed again.
 const maxCachedVersionOutput = 64 << 10
 
-// VersionCache remembers the --version output of binaries that answered
+// versionCache remembers the --version output of binaries that answered
 // it, so that `cursorkit run` can skip spawning one (for the real agent a
 // Node.js start) before every turn. It is meant for run only: probe,
 // status, models, doctor and the settings endpoint always run the binary.
@@ -29,25 +29,16 @@ const maxCachedVersionOutput = 64 << 10
 // An entry is trusted only for the same file: the resolved path, its
 // symlink chain, and the final target's size, modification time and (on
 // POSIX) device and inode must all match what was recorded, and the entry
-// must be younger than TTL (zero means DefaultVersionTTL). Only successful
+// must be younger than TTL (zero means versionTTL). Only successful
 // probes are recorded. A wrapper script (a .cmd shim, a shell wrapper)
 // whose own file stays the same while its target is updated is the blind
 // spot: the entry then stays until the TTL ends. A nil Now means
-// time.Now. Files in Dir are replaced atomically; a VersionCache is safe
+// time.Now. Files in Dir are replaced atomically; a versionCache is safe
 // for concurrent use.
-type VersionCache struct {
+type versionCache struct {
 	Dir string
 	TTL time.Duration
 	Now func() time.Time
-}
-
-// DefaultVersionCacheDir returns <user cache dir>/cursorkit/version.
-func DefaultVersionCacheDir() (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", failure.Wrap(failure.Setup, err, "no user cache directory for the version cache")
-	}
-	return filepath.Join(dir, "cursorkit", "version"), nil
 }
 
 // fileIdentity is what must not have changed for a cached answer to hold.
@@ -92,21 +83,21 @@ type cachedVersion struct {
 
 const versionCacheFormat = 1
 
-func (c *VersionCache) now() time.Time {
+func (c *versionCache) now() time.Time {
 	if c.Now != nil {
 		return c.Now()
 	}
 	return time.Now()
 }
 
-func (c *VersionCache) ttl() time.Duration {
+func (c *versionCache) ttl() time.Duration {
 	if c.TTL > 0 {
 		return c.TTL
 	}
-	return DefaultVersionTTL
+	return versionTTL
 }
 
-func (c *VersionCache) file(path string) string {
+func (c *versionCache) file(path string) string {
 	sum := sha256.Sum256([]byte(path))
 	return filepath.Join(c.Dir, "version-"+hex.EncodeToString(sum[:16])+".json")
 }
@@ -115,12 +106,12 @@ func (c *VersionCache) file(path string) string {
 // false when there is no fresh entry for exactly this file: missing,
 // expired, dated in the future, written for another file identity, or
 // corrupt (ignored; the next store rewrites it).
-func (c *VersionCache) load(id fileIdentity) (output string, probedAt time.Time, ok bool) {
+func (c *versionCache) load(id fileIdentity) (output string, probedAt time.Time, ok bool) {
 	if c.Dir == "" {
 		return "", time.Time{}, false
 	}
-	data, err := readFile(c.file(id.Path))
-	if err != nil || len(data) > maxCacheFile {
+	data, err := safefile.Read(c.file(id.Path), maxCacheFile)
+	if err != nil {
 		return "", time.Time{}, false
 	}
 	var cv cachedVersion
@@ -137,7 +128,7 @@ func (c *VersionCache) load(id fileIdentity) (output string, probedAt time.Time,
 }
 
 // store records output as the --version answer of the file id, probed now.
-func (c *VersionCache) store(id fileIdentity, output []byte) error {
+func (c *versionCache) store(id fileIdentity, output []byte) error {
 	if c.Dir == "" {
 		return failure.New(failure.Setup, "the version cache has no directory")
 	}
@@ -148,7 +139,7 @@ func (c *VersionCache) store(id fileIdentity, output []byte) error {
 	if err != nil {
 		return failure.Wrap(failure.Other, err, "encoding the version cache")
 	}
-	if err := writeFileAtomic(c.file(id.Path), data, 0o600); err != nil {
+	if err := safefile.Write(c.file(id.Path), data, 0o600); err != nil {
 		return failure.Wrap(failure.Resource, err, "writing the version cache")
 	}
 	return nil

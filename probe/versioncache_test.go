@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
@@ -45,7 +47,7 @@ type cachedBinary struct {
 	path  string
 	clock *fakeClock
 	run   *countRunner
-	cache *VersionCache
+	cache *versionCache
 	cfg   Config
 }
 
@@ -61,10 +63,10 @@ func newCachedBinary(t *testing.T, stdout string) *cachedBinary {
 		run:   &countRunner{result: printed(stdout)}}
 	require.NoError(t, os.MkdirAll(filepath.Dir(b.path), 0o755))
 	require.NoError(t, os.WriteFile(b.path, []byte("build one"), 0o755))
-	b.cache = &VersionCache{Dir: filepath.Join(root, "cache", "version"), Now: b.clock.Now}
 	env := discovery.EnvFromOS()
 	env.Cwd = root
-	b.cfg = Config{Override: b.path, Env: &env, Getenv: noEnv, runner: b.run, VersionCache: b.cache}
+	b.cfg = Config{Override: b.path, env: &env, runner: b.run, CacheDir: filepath.Join(root, "cache"), ReuseVersion: true, now: b.clock.Now}
+	b.cache = b.cfg.versionCache()
 	return b
 }
 
@@ -82,18 +84,17 @@ func TestVersionCacheHitSkipsTheRun(t *testing.T) {
 	first, err, ran := b.probe(t)
 	require.NoError(t, err)
 	assert.True(t, ran)
-	assert.Equal(t, SourceCLI, first.VersionSource)
+	assert.Equal(t, sourceCLI, versionSource(first))
 
 	second, err, ran := b.probe(t)
 	require.NoError(t, err)
 	assert.False(t, ran, "the cached answer is used")
-	assert.Equal(t, SourceCache, second.VersionSource)
+	assert.Equal(t, sourceCache, versionSource(second))
 	assert.Equal(t, first.Version, second.Version)
-	assert.Equal(t, first.Parsed, second.Parsed)
-	assert.Equal(t, TestedInRange, second.Tested)
-	assert.Equal(t, first.BinaryPath, second.BinaryPath)
+	assert.Equal(t, cursor.TestedInRange, second.Tested)
+	assert.Equal(t, first.Binary.Resolution.Path, second.Binary.Resolution.Path)
 	require.Len(t, second.Candidates, 1)
-	assert.Equal(t, OutcomeOK, second.Candidates[0].Outcome)
+	assert.Equal(t, outcomeOK, second.Candidates[0].Outcome)
 	assert.Equal(t, "version from cache (probed 2026-11-30T09:00:00Z; file unchanged)", second.Candidates[0].Detail)
 	assert.Contains(t, second.Diagnostics, second.Candidates[0].Detail)
 	assert.Empty(t, first.Candidates[0].Detail)
@@ -113,11 +114,7 @@ func TestVersionCacheInvalidation(t *testing.T) {
 			later := info.ModTime().Add(time.Second)
 			require.NoError(t, os.Chtimes(b.path, later, later))
 		}},
-		{"the entry expires", func(t *testing.T, b *cachedBinary) { b.clock.Advance(DefaultVersionTTL) }},
-		{"a shorter TTL", func(t *testing.T, b *cachedBinary) {
-			b.cache.TTL = time.Minute
-			b.clock.Advance(time.Minute)
-		}},
+		{"the entry expires", func(t *testing.T, b *cachedBinary) { b.clock.Advance(versionTTL) }},
 		{"the entry is dated in the future", func(t *testing.T, b *cachedBinary) { b.clock.Advance(-time.Hour) }},
 		{"the cache file is corrupt", func(t *testing.T, b *cachedBinary) {
 			files, err := filepath.Glob(filepath.Join(b.cache.Dir, "version-*.json"))
@@ -139,12 +136,12 @@ func TestVersionCacheInvalidation(t *testing.T) {
 			report, err, ran := b.probe(t)
 			require.NoError(t, err)
 			assert.True(t, ran, "the change invalidates the entry")
-			assert.Equal(t, SourceCLI, report.VersionSource)
+			assert.Equal(t, sourceCLI, versionSource(report))
 
 			report, err, ran = b.probe(t)
 			require.NoError(t, err)
 			assert.False(t, ran, "the entry was rewritten")
-			assert.Equal(t, SourceCache, report.VersionSource)
+			assert.Equal(t, sourceCache, versionSource(report))
 		})
 	}
 }
@@ -162,7 +159,7 @@ func TestVersionCacheKeepsOnlySuccesses(t *testing.T) {
 		report, err, ran := b.probe(t)
 		require.NoError(t, err)
 		assert.True(t, ran)
-		assert.Equal(t, TestedUnknown, report.Tested)
+		assert.Equal(t, cursor.TestedUnknown, report.Tested)
 	}
 	entries, err := os.ReadDir(b.cache.Dir)
 	if !os.IsNotExist(err) {
@@ -173,12 +170,12 @@ func TestVersionCacheKeepsOnlySuccesses(t *testing.T) {
 
 func TestVersionCacheOlderBuildStillFailsAsSetup(t *testing.T) {
 	b := newCachedBinary(t, "2026.08.11-e8db854\n")
-	for i, want := range []string{SourceCLI, SourceCache} {
+	for i, want := range []string{sourceCLI, sourceCache} {
 		report, err, ran := b.probe(t)
 		assert.Equal(t, failure.Setup, failure.KindOf(err), "probe %d", i)
 		assert.True(t, report.Available)
-		assert.Equal(t, TestedOlder, report.Tested)
-		assert.Equal(t, want, report.VersionSource)
+		assert.Equal(t, cursor.TestedOlder, report.Tested)
+		assert.Equal(t, want, versionSource(report))
 		assert.Equal(t, i == 0, ran)
 	}
 }
@@ -190,19 +187,19 @@ func TestVersionCacheUnusedUnlessConfigured(t *testing.T) {
 
 	exact, err := ProbeExact(context.Background(), b.path, b.cfg)
 	require.NoError(t, err)
-	assert.Equal(t, SourceCLI, exact.VersionSource, "the settings endpoint's exact probe always runs")
+	assert.Equal(t, sourceCLI, versionSource(exact), "the settings endpoint's exact probe always runs")
 	assert.Equal(t, 2, b.run.Runs())
 
 	noCache := b.cfg
-	noCache.VersionCache = nil
+	noCache.ReuseVersion = false
 	report, err := Probe(context.Background(), noCache)
 	require.NoError(t, err)
-	assert.Equal(t, SourceCLI, report.VersionSource)
+	assert.Equal(t, sourceCLI, versionSource(report))
 	assert.Equal(t, 3, b.run.Runs())
 }
 
 func TestVersionCacheEntryIsForOneFile(t *testing.T) {
-	c := &VersionCache{Dir: testdir.New(t)}
+	c := &versionCache{Dir: testdir.New(t)}
 	id := fileIdentity{Path: "/bin/cursor-agent", Links: []string{"/bin/cursor-agent", "/opt/v1/cursor-agent"},
 		Size: 10, ModTime: 1, Dev: 2, Ino: 3}
 	require.NoError(t, c.store(id, []byte(agentsim.DefaultVersion+"\n")))
@@ -229,8 +226,8 @@ func TestVersionCacheEntryIsForOneFile(t *testing.T) {
 	require.True(t, ok, "the earlier entry stays")
 	assert.Equal(t, agentsim.DefaultVersion+"\n", out)
 
-	require.Error(t, (&VersionCache{}).store(id, []byte("x")))
-	_, _, ok = (&VersionCache{}).load(id)
+	require.Error(t, (&versionCache{}).store(id, []byte("x")))
+	_, _, ok = (&versionCache{}).load(id)
 	assert.False(t, ok)
 }
 
@@ -241,7 +238,7 @@ func FuzzVersionCacheLoad(f *testing.F) {
 	dir := testdir.New(f)
 	id := fileIdentity{Path: "/a", Size: 1, ModTime: 2}
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	c := &VersionCache{Dir: dir, Now: func() time.Time { return now }}
+	c := &versionCache{Dir: dir, Now: func() time.Time { return now }}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		require.NoError(t, os.WriteFile(c.file(id.Path), data, 0o600))
 		out, at, ok := c.load(id)
@@ -249,7 +246,7 @@ func FuzzVersionCacheLoad(f *testing.F) {
 			assert.NotEmpty(t, out)
 			assert.LessOrEqual(t, len(out), maxCachedVersionOutput)
 			assert.False(t, at.After(now))
-			assert.Less(t, now.Sub(at), DefaultVersionTTL)
+			assert.Less(t, now.Sub(at), versionTTL)
 		}
 	})
 }
@@ -259,21 +256,21 @@ func FuzzVersionCacheLoad(f *testing.F) {
 func TestSimVersionCacheSkipsTheSpawn(t *testing.T) {
 	m := newSimMachine(t)
 	agent := m.install(t, "cursor-agent")
-	m.cfg.VersionCache = &VersionCache{Dir: filepath.Join(m.root, "version-cache")}
+	m.cfg.ReuseVersion = true
 	ctx := context.Background()
 
-	for i, want := range []string{SourceCLI, SourceCache, SourceCache} {
+	for i, want := range []string{sourceCLI, sourceCache, sourceCache} {
 		report, err := Probe(ctx, m.cfg)
 		require.NoError(t, err)
-		assert.Equal(t, agent, report.BinaryPath)
+		assert.Equal(t, agent, report.Binary.Resolution.Path)
 		assert.Equal(t, agentsim.DefaultVersion, report.Version)
-		assert.Equal(t, want, report.VersionSource, "probe %d", i)
+		assert.Equal(t, want, versionSource(report), "probe %d", i)
 	}
 	assert.Equal(t, 1, m.invocations(t, "--version"), "one spawn for three probes")
 
 	report, err := Probe(ctx, m.cfg)
 	require.NoError(t, err)
-	_, err = StatusOf(ctx, m.cfg, report)
+	_, err = Status(ctx, m.cfg, report)
 	require.NoError(t, err)
 	assert.Equal(t, 1, m.invocations(t, "status"))
 
@@ -286,6 +283,15 @@ func TestSimVersionCacheSkipsTheSpawn(t *testing.T) {
 	require.NoError(t, os.WriteFile(agent, data, 0o755))
 	report, err = Probe(ctx, m.cfg)
 	require.NoError(t, err)
-	assert.Equal(t, SourceCLI, report.VersionSource)
+	assert.Equal(t, sourceCLI, versionSource(report))
 	assert.Equal(t, 2, m.invocations(t, "--version"))
+}
+
+// versionSource says where a report's version came from: "cache" when the
+// effective candidate's detail says so, "cli" when --version ran.
+func versionSource(r Report) string {
+	if n := len(r.Candidates); n > 0 && strings.HasPrefix(r.Candidates[n-1].Detail, "version from cache") {
+		return sourceCache
+	}
+	return sourceCLI
 }

@@ -31,7 +31,7 @@ func TestVersionCacheFollowsTheSymlinkChain(t *testing.T) {
 	report, err, ran := b.probe(t)
 	require.NoError(t, err)
 	require.False(t, ran)
-	assert.Equal(t, []string{b.path, v1}, report.Resolution.Links)
+	assert.Equal(t, []string{b.path, v1}, report.Binary.Resolution.Links)
 
 	// Only the chain changes: v2 is the same inode, size and time as v1.
 	v2 := filepath.Join(dir, "v2-agent")
@@ -41,7 +41,7 @@ func TestVersionCacheFollowsTheSymlinkChain(t *testing.T) {
 	report, err, ran = b.probe(t)
 	require.NoError(t, err)
 	assert.True(t, ran, "a new link target is probed")
-	assert.Equal(t, []string{b.path, v2}, report.Resolution.Links)
+	assert.Equal(t, []string{b.path, v2}, report.Binary.Resolution.Links)
 
 	// Only the inode changes: a copy with the same size and time.
 	data, err := os.ReadFile(v2)

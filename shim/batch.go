@@ -14,14 +14,14 @@ import (
 // %1 or %* could turn into commands. They are refused, never escaped.
 const batchRefused = `"%!^&|<>()`
 
-// ValidateBatchArgs checks every argument destined for a .cmd or .bat file.
+// validateBatchArgs checks every argument destined for a .cmd or .bat file.
 // It refuses, as a failure.Input error whose *ArgError cause names the
 // first offending argument's index and character: any of " % ! ^ & | < > ( ),
 // any control character (CR, LF, NUL and the rest of Unicode's Cc class),
 // and bytes that are not UTF-8 (Char utf8.RuneError). The first offending
-// character of the first offending argument is reported. Whatever it accepts, BatchCommandLine
+// character of the first offending argument is reported. Whatever it accepts, batchCommandLine
 // carries through cmd.exe intact.
-func ValidateBatchArgs(args []string) error {
+func validateBatchArgs(args []string) error {
 	for i, a := range args {
 		for j, r := range a {
 			if reason := windowsRuneProblem(a, j, r); reason != "" {
@@ -43,14 +43,14 @@ func ValidateBatchArgs(args []string) error {
 // arguments (space, tab, = , ; do) or means anything to cmd.exe.
 const batchUnquoted = `#$*+-./:?@\_`
 
-// QuoteBatchArg quotes an argument that ValidateBatchArgs accepted for a
+// quoteBatchArg quotes an argument that validateBatchArgs accepted for a
 // batch command line: it is wrapped in '"' when it is empty, ends in '\'
 // (whose trailing backslashes are then doubled, so a program behind the
 // script that reads "%~1" or %* with C runtime rules sees them intact), or
 // holds anything but ASCII letters, digits and # $ * + - . / : ? @ \ _.
 // Otherwise it is returned as is. The result of an unvalidated argument is
 // unspecified.
-func QuoteBatchArg(a string) string {
+func quoteBatchArg(a string) string {
 	needs := a == "" || strings.HasSuffix(a, `\`)
 	for i := 0; !needs && i < len(a); i++ {
 		c := a[i]
@@ -84,8 +84,8 @@ func validateBatchScript(script string) error {
 	return nil
 }
 
-// BatchCommandLine returns the command line that runs script through
-// cmd.exe with args, or a typed error (see ValidateBatchArgs and Build):
+// batchCommandLine returns the command line that runs script through
+// cmd.exe with args, or a typed error (see validateBatchArgs and Build):
 //
 //	cmd.exe /d /v:off /s /c ""<script>" <arg> <arg>..."
 //
@@ -97,11 +97,11 @@ func validateBatchScript(script string) error {
 // line stays the same on every machine and no path goes through cmd's
 // parser twice. The line is meant to be passed verbatim
 // (SysProcAttr.CmdLine), never quoted again.
-func BatchCommandLine(script string, args []string) (string, error) {
+func batchCommandLine(script string, args []string) (string, error) {
 	if err := validateBatchScript(script); err != nil {
 		return "", err
 	}
-	if err := ValidateBatchArgs(args); err != nil {
+	if err := validateBatchArgs(args); err != nil {
 		return "", err
 	}
 	var b strings.Builder
@@ -110,11 +110,11 @@ func BatchCommandLine(script string, args []string) (string, error) {
 	b.WriteByte('"')
 	for _, a := range args {
 		b.WriteByte(' ')
-		b.WriteString(QuoteBatchArg(a))
+		b.WriteString(quoteBatchArg(a))
 	}
 	b.WriteByte('"')
 	line := b.String()
-	if err := checkLength(line, MaxBatchCommandLine, "cmd.exe"); err != nil {
+	if err := checkLength(line, maxBatchCommandLine, "cmd.exe"); err != nil {
 		return "", err
 	}
 	return line, nil
@@ -124,7 +124,7 @@ func BatchCommandLine(script string, args []string) (string, error) {
 var batchArgvPrefix = [...]string{"cmd.exe", "/d", "/v:off", "/s", "/c"}
 
 func buildBatch(script string, args []string, opts Options) (Plan, error) {
-	line, err := BatchCommandLine(script, args)
+	line, err := batchCommandLine(script, args)
 	if err != nil {
 		return Plan{}, err
 	}

@@ -45,12 +45,12 @@ type Options struct {
 
 // Limits on the final command line, in UTF-16 code units.
 const (
-	// MaxCommandLine is CreateProcess's limit, 32,767 units including the
+	// maxCommandLine is CreateProcess's limit, 32,767 units including the
 	// terminating NUL.
-	MaxCommandLine = 32766
-	// MaxBatchCommandLine leaves headroom under cmd.exe's 8191 for the
+	maxCommandLine = 32766
+	// maxBatchCommandLine leaves headroom under cmd.exe's 8191 for the
 	// shim's own re-expansion of %* beside %dp0% and its program path.
-	MaxBatchCommandLine = 8000
+	maxBatchCommandLine = 8000
 )
 
 // Build turns the resolved target res and the arguments for it (without
@@ -59,13 +59,16 @@ const (
 //   - .exe and .com on Windows, and every POSIX target: the target itself,
 //     with Args[0] the absolute path; on Windows the command line quotes
 //     each argument for CommandLineToArgvW and the CRT, and must fit
-//     MaxCommandLine.
+//     CreateProcess's 32,767 UTF-16 units.
 //   - .cmd and .bat on Windows, recognised case-insensitively after the
 //     trailing dots and spaces Windows ignores are stripped (the
 //     CVE-2024-43402 bypass): cmd.exe runs the command line
 //     cmd.exe /d /v:off /s /c ""<script>" <args>"
-//     where every argument has passed ValidateBatchArgs and is quoted by
-//     quotes alone; see BatchCommandLine.
+//     where every argument is refused before anything runs if it holds any
+//     of " % ! ^ & | < > ( ), a control character or bytes that are not
+//     UTF-8, and is otherwise quoted by quotes alone; /d skips AutoRun,
+//     /v:off keeps !VAR! unexpanded, /s /c drop exactly the outer quotes.
+//     The line must fit 8,000 units (cmd.exe's own limit is 8,191).
 //   - .ps1 on Windows: a PowerShell host with -File; see Options.
 //
 // Refusals are typed: failure.Input for the arguments (an *ArgError cause
@@ -104,7 +107,7 @@ func buildPOSIX(res discovery.Resolution, args []string) (Plan, error) {
 	return Plan{
 		Program:     res.Path,
 		Args:        argv,
-		CommandLine: ShellQuote(argv),
+		CommandLine: shellQuote(argv),
 		Kind:        discovery.POSIX,
 		Target:      res.Path,
 	}, nil
@@ -243,8 +246,8 @@ func buildNative(target string, args []string) (Plan, error) {
 		return Plan{}, err
 	}
 	argv := append([]string{target}, args...)
-	line := ComposeCommandLine(argv)
-	if err := checkLength(line, MaxCommandLine, "CreateProcess"); err != nil {
+	line := composeCommandLine(argv)
+	if err := checkLength(line, maxCommandLine, "CreateProcess"); err != nil {
 		return Plan{}, err
 	}
 	return Plan{Program: target, Args: argv, CommandLine: line, Kind: discovery.Native, Target: target}, nil

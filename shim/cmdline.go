@@ -2,14 +2,14 @@ package shim
 
 import "strings"
 
-// EscapeArg quotes s so that CommandLineToArgvW and the Microsoft C
+// escapeArg quotes s so that CommandLineToArgvW and the Microsoft C
 // runtime read it back as exactly s: it is wrapped in '"' when it is empty
 // or holds a space or tab, a '"' becomes '\"', and backslashes that end up
 // before a '"' are doubled. Strings with no space, tab, '"' or '\' come back
-// unchanged. (It produces the same text as golang.org/x/sys/windows.EscapeArg,
+// unchanged. (It produces the same text as golang.org/x/sys/windows.escapeArg,
 // which only builds on Windows.) It is for programs that parse their
-// command line that way; cmd.exe does not, see BatchCommandLine.
-func EscapeArg(s string) string {
+// command line that way; cmd.exe does not (see batchCommandLine).
+func escapeArg(s string) string {
 	if s == "" {
 		return `""`
 	}
@@ -57,13 +57,13 @@ func appendEscapeArg(b *strings.Builder, s string) {
 	}
 }
 
-// ComposeCommandLine joins argv into one Windows command line that
+// composeCommandLine joins argv into one Windows command line that
 // CommandLineToArgvW and the C runtime split back into argv. argv[0], a
 // program path, follows their program-name rule instead: it is quoted when
 // it is empty or holds a space or control character and is never escaped,
 // since a Windows file name cannot hold '"' (Build refuses such a path
 // before it gets here).
-func ComposeCommandLine(argv []string) string {
+func composeCommandLine(argv []string) string {
 	if len(argv) == 0 {
 		return ""
 	}

@@ -28,7 +28,7 @@ func (e *ArgError) Error() string {
 	if e.Char == NoChar {
 		return fmt.Sprintf("argument %d %s", e.Index, e.Reason)
 	}
-	return fmt.Sprintf("argument %d holds %s: %s", e.Index, DescribeChar(e.Char), e.Reason)
+	return fmt.Sprintf("argument %d holds %s: %s", e.Index, describeChar(e.Char), e.Reason)
 }
 
 // TargetError is the cause behind a target file that cannot be launched
@@ -45,12 +45,12 @@ func (e *TargetError) Error() string {
 	if e.Char == NoChar {
 		return e.Reason
 	}
-	return fmt.Sprintf("path holds %s: %s", DescribeChar(e.Char), e.Reason)
+	return fmt.Sprintf("path holds %s: %s", describeChar(e.Char), e.Reason)
 }
 
-// DescribeChar renders r for an error message: its code point and, when it
+// describeChar renders r for an error message: its code point and, when it
 // is printable, the character itself, e.g. `U+0026 '&'` or `U+000A`.
-func DescribeChar(r rune) string {
+func describeChar(r rune) string {
 	switch {
 	case r == utf8.RuneError:
 		return "a byte that is not UTF-8"

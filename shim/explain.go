@@ -18,7 +18,7 @@ type Explanation struct {
 }
 
 // Refusal is a Build error made presentable. Index and Char are set when
-// one argument was refused (Char is rendered by DescribeChar); the message
+// one argument was refused (Char names it as U+0026 '&'); the message
 // never holds an argument's value.
 type Refusal struct {
 	Kind    failure.Kind `json:"kind"`
@@ -33,7 +33,7 @@ func Explain(res discovery.Resolution, args []string, opts Options) Explanation 
 	ex := Explanation{Resolution: res, Warnings: append([]string{}, res.Warnings...)}
 	plan, err := Build(res, args, opts)
 	if err != nil {
-		ex.Refusal = NewRefusal(err)
+		ex.Refusal = newRefusal(err)
 		return ex
 	}
 	ex.Plan = &plan
@@ -41,20 +41,20 @@ func Explain(res discovery.Resolution, args []string, opts Options) Explanation 
 	return ex
 }
 
-// NewRefusal describes a Build error: its failure kind, its message, and
+// newRefusal describes a Build error: its failure kind, its message, and
 // the argument index and character when an *ArgError caused it.
-func NewRefusal(err error) *Refusal {
+func newRefusal(err error) *Refusal {
 	r := &Refusal{Kind: failure.KindOf(err), Message: err.Error()}
 	if ae, ok := asArgError(err); ok {
 		index := ae.Index
 		r.Index = &index
 		if ae.Char != NoChar {
-			r.Char = DescribeChar(ae.Char)
+			r.Char = describeChar(ae.Char)
 		}
 	}
 	var te *TargetError
 	if errors.As(err, &te) && te.Char != NoChar {
-		r.Char = DescribeChar(te.Char)
+		r.Char = describeChar(te.Char)
 	}
 	return r
 }

@@ -2,11 +2,11 @@ package shim
 
 import "strings"
 
-// ShellQuote renders argv as one POSIX sh command line for people to read
+// shellQuote renders argv as one POSIX sh command line for people to read
 // or paste: arguments made only of letters, digits and @%+=:,./_- stay
 // bare; others are single-quoted, an embedded single quote being closed,
 // backslash-escaped and reopened. It is never executed by cursorkit.
-func ShellQuote(argv []string) string {
+func shellQuote(argv []string) string {
 	var b strings.Builder
 	for i, a := range argv {
 		if i > 0 {

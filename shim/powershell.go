@@ -12,7 +12,7 @@ import (
 // the machine's execution policy says (Group Policy can still forbid it).
 var powerShellFlags = [...]string{"-NoLogo", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File"}
 
-// ValidatePowerShellArgs checks arguments for a .ps1 run with -File. It
+// validatePowerShellArgs checks arguments for a .ps1 run with -File. It
 // refuses, as failure.Input with an *ArgError cause:
 //   - "-", "--" and "-name:value" (any argument starting with '-' that
 //     holds ':'): PowerShell's -File binding consumes or splits them
@@ -25,7 +25,7 @@ var powerShellFlags = [...]string{"-NoLogo", "-NoProfile", "-NonInteractive", "-
 //     them when the script hands $args to a native program, as npm's .ps1
 //     shims do (#1995);
 //   - NUL and bytes that are not UTF-8.
-func ValidatePowerShellArgs(args []string, dashArgs bool) error {
+func validatePowerShellArgs(args []string, dashArgs bool) error {
 	for i, a := range args {
 		if err := validateWindowsArg(i, a); err != nil {
 			return err
@@ -49,7 +49,7 @@ func ValidatePowerShellArgs(args []string, dashArgs bool) error {
 }
 
 func buildPowerShell(script string, args []string, opts Options) (Plan, error) {
-	if err := ValidatePowerShellArgs(args, opts.PowerShellDashArgs); err != nil {
+	if err := validatePowerShellArgs(args, opts.PowerShellDashArgs); err != nil {
 		return Plan{}, err
 	}
 	host, err := powerShellHost(opts)
@@ -61,8 +61,8 @@ func buildPowerShell(script string, args []string, opts Options) (Plan, error) {
 	argv = append(argv, powerShellFlags[:]...)
 	argv = append(argv, script)
 	argv = append(argv, args...)
-	line := ComposeCommandLine(argv)
-	if err := checkLength(line, MaxCommandLine, "CreateProcess"); err != nil {
+	line := composeCommandLine(argv)
+	if err := checkLength(line, maxCommandLine, "CreateProcess"); err != nil {
 		return Plan{}, err
 	}
 	return Plan{Program: host, Args: argv, CommandLine: line, Kind: discovery.PowerShell, Target: script}, nil

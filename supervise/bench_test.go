@@ -62,7 +62,7 @@ func BenchmarkP1Throughput(b *testing.B) {
 			Env:              proctest.Env(modeEnv, "gen"),
 			FirstLineTimeout: 30 * time.Second,
 			IdleTimeout:      120 * time.Second,
-			OnLine:           func([]byte) { lines++ },
+			OnLine:           func([]byte) error { lines++; return nil },
 		})
 		superviseTime += time.Since(t0)
 		require.NoError(b, o.Err)
@@ -116,7 +116,7 @@ func BenchmarkP3KillLatency(b *testing.B) {
 			s, err := Start(context.Background(), selfPlan(b, append([]string{marker}, kinds...)...), Options{
 				Env:         proctest.Env(modeEnv, "tree"),
 				IdleTimeout: time.Second,
-				StopGrace:   -1,
+				StopGrace:   0,
 				OnLine:      ready.onLine,
 			})
 			require.NoError(b, err)
@@ -149,7 +149,7 @@ func BenchmarkReadStdoutHotPath(b *testing.B) {
 	b.SetBytes(int64(len(input)))
 	b.ReportAllocs()
 	for b.Loop() {
-		s := &Session{start: time.Now(), firstLineCh: make(chan struct{}), opts: Options{OnLine: func([]byte) { lines++ }}.normalized()}
+		s := &Session{start: time.Now(), firstLineCh: make(chan struct{}), opts: Options{OnLine: func([]byte) error { lines++; return nil }}.normalized()}
 		s.firstLine.Store(-1)
 		r.Reset(input)
 		s.readStdout(r)

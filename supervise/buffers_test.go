@@ -81,19 +81,19 @@ func (emptyReader) Read([]byte) (int, error) { return 0, nil }
 // memory, however large the bound; past the bound the buffer is exactly
 // the bound.
 func TestTailRingGrowsWithWhatIsWritten(t *testing.T) {
-	r := newTailRing(DefaultStderrTailBytes)
+	r := newTailRing(defaultStderrTailBytes)
 	assert.Zero(t, cap(r.buf), "nothing written, nothing allocated")
 	_, _ = r.Write([]byte("warning: something\n"))
 	assert.LessOrEqual(t, cap(r.buf), 256)
-	for range DefaultStderrTailBytes / 100 {
+	for range defaultStderrTailBytes / 100 {
 		_, _ = r.Write(bytes.Repeat([]byte("e"), 99))
 		_, _ = r.Write([]byte("\n"))
-		assert.LessOrEqual(t, cap(r.buf), DefaultStderrTailBytes)
+		assert.LessOrEqual(t, cap(r.buf), defaultStderrTailBytes)
 	}
 	_, _ = r.Write(bytes.Repeat([]byte("z"), 200))
-	assert.Equal(t, DefaultStderrTailBytes, len(r.buf))
+	assert.Equal(t, defaultStderrTailBytes, len(r.buf))
 	assert.True(t, strings.HasSuffix(r.String(), strings.Repeat("z", 200)))
-	assert.Len(t, r.String(), DefaultStderrTailBytes)
+	assert.Len(t, r.String(), defaultStderrTailBytes)
 }
 
 // TestHotStreamObserve: a stream is hot once hotBytes arrive within one

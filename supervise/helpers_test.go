@@ -185,18 +185,19 @@ type readyPIDs struct {
 func newReadyPIDs() *readyPIDs { return &readyPIDs{allReady: make(chan struct{})} }
 
 // onLine is an Options.OnLine; it runs on the reader goroutine only.
-func (r *readyPIDs) onLine(line []byte) {
+func (r *readyPIDs) onLine(line []byte) error {
 	s := string(line)
 	if s == "all-ready" && !r.seen {
 		r.seen = true
 		close(r.allReady)
-		return
+		return nil
 	}
 	if rest, ok := strings.CutPrefix(s, "ready "); ok && !r.seen {
 		if pid, err := strconv.Atoi(rest); err == nil {
 			r.pids = append(r.pids, pid)
 		}
 	}
+	return nil
 }
 
 // wait blocks until all-ready was seen; pids is safe to read afterwards.

@@ -110,7 +110,7 @@ func TestLineSplitterNoAllocationPerLine(t *testing.T) {
 	line := []byte(strings.Repeat("y", 499) + "\n")
 	input := bytes.Repeat(line, 1000)
 	r := bytes.NewReader(input)
-	ls := &lineSplitter{max: DefaultMaxLineBytes, onLine: func([]byte) {}}
+	ls := &lineSplitter{max: defaultMaxLineBytes, onLine: func([]byte) {}}
 	allocs := testing.AllocsPerRun(20, func() {
 		r.Reset(input)
 		ls.run(r)
@@ -162,7 +162,7 @@ func BenchmarkLineSplitter(b *testing.B) {
 	line := []byte(strings.Repeat("y", 499) + "\n")
 	input := bytes.Repeat(line, 2000)
 	r := bytes.NewReader(input)
-	ls := &lineSplitter{max: DefaultMaxLineBytes, onLine: func([]byte) {}}
+	ls := &lineSplitter{max: defaultMaxLineBytes, onLine: func([]byte) {}}
 	b.SetBytes(int64(len(input)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,25 +1,61 @@
 package supervise
 
 import (
+	"errors"
 	"io"
 	"time"
 )
 
-// Defaults applied by Start to zero-valued Options fields.
+// Graces a caller may want; Options never applies them by itself (a zero
+// duration means none, like os/exec's WaitDelay).
 const (
-	DefaultStopGrace       = 5 * time.Second
-	DefaultExitGrace       = 15 * time.Second
-	DefaultDrainGrace      = 2 * time.Second
-	DefaultMaxLineBytes    = 16 << 20
-	DefaultStderrTailBytes = 16 << 10
+	// DefaultStopGrace is a common wait between the polite stop request and
+	// the tree kill.
+	DefaultStopGrace = 5 * time.Second
+	// DefaultExitGrace is a common wait, after the work is done, for the
+	// child to exit by itself.
+	DefaultExitGrace = 15 * time.Second
 )
 
-// Options configures one supervised run. The zero value is usable: no
-// deadlines, default graces and limits.
+// Sizes applied when the Options field is zero.
+const (
+	defaultMaxLineBytes    = 16 << 20
+	defaultStderrTailBytes = 16 << 10
+)
+
+// Finished is what OnLine returns when the line ended the child's work
+// (for an agent, its final result event). It is not an error of the run:
+// from then on only ExitGrace applies, after which a child still running
+// is stopped with a late_close warning and the run still succeeds.
+var Finished = errors.New("supervise: the child's work is finished")
+
+// LineMode says how stdout is cut into the lines OnLine receives.
+type LineMode int
+
+const (
+	// TrimEndings delivers each line without its "\n" and one "\r" before
+	// it. A line longer than MaxLineBytes is skipped and reported to
+	// OnOversizedLine.
+	TrimEndings LineMode = iota
+	// KeepEndings delivers each line exactly as read, terminator included.
+	// Oversized lines are skipped as with TrimEndings.
+	KeepEndings
+	// PassThrough is KeepEndings for a byte-for-byte pass-through: an
+	// oversized line is delivered in pieces as it is read, the last piece
+	// ending with its terminator, so no output is ever lost and no more
+	// than a read buffer of it is held. OnOversizedLine is still called at
+	// its end.
+	PassThrough
+)
+
+// Options configures one supervised run. The zero value is usable and
+// behaves like os/exec: no deadlines, and a stop kills the whole tree at
+// once. Every duration is off when zero.
 type Options struct {
 	// Dir, Env and Stdin are passed to launch: the working directory, the
-	// complete environment of the child, and what its stdin receives
-	// (launch closes the child's stdin once Stdin is exhausted).
+	// complete environment of the child (nil: this process's), and what its
+	// stdin receives (launch closes the child's stdin once Stdin is
+	// exhausted).
 	Dir   string
 	Env   []string
 	Stdin io.Reader
@@ -29,83 +65,70 @@ type Options struct {
 	// stdout resets it, so a long line still arriving counts as activity;
 	// while a FirstLineTimeout is pending it governs alone, and the
 	// inactivity deadline counts from the first line (without one, from
-	// start). TotalTimeout bounds the whole run. Zero turns a deadline off.
-	// After Finish only ExitGrace applies.
+	// start). TotalTimeout bounds the whole run. After the work is
+	// finished only ExitGrace applies.
 	FirstLineTimeout time.Duration
 	IdleTimeout      time.Duration
 	TotalTimeout     time.Duration
 
-	// StopGrace is the wait between the polite stop request and the tree
-	// kill: DefaultStopGrace when zero, no grace (kill at once) when
-	// negative.
+	// StopGrace is the wait between the polite stop request (SIGTERM and
+	// SIGCONT to the group; CTRL_BREAK on Windows) and the tree kill after
+	// a deadline or a cancel. Zero kills at once.
 	StopGrace time.Duration
 	// ExitGrace is how long the child may take to exit by itself after
-	// Finish before it is stopped with a late_close warning:
-	// DefaultExitGrace when zero, stop at once when negative.
+	// OnLine returned Finished before it is stopped with a late_close
+	// warning. Zero stops it at once.
 	ExitGrace time.Duration
 	// DrainGrace is how long stdout and stderr may stay open after the
 	// child exited by itself (held by a leftover process) before the tree
-	// is killed and the pipes closed: DefaultDrainGrace when zero, none
-	// when negative.
+	// is killed and the pipes closed; a couple of seconds suits an agent.
+	// Zero (or anything shorter) still lets 100 ms pass, the time a clean
+	// exit's pipes take to reach EOF, before leftovers are killed.
 	DrainGrace time.Duration
 
 	// MaxLineBytes is the longest stdout line delivered, terminator
-	// excluded: DefaultMaxLineBytes when zero or negative.
+	// excluded; 16 MiB when zero.
 	MaxLineBytes int
-	// StderrTailBytes bounds Outcome.StderrTail: DefaultStderrTailBytes
-	// when zero, no tail when negative.
+	// StderrTailBytes bounds Outcome.StderrTail; 16 KiB when zero.
 	StderrTailBytes int
+	// Lines says how stdout is cut; TrimEndings when zero.
+	Lines LineMode
 
 	// OnLine is called sequentially, from one goroutine, for every stdout
-	// line, including a final line without a terminator. The trailing "\n"
-	// and one "\r" before it are trimmed unless KeepLineEndings is set.
-	// line is only valid during the call. OnLine must not block for long:
-	// stdout is not read while it runs.
-	OnLine func(line []byte)
-	// KeepLineEndings hands OnLine each line exactly as read, terminator
-	// included, so a pass-through reproduces stdout byte for byte.
-	KeepLineEndings bool
+	// line, including a final line without a terminator. line is only
+	// valid during the call. OnLine must not block for long: stdout is not
+	// read while it runs. It returns nil to go on, Finished when the work
+	// is done, or any other error to stop the whole tree at once and end
+	// the run as Aborted with that error (its failure kind is kept; an
+	// error without one counts as failure.Other). After an error other
+	// than Finished, OnLine is not called again (stdout is still drained).
+	OnLine func(line []byte) error
 	// OnDrained, when set, is called (from the same goroutine as OnLine)
 	// after a line whenever every stdout byte read so far has been
 	// delivered, just before the reader may wait for the child again. A
-	// pass-through that buffers its OnLine writes flushes there: output
-	// leaves promptly, yet a burst of lines costs one write.
+	// pass-through that buffers its writes flushes there: output leaves
+	// promptly, yet a burst of lines costs one write.
 	OnDrained func()
 	// OnOversizedLine is called (from the same goroutine as OnLine) with
 	// the length of each line longer than MaxLineBytes, terminator
-	// excluded; such a line is skipped and reading continues.
+	// excluded.
 	OnOversizedLine func(size int64)
-	// PassOversized, with KeepLineEndings, hands an oversized line to
-	// OnLine in pieces as they are read instead of skipping it, the last
-	// piece ending with the terminator, so a byte-for-byte pass-through
-	// (cursorkit exec) never loses output and never holds more than a
-	// read buffer of it. OnOversizedLine is still called at its end.
-	PassOversized bool
 	// Stderr, when set, receives every stderr byte as it arrives, besides
 	// the bounded tail. Write errors are ignored so a broken pass-through
 	// never stalls the child.
 	Stderr io.Writer
 }
 
-// normalized returns o with defaults applied.
+// normalized returns o with the size defaults applied.
 func (o Options) normalized() Options {
-	if o.StopGrace == 0 {
-		o.StopGrace = DefaultStopGrace
-	}
-	if o.ExitGrace == 0 {
-		o.ExitGrace = DefaultExitGrace
-	}
-	if o.DrainGrace == 0 {
-		o.DrainGrace = DefaultDrainGrace
-	}
 	if o.MaxLineBytes <= 0 {
-		o.MaxLineBytes = DefaultMaxLineBytes
+		o.MaxLineBytes = defaultMaxLineBytes
 	}
-	if o.StderrTailBytes == 0 {
-		o.StderrTailBytes = DefaultStderrTailBytes
+	if o.StderrTailBytes <= 0 {
+		o.StderrTailBytes = defaultStderrTailBytes
 	}
 	return o
 }
 
-// nonNegative maps "negative means none" durations to zero.
+// nonNegative reads a negative duration as zero: none.
 func nonNegative(d time.Duration) time.Duration { return max(d, 0) }

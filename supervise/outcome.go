@@ -24,11 +24,6 @@ const (
 	SpawnFailed Ending = "spawn_failed"
 )
 
-// Deadline reports whether e is one of the three deadline endings.
-func (e Ending) Deadline() bool {
-	return e == FirstLineTimeout || e == IdleTimeout || e == TotalTimeout
-}
-
 // StopResult says what stopping the child took.
 type StopResult string
 
@@ -55,7 +50,7 @@ const (
 	// tree and closed its ends of the pipes.
 	WarnPipesHeld = "pipes_held"
 	// WarnOversizedLine: at least one stdout line exceeded MaxLineBytes
-	// and was skipped.
+	// and was skipped (or, with PassThrough, passed on in pieces).
 	WarnOversizedLine = "oversized_line"
 )
 
@@ -83,12 +78,12 @@ type Outcome struct {
 	TimeToFirstLine time.Duration `json:"timeToFirstLine,omitempty"`
 	Duration        time.Duration `json:"duration"`
 	// Lines counts delivered stdout lines; Bytes counts every stdout byte
-	// read; OversizedLines counts lines skipped for exceeding MaxLineBytes.
-	Lines          int64    `json:"lines"`
-	Bytes          int64    `json:"bytes"`
-	OversizedLines int64    `json:"oversizedLines,omitempty"`
-	StderrTail     string   `json:"stderrTail,omitempty"`
-	Warnings       []string `json:"warnings,omitempty"`
+	// read (the oversized_line warning counts lines longer than
+	// MaxLineBytes).
+	Lines      int64    `json:"lines"`
+	Bytes      int64    `json:"bytes"`
+	StderrTail string   `json:"stderrTail,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
 	// Finished reports whether Finish was called before the run ended.
 	Finished bool `json:"finished"`
 }

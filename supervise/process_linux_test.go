@@ -18,11 +18,11 @@ import (
 func TestProcessDoubleForkDaemon(t *testing.T) {
 	marker := proctest.Marker("supervise")
 	ready := newReadyPIDs()
-	s := startSelf(t, context.Background(), Options{IdleTimeout: waitLimit, StopGrace: -1, OnLine: ready.onLine}, "tree", marker, "daemon", "group")
+	s := startSelf(t, context.Background(), Options{IdleTimeout: waitLimit, StopGrace: 0, OnLine: ready.onLine}, "tree", marker, "daemon", "group")
 	pids := ready.wait(t, s)
 	require.Len(t, pids, 2)
 	w := proctest.Watch(t, marker, pids)
-	s.Abort(failure.Policy, "stop the daemon too")
+	s.Abort(failure.New(failure.Policy, "stop the daemon too"))
 	o := waitOutcome(t, s)
 	assert.Equal(t, Aborted, o.Ending)
 	assert.Equal(t, StopForced, o.Stop)

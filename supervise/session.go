@@ -84,7 +84,7 @@ type Session struct {
 
 	finishOnce sync.Once
 	finishCh   chan struct{}
-	abortCh    chan abortRequest // capacity 1: the first Abort wins
+	abortCh    chan error // capacity 1: the first abort wins
 
 	// Set by the reader goroutines before readersDone closes.
 	lines, oversized int64
@@ -92,11 +92,6 @@ type Session struct {
 
 	done    chan struct{}
 	outcome Outcome
-}
-
-type abortRequest struct {
-	kind   failure.Kind
-	reason string
 }
 
 // Start launches plan and supervises it until Wait returns. A launch
@@ -145,7 +140,7 @@ func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Ses
 		start:       time.Now(),
 		finishCh:    make(chan struct{}),
 		firstLineCh: make(chan struct{}),
-		abortCh:     make(chan abortRequest, 1),
+		abortCh:     make(chan error, 1),
 		done:        make(chan struct{}),
 	}
 	s.firstLine.Store(-1)
@@ -175,23 +170,25 @@ func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Ses
 	return s, nil
 }
 
-// Finish marks the work done (the stream layer calls it on the final
-// result event): from now on only ExitGrace applies, after which a child
-// still running is stopped with a late_close warning and the run still
-// counts as a success; a cancel in that window stops it the same way.
-// Abort still ends the run as Aborted. Calls after the first have no
-// effect.
-func (s *Session) Finish() {
+// finish marks the work done (OnLine returned Finished): from now on only
+// ExitGrace applies, after which a child still running is stopped with a
+// late_close warning and the run still counts as a success; a cancel in
+// that window stops it the same way. An abort still ends the run as
+// Aborted. Calls after the first have no effect.
+func (s *Session) finish() {
 	s.finishOnce.Do(func() { close(s.finishCh) })
 }
 
 // Abort stops the whole tree at once (no grace) and ends the run as
-// Aborted with an error of kind and reason (say, failure.Policy and the
-// forbidden tool). Only the first Abort counts; an Abort after the run
-// ended has no effect.
-func (s *Session) Abort(kind failure.Kind, reason string) {
+// Aborted with err, whose failure kind the Outcome keeps (failure.Other
+// when it has none; a nil err is failure.Other "aborted by the caller").
+// Only the first abort counts, whether it came from here or from OnLine;
+// one after the run ended has no effect. Abort is for another goroutine
+// that must stop a run it started; the line handler returns its error
+// instead.
+func (s *Session) Abort(err error) {
 	select {
-	case s.abortCh <- abortRequest{kind: kind, reason: reason}:
+	case s.abortCh <- err:
 	default:
 	}
 }
@@ -254,12 +251,20 @@ func (s *Session) readStdout(r io.Reader) {
 	onLine, onOversize := s.opts.OnLine, s.opts.OnOversizedLine
 	ls := &lineSplitter{
 		max:        s.opts.MaxLineBytes,
-		keepEnding: s.opts.KeepLineEndings,
-		passLong:   s.opts.PassOversized && s.opts.KeepLineEndings,
+		keepEnding: s.opts.Lines == KeepEndings || s.opts.Lines == PassThrough,
+		passLong:   s.opts.Lines == PassThrough,
 		onLine: func(line []byte) {
 			markFirst()
-			if onLine != nil {
-				onLine(line)
+			if onLine == nil {
+				return
+			}
+			switch err := onLine(line); {
+			case err == nil:
+			case errors.Is(err, Finished):
+				s.finish()
+			default:
+				onLine = nil // the run is over for the handler
+				s.Abort(err)
 			}
 		},
 		onOversize: func(size int64) {
@@ -349,7 +354,7 @@ func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 				s.arm(timer, v.finished, finishedAt)
 				continue
 			}
-			grace := s.opts.StopGrace
+			grace := nonNegative(s.opts.StopGrace)
 			s.stopTree(&v, exitCh, grace)
 			if v.stop == StopAlreadyExited {
 				v.ending = Exited
@@ -386,21 +391,26 @@ func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 			v.finished = true
 			finishedAt = s.since()
 			s.arm(timer, v.finished, finishedAt)
-		case a := <-s.abortCh:
+		case err := <-s.abortCh:
 			s.stopTree(&v, exitCh, 0)
 			v.ending = Aborted
-			reason := a.reason
-			if reason == "" {
-				reason = "aborted by the caller"
-			}
-			kind := a.kind
-			if !kind.Valid() {
-				kind = failure.Other
-			}
-			v.err = failure.New(kind, "%s", reason)
+			v.err = abortError(err)
 			return v
 		}
 	}
+}
+
+// abortError is the run's error for an abort with err: err itself when it
+// carries a failure kind, else err wrapped as failure.Other.
+func abortError(err error) error {
+	if err == nil {
+		return failure.New(failure.Other, "aborted by the caller")
+	}
+	var fe *failure.Error
+	if errors.As(err, &fe) && fe.Kind.Valid() {
+		return err
+	}
+	return failure.Wrap(failure.Other, err, "aborted")
 }
 
 // deadline returns the earliest active deadline (nanoseconds since start)
@@ -524,13 +534,13 @@ func (s *Session) sweep(v *verdict) {
 // drain lets the readers reach EOF after the child exited, then has the
 // tree killed and the pipes closed, so that nothing the child started
 // outlives the verdict and Wait cannot hang on a pipe held by an escapee.
-// After a natural exit the pipes get DrainGrace; after a stop the tree was
-// already killed, so they only get pipeCloseWait.
+// After a natural exit the pipes get DrainGrace (at least pipeCloseWait);
+// after a stop the tree was already killed, so they only get pipeCloseWait.
 func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []string {
 	var v verdict
 	held := false
 	if !stopped {
-		held = !s.waitReaders(readersDone, nonNegative(s.opts.DrainGrace), true)
+		held = !s.waitReaders(readersDone, max(s.opts.DrainGrace, pipeCloseWait), true)
 		if held {
 			s.sweep(&v) // kill the holders; their ends close with them
 		}
@@ -569,7 +579,7 @@ func (s *Session) waitReaders(readersDone <-chan struct{}, d time.Duration, inte
 	t := time.NewTimer(d)
 	defer t.Stop()
 	var ctxDone <-chan struct{}
-	var abortCh <-chan abortRequest
+	var abortCh <-chan error
 	if interruptible {
 		ctxDone, abortCh = s.ctx.Done(), s.abortCh
 	}
@@ -586,18 +596,17 @@ func (s *Session) waitReaders(readersDone <-chan struct{}, d time.Duration, inte
 // publish builds the Outcome and releases Wait.
 func (s *Session) publish(v verdict) {
 	o := Outcome{
-		Ending:         v.ending,
-		Err:            v.err,
-		ExitCode:       v.status.code,
-		Signal:         v.status.signal,
-		Stop:           v.stop,
-		StopTook:       v.stopTook,
-		Duration:       s.since(),
-		Lines:          s.lines,
-		Bytes:          s.bytes.Load(),
-		OversizedLines: s.oversized,
-		StderrTail:     s.tail.String(),
-		Finished:       s.finishCalled(),
+		Ending:     v.ending,
+		Err:        v.err,
+		ExitCode:   v.status.code,
+		Signal:     v.status.signal,
+		Stop:       v.stop,
+		StopTook:   v.stopTook,
+		Duration:   s.since(),
+		Lines:      s.lines,
+		Bytes:      s.bytes.Load(),
+		StderrTail: s.tail.String(),
+		Finished:   s.finishCalled(),
 	}
 	if first := s.firstLine.Load(); first >= 0 {
 		// A coarse clock (Windows) can read zero; zero means "no line".

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,10 +46,11 @@ type lineCollector struct {
 	lines []string
 }
 
-func (c *lineCollector) add(line []byte) {
+func (c *lineCollector) add(line []byte) error {
 	c.mu.Lock()
 	c.lines = append(c.lines, string(line))
 	c.mu.Unlock()
+	return nil
 }
 
 func (c *lineCollector) get() []string {
@@ -110,6 +114,7 @@ func TestSessionDeadlines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake()
+			tt.opts.StopGrace = DefaultStopGrace
 			s := startFake(t, context.Background(), f, tt.opts)
 			if tt.writeFirst {
 				_, err := f.outW.Write([]byte("{}\n"))
@@ -117,7 +122,7 @@ func TestSessionDeadlines(t *testing.T) {
 			}
 			o := waitOutcome(t, s)
 			assert.Equal(t, tt.ending, o.Ending)
-			assert.True(t, o.Ending.Deadline())
+			assert.Contains(t, []Ending{FirstLineTimeout, IdleTimeout, TotalTimeout}, o.Ending)
 			assert.Equal(t, failure.Timeout, failure.KindOf(o.Err))
 			assert.Contains(t, o.Err.Error(), tt.message)
 			assert.Equal(t, StopGraceful, o.Stop)
@@ -137,7 +142,7 @@ func TestSessionStopEscalation(t *testing.T) {
 	}{
 		{"obeys SIGTERM", false, time.Hour, StopGraceful, 1},
 		{"ignores SIGTERM", true, 20 * time.Millisecond, StopForced, 1},
-		{"no grace", false, -1, StopForced, 0},
+		{"no grace", false, 0, StopForced, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,8 +176,8 @@ func TestSessionCancel(t *testing.T) {
 func TestSessionAbortKillsAtOnce(t *testing.T) {
 	f := newFake()
 	s := startFake(t, context.Background(), f, Options{StopGrace: time.Hour})
-	s.Abort(failure.Policy, "tool shell is not allowed in read-only mode")
-	s.Abort(failure.Other, "second abort is ignored")
+	s.Abort(failure.New(failure.Policy, "tool shell is not allowed in read-only mode"))
+	s.Abort(failure.New(failure.Other, "second abort is ignored"))
 	o := waitOutcome(t, s)
 	assert.Equal(t, Aborted, o.Ending)
 	assert.Equal(t, failure.Policy, failure.KindOf(o.Err))
@@ -188,7 +193,7 @@ func TestSessionAbortDuringGraceEscalates(t *testing.T) {
 	// Abort once the polite request went out; the hour of grace must not
 	// be waited.
 	proctest.Eventually(t, "the polite stop", waitLimit, func() bool { return f.terminated.Load() > 0 })
-	s.Abort(failure.Policy, "stop now")
+	s.Abort(failure.New(failure.Policy, "stop now"))
 	o := waitOutcome(t, s)
 	assert.Equal(t, IdleTimeout, o.Ending, "the first reason to stop wins")
 	assert.Equal(t, StopForced, o.Stop)
@@ -201,8 +206,8 @@ func TestSessionFinish(t *testing.T) {
 		s := startFake(t, context.Background(), f, Options{IdleTimeout: time.Hour, ExitGrace: 20 * time.Millisecond, StopGrace: 10 * time.Millisecond})
 		_, err := f.outW.Write([]byte(`{"type":"result"}` + "\n"))
 		require.NoError(t, err)
-		s.Finish()
-		s.Finish()
+		s.finish()
+		s.finish()
 		o := waitOutcome(t, s)
 		assert.Equal(t, Exited, o.Ending)
 		assert.NoError(t, o.Err)
@@ -214,7 +219,7 @@ func TestSessionFinish(t *testing.T) {
 		f := newFake()
 		ctx, cancel := context.WithCancel(context.Background())
 		s := startFake(t, ctx, f, Options{ExitGrace: time.Hour})
-		s.Finish()
+		s.finish()
 		cancel()
 		o := waitOutcome(t, s)
 		assert.True(t, o.Finished)
@@ -225,7 +230,7 @@ func TestSessionFinish(t *testing.T) {
 	t.Run("exit within the grace", func(t *testing.T) {
 		f := newFake()
 		s := startFake(t, context.Background(), f, Options{ExitGrace: time.Hour})
-		s.Finish()
+		s.finish()
 		f.exit(exitStatus{code: 0})
 		o := waitOutcome(t, s)
 		assert.Equal(t, Exited, o.Ending)
@@ -240,7 +245,7 @@ func TestSessionHeldPipes(t *testing.T) {
 	t.Run("after a stop Wait is prompt", func(t *testing.T) {
 		f := newFake()
 		f.holdPipes = true
-		s := startFake(t, context.Background(), f, Options{IdleTimeout: time.Millisecond, StopGrace: -1, DrainGrace: time.Hour})
+		s := startFake(t, context.Background(), f, Options{IdleTimeout: time.Millisecond, StopGrace: 0, DrainGrace: time.Hour})
 		o := waitOutcome(t, s)
 		assert.Equal(t, IdleTimeout, o.Ending)
 		assert.Less(t, o.Duration, time.Hour)
@@ -288,7 +293,7 @@ func TestSessionOversizedLine(t *testing.T) {
 	assert.NoError(t, o.Err)
 	assert.Equal(t, []string{"ok", "fine"}, got.get())
 	assert.Equal(t, []int64{8}, sizes)
-	assert.Equal(t, int64(1), o.OversizedLines)
+	assert.True(t, hasWarning(o, WarnOversizedLine), o.Warnings)
 	assert.Contains(t, strings.Join(o.Warnings, "\n"), WarnOversizedLine)
 }
 
@@ -366,4 +371,103 @@ func hasWarning(o Outcome, code string) bool {
 		}
 	}
 	return false
+}
+
+// TestSessionLineHandlerContract: what OnLine returns decides the run:
+// nil goes on, Finished starts the exit grace, any other error stops the
+// tree at once with that error's kind, and OnLine is not called again.
+func TestSessionLineHandlerContract(t *testing.T) {
+	policy := failure.New(failure.Policy, "the tool shell is not allowed")
+	tests := []struct {
+		name     string
+		onFirst  error // returned for the line "stop"
+		ending   Ending
+		kind     failure.Kind
+		finished bool
+		calls    int // OnLine calls for the three lines written
+	}{
+		{name: "nil goes on", onFirst: nil, ending: Exited, kind: "", calls: 3},
+		{name: "Finished starts the exit grace", onFirst: Finished, ending: Exited, kind: "", finished: true, calls: 3},
+		{name: "a wrapped Finished counts", onFirst: fmt.Errorf("result seen: %w", Finished), ending: Exited, finished: true, calls: 3},
+		{name: "a failure aborts with its kind", onFirst: policy, ending: Aborted, kind: failure.Policy, calls: 1},
+		{name: "a plain error aborts as other", onFirst: errors.New("handler gave up"), ending: Aborted, kind: failure.Other, calls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			var calls atomic.Int32
+			s := startFake(t, context.Background(), f, Options{StopGrace: time.Hour, ExitGrace: time.Hour, OnLine: func(line []byte) error {
+				calls.Add(1)
+				if string(line) == "stop" {
+					return tt.onFirst
+				}
+				return nil
+			}})
+			_, err := io.WriteString(f.outW, "stop\nsecond\nthird\n")
+			if tt.ending == Aborted {
+				// The abort kills the fake, which closes its pipes: the
+				// write may fail part way, and must not hang.
+				o := waitOutcome(t, s)
+				assert.Equal(t, Aborted, o.Ending)
+				assert.Equal(t, tt.kind, failure.KindOf(o.Err))
+				assert.Equal(t, StopForced, o.Stop)
+				assert.EqualValues(t, tt.calls, calls.Load(), "OnLine is not called after its error")
+				if tt.kind == failure.Policy {
+					assert.Same(t, policy, o.Err, "the handler's own error is the verdict")
+				}
+				return
+			}
+			require.NoError(t, err)
+			f.exit(exitStatus{code: 0})
+			o := waitOutcome(t, s)
+			assert.Equal(t, tt.ending, o.Ending)
+			assert.NoError(t, o.Err)
+			assert.Equal(t, tt.finished, o.Finished)
+			assert.EqualValues(t, tt.calls, calls.Load())
+		})
+	}
+}
+
+// TestSessionAbortNil: an abort without an error still ends the run with a
+// kind.
+func TestSessionAbortNil(t *testing.T) {
+	s := startFake(t, context.Background(), newFake(), Options{})
+	s.Abort(nil)
+	o := waitOutcome(t, s)
+	assert.Equal(t, Aborted, o.Ending)
+	assert.Equal(t, failure.Other, failure.KindOf(o.Err))
+}
+
+// TestSessionLineModes: the three line modes over the same stream.
+func TestSessionLineModes(t *testing.T) {
+	const input = "one\r\ntwo\n" + "0123456789abcdef" + "\nlast"
+	tests := []struct {
+		mode LineMode
+		want []string
+	}{
+		{TrimEndings, []string{"one", "two", "last"}},
+		{KeepEndings, []string{"one\r\n", "two\n", "last"}},
+		{PassThrough, []string{"one\r\n", "two\n", "0123456789abcdef\n", "last"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.mode), func(t *testing.T) {
+			f := newFake()
+			var got lineCollector
+			var oversized []int64
+			s := startFake(t, context.Background(), f, Options{Lines: tt.mode, MaxLineBytes: 8, OnLine: got.add,
+				OnOversizedLine: func(n int64) { oversized = append(oversized, n) }})
+			_, err := io.WriteString(f.outW, input)
+			require.NoError(t, err)
+			f.exit(exitStatus{code: 0})
+			o := waitOutcome(t, s)
+			require.NoError(t, o.Err)
+			if tt.mode == PassThrough {
+				assert.Equal(t, input, strings.Join(got.get(), ""), "a pass-through loses no byte")
+			} else {
+				assert.Equal(t, tt.want, got.get())
+			}
+			assert.Equal(t, []int64{16}, oversized)
+			assert.True(t, hasWarning(o, WarnOversizedLine), o.Warnings)
+		})
+	}
 }

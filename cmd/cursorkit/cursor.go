@@ -6,20 +6,22 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/jsonobj"
 	"github.com/cursorkit/cursorkit/probe"
 )
 
 // probeConfig is the probe configuration of one call: --binary when given,
 // else the settings file's cursorCliBinaryPath (a missing file means none).
 func (a *app) probeConfig() (probe.Config, error) {
-	cfg := probe.Config{Getenv: a.getenv}
+	var cfg probe.Config
 	if a.binarySet {
 		cfg.Override = strings.TrimSpace(a.binary)
 		return cfg, nil
 	}
-	settings, err := probe.LoadSettings(a.settingsPath)
+	settings, err := cursor.LoadSettings(a.settingsPath)
 	if err != nil {
 		return cfg, failure.Wrap(failure.Setup, err, "cannot read the settings file %s", a.settingsPath)
 	}
@@ -87,25 +89,57 @@ func runStatus(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		return a.fail(*asJSON, err)
 	}
-	report, err := probe.Status(ctx, cfg)
-	if err == nil {
-		err = report.Auth.Err()
-	}
+	report, auth, err := statusOf(ctx, cfg)
 	if *asJSON {
-		if err != nil {
-			return a.failWith(true, err, "status", report)
+		merged, merr := jsonobj.Merge(report, auth)
+		if merr != nil {
+			return a.fail(true, failure.Wrap(failure.Other, merr, "encoding the status"))
 		}
-		a.writeJSON(report)
+		if err != nil {
+			return a.failWith(true, err, "status", merged)
+		}
+		a.writeJSON(merged)
 		return failure.ExitOK
 	}
-	printProbe(a.stdout, report.Report)
+	printProbe(a.stdout, report)
 	if report.Available {
-		printAuth(a.stdout, report.Auth)
+		printAuth(a.stdout, auth)
 	}
 	if err != nil {
 		return a.fail(false, err)
 	}
 	return failure.ExitOK
+}
+
+// statusOf is `cursorkit status`: the probe, then the auth status of the
+// binary it chose. A probe failure other than an old build ends it with an
+// unknown auth state and the probe's error; for an old build the status
+// still runs and the setup error is returned.
+func statusOf(ctx context.Context, cfg probe.Config) (probe.Report, probe.Auth, error) {
+	report, perr := probe.Probe(ctx, cfg)
+	if !report.Available {
+		return report, probe.Auth{State: probe.AuthUnknown, Reason: "start_failed", Detail: "no Cursor CLI binary is available"}, perr
+	}
+	auth, aerr := probe.Status(ctx, cfg, report)
+	if perr != nil {
+		return report, auth, perr
+	}
+	return report, auth, aerr
+}
+
+// modelsOf is `cursorkit models`: the probe, then the catalog of the binary
+// it chose. A build older than tested still lists its models, and the setup
+// error is returned with them.
+func modelsOf(ctx context.Context, cfg probe.Config, refresh bool) (probe.ModelsReport, error) {
+	report, perr := probe.Probe(ctx, cfg)
+	if !report.Available {
+		return probe.ModelsReport{Models: []probe.Model{}, Diagnostics: report.Diagnostics}, perr
+	}
+	mr, merr := probe.Models(ctx, cfg, report, refresh)
+	if perr != nil {
+		return mr, perr
+	}
+	return mr, merr
 }
 
 const modelsUsage = "models [--json] [--refresh]"
@@ -124,7 +158,7 @@ func runModels(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		return a.fail(*asJSON, err)
 	}
-	report, err := probe.Models(ctx, cfg, *refresh)
+	report, err := modelsOf(ctx, cfg, *refresh)
 	if *asJSON {
 		if err != nil {
 			return a.failWith(true, err, "models", report)
@@ -144,8 +178,9 @@ func printProbe(w io.Writer, r probe.Report) {
 		fmt.Fprintln(w, "Cursor CLI: not usable")
 	} else {
 		fmt.Fprintln(w, "Cursor CLI: available")
-		fmt.Fprintf(w, "  binary   %s\n", r.BinaryPath)
-		fmt.Fprintf(w, "  kind     %s, found through %s%s\n", r.Kind, r.Source, configuredNote(r))
+		res := r.Binary.Resolution
+		fmt.Fprintf(w, "  binary   %s\n", res.Path)
+		fmt.Fprintf(w, "  kind     %s, found through %s%s\n", res.Kind, res.Source, configuredNote(r))
 		fmt.Fprintf(w, "  version  %s (%s)\n", orDash(r.Version), testedText(r.Tested))
 	}
 	if len(r.Candidates) > 0 {
@@ -171,19 +206,19 @@ func printProbe(w io.Writer, r probe.Report) {
 }
 
 func configuredNote(r probe.Report) string {
-	if r.UsingConfiguredBinaryPath {
+	if r.Binary.Resolution.Source == discovery.SourceOverride {
 		return " (the configured binary)"
 	}
 	return ""
 }
 
-func testedText(t probe.Tested) string {
+func testedText(t cursor.Tested) string {
 	switch t {
-	case probe.TestedInRange:
+	case cursor.TestedInRange:
 		return "a tested build"
-	case probe.TestedNewer:
+	case cursor.TestedNewer:
 		return "newer than the builds cursorkit was tested with"
-	case probe.TestedOlder:
+	case cursor.TestedOlder:
 		return "older than the tested builds: update the Cursor CLI"
 	}
 	return "build not recognised"
@@ -239,5 +274,5 @@ func (a *app) cursorCandidates() ([]discovery.Candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return discovery.Candidates(cfg.Override, a.getenv), nil
+	return cursor.Candidates(cfg.Override, a.getenv), nil
 }

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 
+	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/probe"
 )
@@ -29,44 +30,28 @@ type doctorReport struct {
 	Problems []problem           `json:"problems"`
 }
 
-// doctor runs every check. The version probe picks the binary; the shim
-// explanation and where.exe cross-check run beside it, and auth and models
-// run together once the binary is known, so the whole takes about as long
-// as the slowest single probe.
+// doctor runs every check: probe.Inspect (the probe, then auth and models
+// of the binary it chose, concurrently) beside the shim explanation and
+// the where.exe cross-check, so the whole takes about as long as the
+// slowest single probe.
 func (a *app) doctor(ctx context.Context, cfg probe.Config) doctorReport {
 	var rep doctorReport
-	var probeErr, explainErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
+	var explainErr error
+	explained := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(explained)
 		ex, err := a.explain(ctx, "", nil)
 		rep.Explain, explainErr = &ex, err
 	}()
-	rep.Probe, probeErr = probe.Probe(ctx, cfg)
-
-	var statusErr, modelsErr error
-	if rep.Probe.Available {
-		var inner sync.WaitGroup
-		inner.Add(2)
-		go func() {
-			defer inner.Done()
-			au, err := probe.StatusOf(ctx, cfg, rep.Probe)
-			rep.Status, statusErr = &au, err
-			if statusErr == nil {
-				statusErr = au.Err()
-			}
-		}()
-		go func() {
-			defer inner.Done()
-			m, err := probe.ModelsOf(ctx, cfg, rep.Probe, false)
-			rep.Models, modelsErr = &m, err
-		}()
-		inner.Wait()
+	in := probe.Inspect(ctx, cfg, false)
+	<-explained
+	rep.Probe = in.Probe
+	var statusErr error
+	if in.Probe.Available {
+		rep.Status, rep.Models = &in.Auth, &in.Models
+		statusErr = in.Auth.Err()
 	}
-	wg.Wait()
-
-	rep.Problems = diagnose(cfg, rep, probeErr, explainErr, statusErr, modelsErr)
+	rep.Problems = diagnose(cfg, rep, in.ProbeErr, explainErr, statusErr, in.ModelsErr)
 	rep.OK = len(rep.Problems) == 0
 	return rep
 }
@@ -80,16 +65,14 @@ func diagnose(cfg probe.Config, rep doctorReport, probeErr, explainErr, statusEr
 	if probeErr != nil {
 		switch failure.KindOf(probeErr) {
 		case failure.MissingCLI:
-			add(probeErr, "install the Cursor CLI (Linux/macOS: curl https://cursor.com/install -fsS | bash; "+
-				"Windows PowerShell: irm 'https://cursor.com/install?win32=true' | iex), "+
-				"or set cursorCliBinaryPath in the settings file (or pass --binary) to the cursor-agent you have")
+			add(probeErr, cursor.InstallHint)
 		case failure.Setup:
 			add(probeErr, "update the Cursor CLI (cursor-agent update), or point cursorCliBinaryPath at a newer build")
 		default:
 			add(probeErr, "run `cursorkit shim explain` to see how the binary is found and launched")
 		}
 	}
-	if cfg.Override != "" && rep.Probe.Available && !rep.Probe.UsingConfiguredBinaryPath {
+	if cfg.Override != "" && rep.Probe.Available && rep.Probe.Binary.Resolution.Source != discovery.SourceOverride {
 		problems = append(problems, problem{
 			Kind:    failure.Setup,
 			Message: "the configured binary did not work; a PATH candidate is used instead",

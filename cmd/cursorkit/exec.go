@@ -33,6 +33,11 @@ const (
 
 const execUsage = "exec [flags] -- TARGET [ARG...]"
 
+// execDrainGrace is how long the child's output pipes may stay open after
+// it exited (held by a process it left behind) before that process is
+// killed.
+const execDrainGrace = 2 * time.Second
+
 // execFlags are the flags of `cursorkit exec`.
 type execFlags struct {
 	firstLine, idle, total, grace time.Duration
@@ -97,10 +102,6 @@ func runExec(ctx context.Context, a *app, args []string) int {
 	// far has been passed on: prompt for an interactive child, one write
 	// per burst for a chatty one.
 	out := bufio.NewWriterSize(a.stdout, 64<<10)
-	grace := f.grace
-	if grace == 0 {
-		grace = -1 // supervise: negative means no grace
-	}
 	o := supervise.Run(ctx, plan, supervise.Options{
 		Dir:              f.cwd,
 		Env:              os.Environ(),
@@ -108,14 +109,14 @@ func runExec(ctx context.Context, a *app, args []string) int {
 		FirstLineTimeout: f.firstLine,
 		IdleTimeout:      f.idle,
 		TotalTimeout:     f.total,
-		StopGrace:        grace,
-		KeepLineEndings:  true,
-		OnLine:           func(line []byte) { _, _ = out.Write(line) },
-		OnDrained:        func() { _ = out.Flush() },
+		StopGrace:        f.grace,
+		DrainGrace:       execDrainGrace,
 		// Lines over supervise's maximum are passed on in pieces: exec's
 		// stdout stays byte-for-byte what the child wrote.
-		PassOversized: true,
-		Stderr:        errOut,
+		Lines:     supervise.PassThrough,
+		OnLine:    func(line []byte) error { _, _ = out.Write(line); return nil },
+		OnDrained: func() { _ = out.Flush() },
+		Stderr:    errOut,
 	})
 	_ = out.Flush() // the readers are done: this goroutine owns out now
 	code := execExitCode(o)
@@ -161,7 +162,7 @@ func execExitCode(o supervise.Outcome) int {
 			return execExitFailed // the exit status could not be read
 		}
 		return o.ExitCode
-	case o.Ending.Deadline():
+	case o.Ending == supervise.FirstLineTimeout, o.Ending == supervise.IdleTimeout, o.Ending == supervise.TotalTimeout:
 		return execExitTimeout
 	case o.Ending == supervise.Cancelled:
 		return execExitInterrupted

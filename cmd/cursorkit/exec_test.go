@@ -22,7 +22,6 @@ import (
 
 	"github.com/cursorkit/cursorkit/internal/proctest"
 	"github.com/cursorkit/cursorkit/internal/testdir"
-	"github.com/cursorkit/cursorkit/supervise"
 )
 
 // execModeEnv makes the test binary act as a child of `cursorkit exec`
@@ -347,7 +346,7 @@ func BenchmarkExecThroughput(b *testing.B) {
 // line maximum still passes through byte for byte.
 func TestExecPassesHugeLinesIntact(t *testing.T) {
 	exe := testBinary(t)
-	input := "first\n" + strings.Repeat("z", supervise.DefaultMaxLineBytes+3<<20) + "\r\nlast"
+	input := "first\n" + strings.Repeat("z", 16<<20+3<<20) + "\r\nlast"
 	code, stdout, stderr := runExecCLI(t, context.Background(), "echo", input, "--", exe)
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.True(t, stdout == input, "stdout differs from the child's output (len %d vs %d)", len(stdout), len(input))

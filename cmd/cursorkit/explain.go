@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/shim"
@@ -37,8 +39,23 @@ func (a *app) explain(ctx context.Context, target string, args []string) (explai
 		if cerr != nil {
 			return explainReport{Warnings: []string{}}, cerr
 		}
+		for _, c := range cands {
+			if cerr := cursor.CheckCandidate(c, env.GOOS); cerr != nil {
+				return explainReport{Warnings: []string{}}, cerr
+			}
+		}
 		res, err = discovery.ResolveFirst(ctx, cands, env, fsys)
-		whereName = discovery.NameCursorAgent
+		var fe *failure.Error
+		if errors.As(err, &fe) && fe.Kind != failure.Cancelled && fe.Kind != failure.Timeout {
+			err = failure.New(fe.Kind, "Cursor CLI not found").WithDetail(fe.Detail)
+		}
+		// where.exe cross-checks the PATH name that was chosen, else the
+		// first one tried.
+		for _, c := range cands {
+			if c.Source == discovery.SourcePath && whereName == "" {
+				whereName = c.Value
+			}
+		}
 		if err == nil && res.Source == discovery.SourcePath {
 			whereName = res.Candidate
 		}
@@ -133,8 +150,8 @@ func printExplain(w io.Writer, rep explainReport, err error) {
 		if len(res.Links) > 0 {
 			fmt.Fprintf(w, "  links %s\n", strings.Join(res.Links, " -> "))
 		}
-		if res.Build != "" {
-			fmt.Fprintf(w, "  build %s\n", res.Build)
+		if build := cursor.InstalledBuild(res); build != "" {
+			fmt.Fprintf(w, "  build %s\n", build)
 		}
 	}
 	if rep.Plan != nil {

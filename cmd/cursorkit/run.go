@@ -136,9 +136,7 @@ func (a *app) planTurn(ctx context.Context, f runFlags) (turnPlan, error) {
 	// A turn skips the --version spawn (a Node.js start for the real
 	// agent) when the binary's file is unchanged since it last answered;
 	// no cache directory just means probing every time.
-	if dir, err := probe.DefaultVersionCacheDir(); err == nil {
-		tp.cfg.VersionCache = &probe.VersionCache{Dir: dir}
-	}
+	tp.cfg.ReuseVersion = true
 	if tp.report, err = probe.Probe(ctx, tp.cfg); err != nil {
 		return tp, err
 	}
@@ -157,15 +155,12 @@ func (a *app) resolveModel(ctx context.Context, tp turnPlan, model, effort strin
 	if strings.Contains(model, "[") && effort == "" {
 		return model, nil
 	}
-	catalog, err := probe.ModelsOf(ctx, tp.cfg, tp.report, false)
+	catalog, err := probe.Models(ctx, tp.cfg, tp.report, false)
 	if err != nil {
 		return "", err
 	}
-	resolved, err := probe.ResolveModel(catalog.Models, model, effort)
-	if err != nil {
-		return "", err
-	}
-	return resolved.ID, nil
+	id, _, err := probe.ResolveModel(catalog.Models, model, effort)
+	return id, err
 }
 
 // turnWriter renders a turn's outputs as they arrive: NDJSON on stdout for
@@ -230,7 +225,7 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
-	plan, err := shim.Build(tp.report.Resolution, tp.args, shim.OptionsFromOS())
+	plan, err := shim.Build(tp.report.Binary.Resolution, tp.args, shim.OptionsFromOS())
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
@@ -279,10 +274,6 @@ func (a *app) superviseTurn(ctx context.Context, f runFlags, tp turnPlan, plan s
 	turn := stream.NewTurn(tp.policy)
 	// Every output is written before the next line is fed.
 	turn.ReuseText()
-	// sess is written once before ready closes; OnLine reads it only after.
-	var sess *supervise.Session
-	var failed error
-	ready := make(chan struct{})
 	opts := supervise.Options{
 		Dir:              f.cwd,
 		Env:              os.Environ(),
@@ -290,24 +281,21 @@ func (a *app) superviseTurn(ctx context.Context, f runFlags, tp turnPlan, plan s
 		FirstLineTimeout: f.firstLine,
 		IdleTimeout:      f.idle,
 		TotalTimeout:     f.total,
-		ExitGrace:        graceOption(f.exitGrace),
-		OnLine: func(line []byte) {
-			<-ready // Start has returned and sess is set
-			if failed != nil {
-				return
-			}
+		StopGrace:        supervise.DefaultStopGrace,
+		ExitGrace:        f.exitGrace,
+		DrainGrace:       2 * time.Second,
+		OnLine: func(line []byte) error {
 			outs, err := turn.Feed(line)
 			for _, o := range outs {
 				w.write(o)
 			}
 			if err != nil {
-				failed = err
-				sess.Abort(failure.KindOf(err), err.Error())
-				return
+				return err
 			}
 			if turn.Done() {
-				sess.Finish()
+				return supervise.Finished
 			}
+			return nil
 		},
 		OnDrained: func() { _ = w.out.Flush() },
 		OnOversizedLine: func(size int64) {
@@ -317,12 +305,9 @@ func (a *app) superviseTurn(ctx context.Context, f runFlags, tp turnPlan, plan s
 	}
 	s, err := supervise.Start(ctx, plan, opts)
 	if err != nil {
-		close(ready)
 		o := supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1}
 		return turn, o, a.cursorFallback(ctx, tp, err)
 	}
-	sess = s
-	close(ready)
 	return turn, s.Wait(), nil
 }
 
@@ -330,13 +315,13 @@ func (a *app) superviseTurn(ctx context.Context, f runFlags, tp turnPlan, plan s
 // failed start was of cursor-agent from PATH, its file absent, with no
 // override configured; nil otherwise.
 func (a *app) cursorFallback(ctx context.Context, tp turnPlan, startErr error) *shim.Plan {
-	res := tp.report.Resolution
-	if tp.cfg.Override != "" || res.Source != discovery.SourcePath || res.Candidate != discovery.NameCursorAgent ||
+	res := tp.report.Binary.Resolution
+	if tp.cfg.Override != "" || res.Source != discovery.SourcePath || res.Candidate != "cursor-agent" ||
 		!errors.Is(startErr, fs.ErrNotExist) {
 		return nil
 	}
 	env := discovery.EnvFromOS()
-	next, err := discovery.Resolve(ctx, discovery.Candidate{Value: discovery.NameCursor, Source: discovery.SourcePath}, env, discovery.OSFS())
+	next, err := discovery.Resolve(ctx, discovery.Candidate{Value: "cursor", Source: discovery.SourcePath}, env, discovery.OSFS())
 	if err != nil {
 		return nil
 	}
@@ -345,15 +330,6 @@ func (a *app) cursorFallback(ctx context.Context, tp turnPlan, startErr error) *
 		return nil
 	}
 	return &plan
-}
-
-// graceOption maps a flag value to supervise's convention (0 there means
-// the default; negative means none).
-func graceOption(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }
 
 // turnVerdict decides a turn: a protocol or policy failure seen in the

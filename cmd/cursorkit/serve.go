@@ -23,19 +23,19 @@ const defaultServeAddr = "127.0.0.1:7878"
 // tokenFileName is the default token file, beside the settings file.
 const tokenFileName = "serve-token"
 
-// serveConfig is what `cursorkit serve` needs besides its flags; tests swap
-// the prober and shorten the grace.
+// serveConfig is what `cursorkit serve` needs besides its flags; tests
+// give the probes the simulator's environment and shorten the grace.
 type serveConfig struct {
-	// newProber returns the prober behind the endpoint for the settings
-	// store the endpoint saves to.
-	newProber func(a *app, store *probe.SettingsStore) settingsapi.Prober
+	// probe configures the endpoint's probes (its Override is the saved
+	// path, set per request).
+	probe probe.Config
 	// grace is how long shutdown waits for in-flight requests before it
 	// stops their probes (and the probes' process trees).
 	grace time.Duration
 }
 
 func runServe(ctx context.Context, a *app, args []string) int {
-	return a.serve(ctx, args, serveConfig{newProber: newProbeBackend, grace: 10 * time.Second})
+	return a.serve(ctx, args, serveConfig{grace: 10 * time.Second})
 }
 
 // serve runs the settings validation endpoint until ctx ends (SIGINT or
@@ -67,13 +67,12 @@ func (a *app) serve(ctx context.Context, args []string, cfg serveConfig) int {
 		return a.fail(false, err)
 	}
 
-	store := probe.NewSettingsStore(a.settingsPath)
 	// Probes outlive the signal by the grace period, then stop.
 	probeCtx, stopProbes := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopProbes()
 	h, err := settingsapi.New(settingsapi.Options{
-		Store:        settingsapi.SettingsFile{SettingsStore: store},
-		Prober:       cfg.newProber(a, store),
+		SettingsPath: a.settingsPath,
+		Probe:        cfg.probe,
 		Token:        token,
 		ProbeContext: probeCtx,
 	})
@@ -151,13 +150,4 @@ func (a *app) serveToken(tokenFile string, fileGiven bool) (token, where string,
 		return token, "in " + tokenFile + ", created now", nil
 	}
 	return token, "in " + tokenFile, nil
-}
-
-// newProbeBackend is the real prober: package probe, with the binary the
-// settings file names and cursorkit's environment for CURSOR_AGENT_BIN.
-func newProbeBackend(a *app, store *probe.SettingsStore) settingsapi.Prober {
-	return settingsapi.ProbeBackend{
-		Store:  settingsapi.SettingsFile{SettingsStore: store},
-		Config: probe.Config{Getenv: a.getenv},
-	}
 }

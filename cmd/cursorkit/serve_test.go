@@ -17,10 +17,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/simtest"
 	"github.com/cursorkit/cursorkit/probe"
-	"github.com/cursorkit/cursorkit/probe/settingsapi"
 )
 
 // lineWriter is a concurrency-safe stderr that also hands each complete
@@ -75,34 +76,14 @@ func (w *lineWriter) waitLine(t *testing.T, substr string) string {
 	}
 }
 
-// gateProber is a settingsapi.Prober whose ProbeExact succeeds for every
-// path; a path in gates blocks until its channel closes or the probe
-// context ends.
-type gateProber struct {
-	gates   map[string]chan struct{}
-	started chan string
-}
-
-func (p *gateProber) ProbeExact(ctx context.Context, path string) (settingsapi.Verdict, error) {
-	if p.started != nil {
-		p.started <- path
+// simProbes is the probe configuration of a serve under test: the
+// simulator's environment (scenario and its variables) for the probed
+// commands, PATH empty, caches in a temp dir.
+func simProbes(t *testing.T, simEnv ...string) probe.Config {
+	return probe.Config{
+		Environ:  append(simtest.Env(simEnv...), "PATH=", "CURSOR_AGENT_BIN="),
+		CacheDir: simtest.TempDir(t),
 	}
-	if gate, ok := p.gates[path]; ok {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return settingsapi.Verdict{}, failure.Wrap(failure.Cancelled, ctx.Err(), "probe stopped")
-		}
-	}
-	return settingsapi.Verdict{OK: true, Exact: true, Report: map[string]any{"available": true, "binaryPath": path}}, nil
-}
-
-func (p *gateProber) Status(context.Context) (any, error) {
-	return map[string]any{"available": true, "authState": "authenticated"}, nil
-}
-
-func (p *gateProber) Models(context.Context, bool) (any, error) {
-	return map[string]any{"models": []any{}, "source": "cli"}, nil
 }
 
 // served is a running `cursorkit serve`.
@@ -136,14 +117,14 @@ func (s *served) wait(t *testing.T) int {
 var listenLine = regexp.MustCompile(`listening on (http://\S+)`)
 
 // startServe runs a.serve in-process on a free loopback port.
-func startServe(t *testing.T, env map[string]string, settingsPath string, prober settingsapi.Prober, grace time.Duration, args ...string) *served {
+func startServe(t *testing.T, env map[string]string, settingsPath string, probes probe.Config, grace time.Duration, args ...string) *served {
 	t.Helper()
 	stderr := newLineWriter()
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr,
 		getenv: func(k string) string { return env[k] }, settingsPath: settingsPath}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{stderr: stderr, cancel: cancel, done: make(chan struct{})}
-	cfg := serveConfig{newProber: func(*app, *probe.SettingsStore) settingsapi.Prober { return prober }, grace: grace}
+	cfg := serveConfig{probe: probes, grace: grace}
 	go func() {
 		defer close(s.done)
 		s.exit = a.serve(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), cfg)
@@ -197,7 +178,7 @@ func TestServeRefusesBadSetup(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			a := &app{stdout: &out, stderr: &errOut, getenv: func(k string) string { return tt.env[k] }, settingsPath: settings}
-			code := a.serve(context.Background(), tt.args, serveConfig{newProber: func(*app, *probe.SettingsStore) settingsapi.Prober { return &gateProber{} }, grace: time.Second})
+			code := a.serve(context.Background(), tt.args, serveConfig{probe: simProbes(t), grace: time.Second})
 			assert.Equal(t, tt.code, code)
 			assert.Contains(t, errOut.String(), tt.wantStderr)
 			assert.NotContains(t, errOut.String(), "short-secret")
@@ -220,7 +201,7 @@ func TestServeDefaultTokenFileAndRoutes(t *testing.T) {
 	settings := filepath.Join(dir, "config dir", "settings.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(settings), 0o700))
 	require.NoError(t, os.WriteFile(settings, []byte(`{"theme":"dark","cursorCliBinaryPath":"/old/agent"}`), 0o600))
-	s := startServe(t, nil, settings, &gateProber{}, time.Second)
+	s := startServe(t, nil, settings, simProbes(t), time.Second)
 
 	tokenFile := filepath.Join(filepath.Dir(settings), "serve-token")
 	data, err := os.ReadFile(tokenFile)
@@ -239,27 +220,27 @@ func TestServeDefaultTokenFileAndRoutes(t *testing.T) {
 	assert.Equal(t, 200, code)
 	assert.JSONEq(t, `{"binaryPath":"/old/agent"}`, string(body))
 
-	p := filepath.Join(dir, "Cursor Agent", "cursor-agent")
+	p := simtest.Install(t, filepath.Join(dir, "Cursor Agent"), "cursor-agent")
 	reqBody, _ := json.Marshal(map[string]string{"binaryPath": " " + p + " "})
 	code, body = request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, string(reqBody))
 	require.Equal(t, 200, code, "body %s", body)
-	saved, err := probe.LoadSettings(settings)
+	saved, err := cursor.LoadSettings(settings)
 	require.NoError(t, err)
 	assert.Equal(t, p, saved.BinaryPath)
 	raw, err := os.ReadFile(settings)
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), `"theme": "dark"`, "other keys are kept")
 
+	code, body = request(t, "GET", s.base+"/v1/cursor-cli/status", token, "")
+	assert.Equal(t, 200, code, "body %s", body)
+	code, body = request(t, "GET", s.base+"/v1/cursor-cli/models", token, "")
+	assert.Equal(t, 200, code, "body %s", body)
+
 	code, _ = request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, `{"binaryPath":null}`)
 	require.Equal(t, 200, code)
-	saved, err = probe.LoadSettings(settings)
+	saved, err = cursor.LoadSettings(settings)
 	require.NoError(t, err)
 	assert.Empty(t, saved.BinaryPath)
-
-	code, _ = request(t, "GET", s.base+"/v1/cursor-cli/status", token, "")
-	assert.Equal(t, 200, code)
-	code, _ = request(t, "GET", s.base+"/v1/cursor-cli/models", token, "")
-	assert.Equal(t, 200, code)
 
 	assert.Equal(t, failure.ExitOK, s.stop(t))
 	assert.NotContains(t, s.stderr.String(), token)
@@ -271,7 +252,7 @@ func TestServeTokenSources(t *testing.T) {
 	envToken := strings.Repeat("e", 40)
 
 	t.Run("CURSORKIT_TOKEN", func(t *testing.T) {
-		s := startServe(t, map[string]string{"CURSORKIT_TOKEN": envToken}, settings, &gateProber{}, time.Second)
+		s := startServe(t, map[string]string{"CURSORKIT_TOKEN": envToken}, settings, simProbes(t), time.Second)
 		code, _ := request(t, "GET", s.base+"/v1/cursor-cli/settings", envToken, "")
 		assert.Equal(t, 200, code)
 		assert.Contains(t, s.stderr.String(), "from CURSORKIT_TOKEN")
@@ -284,7 +265,7 @@ func TestServeTokenSources(t *testing.T) {
 		tf := filepath.Join(dir, "my token")
 		fileToken := strings.Repeat("f", 40)
 		require.NoError(t, os.WriteFile(tf, []byte(fileToken+"\n"), 0o600))
-		s := startServe(t, map[string]string{"CURSORKIT_TOKEN": envToken}, settings, &gateProber{}, time.Second, "--token-file", tf)
+		s := startServe(t, map[string]string{"CURSORKIT_TOKEN": envToken}, settings, simProbes(t), time.Second, "--token-file", tf)
 		code, _ := request(t, "GET", s.base+"/v1/cursor-cli/settings", fileToken, "")
 		assert.Equal(t, 200, code)
 		code, _ = request(t, "GET", s.base+"/v1/cursor-cli/settings", envToken, "")
@@ -293,7 +274,7 @@ func TestServeTokenSources(t *testing.T) {
 	})
 	t.Run("--allow-remote with a token file", func(t *testing.T) {
 		tf := filepath.Join(dir, "remote token")
-		s := startServe(t, nil, settings, &gateProber{}, time.Second, "--allow-remote", "--token-file", tf)
+		s := startServe(t, nil, settings, simProbes(t), time.Second, "--allow-remote", "--token-file", tf)
 		data, err := os.ReadFile(tf)
 		require.NoError(t, err)
 		code, _ := request(t, "GET", s.base+"/v1/cursor-cli/settings", strings.TrimSpace(string(data)), "")
@@ -306,36 +287,38 @@ func TestServeShutdown(t *testing.T) {
 	token := strings.Repeat("s", 32)
 	env := map[string]string{"CURSORKIT_TOKEN": token}
 
-	t.Run("an in-flight probe finishes within the grace", func(t *testing.T) {
-		settings := filepath.Join(simtest.TempDir(t), "settings.json")
-		gate := make(chan struct{})
-		prober := &gateProber{gates: map[string]chan struct{}{"/slow/agent": gate}, started: make(chan string, 1)}
-		s := startServe(t, env, settings, prober, 30*time.Second)
-		result := make(chan int, 1)
+	// A slow --version keeps the probe in flight; the simulator records
+	// its start, so the test knows when to shut down.
+	putSlow := func(t *testing.T, delay string, grace time.Duration) (s *served, settings, bin string, result chan int) {
+		dir := simtest.TempDir(t)
+		settings = filepath.Join(dir, "settings.json")
+		bin = simtest.Install(t, filepath.Join(dir, "slow"), "cursor-agent")
+		pids := simtest.PIDDir(t)
+		probes := simProbes(t, agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay+"="+delay, agentsim.EnvPIDDir+"="+pids)
+		probes.VersionTimeout = 5 * time.Minute
+		s = startServe(t, env, settings, probes, grace)
+		body, _ := json.Marshal(map[string]string{"binaryPath": bin})
+		result = make(chan int, 1)
 		go func() {
-			code, _ := request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, `{"binaryPath":"/slow/agent"}`)
+			code, _ := request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, string(body))
 			result <- code
 		}()
-		<-prober.started
+		simtest.WaitRecorded(t, pids, "slow-version", 30*time.Second)
+		t.Cleanup(func() { simtest.RequireNoSurvivors(t, pids, 10*time.Second) })
+		return s, settings, bin, result
+	}
+	t.Run("an in-flight probe finishes within the grace", func(t *testing.T) {
+		s, settings, bin, result := putSlow(t, "1s", 30*time.Second)
 		s.cancel()
 		s.stderr.waitLine(t, "shutting down")
-		close(gate)
 		assert.Equal(t, 200, <-result)
 		assert.Equal(t, failure.ExitOK, s.wait(t))
-		saved, err := probe.LoadSettings(settings)
+		saved, err := cursor.LoadSettings(settings)
 		require.NoError(t, err)
-		assert.Equal(t, "/slow/agent", saved.BinaryPath)
+		assert.Equal(t, bin, saved.BinaryPath)
 	})
 	t.Run("a probe still running after the grace is stopped", func(t *testing.T) {
-		settings := filepath.Join(simtest.TempDir(t), "settings.json")
-		prober := &gateProber{gates: map[string]chan struct{}{"/hung/agent": make(chan struct{})}, started: make(chan string, 1)}
-		s := startServe(t, env, settings, prober, 50*time.Millisecond)
-		result := make(chan int, 1)
-		go func() {
-			code, _ := request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, `{"binaryPath":"/hung/agent"}`)
-			result <- code
-		}()
-		<-prober.started
+		s, settings, _, result := putSlow(t, "2m", 50*time.Millisecond)
 		assert.Equal(t, failure.ExitOK, s.stop(t))
 		assert.Equal(t, http.StatusServiceUnavailable, <-result)
 		_, err := os.Stat(settings)

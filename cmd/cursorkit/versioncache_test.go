@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -63,7 +64,9 @@ func TestRunUsesTheVersionCacheAndNothingElseDoes(t *testing.T) {
 		versions, _ := versionRuns(t, record)
 		assert.Equal(t, 2+i, versions, "%s runs --version", cmd)
 		if cmd == "probe" {
-			assert.Equal(t, "cli", decodeObject(t, stdout)["versionSource"])
+			cands := decodeObject(t, stdout)["candidates"].([]any)
+			last := cands[len(cands)-1].(map[string]any)
+			assert.NotContains(t, fmt.Sprint(last["detail"]), "from cache", "probe ran --version itself")
 		}
 	}
 }

@@ -3,39 +3,55 @@ package settingsapi
 import (
 	"context"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/internal/jsonobj"
 	"github.com/cursorkit/cursorkit/probe"
 )
 
-// ProbeBackend is the Prober of package probe. ProbeExact runs
-// probe.ProbeExact on the candidate alone; Status and Models read the
-// configured binary from Store on every call and run probe.Status and
-// probe.Models with it as the override, so they always describe what is
-// saved.
-type ProbeBackend struct {
-	// Store is where the configured binary path is read.
-	Store Store
-	// Config is the probes' configuration; its Override is replaced by the
-	// stored path.
-	Config probe.Config
+// fileStore is the store of a settings file (cursor.LoadSettings and
+// cursor.UpdateSettings, which keep its other members and replace it
+// atomically). The Handler serializes saves.
+type fileStore struct {
+	path string
 }
 
-var _ Prober = ProbeBackend{}
+func (f fileStore) binaryPath() (string, error) {
+	s, err := cursor.LoadSettings(f.path)
+	return s.BinaryPath, err
+}
 
-// ProbeExact probes exactly path. The Verdict is OK only when that
+func (f fileStore) setBinaryPath(p string) error {
+	_, err := cursor.UpdateSettings(f.path, func(s *cursor.Settings) error {
+		s.BinaryPath = p
+		return nil
+	})
+	return err
+}
+
+// probeBackend is the prober of package probe. probeExact runs
+// probe.ProbeExact on the candidate alone; status and models read the
+// configured binary from the store on every call and probe with it as the
+// override, so they always describe what is saved.
+type probeBackend struct {
+	store store
+	cfg   probe.Config
+}
+
+// probeExact probes exactly path. The verdict is ok only when that
 // candidate's own --version succeeded (an older build than tested is an
-// error); Exact only when the binary that ran is the configured candidate
+// error); exact only when the binary that ran is the configured candidate
 // itself.
-func (b ProbeBackend) ProbeExact(ctx context.Context, path string) (Verdict, error) {
-	report, err := probe.ProbeExact(ctx, path, b.Config)
-	v := Verdict{
-		Report:      report,
-		OK:          err == nil && report.Available,
-		Exact:       exactCandidate(report),
-		Diagnostics: report.Diagnostics,
+func (b probeBackend) probeExact(ctx context.Context, path string) (verdict, error) {
+	report, err := probe.ProbeExact(ctx, path, b.cfg)
+	v := verdict{
+		report:      report,
+		ok:          err == nil && report.Available,
+		exact:       exactCandidate(report),
+		diagnostics: report.Diagnostics,
 	}
-	if v.OK && !v.Exact {
-		v.Reason = "the binary that ran is not the configured path itself"
+	if v.ok && !v.exact {
+		v.reason = "the binary that ran is not the configured path itself"
 	}
 	return v, err
 }
@@ -43,7 +59,7 @@ func (b ProbeBackend) ProbeExact(ctx context.Context, path string) (Verdict, err
 // exactCandidate reports whether the effective binary is the configured
 // override, tried alone.
 func exactCandidate(r probe.Report) bool {
-	if !r.Available || !r.UsingConfiguredBinaryPath || r.Source != discovery.SourceOverride {
+	if !r.Available || r.Binary.Resolution.Source != discovery.SourceOverride {
 		return false
 	}
 	for _, c := range r.Candidates {
@@ -54,38 +70,57 @@ func exactCandidate(r probe.Report) bool {
 	return true
 }
 
-// Status is probe.Status for the stored binary path. On failure the
+// status is `cursorkit status --json` for the stored binary path: the
+// probe's members and the auth verdict's in one object. On failure the
 // partial report (which binary answered, the auth state) comes with the
-// error, as `cursorkit status --json` shows it.
-func (b ProbeBackend) Status(ctx context.Context) (any, error) {
+// error, as the CLI shows it.
+func (b probeBackend) status(ctx context.Context) (any, error) {
 	cfg, err := b.config()
 	if err != nil {
 		return nil, err
 	}
-	report, err := probe.Status(ctx, cfg)
-	if err == nil {
-		err = report.Auth.Err()
+	report, err := probe.Probe(ctx, cfg)
+	var auth probe.Auth
+	if report.Available {
+		var aerr error
+		auth, aerr = probe.Status(ctx, cfg, report)
+		if err == nil {
+			err = aerr
+		}
+	} else {
+		auth = probe.Auth{State: probe.AuthUnknown, Reason: "start_failed", Detail: "no Cursor CLI binary is available"}
 	}
-	return report, err
+	merged, merr := jsonobj.Merge(report, auth)
+	if merr != nil {
+		return nil, merr
+	}
+	return merged, err
 }
 
-// Models is probe.Models for the stored binary path; on failure the
-// partial report comes with the error.
-func (b ProbeBackend) Models(ctx context.Context, refresh bool) (any, error) {
+// models is `cursorkit models --json` for the stored binary path; on
+// failure the partial report comes with the error.
+func (b probeBackend) models(ctx context.Context, refresh bool) (any, error) {
 	cfg, err := b.config()
 	if err != nil {
 		return nil, err
 	}
-	report, err := probe.Models(ctx, cfg, refresh)
-	return report, err
+	report, err := probe.Probe(ctx, cfg)
+	if !report.Available {
+		return probe.ModelsReport{Models: []probe.Model{}, Diagnostics: report.Diagnostics}, err
+	}
+	mr, merr := probe.Models(ctx, cfg, report, refresh)
+	if err != nil {
+		return mr, err
+	}
+	return mr, merr
 }
 
-func (b ProbeBackend) config() (probe.Config, error) {
-	path, err := b.Store.BinaryPath()
+func (b probeBackend) config() (probe.Config, error) {
+	path, err := b.store.binaryPath()
 	if err != nil {
 		return probe.Config{}, err
 	}
-	cfg := b.Config
+	cfg := b.cfg
 	cfg.Override = path
 	return cfg, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
@@ -38,12 +39,12 @@ func TestMain(m *testing.M) {
 }
 
 // runSaver saves ever longer binary paths into the settings file at path
-// through a SettingsFile, printing "ready" after the first save, until it
-// is killed.
+// through the Handler's file store, printing "ready" after the first
+// save, until it is killed.
 func runSaver(path string) int {
-	store := SettingsFile{SettingsStore: probe.NewSettingsStore(path)}
+	store := fileStore{path: path}
 	for i := 0; ; i++ {
-		if err := store.SetBinaryPath(saverPath(i)); err != nil {
+		if err := store.setBinaryPath(saverPath(i)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -59,27 +60,25 @@ func saverPath(i int) string {
 	return fmt.Sprintf("/opt/cursor-%d/%s/cursor-agent", i, strings.Repeat("d", i%4096))
 }
 
-// realBackend returns a ProbeBackend on the settings file at settingsPath,
-// with pathDir as the whole PATH and the simulator's environment.
-func realBackend(t *testing.T, settingsPath, pathDir string, simEnv ...string) (ProbeBackend, SettingsFile) {
-	t.Helper()
-	env := discovery.EnvFromOS()
-	env.Path = pathDir
-	store := SettingsFile{SettingsStore: probe.NewSettingsStore(settingsPath)}
-	return ProbeBackend{
-		Store: store,
-		Config: probe.Config{
-			Getenv:   func(string) string { return "" },
-			Env:      &env,
-			ChildEnv: simtest.Env(simEnv...),
-			Cache:    &probe.CatalogCache{Dir: filepath.Join(filepath.Dir(settingsPath), "models cache")},
+// realOptions returns the Options of a real Handler on the settings file at
+// settingsPath, with pathDir as the whole PATH and the simulator's
+// environment.
+func realOptions(settingsPath, pathDir string, simEnv ...string) Options {
+	environ := simtest.Env(simEnv...)
+	environ = append(environ, "PATH="+pathDir, cursor.EnvBinary+"=")
+	return Options{
+		SettingsPath: settingsPath,
+		Token:        testToken,
+		Probe: probe.Config{
+			Environ:  environ,
+			CacheDir: filepath.Join(filepath.Dir(settingsPath), "cache dir"),
 		},
-	}, store
+	}
 }
 
-func realHandler(t *testing.T, b ProbeBackend, store Store) string {
+func realHandler(t *testing.T, opts Options) string {
 	t.Helper()
-	h, err := New(Options{Store: store, Prober: b, Token: testToken})
+	h, err := New(opts)
 	require.NoError(t, err)
 	return testServer(t, h)
 }
@@ -96,8 +95,7 @@ func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
 	bin := simtest.Install(t, filepath.Join(dir, "Cursor Agent", "bin dir"), "cursor-agent")
 	settings := filepath.Join(dir, "settings.json")
 	require.NoError(t, os.WriteFile(settings, []byte(`{"theme":"dark","cursorCliBinaryPath":"/old/agent"}`), 0o600))
-	b, store := realBackend(t, settings, "")
-	base := realHandler(t, b, store)
+	base := realHandler(t, realOptions(settings, ""))
 
 	r := putPath(t, base, "  "+bin+"  ")
 	require.Equal(t, 200, r.status, "body %s", r.body)
@@ -135,16 +133,16 @@ func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(r.body, &models))
 	assert.NotEmpty(t, models.Models)
-	assert.Equal(t, probe.SourceCLI, models.Source)
+	assert.Equal(t, "cli", models.Source)
 }
 
 func TestRealStatusOfALoggedOutMachine(t *testing.T) {
 	dir := testdir.New(t)
 	bin := simtest.Install(t, filepath.Join(dir, "bin"), "cursor-agent")
 	settings := filepath.Join(dir, "settings.json")
-	b, store := realBackend(t, settings, "", agentsim.Scenario(agentsim.ScenarioUnauthenticated))
-	require.NoError(t, store.SetBinaryPath(bin))
-	base := realHandler(t, b, store)
+	opts := realOptions(settings, "", agentsim.Scenario(agentsim.ScenarioUnauthenticated))
+	require.NoError(t, fileStore{path: settings}.setBinaryPath(bin))
+	base := realHandler(t, opts)
 	r := do(t, "GET", base+"/v1/cursor-cli/status", testToken, nil)
 	require.Equal(t, http.StatusBadGateway, r.status, "body %s", r.body)
 	var body struct {
@@ -171,17 +169,17 @@ func TestRealProbeRefusesAFailingPathThatOnlyWorksThroughPATH(t *testing.T) {
 	settings := filepath.Join(dir, "settings.json")
 	before := []byte("{\n  \"cursorCliBinaryPath\": \"/kept/agent\",\n  \"other\": [1, 2, 3]\n}\n")
 	require.NoError(t, os.WriteFile(settings, before, 0o600))
-	b, store := realBackend(t, settings, pathDir)
+	opts := realOptions(settings, pathDir)
 
 	// The scenario is real: a fallback probe would succeed through PATH.
-	cfg := b.Config
+	cfg := opts.Probe
 	cfg.Override = broken
 	fallback, err := probe.Probe(context.Background(), cfg)
 	require.NoError(t, err)
 	require.True(t, fallback.Available)
-	require.False(t, fallback.UsingConfiguredBinaryPath)
+	require.Equal(t, discovery.SourcePath, fallback.Binary.Resolution.Source)
 
-	base := realHandler(t, b, store)
+	base := realHandler(t, opts)
 	for _, p := range []string{broken, filepath.Join(dir, "no such dir", "cursor-agent")} {
 		t.Run(filepath.Base(filepath.Dir(p)), func(t *testing.T) {
 			r := putPath(t, base, p)
@@ -202,8 +200,7 @@ func TestRealProbeRefusesAnOldBuild(t *testing.T) {
 	dir := testdir.New(t)
 	bin := simtest.Install(t, filepath.Join(dir, "old"), "cursor-agent")
 	settings := filepath.Join(dir, "settings.json")
-	b, store := realBackend(t, settings, "", agentsim.EnvVersion+"=2026.08.11-e8db854")
-	base := realHandler(t, b, store)
+	base := realHandler(t, realOptions(settings, "", agentsim.EnvVersion+"=2026.08.11-e8db854"))
 	r := putPath(t, base, bin)
 	require.Equal(t, 400, r.status, "body %s", r.body)
 	e := r.errorBody(t)
@@ -217,8 +214,7 @@ func TestFiftyConcurrentSavesKeepTheFileWhole(t *testing.T) {
 	dir := testdir.New(t)
 	settings := filepath.Join(dir, "settings.json")
 	require.NoError(t, os.WriteFile(settings, []byte(`{"keep":"me"}`), 0o600))
-	store := SettingsFile{SettingsStore: probe.NewSettingsStore(settings)}
-	h, err := New(Options{Store: store, Prober: &fakeProber{}, Token: testToken})
+	h, err := newHandler(Options{Token: testToken}, fileStore{path: settings}, &fakeProber{})
 	require.NoError(t, err)
 	base := testServer(t, h)
 
@@ -235,14 +231,14 @@ func TestFiftyConcurrentSavesKeepTheFileWhole(t *testing.T) {
 			// Read while the other saves go on: always a whole file. (A
 			// tight read loop would instead starve the writer's replace on
 			// Windows, where an open file delays MoveFileEx.)
-			s, err := probe.LoadSettings(settings)
+			s, err := cursor.LoadSettings(settings)
 			if assert.NoError(t, err) {
 				assert.True(t, paths[s.BinaryPath], "a torn value %.80q", s.BinaryPath)
 			}
 		})
 	}
 	wg.Wait()
-	final, err := probe.LoadSettings(settings)
+	final, err := cursor.LoadSettings(settings)
 	require.NoError(t, err)
 	assert.True(t, paths[final.BinaryPath], "the file ends as one of the saved paths, not %q", final.BinaryPath)
 	raw, err := os.ReadFile(settings)
@@ -262,10 +258,10 @@ func TestCoalescedRealProbe(t *testing.T) {
 	settings := filepath.Join(dir, "settings.json")
 	pids := simtest.PIDDir(t)
 	// slow-version keeps the first probe in flight while the others join.
-	b, store := realBackend(t, settings, "", agentsim.EnvRecord+"="+record, agentsim.EnvPIDDir+"="+pids,
+	opts := realOptions(settings, "", agentsim.EnvRecord+"="+record, agentsim.EnvPIDDir+"="+pids,
 		agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay+"=3s")
-	b.Config.VersionTimeout = 30 * time.Second
-	h, err := New(Options{Store: store, Prober: b, Token: testToken})
+	opts.Probe.VersionTimeout = 30 * time.Second
+	h, err := New(opts)
 	require.NoError(t, err)
 	const n = 6
 	joined := make(chan string, n)
@@ -298,12 +294,13 @@ func TestCancelledProbeContextStopsTheProbeTree(t *testing.T) {
 	bin := simtest.Install(t, filepath.Join(dir, "hung"), "cursor-agent")
 	settings := filepath.Join(dir, "settings.json")
 	pids := simtest.PIDDir(t)
-	b, store := realBackend(t, settings, "", agentsim.EnvPIDDir+"="+pids,
+	opts := realOptions(settings, "", agentsim.EnvPIDDir+"="+pids,
 		agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay+"=2m")
-	b.Config.VersionTimeout = 5 * time.Minute
+	opts.Probe.VersionTimeout = 5 * time.Minute
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h, err := New(Options{Store: store, Prober: b, Token: testToken, ProbeContext: ctx})
+	opts.ProbeContext = ctx
+	h, err := New(opts)
 	require.NoError(t, err)
 	base := testServer(t, h)
 

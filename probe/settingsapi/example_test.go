@@ -13,10 +13,9 @@ import (
 func ExampleNew() {
 	probeCtx, stopProbes := context.WithCancel(context.Background())
 	defer stopProbes()
-	store := settingsapi.SettingsFile{SettingsStore: probe.NewSettingsStore("/etc/myapp/cursor-settings.json")}
 	h, err := settingsapi.New(settingsapi.Options{
-		Store:        store,
-		Prober:       settingsapi.ProbeBackend{Store: store},
+		SettingsPath: "/etc/myapp/cursor-settings.json",
+		Probe:        probe.Config{CacheDir: "/var/cache/myapp/cursorkit"},
 		Token:        "a-long-random-token-from-your-secret-store",
 		ProbeContext: probeCtx,
 	})

@@ -2,7 +2,7 @@
 // http.Handler an orchestrator can mount in its own server; `cursorkit serve`
 // mounts it on a loopback listener.
 //
-// Routes (SPEC.md, "The settings validation endpoint"):
+// Routes (docs/contract.md, "The settings validation endpoint"):
 //
 //	GET /healthz                 no token; {"status":"ok"}
 //	GET /v1/cursor-cli/settings  {"binaryPath": string|null}
@@ -24,6 +24,7 @@ package settingsapi
 
 import (
 	"context"
+
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -35,6 +36,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/probe"
 
 	"github.com/cursorkit/cursorkit/failure"
 )
@@ -51,55 +54,59 @@ const (
 	saveFailurePrefix = "Cannot save Cursor CLI binary path: "
 )
 
-// Store holds the configured Cursor CLI binary path (the settings file's
-// cursorCliBinaryPath). Implementations replace the file atomically and keep
-// its other keys; the Handler serializes its own calls to SetBinaryPath.
-type Store interface {
-	// BinaryPath returns the configured path, "" when none is configured.
-	BinaryPath() (string, error)
-	// SetBinaryPath saves path; "" clears the override.
-	SetBinaryPath(path string) error
+// store holds the configured Cursor CLI binary path (the settings file's
+// cursorCliBinaryPath): fileStore, or a fake in tests. The Handler
+// serializes its own calls to setBinaryPath.
+type store interface {
+	// binaryPath returns the configured path, "" when none is configured.
+	binaryPath() (string, error)
+	// setBinaryPath saves path; "" clears the override.
+	setBinaryPath(path string) error
 }
 
-// Prober runs the Cursor CLI probes behind the endpoint.
-type Prober interface {
-	// ProbeExact runs exactly the binary at path with --version: never a
+// prober runs the Cursor CLI probes behind the endpoint: probeBackend, or
+// a fake in tests. Reports are the values the CLI's --json prints.
+type prober interface {
+	// probeExact runs exactly the binary at path with --version: never a
 	// PATH candidate in its place. The error, when not nil, carries a
 	// failure kind and a message fit for people.
-	ProbeExact(ctx context.Context, path string) (Verdict, error)
-	// Status returns the object `cursorkit status --json` prints, for the
+	probeExact(ctx context.Context, path string) (verdict, error)
+	// status returns the object `cursorkit status --json` prints, for the
 	// currently configured binary. With an error it may also return what
 	// was learned before the failure (nil when nothing was), which the
 	// response carries under "status" beside "error".
-	Status(ctx context.Context) (any, error)
-	// Models returns the object `cursorkit models --json` prints; refresh
+	status(ctx context.Context) (any, error)
+	// models returns the object `cursorkit models --json` prints; refresh
 	// bypasses the catalog cache. With an error, a partial report goes
 	// under "models" beside "error".
-	Models(ctx context.Context, refresh bool) (any, error)
+	models(ctx context.Context, refresh bool) (any, error)
 }
 
-// Verdict is the outcome of probing one candidate path.
-type Verdict struct {
-	// Report is the probe object (SPEC.md's probe fields) returned with 200
-	// when the path is saved.
-	Report any
-	// OK is true when the candidate ran and its build is usable.
-	OK bool
-	// Exact is true when the binary that ran is the candidate itself, false
+// verdict is the outcome of probing one candidate path.
+type verdict struct {
+	// report is the probe object returned with 200 when the path is saved.
+	report any
+	// ok is true when the candidate ran and its build is usable.
+	ok bool
+	// exact is true when the binary that ran is the candidate itself, false
 	// when the success came only through a PATH fallback.
-	Exact bool
-	// Reason says why the candidate is not usable when OK is false.
-	Reason string
-	// Diagnostics are bounded lines (candidates tried, stderr tail) shown
+	exact bool
+	// reason says why the candidate is not usable when ok is false.
+	reason string
+	// diagnostics are bounded lines (candidates tried, stderr tail) shown
 	// with a refusal.
-	Diagnostics []string
+	diagnostics []string
 }
 
 // Options configure a Handler.
 type Options struct {
-	// Store and Prober are required.
-	Store  Store
-	Prober Prober
+	// SettingsPath is the settings file holding cursorCliBinaryPath; it is
+	// replaced atomically on every save, keeping its other members.
+	// Required.
+	SettingsPath string
+	// Probe configures the probes; its Override is replaced by the
+	// configured path (or the path being validated) on every request.
+	Probe probe.Config
 	// Token is the bearer token every route but /healthz requires; it must
 	// not be empty.
 	Token string
@@ -119,27 +126,33 @@ type Options struct {
 // probed exactly (Prober.ProbeExact; concurrent requests for one path share
 // one probe) and saved only when that candidate itself succeeds: 200 with
 // the probe report. Otherwise 400 "Cannot save Cursor CLI binary path:
-// <reason>" with bounded diagnostics, and the Store is not called. Saves are
-// serialized. A binaryPath of another type is 400 "binaryPath must be a
+// <reason>" with bounded diagnostics, and the file is not touched. Saves
+// are serialized. A binaryPath of another type is 400 "binaryPath must be a
 // string or null"; an unknown or repeated field is 400.
 type Handler struct {
-	store    Store
-	prober   Prober
+	store    store
+	prober   prober
 	tokenSum [sha256.Size]byte
 	probeCtx context.Context
 
 	// saveMu serializes settings writes so concurrent saves never race on
 	// the file's read-modify-replace.
 	saveMu  sync.Mutex
-	probes  flight[Verdict]
+	probes  flight[verdict]
 	reports flight[any]
 }
 
 // New returns a Handler, or an input error when an option is missing.
 func New(opts Options) (*Handler, error) {
-	if opts.Store == nil || opts.Prober == nil {
-		return nil, failure.New(failure.Input, "settingsapi: a Store and a Prober are required")
+	if opts.SettingsPath == "" {
+		return nil, failure.New(failure.Input, "settingsapi: a settings file path is required")
 	}
+	files := fileStore{path: opts.SettingsPath}
+	return newHandler(opts, files, probeBackend{store: files, cfg: opts.Probe})
+}
+
+// newHandler is New with the store and prober given (fakes, in tests).
+func newHandler(opts Options, s store, p prober) (*Handler, error) {
 	if opts.Token == "" {
 		return nil, failure.New(failure.Input, "settingsapi: a bearer token is required")
 	}
@@ -148,8 +161,8 @@ func New(opts Options) (*Handler, error) {
 		ctx = context.Background()
 	}
 	return &Handler{
-		store:    opts.Store,
-		prober:   opts.Prober,
+		store:    s,
+		prober:   p,
 		tokenSum: sha256.Sum256([]byte(opts.Token)),
 		probeCtx: ctx,
 	}, nil
@@ -226,7 +239,7 @@ type settingsBody struct {
 }
 
 func (h *Handler) getSettings(w http.ResponseWriter, _ *http.Request) {
-	path, err := h.store.BinaryPath()
+	path, err := h.store.binaryPath()
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err, nil)
 		return
@@ -276,7 +289,7 @@ func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusServiceUnavailable
 		}
 		msg, detail := splitDetail(err)
-		diags := v.Diagnostics
+		diags := v.diagnostics
 		if detail != "" {
 			diags = append([]string{detail}, diags...)
 		}
@@ -284,22 +297,22 @@ func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case !v.OK:
-		reason := v.Reason
+	case !v.ok:
+		reason := v.reason
 		if reason == "" {
 			reason = "the binary did not pass its --version probe"
 		}
-		writeError(w, http.StatusBadRequest, refusal(failure.Setup, reason), v.Diagnostics)
+		writeError(w, http.StatusBadRequest, refusal(failure.Setup, reason), v.diagnostics)
 		return
-	case !v.Exact:
-		writeError(w, http.StatusBadRequest, refusal(failure.MissingCLI, "that path does not run; only a PATH fallback did, and a fallback is not the path asked for"), v.Diagnostics)
+	case !v.exact:
+		writeError(w, http.StatusBadRequest, refusal(failure.MissingCLI, "that path does not run; only a PATH fallback did, and a fallback is not the path asked for"), v.diagnostics)
 		return
 	}
 	if err := h.save(path); err != nil {
 		writeError(w, http.StatusInternalServerError, err, nil)
 		return
 	}
-	writeJSON(w, http.StatusOK, v.Report)
+	writeJSON(w, http.StatusOK, v.report)
 }
 
 // refusal is the 400 error of a path that cannot be saved.
@@ -310,7 +323,7 @@ func refusal(kind failure.Kind, reason string) error {
 func (h *Handler) save(path string) error {
 	h.saveMu.Lock()
 	defer h.saveMu.Unlock()
-	if err := h.store.SetBinaryPath(path); err != nil {
+	if err := h.store.setBinaryPath(path); err != nil {
 		if failure.KindOf(err) == failure.Other {
 			return failure.Wrap(failure.Setup, err, "saving the settings file")
 		}
@@ -320,9 +333,9 @@ func (h *Handler) save(path string) error {
 }
 
 // probe runs (or joins) the --version probe of path.
-func (h *Handler) probe(ctx context.Context, path string) (Verdict, error) {
-	return coalesced(ctx, h, &h.probes, path, func(ctx context.Context) (Verdict, error) {
-		return h.prober.ProbeExact(ctx, path)
+func (h *Handler) probe(ctx context.Context, path string) (verdict, error) {
+	return coalesced(ctx, h, &h.probes, path, func(ctx context.Context) (verdict, error) {
+		return h.prober.probeExact(ctx, path)
 	})
 }
 
@@ -350,7 +363,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	report, err := coalesced(r.Context(), h, &h.reports, "status", func(ctx context.Context) (any, error) {
-		return h.prober.Status(ctx)
+		return h.prober.status(ctx)
 	})
 	if err != nil {
 		writeErrorWith(w, statusFor(err), err, "status", report)
@@ -370,7 +383,7 @@ func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 		key = "models?refresh"
 	}
 	report, err := coalesced(r.Context(), h, &h.reports, key, func(ctx context.Context) (any, error) {
-		return h.prober.Models(ctx, refresh)
+		return h.prober.models(ctx, refresh)
 	})
 	if err != nil {
 		writeErrorWith(w, statusFor(err), err, "models", report)
@@ -413,7 +426,7 @@ func statusFor(err error) int {
 	return http.StatusBadGateway
 }
 
-// errorResponse is SPEC.md's JSON error shape for the endpoint.
+// errorResponse is the endpoint's JSON error shape (docs/contract.md).
 type errorResponse struct {
 	Error errorDetail `json:"error"`
 }

@@ -33,13 +33,13 @@ type memStore struct {
 	err    error
 }
 
-func (s *memStore) BinaryPath() (string, error) {
+func (s *memStore) binaryPath() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.path, s.err
 }
 
-func (s *memStore) SetBinaryPath(path string) error {
+func (s *memStore) setBinaryPath(path string) error {
 	if n := s.active.Add(1); n != 1 {
 		s.t.Errorf("%d saves ran at once; they must be serialized", n)
 	}
@@ -57,14 +57,14 @@ func (s *memStore) SetBinaryPath(path string) error {
 // fakeProber answers from a table; a path listed in block waits for the
 // channel (or the probe context) before answering.
 type fakeProber struct {
-	verdicts map[string]Verdict
+	verdicts map[string]verdict
 	errs     map[string]error
 	block    map[string]chan struct{}
 	calls    sync.Map // path -> *atomic.Int64
-	status   any
+	statusV  any
 	statErr  error
 	partial  any
-	models   func(refresh bool) (any, error)
+	modelsF  func(refresh bool) (any, error)
 }
 
 func (p *fakeProber) count(path string) int64 {
@@ -72,14 +72,14 @@ func (p *fakeProber) count(path string) int64 {
 	return v.(*atomic.Int64).Load()
 }
 
-func (p *fakeProber) ProbeExact(ctx context.Context, path string) (Verdict, error) {
+func (p *fakeProber) probeExact(ctx context.Context, path string) (verdict, error) {
 	v, _ := p.calls.LoadOrStore(path, new(atomic.Int64))
 	v.(*atomic.Int64).Add(1)
 	if ch, ok := p.block[path]; ok {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return Verdict{}, failure.Wrap(failure.Cancelled, ctx.Err(), "probe stopped")
+			return verdict{}, failure.Wrap(failure.Cancelled, ctx.Err(), "probe stopped")
 		}
 	}
 	if err := p.errs[path]; err != nil {
@@ -88,21 +88,21 @@ func (p *fakeProber) ProbeExact(ctx context.Context, path string) (Verdict, erro
 	if verdict, ok := p.verdicts[path]; ok {
 		return verdict, nil
 	}
-	return Verdict{OK: true, Exact: true, Report: map[string]any{"available": true, "binaryPath": path}}, nil
+	return verdict{ok: true, exact: true, report: map[string]any{"available": true, "binaryPath": path}}, nil
 }
 
-func (p *fakeProber) Status(context.Context) (any, error) {
+func (p *fakeProber) status(context.Context) (any, error) {
 	if p.statErr != nil {
 		return p.partial, p.statErr
 	}
-	return p.status, nil
+	return p.statusV, nil
 }
 
-func (p *fakeProber) Models(_ context.Context, refresh bool) (any, error) {
-	if p.models == nil {
+func (p *fakeProber) models(_ context.Context, refresh bool) (any, error) {
+	if p.modelsF == nil {
 		return map[string]any{"models": []any{}, "source": "fake"}, nil
 	}
-	return p.models(refresh)
+	return p.modelsF(refresh)
 }
 
 // testServer serves h on a real loopback port with NewServer's settings.
@@ -123,7 +123,7 @@ func testServer(t *testing.T, h http.Handler) string {
 func newTestHandler(t *testing.T, store *memStore, prober *fakeProber) *Handler {
 	t.Helper()
 	store.t = t
-	h, err := New(Options{Store: store, Prober: prober, Token: testToken})
+	h, err := newHandler(Options{Token: testToken}, store, prober)
 	require.NoError(t, err)
 	return h
 }
@@ -164,12 +164,9 @@ func do(t *testing.T, method, url, token string, body io.Reader) response {
 }
 
 func TestNewRequiresOptions(t *testing.T) {
-	p := &fakeProber{}
-	s := &memStore{}
 	for name, opts := range map[string]Options{
-		"no store":  {Prober: p, Token: testToken},
-		"no prober": {Store: s, Token: testToken},
-		"no token":  {Store: s, Prober: p},
+		"no settings file": {Token: testToken},
+		"no token":         {SettingsPath: "settings.json"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := New(opts)
@@ -182,8 +179,8 @@ func TestNewRequiresOptions(t *testing.T) {
 func TestRoutesAndStatusCodes(t *testing.T) {
 	store := &memStore{path: `/opt/cursor/cursor-agent`}
 	prober := &fakeProber{
-		status: map[string]any{"available": true, "authenticated": true, "authState": "authenticated"},
-		models: func(refresh bool) (any, error) {
+		statusV: map[string]any{"available": true, "authenticated": true, "authState": "authenticated"},
+		modelsF: func(refresh bool) (any, error) {
 			return map[string]any{"models": []any{map[string]any{"id": "gpt-5"}}, "source": map[bool]string{true: "refreshed", false: "cache"}[refresh]}, nil
 		},
 	}
@@ -331,12 +328,12 @@ func TestPutRefusals(t *testing.T) {
 			"/slow/cursor-agent":    failure.New(failure.Timeout, "--version did not answer within 3s"),
 			"/twice/cursor-agent":   failure.New(failure.MissingCLI, "no candidate ran").WithDetail("override /twice/cursor-agent: ENOENT"),
 		},
-		verdicts: map[string]Verdict{
-			"/old/cursor-agent":     {OK: false, Exact: true, Reason: "build 2026.08.11 is older than the tested interval", Diagnostics: []string{"version: 2026.08.11-e8db854"}},
-			"/noisy/agent":          {OK: false, Exact: true, Diagnostics: manyDiags},
-			"/broken/agent":         {OK: true, Exact: false, Diagnostics: []string{"/broken/agent: exec format error", "cursor-agent (PATH): ok"}},
-			"/missing/cursor-agent": {Diagnostics: []string{"candidate /missing/cursor-agent: not found"}},
-			"/twice/cursor-agent":   {Diagnostics: []string{"override /twice/cursor-agent: ENOENT", "another line", "another line"}},
+		verdicts: map[string]verdict{
+			"/old/cursor-agent":     {ok: false, exact: true, reason: "build 2026.08.11 is older than the tested interval", diagnostics: []string{"version: 2026.08.11-e8db854"}},
+			"/noisy/agent":          {ok: false, exact: true, diagnostics: manyDiags},
+			"/broken/agent":         {ok: true, exact: false, diagnostics: []string{"/broken/agent: exec format error", "cursor-agent (PATH): ok"}},
+			"/missing/cursor-agent": {diagnostics: []string{"candidate /missing/cursor-agent: not found"}},
+			"/twice/cursor-agent":   {diagnostics: []string{"override /twice/cursor-agent: ENOENT", "another line", "another line"}},
 		},
 	}
 	tests := []struct {
@@ -384,7 +381,7 @@ func TestPutRefusals(t *testing.T) {
 			assert.Equal(t, tt.wantMessage, e.Message)
 			assert.Equal(t, tt.wantDiags, e.Diagnostics)
 			assert.Zero(t, store.saves.Load(), "a refused path saves nothing")
-			got, err := store.BinaryPath()
+			got, err := store.binaryPath()
 			require.NoError(t, err)
 			assert.Equal(t, "/kept/cursor-agent", got)
 		})
@@ -442,7 +439,7 @@ func TestPutMediaTypeAndSize(t *testing.T) {
 func TestStoreAndProberErrors(t *testing.T) {
 	store := &memStore{err: errors.New("disk on fire")}
 	prober := &fakeProber{statErr: failure.New(failure.MissingCLI, "no Cursor CLI found"),
-		models: func(bool) (any, error) { return nil, failure.New(failure.Timeout, "models did not answer") }}
+		modelsF: func(bool) (any, error) { return nil, failure.New(failure.Timeout, "models did not answer") }}
 	base := testServer(t, newTestHandler(t, store, prober))
 	tests := []struct {
 		name, method, path, body string
@@ -497,7 +494,7 @@ func TestConcurrentSavesAreSerialized(t *testing.T) {
 	}
 	wg.Wait()
 	assert.EqualValues(t, n, store.saves.Load())
-	got, err := store.BinaryPath()
+	got, err := store.binaryPath()
 	require.NoError(t, err)
 	assert.True(t, paths[got], "final value %q is one of the saved paths", got)
 }
@@ -542,7 +539,7 @@ func TestProbeContextCancelStopsInFlightProbes(t *testing.T) {
 	store.t = t
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h, err := New(Options{Store: store, Prober: prober, Token: testToken, ProbeContext: ctx})
+	h, err := newHandler(Options{Token: testToken, ProbeContext: ctx}, store, prober)
 	require.NoError(t, err)
 	joined := make(chan string, 1)
 	h.probes.joined = func(key string) { joined <- key }

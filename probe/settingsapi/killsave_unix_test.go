@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/internal/testdir"
-	"github.com/cursorkit/cursorkit/probe"
 )
 
 // TestProcessKilledMidSaveLeavesAWholeFile starts a child that saves the
@@ -55,7 +55,7 @@ func TestProcessKilledMidSaveLeavesAWholeFile(t *testing.T) {
 		require.True(t, ok)
 		require.True(t, ws.Signaled(), "round %d: the saver died of SIGKILL, not %v", round, err)
 
-		s, err := probe.LoadSettings(settings)
+		s, err := cursor.LoadSettings(settings)
 		require.NoError(t, err, "round %d: the file parses after a kill", round)
 		assert.True(t, s.BinaryPath == "/first" || isSaverPath(s.BinaryPath), "round %d: a whole value, not %.80q", round, s.BinaryPath)
 		raw, err := os.ReadFile(settings)

@@ -1,14 +1,16 @@
-package probe
+package cursor
 
 import (
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 // Tested says how a build relates to the interval of builds cursorkit was
-// tested against. Its values are SPEC.md's `tested` field.
+// tested against (the `tested` field of docs/contract.md).
 type Tested string
 
 const (
@@ -25,9 +27,10 @@ type Interval struct {
 	Until time.Time
 }
 
-// DefaultTestedInterval returns SPEC.md's tested interval,
-// [2026.10.01, 2026.11.01).
-func DefaultTestedInterval() Interval {
+// TestedInterval returns the builds cursorkit is tested against,
+// [2026.10.01, 2026.11.01) by build date: an older build fails as
+// failure.Setup, a newer one runs and is reported as newer.
+func TestedInterval() Interval {
 	return Interval{
 		From:  time.Date(2026, time.October, 1, 0, 0, 0, 0, time.UTC),
 		Until: time.Date(2026, time.November, 1, 0, 0, 0, 0, time.UTC),
@@ -66,12 +69,12 @@ var buildID = regexp.MustCompile(`^v?(\d{4})\.(\d{1,2})\.(\d{1,2})(?:-(\d{2})-(\
 // fails: text that is not a build identifier, or names an impossible date,
 // yields Parsed false with Raw kept for display (bounded).
 func ParseVersion(output string) Version {
-	output = stripANSI(strings.TrimPrefix(strings.TrimSpace(output), "\uFEFF"))
+	output = detail.StripANSI(strings.TrimPrefix(strings.TrimSpace(output), "\uFEFF"))
 	fields := strings.Fields(output)
 	if len(fields) == 0 {
 		return Version{}
 	}
-	v := Version{Raw: BoundDetail(fields[0])}
+	v := Version{Raw: detail.Bound(fields[0])}
 	m := buildID.FindStringSubmatch(fields[0])
 	if m == nil {
 		return v

@@ -1,8 +1,11 @@
 //go:build !windows
 
-package probe
+package safefile
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 // replaceFile renames from over to; rename(2) is atomic on POSIX.
 func replaceFile(from, to string) error { return os.Rename(from, to) }
@@ -18,5 +21,13 @@ func syncDir(dir string) {
 
 func chmodUnsupported() bool { return false }
 
-// readFile reads a file that writeFileAtomic may be replacing concurrently.
-func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
+// readAll reads at most limit+1 bytes of a file that Write may be
+// replacing concurrently.
+func readAll(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}

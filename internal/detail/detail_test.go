@@ -1,4 +1,4 @@
-package probe
+package detail
 
 import (
 	"strings"
@@ -18,16 +18,16 @@ func TestBoundDetail(t *testing.T) {
 		{"OSC \x1b]0;title\x07 done", "OSC done"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, BoundDetail(tt.in), "%q", tt.in)
+		assert.Equal(t, tt.want, Bound(tt.in), "%q", tt.in)
 	}
-	long := BoundDetail(strings.Repeat("é", 500))
-	assert.Equal(t, MaxDetailRunes, len([]rune(long)))
+	long := Bound(strings.Repeat("é", 500))
+	assert.Equal(t, MaxRunes, len([]rune(long)))
 	assert.True(t, strings.HasSuffix(long, "…"))
 }
 
 func TestJoinDetails(t *testing.T) {
-	assert.Equal(t, "a; b c", JoinDetails("a", " ", "b\n c"))
-	assert.Equal(t, "", JoinDetails())
+	assert.Equal(t, "a; b c", Join("a", " ", "b\n c"))
+	assert.Equal(t, "", Join())
 }
 
 func TestStripANSI(t *testing.T) {
@@ -48,7 +48,7 @@ func TestStripANSI(t *testing.T) {
 		{"é\x1b[0m…", "é…"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, stripANSI(tt.in), "%q", tt.in)
+		assert.Equal(t, tt.want, StripANSI(tt.in), "%q", tt.in)
 	}
 }
 
@@ -56,7 +56,7 @@ func FuzzStripANSI(f *testing.F) {
 	f.Add("\x1b[1mbold\x1b[0m")
 	f.Add("\x1b]0;t\x07\u009b2K")
 	f.Fuzz(func(t *testing.T, s string) {
-		out := stripANSI(s)
+		out := StripANSI(s)
 		if strings.ContainsRune(out, 0x1b) {
 			t.Fatalf("ESC left in %q", out)
 		}

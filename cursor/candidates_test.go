@@ -1,11 +1,14 @@
-package discovery_test
+package cursor_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -31,8 +34,8 @@ func TestCandidates(t *testing.T) {
 			override: "/opt/x/cursor-agent",
 			env:      map[string]string{"CURSOR_AGENT_BIN": "/usr/local/bin/cursor-agent"},
 			want: []discovery.Candidate{
-				{Value: "/opt/x/cursor-agent", Source: discovery.SourceOverride},
-				{Value: "/usr/local/bin/cursor-agent", Source: discovery.SourceEnv},
+				{Value: "/opt/x/cursor-agent", Source: discovery.SourceOverride, Origin: "configured binary"},
+				{Value: "/usr/local/bin/cursor-agent", Source: discovery.SourceEnv, Origin: "CURSOR_AGENT_BIN"},
 				pathAgent, pathCursor,
 			},
 		},
@@ -40,7 +43,7 @@ func TestCandidates(t *testing.T) {
 			name:     "override trimmed, never split, spaces kept",
 			override: "  " + spaced + " \t\r\n",
 			want: []discovery.Candidate{
-				{Value: spaced, Source: discovery.SourceOverride},
+				{Value: spaced, Source: discovery.SourceOverride, Origin: "configured binary"},
 				pathAgent, pathCursor,
 			},
 		},
@@ -48,7 +51,7 @@ func TestCandidates(t *testing.T) {
 			name:     "quotes are kept verbatim (Resolve refuses them)",
 			override: `"` + spaced + `"`,
 			want: []discovery.Candidate{
-				{Value: `"` + spaced + `"`, Source: discovery.SourceOverride},
+				{Value: `"` + spaced + `"`, Source: discovery.SourceOverride, Origin: "configured binary"},
 				pathAgent, pathCursor,
 			},
 		},
@@ -62,7 +65,7 @@ func TestCandidates(t *testing.T) {
 			name:     "configured cursor-agent is the PATH candidate, tried once",
 			override: "cursor-agent",
 			want: []discovery.Candidate{
-				{Value: "cursor-agent", Source: discovery.SourceOverride},
+				{Value: "cursor-agent", Source: discovery.SourceOverride, Origin: "configured binary"},
 				pathCursor,
 			},
 		},
@@ -70,7 +73,7 @@ func TestCandidates(t *testing.T) {
 			name: "env cursor is the PATH candidate, tried once, at its position",
 			env:  map[string]string{"CURSOR_AGENT_BIN": " cursor "},
 			want: []discovery.Candidate{
-				{Value: "cursor", Source: discovery.SourceEnv},
+				{Value: "cursor", Source: discovery.SourceEnv, Origin: "CURSOR_AGENT_BIN"},
 				pathAgent,
 			},
 		},
@@ -79,35 +82,33 @@ func TestCandidates(t *testing.T) {
 			override: "/opt/x/cursor-agent",
 			env:      map[string]string{"CURSOR_AGENT_BIN": "/opt/x/cursor-agent"},
 			want: []discovery.Candidate{
-				{Value: "/opt/x/cursor-agent", Source: discovery.SourceOverride},
+				{Value: "/opt/x/cursor-agent", Source: discovery.SourceOverride, Origin: "configured binary"},
 				pathAgent, pathCursor,
 			},
 		},
 		{
-			name:     "a configured agent stays the operator's choice (Resolve refuses it)",
+			name:     "a configured agent stays the operator's choice (CheckCandidate refuses it)",
 			override: "agent",
 			want: []discovery.Candidate{
-				{Value: "agent", Source: discovery.SourceOverride},
+				{Value: "agent", Source: discovery.SourceOverride, Origin: "configured binary"},
 				pathAgent, pathCursor,
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, discovery.Candidates(tt.override, envOf(tt.env)))
+			assert.Equal(t, tt.want, cursor.Candidates(tt.override, envOf(tt.env)))
 		})
 	}
 }
 
 func TestCandidatesNilGetenv(t *testing.T) {
-	got := discovery.Candidates("/x", nil)
+	got := cursor.Candidates("/x", nil)
 	assert.Equal(t, []discovery.Candidate{
-		{Value: "/x", Source: discovery.SourceOverride},
+		{Value: "/x", Source: discovery.SourceOverride, Origin: "configured binary"},
 		{Value: "cursor-agent", Source: discovery.SourcePath},
 		{Value: "cursor", Source: discovery.SourcePath},
 	}, got)
-	assert.True(t, got[0].Configured())
-	assert.False(t, got[1].Configured())
 }
 
 func FuzzCandidates(f *testing.F) {
@@ -116,7 +117,7 @@ func FuzzCandidates(f *testing.F) {
 	f.Add(`  C:\Users\A User\npm\cursor-agent.cmd `, "/opt/x")
 	f.Add("agent", "agent")
 	f.Fuzz(func(t *testing.T, override, envValue string) {
-		got := discovery.Candidates(override, envOf(map[string]string{"CURSOR_AGENT_BIN": envValue}))
+		got := cursor.Candidates(override, envOf(map[string]string{"CURSOR_AGENT_BIN": envValue}))
 		seen := map[string]bool{}
 		hasAgent, hasCursor := false, false
 		for i, c := range got {
@@ -135,4 +136,37 @@ func FuzzCandidates(f *testing.F) {
 		last := got[len(got)-1]
 		assert.Contains(t, []string{"cursor-agent", "cursor"}, last.Value)
 	})
+}
+
+func TestCheckCandidate(t *testing.T) {
+	tests := []struct {
+		value   string
+		goos    string
+		refused bool
+	}{
+		{"agent", "linux", true},
+		{" agent ", "linux", true},
+		{"Agent", "linux", false}, // POSIX names are case-sensitive
+		{"/usr/local/bin/agent", "linux", false},
+		{"cursor-agent", "linux", false},
+		{"agent", "windows", true},
+		{"Agent.EXE", "windows", true},
+		{"agent.cmd", "windows", true},
+		{"agent.ps1", "windows", true},
+		{"agent. .", "windows", true},
+		{"agent.exe.cmd", "windows", false},
+		{"agent.js", "windows", false},
+		{`C:\tools\agent.exe`, "windows", false},
+		{"cursor-agent", "windows", false},
+	}
+	for _, tt := range tests {
+		err := cursor.CheckCandidate(discovery.Candidate{Value: tt.value, Source: discovery.SourceOverride}, tt.goos)
+		if !tt.refused {
+			assert.NoError(t, err, "%q on %s", tt.value, tt.goos)
+			continue
+		}
+		require.Error(t, err, "%q on %s", tt.value, tt.goos)
+		assert.Equal(t, failure.Input, failure.KindOf(err))
+		assert.Contains(t, err.Error(), "bare name agent is ambiguous")
+	}
 }

@@ -1,6 +1,6 @@
 //go:build windows
 
-package probe
+package safefile
 
 import (
 	"errors"
@@ -47,11 +47,12 @@ func syncDir(string) {}
 // read-only bit, so its errors are not worth failing a save for.
 func chmodUnsupported() bool { return true }
 
-// readFile reads a file that writeFileAtomic may be replacing concurrently.
+// readAll reads at most limit+1 bytes of a file that Write may be
+// replacing concurrently.
 // It opens with FILE_SHARE_DELETE so a replace is not blocked by this
 // reader, and retries the open briefly while a replace holds the name
 // (ERROR_SHARING_VIOLATION / ERROR_ACCESS_DENIED during MoveFileEx).
-func readFile(path string) ([]byte, error) {
+func readAll(path string, limit int64) ([]byte, error) {
 	name, err := windows.UTF16PtrFromString(path)
 	if err != nil {
 		return nil, err
@@ -64,7 +65,7 @@ func readFile(path string) ([]byte, error) {
 		if err == nil {
 			f := os.NewFile(uintptr(h), path)
 			defer f.Close()
-			return io.ReadAll(f)
+			return io.ReadAll(io.LimitReader(f, limit+1))
 		}
 		transient := errors.Is(err, windows.ERROR_SHARING_VIOLATION) || errors.Is(err, windows.ERROR_ACCESS_DENIED)
 		if !transient || attempt >= 8 {

@@ -1,28 +1,29 @@
-package probe
+// Package detail turns text a child printed, or an error, into a bounded
+// one-line diagnostic that never carries secrets, PATH or escape sequences.
+package detail
 
 import (
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// MaxDetailRunes bounds one candidate's failure detail.
-const MaxDetailRunes = 180
+// MaxRunes bounds one diagnostic.
+const MaxRunes = 180
 
 // secretAssignment matches NAME=value pairs (environment-style upper-case
 // names, and Windows' Path) whose name suggests a search path or a credential; a child that prints its environment must not leak
 // it through a diagnostic.
 var secretAssignment = regexp.MustCompile(`\b([A-Z0-9_]*(?:PATH|TOKEN|KEY|SECRET|PASSWORD|PASSWD|AUTH|COOKIE|CREDENTIAL)[A-Z0-9_]*|(?i:path))=\S*`)
 
-// BoundDetail turns arbitrary text (a child's stderr tail, an error) into a
+// Bound turns arbitrary text (a child's stderr tail, an error) into a
 // one-line diagnostic: ANSI escapes dropped, control characters and runs of
 // whitespace collapsed to one space, NAME=value pairs of path- or
-// secret-like names redacted, and at most MaxDetailRunes runes, ending in
+// secret-like names redacted, and at most MaxRunes runes, ending in
 // "…" when cut.
-func BoundDetail(s string) string {
-	s = stripANSI(s)
+func Bound(s string) string {
+	s = StripANSI(s)
 	var b strings.Builder
 	space := false
 	for _, r := range s {
@@ -37,31 +38,31 @@ func BoundDetail(s string) string {
 		b.WriteRune(r)
 	}
 	out := secretAssignment.ReplaceAllString(b.String(), "$1=<redacted>")
-	if utf8.RuneCountInString(out) <= MaxDetailRunes {
+	if utf8.RuneCountInString(out) <= MaxRunes {
 		return out
 	}
 	runes := []rune(out)
-	return strings.TrimRight(string(runes[:MaxDetailRunes-1]), " ") + "…"
+	return strings.TrimRight(string(runes[:MaxRunes-1]), " ") + "…"
 }
 
-// JoinDetails bounds each detail with BoundDetail, drops empty ones and
+// Join bounds each detail with Bound, drops empty ones and
 // joins the rest with "; ".
-func JoinDetails(details ...string) string {
+func Join(details ...string) string {
 	parts := make([]string, 0, len(details))
 	for _, d := range details {
-		if d = BoundDetail(d); d != "" {
+		if d = Bound(d); d != "" {
 			parts = append(parts, d)
 		}
 	}
 	return strings.Join(parts, "; ")
 }
 
-// stripANSI removes terminal escape sequences from s: CSI sequences
+// StripANSI removes terminal escape sequences from s: CSI sequences
 // (colours, cursor moves, line clears; ESC [ or the C1 byte U+009B),
 // OSC sequences ended by BEL or ST, and the other ESC sequences (two-byte
 // escapes, charset designations). A sequence cut off at the end of s is
 // dropped.
-func stripANSI(s string) string {
+func StripANSI(s string) string {
 	if !strings.ContainsAny(s, "\x1b\u009b") {
 		return s
 	}
@@ -130,5 +131,3 @@ func skipCSI(s string, i int) int {
 	}
 	return i
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

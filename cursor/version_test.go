@@ -1,10 +1,12 @@
-package probe
+package cursor
 
 import (
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -56,11 +58,11 @@ func TestParseVersionBoundsRaw(t *testing.T) {
 	}
 	v := ParseVersion(string(long))
 	assert.False(t, v.Parsed)
-	assert.LessOrEqual(t, len([]rune(v.Raw)), MaxDetailRunes)
+	assert.LessOrEqual(t, len([]rune(v.Raw)), detail.MaxRunes)
 }
 
 func TestJudge(t *testing.T) {
-	iv := DefaultTestedInterval()
+	iv := TestedInterval()
 	tests := []struct {
 		output string
 		want   Tested
@@ -97,7 +99,7 @@ func FuzzParseVersion(f *testing.F) {
 	for _, seed := range []string{"2026.08.11-e8db854", "2026.08.11-14-03-22-e8db854", "", "\uFEFF2026.10.01", "2026.02.30-abc123", "x y z"} {
 		f.Add(seed)
 	}
-	iv := DefaultTestedInterval()
+	iv := TestedInterval()
 	f.Fuzz(func(t *testing.T, output string) {
 		v := ParseVersion(output)
 		tested := Judge(v, iv)

@@ -1,10 +1,12 @@
-package probe
+package cursor
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -37,6 +39,8 @@ func TestLoadSettings(t *testing.T) {
 		{"number", write(`{"cursorCliBinaryPath":1}`), "", true},
 		{"not an object", write(`[1,2]`), "", true},
 		{"malformed", write(`{"cursorCliBinaryPath":`), "", true},
+		{"duplicate members are ambiguous", write(`{"cursorCliBinaryPath":"/a","cursorCliBinaryPath":"/b"}`), "", true},
+		{"too large", write(`{"x":"` + strings.Repeat("a", maxSettingsFile) + `"}`), "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,88 +56,95 @@ func TestLoadSettings(t *testing.T) {
 	}
 }
 
-func TestSettingsStorePreservesOtherKeys(t *testing.T) {
+func TestUpdateSettingsPreservesOtherKeys(t *testing.T) {
 	path := filepath.Join(testdir.New(t), "cfg", "settings.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	require.NoError(t, os.WriteFile(path, []byte(`{"theme":"dark","nested":{"a":[1,2]},"cursorCliBinaryPath":"/old"}`), 0o640))
-	store := NewSettingsStore(path)
-	assert.Equal(t, path, store.Path())
-
-	require.NoError(t, store.SetBinaryPath(" /new/cursor-agent "))
-	var raw map[string]any
+	s, err := UpdateSettings(path, func(s *Settings) error {
+		assert.Equal(t, "/old", s.BinaryPath)
+		s.BinaryPath = "  /new/cursor-agent  "
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "  /new/cursor-agent  ", s.BinaryPath, "what change set is returned as is")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(data, &raw))
-	assert.Equal(t, map[string]any{"theme": "dark", "nested": map[string]any{"a": []any{1.0, 2.0}}, "cursorCliBinaryPath": "/new/cursor-agent"}, raw)
+	assert.Equal(t, "{\n  \"cursorCliBinaryPath\": \"/new/cursor-agent\",\n  \"nested\": {\n    \"a\": [\n      1,\n      2\n    ]\n  },\n  \"theme\": \"dark\"\n}\n", string(data))
+	if info, err := os.Stat(path); err == nil && runtime.GOOS != "windows" {
+		assert.Equal(t, os.FileMode(0o640), info.Mode().Perm(), "an existing file keeps its mode")
+	}
 
-	s, err := store.Load()
+	_, err = UpdateSettings(path, func(s *Settings) error { s.BinaryPath = ""; return nil })
 	require.NoError(t, err)
-	assert.Equal(t, "/new/cursor-agent", s.BinaryPath)
-
-	require.NoError(t, store.SetBinaryPath(""))
 	data, err = os.ReadFile(path)
 	require.NoError(t, err)
-	raw = nil
-	require.NoError(t, json.Unmarshal(data, &raw))
-	assert.NotContains(t, raw, "cursorCliBinaryPath", "clearing removes the key")
-	assert.Equal(t, "dark", raw["theme"])
-
-	s.BinaryPath = "/via/save"
-	require.NoError(t, store.Save(s))
-	s, err = LoadSettings(path)
-	require.NoError(t, err)
-	assert.Equal(t, "/via/save", s.BinaryPath)
+	assert.NotContains(t, string(data), "cursorCliBinaryPath", "an empty path clears the member")
+	assert.Contains(t, string(data), `"theme": "dark"`)
 }
 
-func TestSettingsStoreNewFileAndRefusal(t *testing.T) {
+func TestUpdateSettingsNewFileAndRefusal(t *testing.T) {
 	path := filepath.Join(testdir.New(t), "a", "b", "settings.json")
-	store := NewSettingsStore(path)
-	require.NoError(t, store.SetBinaryPath("/x"))
+	setPath := func(p string) error {
+		_, err := UpdateSettings(path, func(s *Settings) error { s.BinaryPath = p; return nil })
+		return err
+	}
+	require.NoError(t, setPath("/x"))
 	s, err := LoadSettings(path)
 	require.NoError(t, err)
 	assert.Equal(t, "/x", s.BinaryPath)
+	if runtime.GOOS != "windows" {
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "a new file is private")
+	}
 
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
-	_, err = store.Update(func(s *Settings) error {
+	_, err = UpdateSettings(path, func(s *Settings) error {
 		s.BinaryPath = "/never"
 		return failure.New(failure.Input, "refused")
 	})
 	require.Error(t, err)
+	assert.Equal(t, failure.Input, failure.KindOf(err))
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "a refused update leaves the file untouched")
 
 	require.NoError(t, os.WriteFile(path, []byte("{broken"), 0o600))
-	err = store.SetBinaryPath("/y")
+	err = setPath("/y")
 	require.Error(t, err, "a malformed file is reported, not overwritten")
+	assert.Equal(t, failure.Setup, failure.KindOf(err))
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, "{broken", string(data))
 }
 
-func TestSettingsStoreConcurrentSaves(t *testing.T) {
+// TestUpdateSettingsConcurrent: updates serialized by the caller never lose
+// another member, and a reader racing them always sees a whole file.
+func TestUpdateSettingsConcurrent(t *testing.T) {
 	path := filepath.Join(testdir.New(t), "settings.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"keep":true}`), 0o600))
-	store := NewSettingsStore(path)
 	const savers = 50
+	var mu sync.Mutex
 	var wg sync.WaitGroup
 	paths := make(map[string]bool, savers)
 	for i := range savers {
 		p := fmt.Sprintf(`C:\Program Files\Cursor %d\cursor-agent.exe`, i)
 		paths[p] = true
 		wg.Go(func() {
-			assert.NoError(t, store.SetBinaryPath(p))
+			mu.Lock()
+			defer mu.Unlock()
+			_, err := UpdateSettings(path, func(s *Settings) error { s.BinaryPath = p; return nil })
+			assert.NoError(t, err)
 		})
 	}
-	// A reader racing the savers always sees a whole file.
 	for range savers {
 		s, err := LoadSettings(path)
 		require.NoError(t, err)
 		assert.True(t, s.BinaryPath == "" || paths[s.BinaryPath], "torn value %q", s.BinaryPath)
 	}
 	wg.Wait()
-	s, err := store.Load()
+	s, err := LoadSettings(path)
 	require.NoError(t, err)
 	assert.True(t, paths[s.BinaryPath], "ends as one of the saved paths, got %q", s.BinaryPath)
 	var raw map[string]any

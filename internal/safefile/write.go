@@ -1,16 +1,19 @@
-package probe
+// Package safefile writes files so that no reader ever sees one half
+// written, and reads files a writer may be replacing, on every OS.
+package safefile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 )
 
-// writeFileAtomic replaces path with data so that a reader sees either the
+// Write replaces path with data so that a reader sees either the
 // old or the new content, never a mix: a temporary file in the same
 // directory is written, synced and renamed over path, and the directory is
 // synced where the OS allows it. The directory is created (0700) when
 // missing. perm applies to a new file; an existing file keeps its mode.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+func Write(path string, data []byte, perm os.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -45,4 +48,28 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	}
 	syncDir(dir)
 	return nil
+}
+
+// Read reads the file at path, which Write may be replacing concurrently
+// (on Windows a replace and a read would otherwise block each other), and
+// returns at most limit bytes; a longer file is an *TooLargeError.
+func Read(path string, limit int64) ([]byte, error) {
+	data, err := readAll(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	return data, nil
+}
+
+// TooLargeError says a file is longer than the limit it was read with.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %d bytes", e.Path, e.Limit)
 }

@@ -1,0 +1,265 @@
+// Package agent drives one turn of an agent CLI: it starts a launch plan
+// under supervision with the prompt on the agent's stdin, feeds every
+// stdout line to the backend's Decoder, hands each event to the caller,
+// stops the whole process tree at once when the decoder fails the turn
+// (and after a deadline or a cancel), and returns the turn's Outcome only
+// once nothing the agent started is left running.
+//
+// It knows no agent by name: a backend (package cursor) provides the plan
+// and the Decoder that understands its stream; the events are package
+// event's, whatever the agent.
+package agent
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/supervise"
+)
+
+// Decoder reads one turn's stdout, line by line. It is used from one
+// goroutine at a time.
+type Decoder interface {
+	// Feed decodes the next stdout line (its terminator trimmed) into the
+	// events it yields, in order. A non-nil error, a *failure.Error of kind
+	// failure.Protocol or failure.Policy, fails the turn: Run stops the
+	// whole tree at once. Feed is not called again after an error.
+	Feed(line []byte) ([]event.Event, error)
+	// Done reports that the turn's last event (the agent's result) has
+	// arrived: the agent then gets its exit grace to exit by itself.
+	Done() bool
+	// End returns the turn's verdict once the agent exited by itself with
+	// exitCode (stderrTail is the end of what it wrote there): nil, or the
+	// failure the stream or the exit means. It is not called when the
+	// agent was stopped: the reason it was stopped is the verdict then.
+	End(exitCode int, stderrTail string) error
+}
+
+// Options configure how a turn is supervised. Zero durations are off; an
+// agent needs a first-line and an inactivity deadline (a backend's
+// defaults, such as cursor.TurnDefaults, carry them).
+type Options struct {
+	// Dir is the agent's working directory ("" is this process's) and Env
+	// its complete environment (nil is this process's).
+	Dir string
+	Env []string
+	// FirstLineTimeout bounds the wait for the first stdout line,
+	// IdleTimeout the silence between lines, TotalTimeout the whole turn.
+	FirstLineTimeout time.Duration
+	IdleTimeout      time.Duration
+	TotalTimeout     time.Duration
+	// StopGrace is the wait between the polite stop request and the tree
+	// kill after a deadline or a cancel; ExitGrace is how long the agent
+	// may take to exit after its result before it is stopped with a
+	// late_close warning (the turn still succeeds).
+	StopGrace time.Duration
+	ExitGrace time.Duration
+	// OnEvent receives every event, in order, from one goroutine, before
+	// the next line is read: it must not block for long. The events of a
+	// spawn failure are never delivered (there are none).
+	OnEvent func(event.Event)
+	// OnDrained, when set, is called from the same goroutine when every
+	// stdout byte read so far has been decoded: a caller that buffers what
+	// it writes for each event flushes there, so output leaves promptly
+	// yet a burst of events costs one write.
+	OnDrained func()
+}
+
+// Outcome statuses.
+const (
+	StatusDone      = "done"
+	StatusError     = "error"
+	StatusCancelled = "cancelled"
+)
+
+// Outcome is the verdict on a turn and what the caller needs to go on:
+// the session to resume, the model that answered, the usage, every
+// warning. It marshals as the last line of `cursorkit run --json`
+// (docs/contract.md).
+type Outcome struct {
+	// Status is StatusDone, StatusError or StatusCancelled.
+	Status string
+	// Kind is the failure kind, "" when done; Message is the failure's
+	// bounded text for people, "" when done.
+	Kind    failure.Kind
+	Message string
+	// SessionID is the id to resume the session with, "" when the agent
+	// reported none; Model is the model its init event named.
+	SessionID string
+	Model     string
+	// Usage is the result's token usage, exactly as reported.
+	Usage event.Usage
+	// Warnings are the decoder's and the supervisor's, in order.
+	Warnings []event.Warning
+	// Process is how the agent's process ended: exit code, signal, which
+	// deadline fired, how long stopping it took, the stderr tail.
+	Process supervise.Outcome
+}
+
+// maxMessage bounds Outcome.Message.
+const maxMessage = 1000
+
+// Run runs one turn of plan: prompt written to the agent's stdin (which is
+// then closed; the prompt never travels in arguments or the environment),
+// every stdout line fed to
+// dec and its events handed to opts.OnEvent, the tree stopped at once when
+// dec fails the turn, and the exit grace once dec is Done. It returns when
+// the whole process tree is gone. The error is nil exactly when the
+// Outcome's status is done; otherwise it carries the failure kind (also
+// when the plan could not be started at all: Outcome.Process.Ending is
+// then supervise.SpawnFailed and no event was delivered).
+func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts Options) (Outcome, error) {
+	t := turn{dec: dec, onEvent: opts.OnEvent}
+	o := supervise.Run(ctx, plan, supervise.Options{
+		Dir:              opts.Dir,
+		Env:              opts.Env,
+		Stdin:            strings.NewReader(prompt),
+		FirstLineTimeout: opts.FirstLineTimeout,
+		IdleTimeout:      opts.IdleTimeout,
+		TotalTimeout:     opts.TotalTimeout,
+		StopGrace:        opts.StopGrace,
+		ExitGrace:        opts.ExitGrace,
+		DrainGrace:       drainGrace,
+		OnLine:           t.line,
+		OnDrained:        opts.OnDrained,
+		OnOversizedLine: func(size int64) {
+			t.emit(event.Event{Type: event.TypeWarning, Warning: &event.Warning{
+				Code: supervise.WarnOversizedLine, Message: "skipped a stdout line of " + strconv.FormatInt(size, 10) + " bytes"}})
+		},
+	})
+	err := t.verdict(o)
+	if o.Ending != supervise.SpawnFailed {
+		for _, w := range o.Warnings {
+			code, msg, ok := strings.Cut(w, ": ")
+			if !ok {
+				code, msg = "warning", w
+			}
+			if code == supervise.WarnOversizedLine {
+				continue // each line already had its own warning event
+			}
+			t.emit(event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: code, Message: msg}})
+		}
+	}
+	return t.outcome(err, o), err
+}
+
+// drainGrace is how long the agent's pipes may stay open after it exited
+// (held by a helper it left) before the helper is killed.
+const drainGrace = 2 * time.Second
+
+// turn is the state Run keeps while the agent runs: the OnLine handler
+// and what the Outcome needs from the events.
+type turn struct {
+	dec     Decoder
+	onEvent func(event.Event)
+
+	failed    error // the decoder's error, sticky
+	sessionID string
+	model     string
+	usage     event.Usage
+	warnings  []event.Warning
+}
+
+// line is supervise's OnLine: decode, deliver, and tell supervise whether
+// the work is done or the turn failed.
+func (t *turn) line(line []byte) error {
+	events, err := t.dec.Feed(line)
+	for _, e := range events {
+		t.emit(e)
+	}
+	switch {
+	case err != nil:
+		if failure.KindOf(err) == failure.Other {
+			err = failure.Wrap(failure.Protocol, err, "the agent's stream could not be decoded")
+		}
+		t.failed = err
+		return err
+	case t.dec.Done():
+		return supervise.Finished
+	}
+	return nil
+}
+
+// emit notes what the Outcome needs and hands e to the caller.
+func (t *turn) emit(e event.Event) {
+	switch e.Type {
+	case event.TypeInit:
+		if e.Init != nil && t.sessionID == "" {
+			t.sessionID, t.model = e.Init.SessionID, e.Init.Model
+		}
+	case event.TypeResult:
+		if e.Result != nil {
+			t.usage = e.Result.Usage
+			if t.sessionID == "" {
+				t.sessionID = e.Result.SessionID
+			}
+		}
+	case event.TypeWarning:
+		if e.Warning != nil {
+			t.warnings = append(t.warnings, *e.Warning)
+		}
+	}
+	if t.onEvent != nil {
+		t.onEvent(e)
+	}
+}
+
+// verdict decides the turn: a stream failure wins; then a supervisor
+// verdict that is not the agent exiting by itself (a deadline, a cancel,
+// a spawn failure); then the decoder's verdict on how the agent ended.
+func (t *turn) verdict(o supervise.Outcome) error {
+	switch {
+	case t.failed != nil:
+		return t.failed
+	case o.Ending != supervise.Exited:
+		return o.Err
+	case o.Finished && o.Err == nil:
+		// Exited after the result, maybe late-closed: the stream decides.
+		return t.dec.End(0, o.StderrTail)
+	case o.Signal != 0:
+		return o.Err // died of a signal nobody sent
+	}
+	return t.dec.End(o.ExitCode, o.StderrTail)
+}
+
+func (t *turn) outcome(err error, o supervise.Outcome) Outcome {
+	out := Outcome{
+		Status:    StatusDone,
+		SessionID: t.sessionID,
+		Model:     t.model,
+		Usage:     t.usage,
+		Warnings:  t.warnings,
+		Process:   o,
+	}
+	if err != nil {
+		out.Kind = failure.KindOf(err)
+		out.Status = StatusError
+		if out.Kind == failure.Cancelled || errors.Is(err, context.Canceled) {
+			out.Kind, out.Status = failure.Cancelled, StatusCancelled
+		}
+		out.Message = truncate(err.Error(), maxMessage)
+	}
+	if out.Warnings == nil {
+		out.Warnings = []event.Warning{}
+	}
+	return out
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,83 @@
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/internal/testdir"
+)
+
+func TestWriteAndRead(t *testing.T) {
+	path := filepath.Join(testdir.New(t), "new dir", "file.json")
+	require.NoError(t, Write(path, []byte("one"), 0o600))
+	data, err := Read(path, 16)
+	require.NoError(t, err)
+	assert.Equal(t, "one", string(data))
+	if runtime.GOOS != "windows" {
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "a new file gets perm")
+		require.NoError(t, os.Chmod(path, 0o644))
+	}
+	require.NoError(t, Write(path, []byte("two, longer"), 0o600))
+	data, err = Read(path, 16)
+	require.NoError(t, err)
+	assert.Equal(t, "two, longer", string(data))
+	if runtime.GOOS != "windows" {
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o644), info.Mode().Perm(), "an existing file keeps its mode")
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+func TestReadBounds(t *testing.T) {
+	dir := testdir.New(t)
+	path := filepath.Join(dir, "big")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Repeat("x", 17)), 0o600))
+	_, err := Read(path, 16)
+	var tooLarge *TooLargeError
+	require.ErrorAs(t, err, &tooLarge)
+	assert.Equal(t, int64(16), tooLarge.Limit)
+	data, err := Read(path, 17)
+	require.NoError(t, err)
+	assert.Len(t, data, 17)
+
+	_, err = Read(filepath.Join(dir, "absent"), 16)
+	assert.True(t, errors.Is(err, fs.ErrNotExist), "%v", err)
+}
+
+// TestReadersNeverSeeATornFile: a reader racing a writer sees one whole
+// version or the other.
+func TestReadersNeverSeeATornFile(t *testing.T) {
+	path := filepath.Join(testdir.New(t), "raced")
+	version := func(i int) string { return fmt.Sprintf("v%03d:%s", i, strings.Repeat("z", i*97)) }
+	require.NoError(t, Write(path, []byte(version(0)), 0o600))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 1; i < 60; i++ {
+			assert.NoError(t, Write(path, []byte(version(i)), 0o600))
+		}
+	})
+	for range 60 {
+		data, err := Read(path, 1<<20)
+		require.NoError(t, err)
+		var i int
+		_, err = fmt.Sscanf(string(data), "v%03d:", &i)
+		require.NoError(t, err)
+		assert.Equal(t, version(i), string(data), "a torn read")
+	}
+	wg.Wait()
+}
