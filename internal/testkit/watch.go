@@ -57,6 +57,7 @@ type Watch struct {
 	marker string
 
 	mu     sync.Mutex
+	marked bool           // Marker was called: scan for it
 	pidDir string         // made on first use; removed by the cleanup, after the kill
 	known  map[int]*entry // by PID: added or recorded, with its identity
 }
@@ -85,7 +86,12 @@ func NewWatch(t testing.TB) *Watch {
 // in the argv of every process of the tree under test. On Linux every live
 // process that carries it is watched; elsewhere it is only a label (add the
 // PIDs).
-func (w *Watch) Marker() string { return w.marker }
+func (w *Watch) Marker() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.marked = true
+	return w.marker
+}
 
 // Add watches the processes pids, typically reported by a child, and fails
 // t unless each is running now.
@@ -180,9 +186,11 @@ func (w *Watch) alive() []live {
 			procs = append(procs, live{Proc{PID: pid, Role: e.role}, id})
 		}
 	}
-	for pid, id := range carrying(w.marker) {
-		if !slices.ContainsFunc(procs, func(l live) bool { return l.PID == pid }) {
-			procs = append(procs, live{Proc{PID: pid}, id})
+	if w.marked {
+		for pid, id := range carrying(w.marker) {
+			if !slices.ContainsFunc(procs, func(l live) bool { return l.PID == pid }) {
+				procs = append(procs, live{Proc{PID: pid}, id})
+			}
 		}
 	}
 	slices.SortFunc(procs, func(a, b live) int { return a.PID - b.PID })
