@@ -11,9 +11,7 @@ import (
 // skipRaceExitSleep re-executes a race-enabled child in place (same PID)
 // with atexit_sleep_ms=0 added to GORACE, unless GORACE already sets it
 // (ChildEnv does): the race runtime otherwise sleeps a second at every
-// exit, which would make every simulated `--version` slow. An installed
-// copy started by the code under test gets whatever environment that code
-// passes, hence this.
+// exit, which would make every simulated `--version` slow.
 func skipRaceExitSleep() {
 	if strings.Contains(os.Getenv("GORACE"), "atexit_sleep_ms") {
 		return

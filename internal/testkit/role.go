@@ -40,12 +40,19 @@ type Role struct {
 }
 
 // RunIfChild makes the test binary play a role when it was started as a
-// child: by ChildEnv (RoleEnv in its environment), as a copy made by
-// Install, or with agentsim.EnvMain=1 (the Simulator). It then runs the
-// role and exits with its code. Otherwise it returns at once. Call it first
-// thing in TestMain with the package's own roles; Simulator is always
-// there. A role name that is empty, holds "=", or is registered twice
-// panics; an unknown role exits 2 with a message on stderr.
+// child: as a copy made by Install (whose role wins over any environment),
+// by ChildEnv (RoleEnv in its environment), or with agentsim.EnvMain=1 (the
+// Simulator). It then runs the role with os.Args[1:] and exits with its
+// code. Otherwise it returns at once. Call it first thing in TestMain with
+// the package's own roles; Simulator is always there. A role name that is
+// empty, holds "=", or is registered twice panics; an unknown role exits 2
+// with a message on stderr.
+//
+// Built with -race, an installed copy or a simulator whose GORACE lacks
+// atexit_sleep_ms re-executes itself in place (same PID, Unix only) with
+// atexit_sleep_ms=0 added: the race runtime otherwise sleeps a second at
+// every exit. A package role started by its environment keeps exactly the
+// environment it was given.
 func RunIfChild(roles ...Role) {
 	roles = append([]Role{{Name: Simulator, Run: runSimulator}}, roles...)
 	for i, r := range roles {
@@ -56,7 +63,7 @@ func RunIfChild(roles ...Role) {
 			panic(fmt.Sprintf("testkit: role %q registered twice", r.Name))
 		}
 	}
-	name := roleOfProcess()
+	name, installed := roleOfProcess()
 	if name == "" {
 		return
 	}
@@ -65,28 +72,29 @@ func RunIfChild(roles ...Role) {
 		fmt.Fprintf(os.Stderr, "testkit: unknown role %q\n", name)
 		os.Exit(2)
 	}
-	if raceEnabled {
+	if raceEnabled && (installed || name == Simulator) {
 		skipRaceExitSleep()
 	}
 	os.Exit(roles[i].Run(os.Args[1:]))
 }
 
 // roleOfProcess returns the role this process was started to play, "" when
-// it is the test binary running tests. An installed copy's sidecar wins
-// over the environment: the copy plays its role whatever it is given.
-func roleOfProcess() string {
+// it is the test binary running tests, and whether it is an installed copy.
+// An installed copy's sidecar wins over the environment: the copy plays its
+// role whatever it is given.
+func roleOfProcess() (name string, installed bool) {
 	if exe, err := os.Executable(); err == nil {
 		if b, err := os.ReadFile(exe + sidecarSuffix); err == nil {
-			return strings.TrimSpace(string(b))
+			return strings.TrimSpace(string(b)), true
 		}
 	}
 	if name := os.Getenv(RoleEnv); name != "" {
-		return name
+		return name, false
 	}
 	if os.Getenv(agentsim.EnvMain) == "1" {
-		return Simulator
+		return Simulator, false
 	}
-	return ""
+	return "", false
 }
 
 func runSimulator(args []string) int {

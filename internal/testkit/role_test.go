@@ -117,12 +117,14 @@ func TestTheSimulatorByEnvironment(t *testing.T) {
 	}
 }
 
-// A race-enabled child started without ChildEnv (an installed copy run by
-// the code under test) adds atexit_sleep_ms=0 to its GORACE itself.
+// A race-enabled installed copy, run with whatever environment the code
+// under test passes, adds atexit_sleep_ms=0 to its GORACE itself; a role
+// started by its environment keeps that environment exactly.
 func TestAnInstalledChildSkipsTheRaceExitSleep(t *testing.T) {
 	bin := testkit.Install(t, testkit.TempDir(t), "gorace", "gorace")
+	env := []string{"GORACE=halt_on_error=1", "SystemRoot=" + os.Getenv("SystemRoot")}
 	cmd := exec.Command(bin)
-	cmd.Env = []string{"GORACE=halt_on_error=1", "SystemRoot=" + os.Getenv("SystemRoot")}
+	cmd.Env = env
 	out, err := cmd.Output()
 	require.NoError(t, err)
 	want := "halt_on_error=1"
@@ -130,4 +132,10 @@ func TestAnInstalledChildSkipsTheRaceExitSleep(t *testing.T) {
 		want += " atexit_sleep_ms=0"
 	}
 	assert.Equal(t, want+"\n", lines(out))
+
+	cmd = exec.Command(self(t))
+	cmd.Env = append(env, testkit.RoleEnv+"=gorace")
+	out, err = cmd.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "halt_on_error=1\n", lines(out))
 }
