@@ -233,8 +233,11 @@ func (w *Watch) cleanup() {
 			w.t.Errorf("testkit: processes survived a kill for %v: %+v", killedWithin, w.Alive())
 		}
 	}
-	if w.pidDir != "" {
-		assert.NoError(w.t, removeAll(w.pidDir, unlockWithin), "removing the PID directory")
+	w.mu.Lock()
+	dir := w.pidDir
+	w.mu.Unlock()
+	if dir != "" {
+		assert.NoError(w.t, removeAll(dir, unlockWithin), "removing the PID directory")
 	}
 }
 
