@@ -22,15 +22,17 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/stream"
 	"github.com/cursorkit/cursorkit/supervise"
 )
 
-// Environment of the re-executed P6 Go driver.
+// The re-executed P6 Go driver: its role and its environment.
 const (
-	envP6Driver = "CURSORKIT_BENCH_P6_DRIVER" // the simulator's path
-	envP6Turns  = "CURSORKIT_BENCH_P6_TURNS"
+	p6DriverRole = "p6-driver"
+	envP6Driver  = "CURSORKIT_BENCH_P6_DRIVER" // the simulator's path
+	envP6Turns   = "CURSORKIT_BENCH_P6_TURNS"
 	// envP6Profile, when set, names a file prefix for the driver's CPU
 	// profile (PREFIX.cpu) and heap profile (PREFIX.heap), taken while the
 	// turns run; for finding out where the figures come from.
@@ -111,7 +113,7 @@ func BenchmarkP6Scale(b *testing.B) {
 func runGoDriver(tb testing.TB, exe, sim string, simEnv []string, turns int) (rep driverReport) {
 	tb.Helper()
 	cmd := exec.Command(exe)
-	cmd.Env = withEnv(append(simEnv, envP6Driver+"="+sim, envP6Turns+"="+strconv.Itoa(turns))...)
+	cmd.Env = testkit.ChildEnv(p6DriverRole, append(simEnv, envP6Driver+"="+sim, envP6Turns+"="+strconv.Itoa(turns))...)
 	runJSON(tb, cmd, &rep)
 	require.Zero(tb, rep.Failed, "Go driver: failed turns")
 	require.Equal(tb, turns, rep.Turns)

@@ -12,7 +12,7 @@ import (
 // Environment variables the simulator reads.
 const (
 	// EnvMain set to "1" makes a test binary that calls
-	// simtest.RunIfSimulator run as the simulator. Workers always get it.
+	// testkit.RunIfChild run as the simulator. Workers always get it.
 	EnvMain = "CURSORKIT_SIM_MAIN"
 	// EnvScenario holds a comma-separated list of Scenario* names.
 	EnvScenario = "CURSORKIT_SIM_SCENARIO"

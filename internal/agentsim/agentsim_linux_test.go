@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // procStat returns the ppid and pgid fields of /proc/<pid>/stat.
@@ -48,7 +48,7 @@ func ignoresSIGTERM(t *testing.T, pid int) bool {
 func TestSetsidEscapeLeavesTheGroup(t *testing.T) {
 	p := startSim(t, []string{agentsim.Scenario(agentsim.ScenarioSetsidEscape)}, "prompt", printArgs...)
 	p.waitOutput(resultSeen, "the result")
-	escapee := simtest.WaitRecorded(t, p.pids, "escapee", waitLong)
+	escapee := p.w.WaitRecorded("escapee", waitLong)
 	main := p.cmd.Process.Pid
 	sid, err := unix.Getsid(escapee.PID)
 	require.NoError(t, err)
@@ -59,18 +59,17 @@ func TestSetsidEscapeLeavesTheGroup(t *testing.T) {
 	// A group kill misses it, and it keeps stdout open.
 	require.NoError(t, syscall.Kill(-main, syscall.SIGKILL))
 	p.waitExit()
-	alive, err := simtest.Survivors(p.pids)
-	require.NoError(t, err)
-	assert.Equal(t, []simtest.Process{escapee}, alive)
+	alive := p.w.Alive()
+	assert.Equal(t, []testkit.Proc{escapee}, alive)
 	assert.False(t, p.eofReached())
-	simtest.KillSurvivors(p.pids)
+	p.w.Kill()
 	p.waitEOF()
 }
 
 func TestDoubleForkOrphanStaysInTheGroup(t *testing.T) {
 	p := startSim(t, []string{agentsim.Scenario(agentsim.ScenarioDoubleFork)}, "prompt", printArgs...)
 	p.waitOutput(resultSeen, "the result")
-	worker := simtest.WaitRecorded(t, p.pids, "double-fork", waitLong)
+	worker := p.w.WaitRecorded("double-fork", waitLong)
 	main := p.cmd.Process.Pid
 	ppid, pgid := procStat(t, worker.PID)
 	assert.NotEqual(t, main, ppid, "reparented away from the agent")
@@ -78,7 +77,7 @@ func TestDoubleForkOrphanStaysInTheGroup(t *testing.T) {
 
 	require.NoError(t, syscall.Kill(-main, syscall.SIGKILL))
 	p.waitExit()
-	simtest.RequireNoSurvivors(t, p.pids, waitLong)
+	p.w.RequireGone(waitLong)
 	p.waitEOF()
 }
 
@@ -86,7 +85,7 @@ func TestWorkersCarryTheMarker(t *testing.T) {
 	const marker = "marker-5c1d"
 	p := startSim(t, []string{agentsim.Scenario(agentsim.ScenarioLinger), agentsim.EnvMarker + "=" + marker}, "prompt", printArgs...)
 	p.waitOutput(resultSeen, "the result")
-	worker := simtest.WaitRecorded(t, p.pids, "linger", waitLong)
+	worker := p.w.WaitRecorded("linger", waitLong)
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(worker.PID) + "/cmdline")
 	require.NoError(t, err)
 	assert.Contains(t, strings.Split(string(cmdline), "\x00"), "--marker="+marker)
@@ -113,20 +112,20 @@ func TestIgnoreSIGTERM(t *testing.T) {
 			}
 			p := startSim(t, []string{agentsim.Scenario(scenarios...)}, "prompt", printArgs...)
 			p.waitOutput(resultSeen, "the result")
-			main := simtest.WaitRecorded(t, p.pids, "main", waitLong)
-			worker := simtest.WaitRecorded(t, p.pids, "linger", waitLong)
+			main := p.w.WaitRecorded("main", waitLong)
+			worker := p.w.WaitRecorded("linger", waitLong)
 			assert.Equal(t, tt.ignore, ignoresSIGTERM(t, main.PID))
 			assert.Equal(t, tt.ignore, ignoresSIGTERM(t, worker.PID))
 			require.NoError(t, syscall.Kill(-main.PID, syscall.SIGTERM))
 			if !tt.ignore {
 				p.waitExit()
-				simtest.RequireNoSurvivors(t, p.pids, waitLong)
+				p.w.RequireGone(waitLong)
 				p.waitEOF()
 				return
 			}
 			require.NoError(t, syscall.Kill(-main.PID, syscall.SIGKILL))
 			p.waitExit()
-			simtest.RequireNoSurvivors(t, p.pids, waitLong)
+			p.w.RequireGone(waitLong)
 		})
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 var printArgs = []string{"--print", "--output-format", "stream-json", "--trust"}
@@ -423,7 +423,7 @@ func TestPrintRefusals(t *testing.T) {
 // TestRecord proves what the record holds: the prompt on stdin, nowhere else.
 func TestRecord(t *testing.T) {
 	const prompt = "secret-prompt-7f3a: refactor the parser"
-	record := filepath.Join(simtest.TempDir(t), "record.jsonl")
+	record := filepath.Join(testkit.TempDir(t), "record.jsonl")
 	env := []string{agentsim.EnvRecord + "=" + record}
 	_, _, code := runSim(t, env, "", "--version")
 	require.Equal(t, 0, code)
@@ -453,17 +453,17 @@ func TestRecord(t *testing.T) {
 }
 
 func TestHangBeforeOutput(t *testing.T) {
-	record := filepath.Join(simtest.TempDir(t), "record.jsonl")
+	record := filepath.Join(testkit.TempDir(t), "record.jsonl")
 	p := startSim(t, []string{agentsim.Scenario(agentsim.ScenarioHangBeforeOutput), agentsim.EnvRecord + "=" + record}, "prompt", printArgs...)
 	// The record is written once the prompt is read; from then on the
 	// simulator blocks without writing.
 	require.Eventually(t, func() bool { r, _ := agentsim.ReadRecords(record); return len(r) == 1 }, waitLong, 10*time.Millisecond)
 	assert.False(t, p.eofReached())
-	simtest.WaitRecorded(t, p.pids, "main", waitLong)
+	p.w.WaitRecorded("main", waitLong)
 	p.kill()
 	p.waitEOF()
 	assert.Empty(t, p.stdout(), "nothing before the hang")
-	simtest.RequireNoSurvivors(t, p.pids, waitLong)
+	p.w.RequireGone(waitLong)
 }
 
 func TestHangMidStream(t *testing.T) {
@@ -486,18 +486,17 @@ func resultSeen(out string) bool {
 func TestLingerAfterResult(t *testing.T) {
 	p := startSim(t, []string{agentsim.Scenario(agentsim.ScenarioLinger)}, "prompt", printArgs...)
 	p.waitOutput(resultSeen, "the result")
-	main := simtest.WaitRecorded(t, p.pids, "main", waitLong)
-	worker := simtest.WaitRecorded(t, p.pids, "linger", waitLong)
-	alive, err := simtest.Survivors(p.pids)
-	require.NoError(t, err)
-	assert.ElementsMatch(t, []simtest.Process{main, worker}, alive)
+	main := p.w.WaitRecorded("main", waitLong)
+	worker := p.w.WaitRecorded("linger", waitLong)
+	alive := p.w.Alive()
+	assert.ElementsMatch(t, []testkit.Proc{main, worker}, alive)
 
 	// Killing the main process leaves the worker holding stdout open.
 	p.kill()
 	assert.False(t, p.eofReached(), "the worker still holds stdout")
-	assert.Equal(t, []simtest.Process{worker}, simtest.KillSurvivors(p.pids))
+	assert.Equal(t, []testkit.Proc{worker}, p.w.Kill())
 	p.waitEOF()
-	simtest.RequireNoSurvivors(t, p.pids, waitLong)
+	p.w.RequireGone(waitLong)
 }
 
 func TestLingerBriefly(t *testing.T) {
@@ -505,9 +504,8 @@ func TestLingerBriefly(t *testing.T) {
 	p.waitOutput(resultSeen, "the result")
 	assert.Equal(t, 0, p.waitExit())
 	p.waitEOF()
-	simtest.RequireNoSurvivors(t, p.pids, waitLong)
-	procs, err := simtest.Recorded(p.pids)
-	require.NoError(t, err)
+	p.w.RequireGone(waitLong)
+	procs := p.w.Recorded()
 	assert.Len(t, procs, 2, "main and its worker")
 }
 
@@ -516,37 +514,36 @@ func TestOrphanStdout(t *testing.T) {
 	assert.Equal(t, 0, p.waitExit(), "the agent exits at once")
 	// The exit can be seen before the reader has drained the pipe.
 	p.waitOutput(resultSeen, "the result")
-	worker := simtest.WaitRecorded(t, p.pids, "linger", waitLong)
+	worker := p.w.WaitRecorded("linger", waitLong)
 	assert.False(t, p.eofReached(), "the orphaned worker holds stdout")
-	assert.Equal(t, []simtest.Process{worker}, simtest.KillSurvivors(p.pids))
+	assert.Equal(t, []testkit.Proc{worker}, p.w.Kill())
 	p.waitEOF()
 }
 
 func TestDoubleFork(t *testing.T) {
 	p := startSim(t, []string{agentsim.Scenario(agentsim.ScenarioDoubleFork)}, "prompt", printArgs...)
 	p.waitOutput(resultSeen, "the result")
-	simtest.WaitRecorded(t, p.pids, "double-fork-intermediate", waitLong)
-	worker := simtest.WaitRecorded(t, p.pids, "double-fork", waitLong)
-	main := simtest.WaitRecorded(t, p.pids, "main", waitLong)
-	alive, err := simtest.Survivors(p.pids)
-	require.NoError(t, err)
-	assert.ElementsMatch(t, []simtest.Process{main, worker}, alive, "the intermediate is gone")
+	p.w.WaitRecorded("double-fork-intermediate", waitLong)
+	worker := p.w.WaitRecorded("double-fork", waitLong)
+	main := p.w.WaitRecorded("main", waitLong)
+	alive := p.w.Alive()
+	assert.ElementsMatch(t, []testkit.Proc{main, worker}, alive, "the intermediate is gone")
 	p.kill()
 	assert.False(t, p.eofReached())
-	simtest.KillSurvivors(p.pids)
+	p.w.Kill()
 	p.waitEOF()
-	simtest.RequireNoSurvivors(t, p.pids, waitLong)
+	p.w.RequireGone(waitLong)
 }
 
 func TestEscapeAttempt(t *testing.T) {
 	p := startSim(t, []string{agentsim.Scenario(agentsim.ScenarioSetsidEscape)}, "prompt", printArgs...)
 	p.waitOutput(resultSeen, "the result")
-	simtest.WaitRecorded(t, p.pids, "escapee", waitLong)
+	p.w.WaitRecorded("escapee", waitLong)
 	p.kill()
 	assert.False(t, p.eofReached(), "the escapee holds stdout")
-	simtest.KillSurvivors(p.pids)
+	p.w.Kill()
 	p.waitEOF()
-	simtest.RequireNoSurvivors(t, p.pids, waitLong)
+	p.w.RequireGone(waitLong)
 }
 
 func TestDisallowedTool(t *testing.T) {
@@ -561,34 +558,34 @@ func TestDisallowedTool(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startSim(t, []string{agentsim.Scenario(agentsim.ScenarioDisallowedTool)}, "prompt", append(printArgs, tt.args...)...)
 			out := p.waitOutput(func(out string) bool { return strings.Contains(out, tt.tool) && strings.HasSuffix(out, "\n") }, "the tool call")
-			simtest.WaitRecorded(t, p.pids, "tool", waitLong)
+			p.w.WaitRecorded("tool", waitLong)
 			events, _ := decodeLines(t, out)
 			last := events[len(events)-1]
 			assert.Equal(t, "tool_call/started", types(events)[len(events)-1])
 			assert.Contains(t, string(last.ToolCall), `"`+tt.tool+`":{"args":`)
 			assert.False(t, p.eofReached(), "it waits to be stopped")
 			p.kill()
-			simtest.KillSurvivors(p.pids)
+			p.w.Kill()
 			p.waitEOF()
-			simtest.RequireNoSurvivors(t, p.pids, waitLong)
+			p.w.RequireGone(waitLong)
 		})
 	}
 }
 
 func TestSlowVersionHasAGrandchild(t *testing.T) {
 	p := startSim(t, []string{agentsim.Scenario(agentsim.ScenarioSlowVersion)}, "", "--version")
-	simtest.WaitRecorded(t, p.pids, "slow-version", waitLong)
+	p.w.WaitRecorded("slow-version", waitLong)
 	assert.Empty(t, p.stdout())
 	p.kill()
-	simtest.KillSurvivors(p.pids)
+	p.w.Kill()
 	p.waitEOF()
 	assert.Empty(t, p.stdout())
-	simtest.RequireNoSurvivors(t, p.pids, waitLong)
+	p.w.RequireGone(waitLong)
 }
 
 func TestEnvStripsSimulatorVariables(t *testing.T) {
 	t.Setenv(agentsim.EnvScenario, agentsim.ScenarioCrash)
-	env := simtest.Env(agentsim.Scenario(agentsim.ScenarioBanner))
+	env := testkit.ChildEnv(testkit.Simulator, agentsim.Scenario(agentsim.ScenarioBanner))
 	var sims []string
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "CURSORKIT_SIM_") {

@@ -13,31 +13,32 @@
 //   - as bin/cursor-agent-sim: testdata/cursor-agent-sim is a five-line
 //     wrapper around Main (`go build ./testdata/cursor-agent-sim`);
 //   - as the current test binary, re-executed: a package's TestMain calls
-//     simtest.RunIfSimulator() before m.Run(); when the binary was started
-//     as the simulator (environment CURSORKIT_SIM_MAIN=1, or a copy made by
-//     simtest.Install) it runs Main with os.Args[1:] and exits. This is the
-//     only way in the Windows lane, where Wine has no `go` command;
+//     testkit.RunIfChild() before m.Run(); when the binary was started as
+//     the simulator (a copy made by testkit.Install, testkit.ChildEnv's
+//     environment, or CURSORKIT_SIM_MAIN=1) it runs Main with os.Args[1:]
+//     and exits. This is the only way in the Windows lane, where Wine has no
+//     `go` command;
 //   - in-process, by calling Main directly (only for scenarios that neither
 //     hang nor spawn processes).
 //
 // The pattern for a package that needs a fake cursor-agent:
 //
 //	func TestMain(m *testing.M) {
-//		simtest.RunIfSimulator() // never returns when started as the simulator
+//		testkit.RunIfChild() // never returns when started as the simulator
 //		os.Exit(m.Run())
 //	}
 //
 //	func TestSomething(t *testing.T) {
-//		bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent") // this test binary, .exe on Windows
-//		pids := simtest.PIDDir(t) // survivors are killed at cleanup
+//		bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator) // .exe on Windows
+//		w := testkit.NewWatch(t) // survivors are killed at cleanup
 //		cmd := exec.Command(bin, "--print", "--output-format", "stream-json", "--trust")
-//		cmd.Env = simtest.Env(agentsim.Scenario(agentsim.ScenarioLinger), agentsim.EnvPIDDir+"="+pids)
+//		cmd.Env = testkit.ChildEnv(testkit.Simulator, agentsim.Scenario(agentsim.ScenarioLinger), agentsim.EnvPIDDir+"="+w.PIDDir())
 //		cmd.Stdin = strings.NewReader("the prompt") // read to EOF before anything is printed
 //		...
-//		simtest.RequireNoSurvivors(t, pids, 10*time.Second)
+//		w.RequireGone(10 * time.Second)
 //	}
 //
-// simtest.Install's copy is the simulator whatever its name and environment
+// testkit.Install's copy is the simulator whatever its name and environment
 // (a sidecar file next to it says so), so it can stand in for cursor-agent
 // on PATH, behind a .cmd shim or as a configured binary path.
 //

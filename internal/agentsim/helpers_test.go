@@ -15,11 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
-	simtest.RunIfSimulator()
+	testkit.RunIfChild()
 	os.Exit(m.Run())
 }
 
@@ -34,8 +34,8 @@ const waitLong = 60 * time.Second
 type simProc struct {
 	t       *testing.T
 	cmd     *exec.Cmd
-	pids    string // the agentsim.EnvPIDDir of this run
-	stderr  string // path of the stderr file
+	w       *testkit.Watch // covers what the simulator records in its PIDDir
+	stderr  string         // path of the stderr file
 	mu      sync.Mutex
 	out     []byte
 	changed chan struct{}
@@ -44,16 +44,17 @@ type simProc struct {
 	waitErr error
 }
 
-// startSim starts the simulator with the environment simtest.Env(extra...)
-// plus a pid directory whose survivors are killed at cleanup.
+// startSim starts the simulator with the environment
+// testkit.ChildEnv(testkit.Simulator, extra...) plus the PID directory of a
+// watch, which kills survivors at cleanup.
 func startSim(t *testing.T, extra []string, stdin string, args ...string) *simProc {
 	t.Helper()
-	bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
-	pids := simtest.PIDDir(t)
-	env := simtest.Env(append(extra, agentsim.EnvPIDDir+"="+pids)...)
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
+	errPath := filepath.Join(testkit.TempDir(t), "stderr")
+	watch := testkit.NewWatch(t) // after the directories: it kills before they go
+	env := testkit.ChildEnv(testkit.Simulator, append(extra, agentsim.EnvPIDDir+"="+watch.PIDDir())...)
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
-	errPath := filepath.Join(simtest.TempDir(t), "stderr")
 	errFile, err := os.Create(errPath)
 	require.NoError(t, err)
 	cmd := exec.Command(bin, args...)
@@ -65,7 +66,7 @@ func startSim(t *testing.T, extra []string, stdin string, args ...string) *simPr
 	require.NoError(t, cmd.Start())
 	w.Close()
 	errFile.Close()
-	p := &simProc{t: t, cmd: cmd, pids: pids, stderr: errPath, changed: make(chan struct{}, 1),
+	p := &simProc{t: t, cmd: cmd, w: watch, stderr: errPath, changed: make(chan struct{}, 1),
 		eof: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
 		defer close(p.eof)
