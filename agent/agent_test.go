@@ -1,0 +1,291 @@
+package agent_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/supervise"
+)
+
+func TestMain(m *testing.M) {
+	testkit.RunIfChild(script)
+	os.Exit(m.Run())
+}
+
+// script is a child that echoes its stdin's first line as "prompt <line>",
+// then acts out its arguments one by one:
+//
+//	say:TEXT        print TEXT as a line
+//	err:TEXT        print TEXT on stderr
+//	sleep:DURATION  wait
+//	hang            block until killed
+//	exit:N          exit with code N
+var script = testkit.Role{Name: "script", Run: func(args []string) int {
+	prompt, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	fmt.Printf("prompt %s\n", strings.TrimSpace(prompt))
+	for _, a := range args {
+		verb, arg, _ := strings.Cut(a, ":")
+		switch verb {
+		case "say":
+			fmt.Println(arg)
+		case "err":
+			fmt.Fprintln(os.Stderr, arg)
+		case "sleep":
+			d, _ := time.ParseDuration(arg)
+			time.Sleep(d) // the child's own pacing; the tests wait on events
+		case "hang":
+			testkit.SleepForever()
+		case "exit":
+			code, _ := strconv.Atoi(arg)
+			return code
+		}
+	}
+	return 0
+}}
+
+// lineDecoder is a Decoder of the script's lines: "prompt ..." opens the
+// session, "text X" is text, "result" ends the turn, "warn X" a warning,
+// "bad" a protocol error and "tool X" a policy error.
+type lineDecoder struct {
+	done  bool
+	fed   int
+	ended *endCall
+}
+
+type endCall struct {
+	code int
+	tail string
+}
+
+func (d *lineDecoder) Feed(line []byte) ([]event.Event, error) {
+	d.fed++
+	verb, arg, _ := strings.Cut(string(line), " ")
+	switch verb {
+	case "prompt":
+		return []event.Event{{Type: event.TypeInit, Init: &event.Init{SessionID: "s-1", Model: "m"}}}, nil
+	case "text":
+		return []event.Event{{Type: event.TypeText, Text: arg}}, nil
+	case "warn":
+		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: "decoder", Message: arg}}}, nil
+	case "result":
+		d.done = true
+		in := int64(7)
+		return []event.Event{{Type: event.TypeResult, Result: &event.Result{Subtype: "success", Usage: event.Usage{Reported: true, InputTokens: &in}}}}, nil
+	case "bad":
+		return nil, failure.New(failure.Protocol, "line %d is bad", d.fed)
+	case "tool":
+		return []event.Event{{Type: event.TypeText, Text: "before the tool"}}, failure.New(failure.Policy, "the tool %s is not allowed", arg)
+	}
+	return nil, nil
+}
+
+func (d *lineDecoder) Done() bool { return d.done }
+
+func (d *lineDecoder) End(exitCode int, stderrTail string) error {
+	d.ended = &endCall{code: exitCode, tail: stderrTail}
+	switch {
+	case d.done:
+		return nil
+	case exitCode == 0:
+		return failure.New(failure.Protocol, "exited 0 without a result")
+	}
+	return failure.New(failure.Process, "exited with code %d", exitCode).WithDetail(strings.TrimSpace(stderrTail))
+}
+
+// scriptPlan plans the test binary as the script child with args.
+func scriptPlan(t *testing.T, args ...string) shim.Plan {
+	t.Helper()
+	bin := testkit.Install(t, testkit.TempDir(t), "agent", script.Name)
+	kind := discovery.POSIX
+	if runtime.GOOS == "windows" {
+		kind = discovery.Native
+	}
+	plan, err := shim.Build(discovery.Resolution{Path: bin, Name: filepath.Base(bin), Kind: kind}, args, shim.OptionsFromOS())
+	require.NoError(t, err)
+	return plan
+}
+
+// collect returns Options that gather every event.
+func collect(events *[]event.Event) agent.Options {
+	return agent.Options{
+		FirstLineTimeout: time.Minute,
+		IdleTimeout:      time.Minute,
+		ExitGrace:        time.Minute,
+		OnEvent:          func(e event.Event) { *events = append(*events, e) },
+	}
+}
+
+func types(events []event.Event) []event.Type {
+	var out []event.Type
+	for _, e := range events {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func TestRunTurns(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		opts    func(*agent.Options)
+		status  string
+		kind    failure.Kind
+		types   []event.Type
+		ended   *endCall // what End was called with; nil: not called
+		warning string   // a warning code the outcome must carry
+	}{
+		{name: "a whole turn", args: []string{"say:text hello", "say:warn careful", "say:result"},
+			status: agent.StatusDone, types: []event.Type{event.TypeInit, event.TypeText, event.TypeWarning, event.TypeResult},
+			ended: &endCall{}, warning: "decoder"},
+		{name: "non-zero exit before the result: the decoder decides, with the stderr tail",
+			args: []string{"say:text partial", "err:boom", "exit:3"}, status: agent.StatusError, kind: failure.Process,
+			types: []event.Type{event.TypeInit, event.TypeText}, ended: &endCall{code: 3, tail: "boom\n"}},
+		{name: "exit 0 without a result", args: []string{"say:text partial"}, status: agent.StatusError, kind: failure.Protocol,
+			types: []event.Type{event.TypeInit, event.TypeText}, ended: &endCall{}},
+		{name: "a protocol error stops the tree at once", args: []string{"say:bad", "hang"}, status: agent.StatusError, kind: failure.Protocol,
+			types: []event.Type{event.TypeInit}},
+		{name: "a policy error keeps the events before it", args: []string{"say:tool shell", "hang"}, status: agent.StatusError, kind: failure.Policy,
+			types: []event.Type{event.TypeInit, event.TypeText}},
+		{name: "lingering after the result is a late close", args: []string{"say:result", "hang"},
+			opts:   func(o *agent.Options) { o.ExitGrace = 200 * time.Millisecond },
+			status: agent.StatusDone, types: []event.Type{event.TypeInit, event.TypeResult, event.TypeWarning}, ended: &endCall{},
+			warning: supervise.WarnLateClose},
+		{name: "silence past the inactivity deadline", args: []string{"hang"},
+			opts:   func(o *agent.Options) { o.IdleTimeout = 300 * time.Millisecond },
+			status: agent.StatusError, kind: failure.Timeout, types: []event.Type{event.TypeInit}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := scriptPlan(t, tt.args...)
+			var events []event.Event
+			opts := collect(&events)
+			if tt.opts != nil {
+				tt.opts(&opts)
+			}
+			dec := &lineDecoder{}
+			o, err := agent.Run(context.Background(), plan, "the prompt\n", dec, opts)
+			assert.Equal(t, tt.status, o.Status, "%v", err)
+			assert.Equal(t, tt.kind, o.Kind)
+			assert.Equal(t, tt.kind, failure.KindOf(err))
+			assert.Equal(t, tt.status == agent.StatusDone, err == nil)
+			assert.Equal(t, tt.types, types(events), "%+v", o.Process.Warnings)
+			assert.Equal(t, tt.ended, dec.ended, "End is called only when the agent exited by itself")
+			assert.Equal(t, "s-1", o.SessionID)
+			assert.Equal(t, "m", o.Model)
+			if tt.warning != "" {
+				var codes []string
+				for _, w := range o.Warnings {
+					codes = append(codes, w.Code)
+				}
+				assert.Contains(t, codes, tt.warning)
+			}
+			if tt.status == agent.StatusDone {
+				assert.True(t, o.Usage.Reported)
+				assert.Empty(t, o.Message)
+			} else {
+				assert.NotEmpty(t, o.Message)
+			}
+		})
+	}
+}
+
+func TestRunSpawnFailureDeliversNothing(t *testing.T) {
+	plan := scriptPlan(t)
+	plan.Program += ".missing"
+	var events []event.Event
+	o, err := agent.Run(context.Background(), plan, "p", &lineDecoder{}, collect(&events))
+	require.Error(t, err)
+	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
+	assert.Equal(t, supervise.SpawnFailed, o.Process.Ending)
+	assert.Empty(t, events)
+	assert.Equal(t, agent.StatusError, o.Status)
+}
+
+func TestRunCancel(t *testing.T) {
+	plan := scriptPlan(t, "say:text started", "hang")
+	ctx, cancel := context.WithCancel(context.Background())
+	var events []event.Event
+	opts := collect(&events)
+	opts.OnEvent = func(e event.Event) {
+		events = append(events, e)
+		if e.Type == event.TypeText {
+			cancel()
+		}
+	}
+	o, err := agent.Run(ctx, plan, "p\n", &lineDecoder{}, opts)
+	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
+	assert.Equal(t, agent.StatusCancelled, o.Status)
+	assert.Equal(t, supervise.Cancelled, o.Process.Ending)
+}
+
+// TestRunSendsThePromptOnStdinOnly: the child sees the prompt on stdin and
+// nowhere in its argv.
+func TestRunSendsThePromptOnStdinOnly(t *testing.T) {
+	plan := scriptPlan(t, "say:result")
+	var events []event.Event
+	dec := &recordingDecoder{}
+	_, err := agent.Run(context.Background(), plan, "secret prompt text\n", dec, collect(&events))
+	require.NoError(t, err)
+	assert.Equal(t, "prompt secret prompt text", dec.first)
+	assert.NotContains(t, strings.Join(plan.Args, " "), "secret")
+}
+
+type recordingDecoder struct {
+	lineDecoder
+	first string
+}
+
+func (d *recordingDecoder) Feed(line []byte) ([]event.Event, error) {
+	if d.first == "" {
+		d.first = string(line)
+	}
+	return d.lineDecoder.Feed(line)
+}
+
+func TestOutcomeJSON(t *testing.T) {
+	in := int64(3)
+	tests := []struct {
+		name string
+		o    agent.Outcome
+		want string
+	}{
+		{"done", agent.Outcome{Status: agent.StatusDone, SessionID: "s", Model: "m",
+			Usage: event.Usage{Reported: true, InputTokens: &in}, Warnings: []event.Warning{{Code: "late_close", Message: "stopped"}}},
+			`{"type":"outcome","status":"done","kind":null,"sessionId":"s","model":"m","usage":{"reported":true,"inputTokens":3},"warnings":[{"code":"late_close","message":"stopped"}]}`},
+		{"error without a session", agent.Outcome{Status: agent.StatusError, Kind: failure.Timeout, Message: "no line <within> 30s"},
+			`{"type":"outcome","status":"error","kind":"timeout","message":"no line <within> 30s","sessionId":null,"usage":{"reported":false},"warnings":[]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			require.NoError(t, json.MarshalWrite(&b, tt.o))
+			assert.Equal(t, tt.want, b.String())
+			// The same through run --json's encoder.
+			b.Reset()
+			enc := event.NewEncoder(&b)
+			require.NoError(t, json.MarshalEncode(enc, tt.o))
+			assert.Equal(t, tt.want+"\n", b.String())
+			assert.True(t, jsontext.Value(bytes.TrimSpace(b.Bytes())).IsValid())
+		})
+	}
+}
