@@ -272,8 +272,13 @@ func TestCoalescedRealProbe(t *testing.T) {
 			assert.Equal(t, 200, r.status, "body %s", r.body)
 		})
 	}
+	deadline := time.After(30 * time.Second)
 	for range n {
-		<-joined
+		select {
+		case <-joined:
+		case <-deadline:
+			t.Fatal("the requests never joined the probe in flight")
+		}
 	}
 	wg.Wait()
 	data, err := os.ReadFile(record)
