@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 func TestLoadSettings(t *testing.T) {
-	dir := testdir.New(t)
+	dir := testkit.TempDir(t)
 	write := func(content string) string {
 		p := filepath.Join(dir, fmt.Sprintf("s%d.json", len(content)))
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
@@ -57,7 +57,7 @@ func TestLoadSettings(t *testing.T) {
 }
 
 func TestUpdateSettingsPreservesOtherKeys(t *testing.T) {
-	path := filepath.Join(testdir.New(t), "cfg", "settings.json")
+	path := filepath.Join(testkit.TempDir(t), "cfg", "settings.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 	require.NoError(t, os.WriteFile(path, []byte(`{"theme":"dark","nested":{"a":[1,2]},"cursorCliBinaryPath":"/old"}`), 0o640))
 	s, err := UpdateSettings(path, func(s *Settings) error {
@@ -83,7 +83,7 @@ func TestUpdateSettingsPreservesOtherKeys(t *testing.T) {
 }
 
 func TestUpdateSettingsNewFileAndRefusal(t *testing.T) {
-	path := filepath.Join(testdir.New(t), "a", "b", "settings.json")
+	path := filepath.Join(testkit.TempDir(t), "a", "b", "settings.json")
 	setPath := func(p string) error {
 		_, err := UpdateSettings(path, func(s *Settings) error { s.BinaryPath = p; return nil })
 		return err
@@ -122,7 +122,7 @@ func TestUpdateSettingsNewFileAndRefusal(t *testing.T) {
 // TestUpdateSettingsConcurrent: updates serialized by the caller never lose
 // another member, and a reader racing them always sees a whole file.
 func TestUpdateSettingsConcurrent(t *testing.T) {
-	path := filepath.Join(testdir.New(t), "settings.json")
+	path := filepath.Join(testkit.TempDir(t), "settings.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"keep":true}`), 0o600))
 	const savers = 50
 	var mu sync.Mutex

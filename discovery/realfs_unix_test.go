@@ -15,13 +15,13 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // TestRealFSPOSIX resolves real files laid out like the Linux/macOS
 // installer, and agrees with exec.LookPath.
 func TestRealFSPOSIX(t *testing.T) {
-	root := testdir.New(t)
+	root := testkit.TempDir(t)
 	const version = "2025.11.25-a1b2c3d"
 	bin := filepath.Join(root, ".local", "bin")
 	target := filepath.Join(root, ".local", "share", "cursor-agent", "versions", version, "cursor-agent")

@@ -14,8 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/discovery"
-	"github.com/cursorkit/cursorkit/internal/testdir"
-	"github.com/cursorkit/cursorkit/internal/wine"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 func writeFiles(t *testing.T, paths ...string) {
@@ -30,7 +29,7 @@ func writeFiles(t *testing.T, paths ...string) {
 // npm layout, PATHEXT order, the first-directory rule, a planted file in the
 // current directory, and a configured path with spaces and trailing dots.
 func TestRealFSWindows(t *testing.T) {
-	root := testdir.New(t)
+	root := testkit.TempDir(t)
 	sh := filepath.Join(root, "first")                                // only npm's extensionless sh script
 	npm := filepath.Join(root, "A User", "AppData", "Roaming", "npm") // sh, .cmd, .ps1
 	later := filepath.Join(root, "later")                             // an .exe that must lose to npm's .cmd
@@ -97,7 +96,7 @@ func TestRealFSWindows(t *testing.T) {
 // TestWhereCheckChangesNothing: where.exe is diagnostics only. Under Wine it
 // prints nothing; on Windows it must agree with the resolution.
 func TestWhereCheckChangesNothing(t *testing.T) {
-	root := testdir.New(t)
+	root := testkit.TempDir(t)
 	dir := filepath.Join(root, "bin dir")
 	writeFiles(t, filepath.Join(dir, "cursor-agent.cmd"))
 	env := discovery.EnvFromOS()
@@ -107,7 +106,7 @@ func TestWhereCheckChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 
 	w := discovery.WhereCheck(context.Background(), "cursor-agent", env)
-	if wine.Detected() {
+	if testkit.UnderWine() {
 		assert.Contains(t, []string{discovery.WhereSilent, discovery.WhereUnavailable}, w.Status, "%+v", w)
 	}
 	assert.Empty(t, w.Disagreement(res), "%+v", w)
@@ -118,8 +117,8 @@ func TestWhereCheckChangesNothing(t *testing.T) {
 }
 
 func TestWhereCheckFindsOnWindows(t *testing.T) {
-	wine.SkipIfWine(t, "where.exe prints nothing")
-	root := testdir.New(t)
+	testkit.SkipIfWine(t, "where.exe prints nothing")
+	root := testkit.TempDir(t)
 	first := filepath.Join(root, "first")
 	second := filepath.Join(root, "second")
 	writeFiles(t, filepath.Join(first, "cursor-agent"), filepath.Join(first, "cursor-agent.cmd"), filepath.Join(second, "cursor-agent.exe"))
@@ -139,7 +138,7 @@ func TestWhereCheckFindsOnWindows(t *testing.T) {
 
 func TestWhereCheckUnavailableOrSkipped(t *testing.T) {
 	env := discovery.EnvFromOS()
-	env.SystemDir = testdir.New(t) // no where.exe there
+	env.SystemDir = testkit.TempDir(t) // no where.exe there
 	w := discovery.WhereCheck(context.Background(), "cursor-agent", env)
 	assert.Equal(t, discovery.WhereUnavailable, w.Status)
 	assert.Empty(t, w.Disagreement(discovery.Resolution{Path: `C:\x\cursor-agent.exe`}))

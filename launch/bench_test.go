@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/launch"
 )
 
@@ -50,7 +50,7 @@ func BenchmarkKillTree(b *testing.B) {
 	kinds := append([]string{"bench-marker"}, benchTreeKinds...)
 	for b.Loop() {
 		b.StopTimer()
-		p, err := launch.Start(context.Background(), selfPlan(kinds...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
+		p, err := launch.Start(context.Background(), selfPlan(kinds...), launch.Options{Env: testkit.ChildEnv("tree")})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
@@ -128,16 +129,11 @@ func TestOrphansMayRemainInSubreaperMode(t *testing.T) {
 	// Until it has exec'd sleep, the orphan may still be in the group, or
 	// in the middle of an exec, when /proc/<pid>/environ reads empty and
 	// its token cannot be seen (a window no sweep can close).
-	limit := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, "the orphan to run sleep", 20*time.Second, func() bool {
 		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/cmdline")
 		require.NoError(t, err)
-		if strings.HasPrefix(string(cmdline), "sleep\x00") {
-			break
-		}
-		require.False(t, time.Now().After(limit), "the orphan never ran sleep: %q", cmdline)
-		time.Sleep(5 * time.Millisecond)
-	}
+		return strings.HasPrefix(string(cmdline), "sleep\x00")
+	})
 	// Reparenting happens when the shell exits, before its exit is seen.
 	e, err := readProc(orphan)
 	require.NoError(t, err)

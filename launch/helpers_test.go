@@ -14,20 +14,26 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/launch"
 )
-
-// modeEnv makes the test binary act as a child instead of running tests;
-// its value names the behaviour and os.Args[1:] are its parameters.
-const modeEnv = "LAUNCH_TEST_MODE"
 
 // deadline bounds every wait of these tests.
 const deadline = 20 * time.Second
 
 func TestMain(m *testing.M) {
-	proctest.RunIfChild(modeEnv, runChild)
+	testkit.RunIfChild(childRoles()...)
 	os.Exit(m.Run())
+}
+
+// childRoles are the behaviours the test binary takes on as a child of its
+// own tests (testkit.ChildEnv(name)); os.Args[1:] are their parameters.
+func childRoles() []testkit.Role {
+	var roles []testkit.Role
+	for _, name := range []string{"echo", "echo-hold", "exit", "touch", "sleep", "daemonize", "tree", "supervisor"} {
+		roles = append(roles, testkit.Role{Name: name, Run: func(args []string) int { return runChild(name, args) }})
+	}
+	return roles
 }
 
 // runChild implements the helper behaviours the tests start.
@@ -39,7 +45,7 @@ func runChild(mode string, args []string) int {
 	case "echo-hold": // stdin to stdout, a sentinel, then stay alive
 		_, _ = io.Copy(os.Stdout, os.Stdin)
 		fmt.Println("\nstdin-closed")
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "exit":
 		code, _ := strconv.Atoi(args[0])
 		return code
@@ -52,7 +58,7 @@ func runChild(mode string, args []string) int {
 		return 0
 	case "sleep": // args: marker
 		fmt.Printf("ready %d\n", os.Getpid())
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "daemonize": // args: marker; start a sleeper in a new session, report it, exit
 		pids, err := startGrandchild("setsid", args[0])
 		if err != nil {
@@ -82,16 +88,16 @@ func runChild(mode string, args []string) int {
 		if exit {
 			return 0
 		}
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "supervisor": // args: marker, kinds...; launch a tree and relay its output
-		p, err := launch.Start(context.Background(), selfPlan(args...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
+		p, err := launch.Start(context.Background(), selfPlan(args...), launch.Options{Env: testkit.ChildEnv("tree")})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		fmt.Printf("tree %d\n", p.Pid())
 		_, _ = io.Copy(os.Stdout, p.Stdout())
-		proctest.SleepForever()
+		testkit.SleepForever()
 	}
 	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 	return 2
@@ -115,12 +121,12 @@ func startGrandchild(kind, marker string) ([]int, error) {
 	if kind == "cmd" {
 		cmd = cmdExeCommand(exe, marker)
 	}
-	cmd.Env = proctest.Env(modeEnv, mode)
+	cmd.Env = testkit.ChildEnv(mode)
 	cmd.Stderr = os.Stderr
 	if err := grandchildAttr(cmd, kind); err != nil {
 		return nil, err
 	}
-	return proctest.StartMember(cmd, kind, deadline)
+	return testkit.StartMember(cmd, kind, deadline)
 }
 
 // lineReader delivers the lines of r on a channel, so tests can wait for a

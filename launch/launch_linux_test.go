@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/launch"
 )
 
 func TestPromptIsAbsentFromArgvAndEnvironment(t *testing.T) {
 	prompt := "secret-prompt-" + strconv.Itoa(os.Getpid())
-	p, err := launch.Start(context.Background(), selfPlan("--print"), launch.Options{Env: proctest.Env(modeEnv, "echo-hold"), Stdin: strings.NewReader(prompt)})
+	p, err := launch.Start(context.Background(), selfPlan("--print"), launch.Options{Env: testkit.ChildEnv("echo-hold"), Stdin: strings.NewReader(prompt)})
 	require.NoError(t, err)
 	defer p.Close()
 	lines := lineReader(p.Stdout())
@@ -32,7 +32,7 @@ func TestPromptIsAbsentFromArgvAndEnvironment(t *testing.T) {
 	assert.NotContains(t, string(cmdline), prompt)
 	environ, err := os.ReadFile(proc + "/environ")
 	require.NoError(t, err)
-	assert.Contains(t, string(environ), "LAUNCH_TEST_MODE=echo-hold")
+	assert.Contains(t, string(environ), testkit.RoleEnv+"=echo-hold")
 	assert.NotContains(t, string(environ), prompt)
 	// The launch token is there, exactly once, and nothing else was added.
 	var tokens int
@@ -46,7 +46,7 @@ func TestPromptIsAbsentFromArgvAndEnvironment(t *testing.T) {
 }
 
 func TestEnvIsExactlyOptionsEnvPlusToken(t *testing.T) {
-	env := []string{"LAUNCH_TEST_MODE=echo-hold", "ONLY_THIS=1"}
+	env := []string{testkit.RoleEnv + "=echo-hold", "ONLY_THIS=1"}
 	p, err := launch.Start(context.Background(), selfPlan(), launch.Options{Env: env, Stdin: strings.NewReader("x")})
 	require.NoError(t, err)
 	defer p.Close()
@@ -81,12 +81,13 @@ func TestKillTreeFindsOrphansInSubreaperMode(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			withSubreaper(t)
-			marker := proctest.Marker("launch")
-			p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, tc.kinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
+			w := testkit.NewWatch(t)
+			marker := w.Marker()
+			p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, tc.kinds...)...), launch.Options{Env: testkit.ChildEnv("tree")})
 			require.NoError(t, err)
 			defer p.Close()
 			pids := readReady(t, lineReader(p.Stdout()))
-			w := proctest.Watch(t, marker, pids)
+			w.Add(pids...)
 			orphan := pids[0]
 			stat, err := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/stat")
 			require.NoError(t, err)
@@ -99,7 +100,7 @@ func TestKillTreeFindsOrphansInSubreaperMode(t *testing.T) {
 			report, err := p.KillTree()
 			require.NoError(t, err)
 			waitExited(t, p)
-			w.AssertGone(t, deadline)
+			w.RequireGone(deadline)
 			// Reparented orphans were reaped: no zombie of ours is left.
 			assert.NoDirExists(t, "/proc/"+strconv.Itoa(orphan)+"/task", "orphan %d left unreaped (%+v)", orphan, report)
 			assert.Positive(t, report.Reaped, "%+v", report)
@@ -109,27 +110,28 @@ func TestKillTreeFindsOrphansInSubreaperMode(t *testing.T) {
 
 func TestKillTreeLeavesOtherTreesAlone(t *testing.T) {
 	withSubreaper(t)
-	markerA, markerB := proctest.Marker("launch")+"-a", proctest.Marker("launch")+"-b"
-	a, err := launch.Start(context.Background(), selfPlan(markerA, "daemon"), launch.Options{Env: proctest.Env(modeEnv, "tree")})
+	wA, wB := testkit.NewWatch(t), testkit.NewWatch(t)
+	markerA, markerB := wA.Marker(), wB.Marker()
+	a, err := launch.Start(context.Background(), selfPlan(markerA, "daemon"), launch.Options{Env: testkit.ChildEnv("tree")})
 	require.NoError(t, err)
 	defer a.Close()
-	b, err := launch.Start(context.Background(), selfPlan(markerB, "daemon"), launch.Options{Env: proctest.Env(modeEnv, "tree")})
+	b, err := launch.Start(context.Background(), selfPlan(markerB, "daemon"), launch.Options{Env: testkit.ChildEnv("tree")})
 	require.NoError(t, err)
 	defer b.Close()
 	pidsA := readReady(t, lineReader(a.Stdout()))
 	pidsB := readReady(t, lineReader(b.Stdout()))
-	wA := proctest.Watch(t, markerA, pidsA)
-	proctest.Watch(t, markerB, pidsB)
+	wA.Add(pidsA...)
+	wB.Add(pidsB...)
 
 	_, err = a.KillTree()
 	require.NoError(t, err)
-	wA.AssertGone(t, deadline)
-	assert.ElementsMatch(t, append(pidsB, b.Pid()), proctest.Survivors(markerB), "the other tree and its orphan must survive")
+	wA.RequireGone(deadline)
+	assert.ElementsMatch(t, []testkit.Proc{{PID: pidsB[0]}, {PID: b.Pid()}}, wB.Alive(), "the other tree and its orphan must survive")
 	select {
 	case <-b.Exited():
 		t.Fatal("the other tree's root died")
 	default:
 	}
 	require.NoError(t, b.Close())
-	assert.Empty(t, proctest.Survivors(markerB))
+	assert.Empty(t, wB.Alive())
 }

@@ -16,14 +16,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/proctest"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
 func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
-	dir := testdir.New(t)
+	dir := testkit.TempDir(t)
 	notDir := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(notDir, nil, 0o600))
 	touched := filepath.Join(dir, "started")
@@ -42,7 +41,7 @@ func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := launch.Start(context.Background(), tc.plan, launch.Options{Dir: tc.dir, Env: proctest.Env(modeEnv, "touch")})
+			p, err := launch.Start(context.Background(), tc.plan, launch.Options{Dir: tc.dir, Env: testkit.ChildEnv("touch")})
 			require.Error(t, err)
 			assert.Nil(t, p)
 			assert.Equal(t, tc.kind, failure.KindOf(err))
@@ -52,7 +51,7 @@ func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
 }
 
 func TestStartMissingProgram(t *testing.T) {
-	missing := filepath.Join(testdir.New(t), "cursor-agent")
+	missing := filepath.Join(testkit.TempDir(t), "cursor-agent")
 	p, err := launch.Start(context.Background(), shim.Plan{Program: missing, Args: []string{missing}}, launch.Options{})
 	require.Error(t, err)
 	assert.Nil(t, p)
@@ -63,7 +62,7 @@ func TestStartMissingProgram(t *testing.T) {
 func TestStartCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p, err := launch.Start(ctx, selfPlan(), launch.Options{Env: proctest.Env(modeEnv, "echo")})
+	p, err := launch.Start(ctx, selfPlan(), launch.Options{Env: testkit.ChildEnv("echo")})
 	require.Error(t, err)
 	assert.Nil(t, p)
 	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
@@ -81,7 +80,7 @@ func TestPromptTravelsOnStdin(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := launch.Start(context.Background(), selfPlan(), launch.Options{Env: proctest.Env(modeEnv, "echo"), Stdin: tc.stdin})
+			p, err := launch.Start(context.Background(), selfPlan(), launch.Options{Env: testkit.ChildEnv("echo"), Stdin: tc.stdin})
 			require.NoError(t, err)
 			defer p.Close()
 			out, err := io.ReadAll(p.Stdout())
@@ -95,8 +94,8 @@ func TestPromptTravelsOnStdin(t *testing.T) {
 }
 
 func TestWorkingDirectory(t *testing.T) {
-	dir := testdir.New(t)
-	p, err := launch.Start(context.Background(), selfPlan("created-here"), launch.Options{Dir: dir, Env: proctest.Env(modeEnv, "touch")})
+	dir := testkit.TempDir(t)
+	p, err := launch.Start(context.Background(), selfPlan("created-here"), launch.Options{Dir: dir, Env: testkit.ChildEnv("touch")})
 	require.NoError(t, err)
 	defer p.Close()
 	status, err := p.Wait()
@@ -107,7 +106,7 @@ func TestWorkingDirectory(t *testing.T) {
 
 func TestExitStatus(t *testing.T) {
 	for _, code := range []int{0, 1, 3, 42} {
-		p, err := launch.Start(context.Background(), selfPlan(strconv.Itoa(code)), launch.Options{Env: proctest.Env(modeEnv, "exit")})
+		p, err := launch.Start(context.Background(), selfPlan(strconv.Itoa(code)), launch.Options{Env: testkit.ChildEnv("exit")})
 		require.NoError(t, err)
 		status, err := p.Wait()
 		require.NoError(t, err)
@@ -121,49 +120,52 @@ func TestExitStatus(t *testing.T) {
 }
 
 func TestKillTreeKillsEveryGrandchild(t *testing.T) {
-	marker := proctest.Marker("launch")
-	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
+	w := testkit.NewWatch(t)
+	marker := w.Marker()
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: testkit.ChildEnv("tree")})
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
 	require.Len(t, pids, len(treeKinds)+strings.Count(strings.Join(treeKinds, " "), "cmd"))
-	w := proctest.Watch(t, marker, append(pids, p.Pid()))
+	w.Add(append(pids, p.Pid())...)
 
 	report, err := p.KillTree()
 	require.NoError(t, err)
 	assert.True(t, report.Group, "%+v", report)
 	waitExited(t, p)
-	w.AssertGone(t, deadline)
+	w.RequireGone(deadline)
 
 	_, err = p.KillTree()
 	assert.NoError(t, err, "KillTree is idempotent")
 }
 
 func TestWaitDoesNotWaitForPipeHolders(t *testing.T) {
-	marker := proctest.Marker("launch")
+	w := testkit.NewWatch(t)
+	marker := w.Marker()
 	// The child exits at once; its grandchild lives on holding the stderr
 	// pipe's write end.
-	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "exit"), launch.Options{Env: proctest.Env(modeEnv, "tree")})
+	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "exit"), launch.Options{Env: testkit.ChildEnv("tree")})
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := proctest.Watch(t, marker, pids)
+	w.Add(pids...)
 	status := waitExited(t, p)
 	assert.True(t, status.Success(), status.String())
 
 	_, err = p.KillTree()
 	require.NoError(t, err)
-	w.AssertGone(t, deadline)
+	w.RequireGone(deadline)
 }
 
 func TestCloseKillsWhatIsLeft(t *testing.T) {
-	marker := proctest.Marker("launch")
-	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree")})
+	w := testkit.NewWatch(t)
+	marker := w.Marker()
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: testkit.ChildEnv("tree")})
 	require.NoError(t, err)
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := proctest.Watch(t, marker, append(pids, p.Pid()))
+	w.Add(append(pids, p.Pid())...)
 	require.NoError(t, p.Close())
-	w.AssertGone(t, deadline)
+	w.RequireGone(deadline)
 	require.NoError(t, p.Close(), "Close is idempotent")
 	select {
 	case <-p.Exited():
@@ -196,11 +198,12 @@ func waitExited(t *testing.T, p *launch.Process) launch.ExitStatus {
 
 func TestConcurrentControlIsSafe(t *testing.T) {
 	before := runtime.NumGoroutine()
-	marker := proctest.Marker("launch")
-	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: proctest.Env(modeEnv, "tree"), Stdin: strings.NewReader("ignored")})
+	w := testkit.NewWatch(t)
+	marker := w.Marker()
+	p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, treeKinds...)...), launch.Options{Env: testkit.ChildEnv("tree"), Stdin: strings.NewReader("ignored")})
 	require.NoError(t, err)
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := proctest.Watch(t, marker, append(pids, p.Pid()))
+	w.Add(append(pids, p.Pid())...)
 
 	calls := []func() error{
 		func() error { _, err := p.Wait(); return err },
@@ -224,6 +227,6 @@ func TestConcurrentControlIsSafe(t *testing.T) {
 			t.Fatal("a concurrent call did not return")
 		}
 	}
-	w.AssertGone(t, deadline)
-	proctest.Eventually(t, "the test's goroutines to end", deadline, func() bool { return runtime.NumGoroutine() <= before })
+	w.RequireGone(deadline)
+	testkit.Eventually(t, "the test's goroutines to end", deadline, func() bool { return runtime.NumGoroutine() <= before })
 }

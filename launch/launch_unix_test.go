@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/launch"
 )
 
 func TestChildLeadsItsOwnProcessGroup(t *testing.T) {
-	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: proctest.Env(modeEnv, "sleep")})
+	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: testkit.ChildEnv("sleep")})
 	require.NoError(t, err)
 	defer p.Close()
 	readLine(t, lineReader(p.Stdout()))
@@ -29,22 +29,23 @@ func TestChildLeadsItsOwnProcessGroup(t *testing.T) {
 }
 
 func TestTerminateSignalsTheGroup(t *testing.T) {
-	marker := proctest.Marker("launch")
-	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "group"), launch.Options{Env: proctest.Env(modeEnv, "tree")})
+	w := testkit.NewWatch(t)
+	marker := w.Marker()
+	p, err := launch.Start(context.Background(), selfPlan(marker, "group", "group"), launch.Options{Env: testkit.ChildEnv("tree")})
 	require.NoError(t, err)
 	defer p.Close()
 	pids := readReady(t, lineReader(p.Stdout()))
-	w := proctest.Watch(t, marker, pids)
+	w.Add(pids...)
 
 	require.NoError(t, p.Terminate())
 	status := waitExited(t, p)
 	assert.Equal(t, launch.ExitStatus{Code: -1, Signal: int(syscall.SIGTERM), Signaled: true}, status)
 	assert.Equal(t, "signal 15", status.String())
-	w.AssertGone(t, deadline)
+	w.RequireGone(deadline)
 }
 
 func TestKilledStatusAndTerminateAfterExit(t *testing.T) {
-	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: proctest.Env(modeEnv, "sleep")})
+	p, err := launch.Start(context.Background(), selfPlan("m"), launch.Options{Env: testkit.ChildEnv("sleep")})
 	require.NoError(t, err)
 	readLine(t, lineReader(p.Stdout()))
 	_, err = p.KillTree()

@@ -5,13 +5,13 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 func composeCommandLine(argv []string) string { return windows.ComposeCommandLine(argv) }
 
 // cmdExeCommand runs exe through cmd.exe, so the tree holds a cmd.exe too.
-func cmdExeCommand(exe, marker string) *exec.Cmd { return proctest.CmdExe(exe, marker) }
+func cmdExeCommand(exe, marker string) *exec.Cmd { return testkit.CmdExe(exe, marker) }
 
 func grandchildAttr(*exec.Cmd, string) error { return nil }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // fakeClock is a settable clock for cache expiry tests.
@@ -34,7 +34,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func TestCatalogCacheRoundTripAndExpiry(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
-	c := &catalogCache{Dir: filepath.Join(testdir.New(t), "nested", "models"), Now: clock.Now}
+	c := &catalogCache{Dir: filepath.Join(testkit.TempDir(t), "nested", "models"), Now: clock.Now}
 	models := []Model{{ID: "gpt-5", Label: "GPT-5", Current: true}, {ID: "auto", Label: "Auto", Default: true}}
 
 	_, _, ok := c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
@@ -72,7 +72,7 @@ func TestCatalogCacheRoundTripAndExpiry(t *testing.T) {
 }
 
 func TestCatalogCacheCorruptFileIgnoredAndRewritten(t *testing.T) {
-	c := &catalogCache{Dir: testdir.New(t), TTL: time.Minute}
+	c := &catalogCache{Dir: testkit.TempDir(t), TTL: time.Minute}
 	file := c.file("/bin/cursor-agent", "b")
 	for _, corrupt := range []string{"", "{", "null", `{"format":1,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z"}`,
 		`{"format":99,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z","models":[]}`} {
@@ -95,7 +95,7 @@ func TestCatalogCacheWithoutDir(t *testing.T) {
 }
 
 func TestConfigCacheDir(t *testing.T) {
-	home := testdir.New(t)
+	home := testkit.TempDir(t)
 	// os.UserCacheDir reads one of these per OS.
 	t.Setenv("XDG_CACHE_HOME", home)
 	t.Setenv("LocalAppData", home)

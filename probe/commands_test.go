@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 const agentPath = "/usr/local/bin/cursor-agent"
@@ -19,7 +19,7 @@ func probedConfig(t *testing.T, run *fakeRunner) (Config, Report) {
 	t.Helper()
 	env, fsys := posixMachine()
 	run.on(agentPath, "--version", printed("2026.10.15-a1b2c3d\n"))
-	cfg := Config{env: env, fs: fsys, runner: run, CacheDir: testdir.New(t)}
+	cfg := Config{env: env, fs: fsys, runner: run, CacheDir: testkit.TempDir(t)}
 	report, err := Probe(context.Background(), cfg)
 	require.NoError(t, err)
 	return cfg, report
@@ -163,7 +163,7 @@ func TestModelsShapesAndFailures(t *testing.T) {
 
 func TestModelsWithoutBinary(t *testing.T) {
 	env, fsys := posixMachine()
-	cfg := Config{env: env, fs: fsys, runner: newFakeRunner(), CacheDir: testdir.New(t)}
+	cfg := Config{env: env, fs: fsys, runner: newFakeRunner(), CacheDir: testkit.TempDir(t)}
 	report, _ := Probe(context.Background(), cfg)
 	mr, err := Models(context.Background(), cfg, report, false)
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // rendezvousRunner answers --version at once and makes status and models
@@ -51,7 +51,7 @@ func TestInspectRunsStatusAndModelsConcurrently(t *testing.T) {
 	run := &rendezvousRunner{statusStarted: make(chan struct{}), modelsStarted: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	in := Inspect(ctx, Config{env: env, fs: fsys, runner: run, CacheDir: testdir.New(t)}, false)
+	in := Inspect(ctx, Config{env: env, fs: fsys, runner: run, CacheDir: testkit.TempDir(t)}, false)
 	require.NoError(t, in.ProbeErr)
 	require.NoError(t, in.Auth.Err())
 	require.NoError(t, in.ModelsErr)

@@ -17,12 +17,11 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/simtest"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
-	simtest.RunIfSimulator() // exits here when this binary runs as cursor-agent
+	testkit.RunIfChild() // exits here when this binary runs as cursor-agent
 	// No probe may leave a goroutine behind (a reader, a timer, a waiter).
 	goleak.VerifyTestMain(m)
 }
@@ -31,8 +30,8 @@ func TestMain(m *testing.M) {
 // its name; the simulator can be installed there as cursor-agent or cursor.
 type simMachine struct {
 	root   string
-	bin    string // the PATH directory
-	pids   string
+	bin    string         // the PATH directory
+	w      *testkit.Watch // covers the simulator processes (their PIDDir)
 	record string
 	cfg    Config
 }
@@ -50,19 +49,18 @@ const (
 
 func newSimMachine(t testing.TB, scenarios ...string) *simMachine {
 	t.Helper()
-	root := testdir.New(t)
-	m := &simMachine{root: root, bin: filepath.Join(root, "bin dir"), pids: filepath.Join(root, "pids"),
+	root := testkit.TempDir(t)
+	w := testkit.NewWatch(t) // after root: its cleanup kills before root is removed
+	m := &simMachine{root: root, bin: filepath.Join(root, "bin dir"), w: w,
 		record: filepath.Join(root, "record.jsonl")}
 	require.NoError(t, os.MkdirAll(m.bin, 0o755))
-	require.NoError(t, os.MkdirAll(m.pids, 0o755))
-	t.Cleanup(func() { simtest.KillSurvivors(m.pids) })
 	env := discovery.EnvFromOS()
 	env.Path = m.bin
 	env.Cwd = root
 	m.cfg = Config{
 		env: &env,
 
-		Environ: simtest.Env(agentsim.Scenario(scenarios...), agentsim.EnvPIDDir+"="+m.pids,
+		Environ: testkit.ChildEnv(testkit.Simulator, agentsim.Scenario(scenarios...), agentsim.EnvPIDDir+"="+w.PIDDir(),
 			agentsim.EnvRecord+"="+m.record, agentsim.EnvHangLimit+"=2m"),
 		CacheDir:       filepath.Join(root, "cache"),
 		VersionTimeout: roomyBound,
@@ -75,7 +73,7 @@ func newSimMachine(t testing.TB, scenarios ...string) *simMachine {
 // install puts the simulator on PATH under name.
 func (m *simMachine) install(t testing.TB, name string) string {
 	t.Helper()
-	return simtest.Install(t, m.bin, name)
+	return testkit.Install(t, m.bin, name, testkit.Simulator)
 }
 
 // failing writes a script that prints an error and exits 3: a broken
@@ -158,7 +156,7 @@ func TestSimOverrideWithSpaces(t *testing.T) {
 	m := newSimMachine(t)
 	m.install(t, "cursor-agent")
 	dir := filepath.Join(m.root, "A User", "AppData", "Roaming", "npm")
-	sim := simtest.Install(t, filepath.Join(m.root, "A User", "sim (x86)"), "cursor-agent")
+	sim := testkit.Install(t, filepath.Join(m.root, "A User", "sim (x86)"), "cursor-agent", testkit.Simulator)
 	override := sim
 	if runtime.GOOS == "windows" {
 		// The npm-style shim: a .cmd that runs the real program.
@@ -258,14 +256,13 @@ func TestSimSlowVersionKilledWithItsTree(t *testing.T) {
 	require.NotEmpty(t, report.Candidates)
 	assert.Equal(t, outcomeTimeout, report.Candidates[0].Outcome)
 	assert.Contains(t, report.Candidates[0].Detail, "timeout: --version did not finish within 5s")
-	procs, rerr := simtest.Recorded(m.pids)
-	require.NoError(t, rerr)
+	procs := m.w.Recorded()
 	roles := map[string]bool{}
 	for _, p := range procs {
 		roles[p.Role] = true
 	}
 	assert.True(t, roles["slow-version"], "the worker grandchild was started: %+v", procs)
-	simtest.RequireNoSurvivors(t, m.pids, waitSurvivors)
+	m.w.RequireGone(waitSurvivors)
 }
 
 func TestSimAuthStates(t *testing.T) {
@@ -300,7 +297,7 @@ func TestSimAuthStates(t *testing.T) {
 			assert.Equal(t, tt.reason, sr.Reason, sr.Detail)
 			assert.Equal(t, tt.state == AuthAuthenticated, sr.Authenticated)
 			assert.Equal(t, tt.state == AuthAuthenticated, err == nil, "err %v", err)
-			simtest.RequireNoSurvivors(t, m.pids, waitSurvivors)
+			m.w.RequireGone(waitSurvivors)
 		})
 	}
 }
@@ -339,7 +336,7 @@ func TestSimModelsShapes(t *testing.T) {
 					assert.Equal(t, want[i].Label, mr.Models[i].Label)
 				}
 			}
-			simtest.RequireNoSurvivors(t, m.pids, waitSurvivors)
+			m.w.RequireGone(waitSurvivors)
 		})
 	}
 }
@@ -386,7 +383,7 @@ func TestSimCancelStopsTheTree(t *testing.T) {
 		report, err := Probe(ctx, m.cfg)
 		done <- result{report, err}
 	}()
-	simtest.WaitRecorded(t, m.pids, "slow-version", roomyBound)
+	m.w.WaitRecorded("slow-version", roomyBound)
 	cancel()
 	select {
 	case r := <-done:
@@ -395,5 +392,5 @@ func TestSimCancelStopsTheTree(t *testing.T) {
 	case <-time.After(roomyBound):
 		t.Fatal("Probe did not return after cancel")
 	}
-	simtest.RequireNoSurvivors(t, m.pids, waitSurvivors)
+	m.w.RequireGone(waitSurvivors)
 }

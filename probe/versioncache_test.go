@@ -17,7 +17,7 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // countRunner answers every --version with the same result and counts
@@ -53,7 +53,7 @@ type cachedBinary struct {
 
 func newCachedBinary(t *testing.T, stdout string) *cachedBinary {
 	t.Helper()
-	root := testdir.New(t)
+	root := testkit.TempDir(t)
 	name := "agent"
 	if runtime.GOOS == "windows" {
 		name += ".exe"
@@ -199,7 +199,7 @@ func TestVersionCacheUnusedUnlessConfigured(t *testing.T) {
 }
 
 func TestVersionCacheEntryIsForOneFile(t *testing.T) {
-	c := &versionCache{Dir: testdir.New(t)}
+	c := &versionCache{Dir: testkit.TempDir(t)}
 	id := fileIdentity{Path: "/bin/cursor-agent", Links: []string{"/bin/cursor-agent", "/opt/v1/cursor-agent"},
 		Size: 10, ModTime: 1, Dev: 2, Ino: 3}
 	require.NoError(t, c.store(id, []byte(agentsim.DefaultVersion+"\n")))
@@ -235,7 +235,7 @@ func FuzzVersionCacheLoad(f *testing.F) {
 	f.Add([]byte(`{"format":1,"file":{"path":"/a","size":1,"modTimeNs":2},"probedAt":"2026-11-30T08:00:00Z","output":"2026.10.15-a1b2c3d\n"}`))
 	f.Add([]byte(`{"format":1,"file":{"path":"/a"},"output":""}`))
 	f.Add([]byte(`not json`))
-	dir := testdir.New(f)
+	dir := testkit.TempDir(f)
 	id := fileIdentity{Path: "/a", Size: 1, ModTime: 2}
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	c := &versionCache{Dir: dir, Now: func() time.Time { return now }}

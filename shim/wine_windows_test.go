@@ -19,14 +19,13 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/testdir"
-	"github.com/cursorkit/cursorkit/internal/wine"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
 // These tests run real files through real cmd.exe (on Windows, or Wine's in
 // the Windows lane). The echo program is this test binary itself: TestMain
-// turns it into one when echoEnv is set.
+// turns it into one in the echo role.
 
 // runDeadline bounds one child run; it is a safety net, not a wait.
 const runDeadline = 60 * time.Second
@@ -41,7 +40,7 @@ func runPlan(t *testing.T, plan shim.Plan, dir string) []string {
 	cmd.Args = plan.Args
 	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: plan.CommandLine}
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), echoEnv+"=1")
+	cmd.Env = testkit.ChildEnv(echoRole.Name)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -73,7 +72,7 @@ func copyEcho(t *testing.T, dir, name string) {
 // awkwardDir makes a directory whose path holds spaces and parentheses.
 func awkwardDir(t *testing.T, leaf string) string {
 	t.Helper()
-	dir := filepath.Join(testdir.New(t), "Program Files (x86)", leaf)
+	dir := filepath.Join(testkit.TempDir(t), "Program Files (x86)", leaf)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	return dir
 }
@@ -146,7 +145,7 @@ var batchStyles = []struct {
 // byte-exact, and nothing ever writes file.txt.
 func TestBatchVectorsThroughCmd(t *testing.T) {
 	dir := awkwardDir(t, "my tools")
-	work := testdir.New(t)
+	work := testkit.TempDir(t)
 	echo := echoProgram(t)
 	for _, style := range batchStyles {
 		script := filepath.Join(dir, style.name)
@@ -179,7 +178,7 @@ func TestBatchVectorsThroughCmd(t *testing.T) {
 // cmd.exe with validated arguments, never started directly.
 func TestTrailingDotsStillGoThroughCmd(t *testing.T) {
 	dir := awkwardDir(t, "dots")
-	work := testdir.New(t)
+	work := testkit.TempDir(t)
 	script := filepath.Join(dir, "args1.bat")
 	require.NoError(t, os.WriteFile(script, []byte(batchStyles[0].line(echoProgram(t))+"\r\n"), 0o644))
 	for _, suffix := range []string{".", " ", ". .", " .. ", "...", "  "} {
@@ -223,7 +222,7 @@ func TestNpmCmdShims(t *testing.T) {
 				t.Skip(msg)
 			}
 			dir := awkwardDir(t, "npm "+version)
-			work := testdir.New(t)
+			work := testkit.TempDir(t)
 			read := func(name string) string {
 				data, err := os.ReadFile(filepath.Join(fixtures, name))
 				require.NoError(t, err)
@@ -247,7 +246,7 @@ func TestNpmCmdShims(t *testing.T) {
 			for _, name := range []string{"noshebang.cmd", "envnode.cmd", "envnode-noguard.cmd"} {
 				t.Run(name, func(t *testing.T) {
 					if name == "envnode.cmd" {
-						wine.SkipIfWine(t, "cmd.exe ends a batch file at a goto to an undefined label, so cmd-shim's final line never runs (envnode-noguard.cmd covers the rest)")
+						testkit.SkipIfWine(t, "cmd.exe ends a batch file at a goto to an undefined label, so cmd-shim's final line never runs (envnode-noguard.cmd covers the rest)")
 					}
 					ran := 0
 					for i, args := range allVectors() {
@@ -281,14 +280,14 @@ func TestNpmCmdShims(t *testing.T) {
 // and the check notices.
 func TestFileTxtCheckSeesInjection(t *testing.T) {
 	dir := awkwardDir(t, "control")
-	work := testdir.New(t)
+	work := testkit.TempDir(t)
 	script := filepath.Join(dir, "args1.bat")
 	require.NoError(t, os.WriteFile(script, []byte(batchStyles[0].line(echoProgram(t))+"\r\n"), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, script, "x", "&echo", "injected>file.txt")
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), echoEnv+"=1")
+	cmd.Env = testkit.ChildEnv(echoRole.Name)
 	_ = cmd.Run() // the injected command's own status does not matter
 	_, err := os.Stat(filepath.Join(work, "file.txt"))
 	require.NoError(t, err, "the unvalidated launch should have created file.txt")
@@ -298,7 +297,7 @@ func TestFileTxtCheckSeesInjection(t *testing.T) {
 // the script writes its $args NUL-separated. ASCII vectors only: the host
 // writes through the console code page.
 func TestPowerShellPlanArrivesExactly(t *testing.T) {
-	wine.SkipIfWine(t, "powershell.exe is a stub")
+	testkit.SkipIfWine(t, "powershell.exe is a stub")
 	dir := awkwardDir(t, "ps1")
 	script := filepath.Join(dir, "echo args.ps1")
 	body := "foreach ($a in $args) { [Console]::Out.Write([string]$a + [char]0) }\r\n"

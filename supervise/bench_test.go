@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // p1Bytes is the P1 stream: 100 MB of 500-byte NDJSON lines.
@@ -42,7 +42,7 @@ func BenchmarkP1Throughput(b *testing.B) {
 		runs++
 		// The raw pipe.
 		cmd := exec.Command(exe, genArgs[1])
-		cmd.Env = proctest.Env(modeEnv, "gen")
+		cmd.Env = testkit.ChildEnv("gen")
 		out, err := cmd.StdoutPipe()
 		require.NoError(b, err)
 		t0 := time.Now()
@@ -59,7 +59,7 @@ func BenchmarkP1Throughput(b *testing.B) {
 		var lines int64
 		t0 = time.Now()
 		o := Run(context.Background(), selfPlan(b, genArgs[1]), Options{
-			Env:              proctest.Env(modeEnv, "gen"),
+			Env:              testkit.ChildEnv("gen"),
 			FirstLineTimeout: 30 * time.Second,
 			IdleTimeout:      120 * time.Second,
 			OnLine:           func([]byte) error { lines++; return nil },
@@ -72,7 +72,7 @@ func BenchmarkP1Throughput(b *testing.B) {
 		// Node, timed inside the script from spawn to close.
 		if nodeErr == nil {
 			cmd := exec.Command(node, script, exe, genArgs[1])
-			cmd.Env = proctest.Env(modeEnv, "gen")
+			cmd.Env = testkit.ChildEnv("gen")
 			var stdout bytes.Buffer
 			cmd.Stdout = &stdout
 			cmd.Stderr = os.Stderr
@@ -111,10 +111,11 @@ func BenchmarkP3KillLatency(b *testing.B) {
 	var took []time.Duration
 	for b.Loop() {
 		for range trees {
-			marker := proctest.Marker("supervise")
+			w := testkit.NewWatch(b)
+			marker := w.Marker()
 			ready := newReadyPIDs()
 			s, err := Start(context.Background(), selfPlan(b, append([]string{marker}, kinds...)...), Options{
-				Env:         proctest.Env(modeEnv, "tree"),
+				Env:         testkit.ChildEnv("tree"),
 				IdleTimeout: time.Second,
 				StopGrace:   0,
 				OnLine:      ready.onLine,
@@ -125,11 +126,12 @@ func BenchmarkP3KillLatency(b *testing.B) {
 			case <-s.Done():
 				b.Fatalf("tree ended early: %+v", s.Wait())
 			}
+			w.Add(ready.pids...)
 			o := s.Wait()
 			require.Equal(b, IdleTimeout, o.Ending, "%v", o.Err)
 			require.Equal(b, StopForced, o.Stop)
 			took = append(took, o.StopTook)
-			require.True(b, proctest.GoneAfter(marker, ready.pids), "survivors of the tree")
+			require.Empty(b, w.Alive(), "survivors of the tree")
 		}
 	}
 	slices.Sort(took)

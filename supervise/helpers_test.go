@@ -15,25 +15,32 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/shim"
 )
-
-// modeEnv makes the test binary act as a child instead of running tests;
-// its value names the behaviour and os.Args[1:] are its parameters.
-const modeEnv = "SUPERVISE_TEST_MODE"
 
 // waitLimit bounds every wait of the real-process tests.
 const waitLimit = 20 * time.Second
 
 func TestMain(m *testing.M) {
-	proctest.RunIfChild(modeEnv, runChild)
+	testkit.RunIfChild(childRoles()...)
 	// Linux: like the cursorkit CLI, own the reaping of orphans so KillTree
 	// finds double-forked and setsid escapees. Elsewhere this is a no-op.
 	_ = enableSubreaper()
 	// Every Session's goroutines (readers, waiter, control loop) must be
 	// gone once its Wait returned.
 	goleak.VerifyTestMain(m)
+}
+
+// childRoles are the behaviours the test binary takes on as a child of its
+// own tests (testkit.ChildEnv(name)); os.Args[1:] are their parameters.
+func childRoles() []testkit.Role {
+	var roles []testkit.Role
+	for _, name := range []string{"exit", "crlf", "bigline", "echo", "silent", "ready-then-silent", "chatty",
+		"ignore-term", "result-then-linger", "tree", "daemonize", "sleep", "gen"} {
+		roles = append(roles, testkit.Role{Name: name, Run: func(args []string) int { return runChild(name, args) }})
+	}
+	return roles
 }
 
 // runChild implements the behaviours the tests and benchmarks start.
@@ -64,11 +71,11 @@ func runChild(mode string, args []string) int {
 		_, _ = io.Copy(out, os.Stdin)
 		return 0
 	case "silent":
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "ready-then-silent":
 		fmt.Fprintln(out, "ready")
 		out.Flush()
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "chatty": // a line every few milliseconds, forever
 		for i := 0; ; i++ {
 			fmt.Fprintf(out, "{\"n\":%d}\n", i)
@@ -79,11 +86,11 @@ func runChild(mode string, args []string) int {
 		signal.Ignore(termSignals()...)
 		fmt.Fprintln(out, "ready")
 		out.Flush()
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "result-then-linger": // the work is done but the child stays
 		fmt.Fprintln(out, `{"type":"result"}`)
 		out.Flush()
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "tree": // args: marker, then grandchild kinds, then optionally "exit"
 		marker, kinds := args[0], args[1:]
 		exit := false
@@ -107,7 +114,7 @@ func runChild(mode string, args []string) int {
 		if exit {
 			return 0
 		}
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "daemonize": // args: marker; start a setsid sleeper, report it, exit
 		pids, err := startGrandchild("setsid", args[0])
 		if err != nil {
@@ -119,7 +126,7 @@ func runChild(mode string, args []string) int {
 	case "sleep": // a grandchild: args: marker
 		fmt.Fprintf(out, "ready %d\n", os.Getpid())
 		out.Flush()
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "gen": // args: total bytes of 500-byte NDJSON lines
 		total, _ := strconv.ParseInt(args[0], 10, 64)
 		return generate(os.Stdout, total)
@@ -158,12 +165,12 @@ func startGrandchild(kind, marker string) ([]int, error) {
 		return nil, err
 	}
 	cmd := grandchildCommand(exe, marker, kind)
-	cmd.Env = proctest.Env(modeEnv, "sleep")
+	cmd.Env = testkit.ChildEnv("sleep")
 	if kind == "daemon" { // a double fork: the intermediate exits at once
-		cmd.Env = proctest.Env(modeEnv, "daemonize")
+		cmd.Env = testkit.ChildEnv("daemonize")
 	}
 	cmd.Stderr = os.Stderr
-	return proctest.StartMember(cmd, kind, waitLimit)
+	return testkit.StartMember(cmd, kind, waitLimit)
 }
 
 // selfPlan is a plan that runs this test binary with args.

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/cursorkit/cursorkit/discovery"
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 const nativeKind = discovery.Native
@@ -30,7 +30,7 @@ func grandchildCommand(exe, marker, kind string) *exec.Cmd {
 		cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS}
 		return cmd
 	case "cmd":
-		return proctest.CmdExe(exe, marker)
+		return testkit.CmdExe(exe, marker)
 	}
 	return exec.Command(exe, marker)
 }

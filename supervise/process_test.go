@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // startSelf supervises this test binary in the given mode.
 func startSelf(t *testing.T, ctx context.Context, opts Options, mode string, args ...string) *Session {
 	t.Helper()
-	opts.Env = proctest.Env(modeEnv, mode)
+	opts.Env = testkit.ChildEnv(mode)
 	s, err := Start(ctx, selfPlan(t, args...), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -150,20 +150,21 @@ func TestProcessTreeStops(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			marker := proctest.Marker("supervise")
+			w := testkit.NewWatch(t)
+			marker := w.Marker()
 			ready := newReadyPIDs()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			s := startSelf(t, ctx, Options{StopGrace: 2 * time.Second, OnLine: ready.onLine}, "tree", append([]string{marker}, treeKinds...)...)
 			pids := ready.wait(t, s)
 			require.GreaterOrEqual(t, len(pids), len(treeKinds))
-			w := proctest.Watch(t, marker, pids)
+			w.Add(pids...)
 			tt.stop(s, cancel)
 			o := waitOutcome(t, s)
 			assert.Equal(t, tt.ending, o.Ending)
 			assert.Equal(t, tt.kind, failure.KindOf(o.Err))
 			assert.NotEqual(t, StopNone, o.Stop)
-			w.AssertGone(t, waitLimit)
+			w.RequireGone(waitLimit)
 		})
 	}
 }
@@ -172,19 +173,20 @@ func TestProcessTreeStops(t *testing.T) {
 // grandchild (an escapee from its group) holding stderr. Wait returns after
 // the drain grace, the leftover is killed and the run is still a success.
 func TestProcessEscapeeHoldsPipes(t *testing.T) {
-	marker := proctest.Marker("supervise")
+	w := testkit.NewWatch(t)
+	marker := w.Marker()
 	ready := newReadyPIDs()
 	// The drain grace leaves time to open the watch before the sweep.
 	s := startSelf(t, context.Background(), Options{DrainGrace: 2 * time.Second, OnLine: ready.onLine}, "tree", marker, treeKinds[len(treeKinds)-1], "exit")
 	pids := ready.wait(t, s)
 	require.Len(t, pids, 1)
-	w := proctest.Watch(t, marker, pids)
+	w.Add(pids...)
 	o := waitOutcome(t, s)
 	assert.Equal(t, Exited, o.Ending)
 	assert.NoError(t, o.Err)
 	assert.Equal(t, 0, o.ExitCode)
 	assert.Contains(t, strings.Join(o.Warnings, "\n"), WarnPipesHeld)
-	w.AssertGone(t, waitLimit)
+	w.RequireGone(waitLimit)
 }
 
 // TestProcessLateClose: OnLine returns Finished on the result line; the

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // verdictWithin bounds every wait in the tests: a Session that does not
@@ -192,7 +192,7 @@ func TestSessionAbortDuringGraceEscalates(t *testing.T) {
 	s := startFake(t, context.Background(), f, Options{IdleTimeout: time.Millisecond, StopGrace: time.Hour})
 	// Abort once the polite request went out; the hour of grace must not
 	// be waited.
-	proctest.Eventually(t, "the polite stop", waitLimit, func() bool { return f.terminated.Load() > 0 })
+	testkit.Eventually(t, "the polite stop", waitLimit, func() bool { return f.terminated.Load() > 0 })
 	s.Abort(failure.New(failure.Policy, "stop now"))
 	o := waitOutcome(t, s)
 	assert.Equal(t, IdleTimeout, o.Ending, "the first reason to stop wins")

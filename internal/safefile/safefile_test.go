@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 func TestWriteAndRead(t *testing.T) {
-	path := filepath.Join(testdir.New(t), "new dir", "file.json")
+	path := filepath.Join(testkit.TempDir(t), "new dir", "file.json")
 	require.NoError(t, Write(path, []byte("one"), 0o600))
 	data, err := Read(path, 16)
 	require.NoError(t, err)
@@ -44,7 +44,7 @@ func TestWriteAndRead(t *testing.T) {
 }
 
 func TestReadBounds(t *testing.T) {
-	dir := testdir.New(t)
+	dir := testkit.TempDir(t)
 	path := filepath.Join(dir, "big")
 	require.NoError(t, os.WriteFile(path, []byte(strings.Repeat("x", 17)), 0o600))
 	_, err := Read(path, 16)
@@ -62,7 +62,7 @@ func TestReadBounds(t *testing.T) {
 // TestReadersNeverSeeATornFile: a reader racing a writer sees one whole
 // version or the other.
 func TestReadersNeverSeeATornFile(t *testing.T) {
-	path := filepath.Join(testdir.New(t), "raced")
+	path := filepath.Join(testkit.TempDir(t), "raced")
 	version := func(i int) string { return fmt.Sprintf("v%03d:%s", i, strings.Repeat("z", i*97)) }
 	require.NoError(t, Write(path, []byte(version(0)), 0o600))
 	var wg sync.WaitGroup

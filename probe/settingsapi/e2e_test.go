@@ -21,20 +21,17 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/simtest"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/probe"
 )
 
-// saverEnv makes the test binary a child that saves settings in a loop (see
-// runSaver); the kill-mid-save test starts it.
-const saverEnv = "CURSORKIT_SETTINGSAPI_SAVER"
+// saverRole makes the test binary a child that saves settings in a loop
+// into the file its one argument names (see runSaver); the kill-mid-save
+// test starts it.
+var saverRole = testkit.Role{Name: "saver", Run: func(args []string) int { return runSaver(args[0]) }}
 
 func TestMain(m *testing.M) {
-	simtest.RunIfSimulator()
-	if path := os.Getenv(saverEnv); path != "" {
-		os.Exit(runSaver(path))
-	}
+	testkit.RunIfChild(saverRole)
 	os.Exit(m.Run())
 }
 
@@ -64,7 +61,7 @@ func saverPath(i int) string {
 // settingsPath, with pathDir as the whole PATH and the simulator's
 // environment.
 func realOptions(settingsPath, pathDir string, simEnv ...string) Options {
-	environ := simtest.Env(simEnv...)
+	environ := testkit.ChildEnv(testkit.Simulator, simEnv...)
 	environ = append(environ, "PATH="+pathDir, cursor.EnvBinary+"=")
 	return Options{
 		SettingsPath: settingsPath,
@@ -91,8 +88,8 @@ func putPath(t *testing.T, base, path string) response {
 }
 
 func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
-	dir := testdir.New(t)
-	bin := simtest.Install(t, filepath.Join(dir, "Cursor Agent", "bin dir"), "cursor-agent")
+	dir := testkit.TempDir(t)
+	bin := testkit.Install(t, filepath.Join(dir, "Cursor Agent", "bin dir"), "cursor-agent", testkit.Simulator)
 	settings := filepath.Join(dir, "settings.json")
 	require.NoError(t, os.WriteFile(settings, []byte(`{"theme":"dark","cursorCliBinaryPath":"/old/agent"}`), 0o600))
 	base := realHandler(t, realOptions(settings, ""))
@@ -137,8 +134,8 @@ func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
 }
 
 func TestRealStatusOfALoggedOutMachine(t *testing.T) {
-	dir := testdir.New(t)
-	bin := simtest.Install(t, filepath.Join(dir, "bin"), "cursor-agent")
+	dir := testkit.TempDir(t)
+	bin := testkit.Install(t, filepath.Join(dir, "bin"), "cursor-agent", testkit.Simulator)
 	settings := filepath.Join(dir, "settings.json")
 	opts := realOptions(settings, "", agentsim.Scenario(agentsim.ScenarioUnauthenticated))
 	require.NoError(t, fileStore{path: settings}.setBinaryPath(bin))
@@ -157,9 +154,9 @@ func TestRealStatusOfALoggedOutMachine(t *testing.T) {
 }
 
 func TestRealProbeRefusesAFailingPathThatOnlyWorksThroughPATH(t *testing.T) {
-	dir := testdir.New(t)
+	dir := testkit.TempDir(t)
 	pathDir := filepath.Join(dir, "on path")
-	simtest.Install(t, pathDir, "cursor-agent")
+	testkit.Install(t, pathDir, "cursor-agent", testkit.Simulator)
 	broken := filepath.Join(dir, "broken dir", "cursor-agent")
 	if runtime.GOOS == "windows" {
 		broken += ".exe"
@@ -197,8 +194,8 @@ func TestRealProbeRefusesAFailingPathThatOnlyWorksThroughPATH(t *testing.T) {
 }
 
 func TestRealProbeRefusesAnOldBuild(t *testing.T) {
-	dir := testdir.New(t)
-	bin := simtest.Install(t, filepath.Join(dir, "old"), "cursor-agent")
+	dir := testkit.TempDir(t)
+	bin := testkit.Install(t, filepath.Join(dir, "old"), "cursor-agent", testkit.Simulator)
 	settings := filepath.Join(dir, "settings.json")
 	base := realHandler(t, realOptions(settings, "", agentsim.EnvVersion+"=2026.08.11-e8db854"))
 	r := putPath(t, base, bin)
@@ -211,7 +208,7 @@ func TestRealProbeRefusesAnOldBuild(t *testing.T) {
 }
 
 func TestFiftyConcurrentSavesKeepTheFileWhole(t *testing.T) {
-	dir := testdir.New(t)
+	dir := testkit.TempDir(t)
 	settings := filepath.Join(dir, "settings.json")
 	require.NoError(t, os.WriteFile(settings, []byte(`{"keep":"me"}`), 0o600))
 	h, err := newHandler(Options{Token: testToken}, fileStore{path: settings}, &fakeProber{})
@@ -252,13 +249,13 @@ func TestFiftyConcurrentSavesKeepTheFileWhole(t *testing.T) {
 // TestCoalescedRealProbe checks that concurrent saves of one path share one
 // real --version run: the simulator records each run.
 func TestCoalescedRealProbe(t *testing.T) {
-	dir := testdir.New(t)
-	bin := simtest.Install(t, filepath.Join(dir, "bin"), "cursor-agent")
+	dir := testkit.TempDir(t)
+	bin := testkit.Install(t, filepath.Join(dir, "bin"), "cursor-agent", testkit.Simulator)
 	record := filepath.Join(dir, "record.jsonl")
 	settings := filepath.Join(dir, "settings.json")
-	pids := simtest.PIDDir(t)
+	w := testkit.NewWatch(t) // after dir: its cleanup kills before dir is removed
 	// slow-version keeps the first probe in flight while the others join.
-	opts := realOptions(settings, "", agentsim.EnvRecord+"="+record, agentsim.EnvPIDDir+"="+pids,
+	opts := realOptions(settings, "", agentsim.EnvRecord+"="+record, agentsim.EnvPIDDir+"="+w.PIDDir(),
 		agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay+"=3s")
 	opts.Probe.VersionTimeout = 30 * time.Second
 	h, err := New(opts)
@@ -275,14 +272,19 @@ func TestCoalescedRealProbe(t *testing.T) {
 			assert.Equal(t, 200, r.status, "body %s", r.body)
 		})
 	}
+	deadline := time.After(30 * time.Second)
 	for range n {
-		<-joined
+		select {
+		case <-joined:
+		case <-deadline:
+			t.Fatal("the requests never joined the probe in flight")
+		}
 	}
 	wg.Wait()
 	data, err := os.ReadFile(record)
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(data), "--version"), "one --version run for %d requests:\n%s", n, data)
-	simtest.RequireNoSurvivors(t, pids, 10*time.Second)
+	w.RequireGone(10 * time.Second)
 }
 
 // TestCancelledProbeContextStopsTheProbeTree is the shutdown path: the
@@ -290,11 +292,11 @@ func TestCoalescedRealProbe(t *testing.T) {
 // process tree when ProbeContext is cancelled, the request gets 503 and
 // nothing is saved.
 func TestCancelledProbeContextStopsTheProbeTree(t *testing.T) {
-	dir := testdir.New(t)
-	bin := simtest.Install(t, filepath.Join(dir, "hung"), "cursor-agent")
+	dir := testkit.TempDir(t)
+	bin := testkit.Install(t, filepath.Join(dir, "hung"), "cursor-agent", testkit.Simulator)
 	settings := filepath.Join(dir, "settings.json")
-	pids := simtest.PIDDir(t)
-	opts := realOptions(settings, "", agentsim.EnvPIDDir+"="+pids,
+	w := testkit.NewWatch(t) // after dir: its cleanup kills before dir is removed
+	opts := realOptions(settings, "", agentsim.EnvPIDDir+"="+w.PIDDir(),
 		agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay+"=2m")
 	opts.Probe.VersionTimeout = 5 * time.Minute
 	ctx, cancel := context.WithCancel(context.Background())
@@ -306,14 +308,13 @@ func TestCancelledProbeContextStopsTheProbeTree(t *testing.T) {
 
 	result := make(chan response, 1)
 	go func() { result <- putPath(t, base, bin) }()
-	simtest.WaitRecorded(t, pids, "slow-version", 30*time.Second)
+	w.WaitRecorded("slow-version", 30*time.Second)
 	cancel()
 	r := <-result
 	assert.Equal(t, 503, r.status, "body %s", r.body)
 	assert.Equal(t, failure.Cancelled, r.errorBody(t).Kind)
-	simtest.RequireNoSurvivors(t, pids, 10*time.Second)
-	procs, err := simtest.Recorded(pids)
-	require.NoError(t, err)
+	w.RequireGone(10 * time.Second)
+	procs := w.Recorded()
 	assert.GreaterOrEqual(t, len(procs), 2, "the probe had a grandchild to stop: %+v", procs)
 	_, err = os.Stat(settings)
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is saved")

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/cursor"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // TestProcessKilledMidSaveLeavesAWholeFile starts a child that saves the
@@ -27,14 +27,14 @@ import (
 func TestProcessKilledMidSaveLeavesAWholeFile(t *testing.T) {
 	self, err := os.Executable()
 	require.NoError(t, err)
-	dir := testdir.New(t)
+	dir := testkit.TempDir(t)
 	settings := filepath.Join(dir, "settings.json")
 	big := strings.Repeat("b", 256<<10)
 	require.NoError(t, os.WriteFile(settings, []byte(`{"big":"`+big+`","cursorCliBinaryPath":"/first"}`), 0o600))
 
 	for round := range 12 {
-		cmd := exec.Command(self, "-test.run=^$")
-		cmd.Env = append(os.Environ(), saverEnv+"="+settings)
+		cmd := exec.Command(self, settings)
+		cmd.Env = testkit.ChildEnv(saverRole.Name)
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())

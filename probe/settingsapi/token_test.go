@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 func TestValidateToken(t *testing.T) {
@@ -54,7 +54,7 @@ func TestNewTokenIsRandomHex(t *testing.T) {
 }
 
 func TestLoadOrCreateTokenFile(t *testing.T) {
-	dir := testdir.New(t)
+	dir := testkit.TempDir(t)
 	path := filepath.Join(dir, "nested dir", "serve.token")
 
 	token, created, err := LoadOrCreateTokenFile(path)
