@@ -182,7 +182,7 @@ func (t *turn) line(line []byte) error {
 		t.failed = err
 		return err
 	case t.dec.Done():
-		return supervise.Finished
+		return supervise.ErrFinished
 	}
 	return nil
 }

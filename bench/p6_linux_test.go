@@ -271,7 +271,7 @@ func superviseTurn(ctx context.Context, plan shim.Plan, policy stream.Policy, en
 			feedErr = err
 			return err
 		case turn.Done():
-			return supervise.Finished
+			return supervise.ErrFinished
 		}
 		return nil
 	}

@@ -23,11 +23,11 @@ const (
 	defaultStderrTailBytes = 16 << 10
 )
 
-// Finished is what OnLine returns when the line ended the child's work
+// ErrFinished is what OnLine returns when the line ended the child's work
 // (for an agent, its final result event). It is not an error of the run:
 // from then on only ExitGrace applies, after which a child still running
 // is stopped with a late_close warning and the run still succeeds.
-var Finished = errors.New("supervise: the child's work is finished")
+var ErrFinished = errors.New("supervise: the child's work is finished")
 
 // LineMode says how stdout is cut into the lines OnLine receives.
 type LineMode int
@@ -76,7 +76,7 @@ type Options struct {
 	// a deadline or a cancel. Zero kills at once.
 	StopGrace time.Duration
 	// ExitGrace is how long the child may take to exit by itself after
-	// OnLine returned Finished before it is stopped with a late_close
+	// OnLine returned ErrFinished before it is stopped with a late_close
 	// warning. Zero stops it at once.
 	ExitGrace time.Duration
 	// DrainGrace is how long stdout and stderr may stay open after the
@@ -97,11 +97,11 @@ type Options struct {
 	// OnLine is called sequentially, from one goroutine, for every stdout
 	// line, including a final line without a terminator. line is only
 	// valid during the call. OnLine must not block for long: stdout is not
-	// read while it runs. It returns nil to go on, Finished when the work
+	// read while it runs. It returns nil to go on, ErrFinished when the work
 	// is done, or any other error to stop the whole tree at once and end
 	// the run as Aborted with that error (its failure kind is kept; an
 	// error without one counts as failure.Other). After an error other
-	// than Finished, OnLine is not called again (stdout is still drained).
+	// than ErrFinished, OnLine is not called again (stdout is still drained).
 	OnLine func(line []byte) error
 	// OnDrained, when set, is called (from the same goroutine as OnLine)
 	// after a line whenever every stdout byte read so far has been

@@ -84,6 +84,7 @@ type Outcome struct {
 	Bytes      int64    `json:"bytes"`
 	StderrTail string   `json:"stderrTail,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
-	// Finished reports whether Finish was called before the run ended.
+	// Finished reports whether OnLine returned ErrFinished before the run
+	// ended.
 	Finished bool `json:"finished"`
 }

@@ -189,12 +189,12 @@ func TestProcessEscapeeHoldsPipes(t *testing.T) {
 	w.RequireGone(waitLimit)
 }
 
-// TestProcessLateClose: OnLine returns Finished on the result line; the
+// TestProcessLateClose: OnLine returns ErrFinished on the result line; the
 // child lingers past ExitGrace and is stopped, and the run still succeeds.
 func TestProcessLateClose(t *testing.T) {
 	s := startSelf(t, context.Background(), Options{ExitGrace: 100 * time.Millisecond, StopGrace: 2 * time.Second, OnLine: func(l []byte) error {
 		if strings.Contains(string(l), `"result"`) {
-			return Finished
+			return ErrFinished
 		}
 		return nil
 	}}, "result-then-linger")

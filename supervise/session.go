@@ -170,7 +170,7 @@ func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Ses
 	return s, nil
 }
 
-// finish marks the work done (OnLine returned Finished): from now on only
+// finish marks the work done (OnLine returned ErrFinished): from now on only
 // ExitGrace applies, after which a child still running is stopped with a
 // late_close warning and the run still counts as a success; a cancel in
 // that window stops it the same way. An abort still ends the run as
@@ -260,7 +260,7 @@ func (s *Session) readStdout(r io.Reader) {
 			}
 			switch err := onLine(line); {
 			case err == nil:
-			case errors.Is(err, Finished):
+			case errors.Is(err, ErrFinished):
 				s.finish()
 			default:
 				onLine = nil // the run is over for the handler

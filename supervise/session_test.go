@@ -374,7 +374,7 @@ func hasWarning(o Outcome, code string) bool {
 }
 
 // TestSessionLineHandlerContract: what OnLine returns decides the run:
-// nil goes on, Finished starts the exit grace, any other error stops the
+// nil goes on, ErrFinished starts the exit grace, any other error stops the
 // tree at once with that error's kind, and OnLine is not called again.
 func TestSessionLineHandlerContract(t *testing.T) {
 	policy := failure.New(failure.Policy, "the tool shell is not allowed")
@@ -387,8 +387,8 @@ func TestSessionLineHandlerContract(t *testing.T) {
 		calls    int // OnLine calls for the three lines written
 	}{
 		{name: "nil goes on", onFirst: nil, ending: Exited, kind: "", calls: 3},
-		{name: "Finished starts the exit grace", onFirst: Finished, ending: Exited, kind: "", finished: true, calls: 3},
-		{name: "a wrapped Finished counts", onFirst: fmt.Errorf("result seen: %w", Finished), ending: Exited, finished: true, calls: 3},
+		{name: "ErrFinished starts the exit grace", onFirst: ErrFinished, ending: Exited, kind: "", finished: true, calls: 3},
+		{name: "a wrapped ErrFinished counts", onFirst: fmt.Errorf("result seen: %w", ErrFinished), ending: Exited, finished: true, calls: 3},
 		{name: "a failure aborts with its kind", onFirst: policy, ending: Aborted, kind: failure.Policy, calls: 1},
 		{name: "a plain error aborts as other", onFirst: errors.New("handler gave up"), ending: Aborted, kind: failure.Other, calls: 1},
 	}

@@ -293,7 +293,7 @@ func (a *app) superviseTurn(ctx context.Context, f runFlags, tp turnPlan, plan s
 				return err
 			}
 			if turn.Done() {
-				return supervise.Finished
+				return supervise.ErrFinished
 			}
 			return nil
 		},
