@@ -1,0 +1,282 @@
+// Package event is the agent-neutral model of one agent CLI turn: the
+// events every backend's decoder produces from the agent's output, in the
+// order the agent produced them. An Event marshals (encoding/json/v2) to
+// one line of `cursorkit run --json`; docs/contract.md lists the shapes.
+//
+// A turn reads, in order:
+//
+//	init            once, first: the session the agent opened
+//	text            a new piece of what the agent said, each piece once
+//	thinking        a piece of the model's reasoning, or the end of it
+//	tool_started    the agent started a tool the caller's policy allows
+//	tool_completed  that tool's result
+//	warning         something worth saying that does not fail the turn
+//	unknown         an event of the agent's that no decoder knows, verbatim
+//	result          once, last: the agent's own verdict and usage
+//
+// Concatenating the Text of the text events gives what the agent said,
+// once: decoders drop the copies some agents send of text already sent.
+//
+// Every value an Event holds is its own: decoders never hand out views of
+// buffers they reuse, so events may be kept, sent to other goroutines or
+// compared after the turn.
+package event
+
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"io"
+)
+
+// Type says what an Event reports, and which of its fields are set.
+type Type string
+
+// The event types, each with the fields it sets.
+const (
+	TypeInit          Type = "init"           // Init
+	TypeText          Type = "text"           // Text
+	TypeThinking      Type = "thinking"       // Subtype, Text
+	TypeToolStarted   Type = "tool_started"   // Tool
+	TypeToolCompleted Type = "tool_completed" // Tool
+	TypeResult        Type = "result"         // Result
+	TypeWarning       Type = "warning"        // Warning
+	TypeUnknown       Type = "unknown"        // Unknown
+)
+
+// Event is one event of a turn. Type says which fields are set; the others
+// are zero. A nil pointer where Type wants one marshals as that struct's
+// zero value.
+type Event struct {
+	Type Type
+
+	// Text is, for a text event, a new piece of the agent's answer (each
+	// piece is reported once); for a thinking event, a piece of reasoning.
+	Text string
+
+	// Subtype is a thinking event's phase as the agent reported it:
+	// "delta" (a piece of reasoning in Text) or "completed" (its end).
+	Subtype string
+
+	Init    *Init    // init
+	Tool    *Tool    // tool_started, tool_completed
+	Result  *Result  // result
+	Warning *Warning // warning
+	Unknown *Unknown // unknown
+}
+
+// Init is the session an agent opened for the turn.
+type Init struct {
+	SessionID      string // the id that resumes the session in a later turn
+	Model          string // the model as the agent names it, maybe a display name
+	CWD            string // the agent's working directory
+	PermissionMode string // as the agent reports it, e.g. "default"
+	APIKeySource   string // where its credentials came from, e.g. "login" or "env"
+}
+
+// Tool is one tool call, started or completed. A completed call's Name and
+// Args are those of its started event when the agent repeats neither.
+type Tool struct {
+	CallID string         // the agent's id of the call; any text, newlines included
+	Name   string         // the tool, e.g. "read" or "shell"
+	Args   jsontext.Value // the tool's arguments as the agent reported them; nil when absent
+
+	// Status is how a completed call ended, as the agent reported it
+	// (Cursor: "success", "failure" or "rejected"); "" when not reported.
+	Status string
+	// Result is the value the agent reported with Status; nil when absent.
+	Result jsontext.Value
+}
+
+// Result is the agent's last event: its verdict on the turn.
+type Result struct {
+	Subtype       string // as reported, e.g. "success" or "error"
+	IsError       bool   // the agent reports that the turn failed
+	Text          string // the agent's complete answer, or its error message
+	DurationMs    int64  // the turn's wall time, as the agent measured it
+	DurationAPIMs int64  // the time spent in model calls
+	SessionID     string
+	RequestID     string
+	Usage         Usage
+}
+
+// Usage is the token usage a result reports, kept exactly as reported: a
+// count the agent omitted (or sent as null) stays nil, and Reported is
+// false when it reported no usage at all. It marshals as
+// {"reported":false} or {"reported":true, ...the counts reported}.
+type Usage struct {
+	Reported         bool   `json:"reported"`
+	InputTokens      *int64 `json:"inputTokens,omitzero"` // excluding cache reads and writes
+	OutputTokens     *int64 `json:"outputTokens,omitzero"`
+	CacheReadTokens  *int64 `json:"cacheReadTokens,omitzero"`
+	CacheWriteTokens *int64 `json:"cacheWriteTokens,omitzero"`
+}
+
+// Warning is something worth telling the caller that does not fail the
+// turn. Code is stable (one of the Warn constants, or a caller's own);
+// Message is for people.
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Warning codes.
+const (
+	// WarnBanner: a line that is not an event before the first event (an
+	// agent's banner or update notice), skipped.
+	WarnBanner = "banner"
+	// WarnDuplicateInit: a second init event, passed on as unknown.
+	WarnDuplicateInit = "duplicate_init"
+	// WarnLateClose: the agent did not exit within its grace after its
+	// result and was stopped (docs/contract.md, "Supervision").
+	WarnLateClose = "late_close"
+)
+
+// Unknown is an event of the agent's that its decoder does not know,
+// passed on whole.
+type Unknown struct {
+	Type    string         // the agent's own event type; "" when it has none
+	Subtype string         // the agent's own subtype; "" when it has none
+	Raw     jsontext.Value // the agent's line, verbatim but for surrounding space
+}
+
+// MarshalJSONTo writes e as one JSON object, its members in this order:
+//
+//	{"type":"init","sessionId","model","cwd","permissionMode","apiKeySource"}
+//	{"type":"text","text"}
+//	{"type":"thinking","subtype","text"}
+//	{"type":"tool_started","callId","tool","args"}
+//	{"type":"tool_completed","callId","tool","args","status","result"}
+//	{"type":"result","subtype","isError","result","durationMs","durationApiMs","sessionId","requestId","usage"}
+//	{"type":"warning","code","message"}
+//	{"type":"unknown","eventType","subtype","raw"}
+//
+// args, result (a tool's) and raw are the agent's JSON values, null when
+// absent; status is null when absent; usage is Usage's shape. An event of
+// another Type is {"type":...} alone.
+//
+// Strings are written as enc's options say. Use NewEncoder for the
+// encoder of `cursorkit run --json`: with a stricter one (json.Marshal's
+// defaults), an event whose agent line held invalid UTF-8 or a repeated
+// member name in args, result or raw fails to marshal.
+func (e Event) MarshalJSONTo(enc *jsontext.Encoder) error {
+	w := writer{enc: enc}
+	w.token(jsontext.BeginObject)
+	w.str("type", string(e.Type))
+	switch e.Type {
+	case TypeInit:
+		in := e.Init
+		if in == nil {
+			in = &Init{}
+		}
+		w.str("sessionId", in.SessionID)
+		w.str("model", in.Model)
+		w.str("cwd", in.CWD)
+		w.str("permissionMode", in.PermissionMode)
+		w.str("apiKeySource", in.APIKeySource)
+	case TypeText:
+		w.str("text", e.Text)
+	case TypeThinking:
+		w.str("subtype", e.Subtype)
+		w.str("text", e.Text)
+	case TypeToolStarted, TypeToolCompleted:
+		t := e.Tool
+		if t == nil {
+			t = &Tool{}
+		}
+		w.str("callId", t.CallID)
+		w.str("tool", t.Name)
+		w.raw("args", t.Args)
+		if e.Type == TypeToolCompleted {
+			w.name("status")
+			if t.Status == "" {
+				w.token(jsontext.Null)
+			} else {
+				w.token(jsontext.String(t.Status))
+			}
+			w.raw("result", t.Result)
+		}
+	case TypeResult:
+		r := e.Result
+		if r == nil {
+			r = &Result{}
+		}
+		w.str("subtype", r.Subtype)
+		w.name("isError")
+		w.token(jsontext.Bool(r.IsError))
+		w.str("result", r.Text)
+		w.int("durationMs", r.DurationMs)
+		w.int("durationApiMs", r.DurationAPIMs)
+		w.str("sessionId", r.SessionID)
+		w.str("requestId", r.RequestID)
+		w.name("usage")
+		if w.err == nil {
+			w.err = json.MarshalEncode(enc, r.Usage)
+		}
+	case TypeWarning:
+		wa := e.Warning
+		if wa == nil {
+			wa = &Warning{}
+		}
+		w.str("code", wa.Code)
+		w.str("message", wa.Message)
+	case TypeUnknown:
+		u := e.Unknown
+		if u == nil {
+			u = &Unknown{}
+		}
+		w.str("eventType", u.Type)
+		w.str("subtype", u.Subtype)
+		w.raw("raw", u.Raw)
+	}
+	w.token(jsontext.EndObject)
+	return w.err
+}
+
+// NewEncoder returns the encoder `cursorkit run --json` writes events
+// with: one event per line, no HTML escaping, U+2028 and U+2029 escaped
+// (so a line is also a JavaScript literal), and the agent's own values
+// (args, a tool's result, raw) written as the agent sent them, compacted:
+// their strings are not re-escaped, and what a decoder accepts from an
+// agent (invalid UTF-8, a member name given twice) is accepted again.
+// Invalid UTF-8 in a string field is written as U+FFFD.
+func NewEncoder(w io.Writer) *jsontext.Encoder {
+	return jsontext.NewEncoder(w,
+		jsontext.EscapeForJS(true),
+		jsontext.AllowInvalidUTF8(true),
+		jsontext.AllowDuplicateNames(true),
+		jsontext.PreserveRawStrings(true))
+}
+
+// writer writes the members of one object, keeping the first error.
+type writer struct {
+	enc *jsontext.Encoder
+	err error
+}
+
+func (w *writer) token(t jsontext.Token) {
+	if w.err == nil {
+		w.err = w.enc.WriteToken(t)
+	}
+}
+
+func (w *writer) name(k string) { w.token(jsontext.String(k)) }
+
+func (w *writer) str(k, v string) {
+	w.name(k)
+	w.token(jsontext.String(v))
+}
+
+func (w *writer) int(k string, v int64) {
+	w.name(k)
+	w.token(jsontext.Int(v))
+}
+
+// raw writes k with the agent's value v, or null when v is empty.
+func (w *writer) raw(k string, v jsontext.Value) {
+	w.name(k)
+	if len(v) == 0 {
+		w.token(jsontext.Null)
+	} else if w.err == nil {
+		w.err = w.enc.WriteValue(v)
+	}
+}
