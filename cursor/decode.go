@@ -76,15 +76,11 @@ type wireLine struct {
 	Usage         jsontext.Value `json:"usage"`
 }
 
-// wireMessage is the message of a user or assistant event.
+// wireMessage is the message of a user or assistant event. Its content
+// may also be a plain string, which only the walk reads: Cursor sends an
+// array of blocks.
 type wireMessage struct {
-	Content wireContent `json:"content"`
-}
-
-// wireContent is message.content: a string, or an array of blocks.
-type wireContent struct {
-	text   string
-	blocks []wireBlock
+	Content []wireBlock `json:"content"`
 }
 
 // wireBlock is one element of message.content. Blocks of a type other
@@ -92,23 +88,6 @@ type wireContent struct {
 type wireBlock struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
-}
-
-// errShape makes the first way give up on a line: the member walk then
-// says what is wrong with it, if anything.
-var errShape = errors.New("not the shape of a Cursor event")
-
-func (c *wireContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	switch dec.PeekKind() {
-	case '"':
-		return json.UnmarshalDecode(dec, &c.text)
-	case '[':
-		return json.UnmarshalDecode(dec, &c.blocks)
-	case 'n':
-		_, err := dec.ReadToken()
-		return err
-	}
-	return errShape
 }
 
 // optInt is an integer that may be absent or null.
@@ -177,9 +156,9 @@ func newLineReader() *lineReader {
 // value in it is its own (none views line).
 func (r *lineReader) decode(line []byte) (*fields, *decodeError) {
 	f := &r.f
-	blocks := f.w.Message.Content.blocks[:0]
+	blocks := f.w.Message.Content[:0]
 	*f = fields{}
-	f.w.Message.Content.blocks = blocks
+	f.w.Message.Content = blocks
 	if json.Unmarshal(line, &f.w, r.fast) == nil && r.finish() {
 		return f, nil
 	}
@@ -194,17 +173,15 @@ func (r *lineReader) finish() bool {
 	f.kind = kindOf(w.Type, w.Subtype)
 	switch f.kind {
 	case kindUser, kindAssistant:
-		c := &w.Message.Content
-		switch len(c.blocks) {
+		switch blocks := w.Message.Content; len(blocks) {
 		case 0:
-			f.text = c.text
 		case 1:
-			if c.blocks[0].Type == "text" {
-				f.text = c.blocks[0].Text
+			if blocks[0].Type == "text" {
+				f.text = blocks[0].Text
 			}
 		default:
 			var b strings.Builder
-			for _, blk := range c.blocks {
+			for _, blk := range blocks {
 				if blk.Type == "text" {
 					b.WriteString(blk.Text)
 				}
@@ -246,9 +223,9 @@ func kindOf(typ, subtype string) eventKind {
 // walk is the second way (see the top of this file).
 func (r *lineReader) walk(line []byte) *decodeError {
 	f := &r.f
-	blocks := f.w.Message.Content.blocks[:0]
+	blocks := f.w.Message.Content[:0]
 	*f = fields{}
-	f.w.Message.Content.blocks = blocks
+	f.w.Message.Content = blocks
 	if !jsontext.Value(line).IsValid(r.lenient) {
 		var v jsontext.Value
 		return notJSON(json.Unmarshal(line, &v, r.lenient))

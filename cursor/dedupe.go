@@ -163,8 +163,9 @@ const defaultWindow = 4 << 20
 // not copy it.
 //
 // With a window, the rope forgets the oldest pieces while the others
-// still hold the last window bytes, so a turn of hundreds of megabytes
-// holds a few: what it forgets it keeps as one hash per block, a block
+// still hold the last window bytes (it keeps at most one and a half
+// windows and a piece), so a turn of hundreds of megabytes holds a few
+// megabytes: what it forgets it keeps as one hash per block, a block
 // being the text between two cuts (the start of every piece, and every
 // offset mark was given). Comparing a forgotten block hashes the other
 // side: equal hashes (64-bit, seeded per rope) count as equal text. A
@@ -235,8 +236,13 @@ func (r *rope) base() int {
 }
 
 // forget drops the oldest pieces while the rest still hold the last
-// window bytes, hashing their blocks.
+// window bytes, hashing their blocks. It waits until half a window more
+// is kept, so that the cost of dropping (which moves the kept cuts) is
+// paid once per half window, not once per piece.
 func (r *rope) forget() {
+	if r.n-r.base() < r.window+r.window/2 {
+		return
+	}
 	drop := 0
 	for drop+1 < len(r.pieces) && r.n-r.pieces[drop+1].start >= r.window {
 		drop++
