@@ -196,3 +196,24 @@ func FuzzMarshalText(f *testing.F) {
 		assert.Equal(t, string([]rune(s)), back.Text, "each invalid byte is one U+FFFD")
 	})
 }
+
+func TestToolSummary(t *testing.T) {
+	tests := []struct {
+		tool event.Tool
+		want string
+	}{
+		{event.Tool{Name: "read", Args: jsontext.Value(`{"path":"README.md","limit":10}`)}, "read README.md"},
+		{event.Tool{Name: "shell", Args: jsontext.Value(`{"command":"go test ./...\nrm -rf /","timeout":5}`)}, "shell go test ./... rm -rf /"},
+		{event.Tool{Name: "grep", Args: jsontext.Value(`{"pattern":"TODO","path":""}`)}, "grep TODO"},
+		{event.Tool{Name: "glob", Args: jsontext.Value(`{"globPattern":"*.go","path":1}`)}, "glob *.go"},
+		{event.Tool{Name: "ls", Args: jsontext.Value(`[1]`)}, "ls"},
+		{event.Tool{Name: "ls", Args: jsontext.Value(`{"path":`)}, "ls"},
+		{event.Tool{Name: "mcp"}, "mcp"},
+		{event.Tool{}, "(unidentified tool)"},
+		{event.Tool{Name: "read", Args: jsontext.Value(`{"path":"` + strings.Repeat("a", 300) + `"}`)}, "read " + strings.Repeat("a", 115) + "…"},
+		{event.Tool{Name: "read", Args: jsontext.Value(`{"path":"` + strings.Repeat("é", 100) + `"}`)}, "read " + strings.Repeat("é", 57) + "…"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.tool.Summary())
+	}
+}
