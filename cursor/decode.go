@@ -15,20 +15,21 @@ import (
 // events carry, with encoding/json/v2. A line is read in one of two ways:
 //
 //   - json.Unmarshal into wireLine, which holds the members of every event
-//     type, each with the type Cursor sends. This reads every well-formed
-//     event Cursor prints in one pass, and is the only way the lines of a
-//     normal turn are read.
+//     type, each with the Go type of what Cursor sends. One pass reads
+//     every well-formed event Cursor prints: the lines of a normal turn
+//     are read this way only.
 //   - When that fails, the member walk: validate the line, list its
 //     members with a jsontext.Decoder, and read only the members the
-//     line's type uses, the way the package documentation states. It
-//     decides every verdict the first way cannot (not JSON, not an object,
-//     a member of the wrong kind, a member of the wrong kind that the
-//     line's type does not use), with the byte offset of the culprit.
+//     line's type uses, as the package documentation states. The walk
+//     gives every verdict the first way cannot (not JSON, not an object, a
+//     member of the wrong kind, each with the byte offset of the culprit),
+//     and reads the lines the first way refuses but the protocol allows: a
+//     member of another kind that the line's type does not use, a
+//     message.content that is a string, a member name given twice (the
+//     last value wins, as with encoding/json v1).
 //
-// Both read strings the same way, so when the first way succeeds it yields
-// what the walk would (FuzzDecode holds them to that). The first way
-// refuses a member name given twice, which the walk reads as the last
-// value winning, as encoding/json (v1) did.
+// Both read values with the same json/v2 options, so when the first way
+// succeeds it yields what the walk would: FuzzDecode holds them to that.
 
 // eventKind is what a line is, by its type (and, for system, subtype).
 type eventKind int
