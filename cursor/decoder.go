@@ -52,7 +52,8 @@ func NewDecoder(t Turn) (*Decoder, error) {
 // A non-nil error is a *failure.Error of kind failure.Protocol or
 // failure.Policy: the turn has failed, and the caller must stop the
 // agent's process tree now. It is sticky: later calls return it again.
-// The rules:
+// It names the line by its number among all lines fed, blank ones
+// included. The rules:
 //
 //   - the first event must be system/init; a line that is not a JSON
 //     object before it is a banner, reported as an event.WarnBanner

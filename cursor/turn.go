@@ -53,6 +53,8 @@ func (m Mode) resolve() (Mode, error) {
 // Turn is what one prompt turn asks of the agent. The prompt travels on
 // the agent's stdin only, never in its argv.
 type Turn struct {
+	// Prompt is what the agent is asked. Neither Args nor the Decoder
+	// reads it; it is never quoted in an error.
 	Prompt string
 	Mode   Mode
 	// Model is a resolved catalog id; "" keeps the agent's configured model.
