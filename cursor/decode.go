@@ -390,7 +390,7 @@ func (s *shape) kind(v span) jsontext.Kind {
 // members calls fn with the name and place of each member of the object
 // at v, in order.
 func (s *shape) members(v span, fn func(name string, val span)) {
-	dec := jsontext.NewDecoder(bytes.NewReader(s.b[v.start:v.end]), s.opts)
+	dec := s.decoder(v)
 	_, err := dec.ReadToken() // '{'
 	for err == nil && dec.PeekKind() == '"' {
 		var tok jsontext.Token
@@ -408,7 +408,7 @@ func (s *shape) members(v span, fn func(name string, val span)) {
 
 // elements calls fn with the place of each element of the array at v.
 func (s *shape) elements(v span, fn func(el span)) {
-	dec := jsontext.NewDecoder(bytes.NewReader(s.b[v.start:v.end]), s.opts)
+	dec := s.decoder(v)
 	_, err := dec.ReadToken() // '['
 	for err == nil && dec.PeekKind() != ']' {
 		var val jsontext.Value
@@ -418,6 +418,12 @@ func (s *shape) elements(v span, fn func(el span)) {
 		}
 	}
 	s.broken(v, dec, err)
+}
+
+// decoder returns a decoder of the value at v. It reads s.b in place: a
+// jsontext.Decoder takes a bytes.Buffer's contents as its buffer.
+func (s *shape) decoder(v span) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewBuffer(s.b[v.start:v.end:v.end]), s.opts)
 }
 
 // broken records err, which a walk over a validated value cannot meet.

@@ -64,11 +64,13 @@ func view(f *fields) decoded {
 func decodeLine(t *testing.T, line string) (decoded, *decodeError) {
 	t.Helper()
 	r := newLineReader()
-	f, err := r.decode([]byte(line))
+	b := []byte(line)
+	f, err := r.decode(b)
 	got := view(f)
 	w := newLineReader()
-	werr := w.walk([]byte(line))
+	werr := w.walk(b)
 	want := view(&w.f)
+	require.Equal(t, line, string(b), "reading a line leaves it alone")
 	require.Equal(t, werr, err, "decode and the walk agree on the verdict")
 	if err == nil {
 		require.Equal(t, want, got, "decode and the walk agree on the values")
@@ -393,4 +395,24 @@ func TestDecodeDoesNotAliasLine(t *testing.T) {
 	assert.Equal(t, jsontext.Value(`{"path":"a"}`), tool.Args)
 	assert.Equal(t, jsontext.Value(`{"type":"mystery","x":"y"}`), unk[0].Unknown.Raw)
 	assert.Equal(t, "Hello", said[0].Text)
+}
+
+// TestDecodeLeavesLineAlone checks that reading a line, either way, never
+// writes to it: the walk hands the line to jsontext as a bytes.Buffer.
+func TestDecodeLeavesLineAlone(t *testing.T) {
+	for _, l := range seq(
+		`{"type":"tool_call","subtype":"started","call_id":"c\n1","tool_call":{"read\u0054oolCall":{"args":{"p\u00e9":"\u00e9\ud800"},"result":{"succ\u0065ss":"\n"}}}}`,
+		`{"type":"tool_call","type":"tool_call","tool_call":{"readToolCall":{"args":{"a":"\u00e9"},"args":null}}}`,
+		`{"type":"assistant","message":{"content":[{"type":"te\u0078t","text":"a\"\u00e9\ud83d\ude00"}]},"message":{"content":"\u00e9"}}`,
+		`{"type":"result","usage":{"inputTokens":1,"input\u0054okens":2},"cwd":1}`,
+		"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}]},\"x\":[\"\xfe\"]}",
+	) {
+		line := []byte(l)
+		r := newLineReader()
+		_, err := r.decode(line)
+		require.Nil(t, err, l)
+		require.Equal(t, l, string(line), "decode")
+		require.Nil(t, r.walk(line), l)
+		require.Equal(t, l, string(line), "walk")
+	}
 }
