@@ -160,10 +160,19 @@ func (r *lineReader) decode(line []byte) (*fields, *decodeError) {
 	blocks := f.w.Message.Content[:0]
 	*f = fields{}
 	f.w.Message.Content = blocks
-	if json.Unmarshal(line, &f.w, r.fast) == nil && r.finish() {
+	// json.Unmarshal reads a null into a struct without complaint: only an
+	// object may be an event.
+	if isObject(line) && json.Unmarshal(line, &f.w, r.fast) == nil && r.finish() {
 		return f, nil
 	}
 	return f, r.walk(line)
+}
+
+// isObject reports whether line starts (after JSON whitespace) like an
+// object.
+func isObject(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t\r\n")
+	return len(line) > 0 && line[0] == '{'
 }
 
 // finish completes what json.Unmarshal read; false sends the line to the
@@ -231,7 +240,7 @@ func (r *lineReader) walk(line []byte) *decodeError {
 		var v jsontext.Value
 		return notJSON(json.Unmarshal(line, &v, r.lenient))
 	}
-	if bytes.TrimLeft(line, " \t\r\n")[0] != '{' {
+	if !isObject(line) {
 		return &decodeError{notJSON: true, reason: "the line is JSON but not an object"}
 	}
 	var at members

@@ -292,6 +292,7 @@ func TestDecodeErrors(t *testing.T) {
 		{name: "trailing garbage", line: `{"type":"user"} x`, notJSON: true, offset: 16, reason: "after top-level value"},
 		{name: "two objects", line: `{"type":"user"}{}`, notJSON: true, offset: 15, reason: "after top-level value"},
 		{name: "JSON but not an object", line: `[1,2]`, notJSON: true, reason: "not an object"},
+		{name: "null is not an object", line: ` null`, notJSON: true, reason: "not an object"},
 		{name: "a string is not an object", line: ` "{}" `, notJSON: true, reason: "not an object"},
 		{name: "bad escape", line: `{"a":"\x"}`, notJSON: true, offset: 6, reason: "invalid escape sequence"},
 		{name: "raw control character", line: "{\"a\":\"\x01\"}", notJSON: true, offset: 6, reason: "invalid character '\\x01' in string"},
