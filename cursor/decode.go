@@ -78,8 +78,8 @@ type wireLine struct {
 }
 
 // wireMessage is the message of a user or assistant event. Its content
-// may also be a plain string, which only the walk reads: Cursor sends an
-// array of blocks.
+// may also be a string, which only the walk reads: Cursor sends an array
+// of blocks.
 type wireMessage struct {
 	Content []wireBlock `json:"content"`
 }
@@ -89,6 +89,19 @@ type wireMessage struct {
 type wireBlock struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+}
+
+// errShape makes json.Unmarshal fail: the walk then reads the line.
+var errShape = errors.New("cursor: not the shape of a Cursor event")
+
+// UnmarshalJSONFrom refuses an element that is not an object: json/v2
+// would read null as an empty block, where the protocol wants an object.
+func (b *wireBlock) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '{' {
+		return errShape
+	}
+	type plain wireBlock // the same fields, without this method
+	return json.UnmarshalDecode(dec, (*plain)(b))
 }
 
 // optInt is an integer that may be absent or null.

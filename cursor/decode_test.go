@@ -306,6 +306,8 @@ func TestDecodeErrors(t *testing.T) {
 		{name: "message not an object", line: `{"type":"assistant","message":"hi"}`, offset: 30, event: "assistant", reason: `field "message" is not an object`},
 		{name: "content a number", line: `{"type":"assistant","message":{"content":7}}`, offset: 41, event: "assistant", reason: "neither an array nor a string"},
 		{name: "content element not an object", line: `{"type":"user","message":{"content":["x"]}}`, offset: 37, event: "user", reason: "not an object"},
+		{name: "content element null", line: `{"type":"assistant","message":{"content":[null]}}`, offset: 42, event: "assistant", reason: `an element of "message.content" is not an object`},
+		{name: "content element null after a block", line: `{"type":"assistant","message":{"content":[{"type":"text","text":"a"},null]}}`, offset: 69, event: "assistant", reason: "not an object"},
 		{name: "text not a string", line: `{"type":"assistant","message":{"content":[{"type":"text","text":1}]}}`, offset: 64, event: "assistant", reason: `"text" is not a string`},
 		{name: "the first error in the line", line: `{"type":"assistant","message":{"content":[{"type":"text","text":1},"x"]},"timestamp_ms":"x"}`, offset: 64, event: "assistant", reason: `"text" is not a string`},
 		{name: "tool_call not an object", line: `{"type":"tool_call","tool_call":[]}`, offset: 32, event: "tool_call", reason: `field "tool_call" is not an object`},
