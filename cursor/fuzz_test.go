@@ -26,7 +26,12 @@ func seedLines() []string {
 		`{"\u0074ype":"assistant","message":{"content":"x"},"message":null}`,
 		`{"type":"result","usage":{"inputTokens":1e3}}`, `{"type":"mystery"}`, `[1]`, "Cursor Agent", "",
 		"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}]}}",
-		variants())
+		variants(),
+		// Where json/v2 reads null as a zero value and the protocol wants
+		// an object, or the other way round.
+		`null`, `{"type":"assistant","message":{"content":[null,{"type":"text","text":"a"}]}}`,
+		`{"type":"tool_call","subtype":"started","tool_call":null}`, `{"type":"tool_call","tool_call":{"readToolCall":null}}`,
+		`{"type":"result","usage":null,"duration_ms":null,"is_error":null}`, `{"type":"user","message":null}`)
 }
 
 // assistantHead is how Cursor starts an assistant event with one text
