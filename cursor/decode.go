@@ -111,13 +111,19 @@ type optInt struct {
 }
 
 func (o *optInt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() == 'n' {
-		*o = optInt{}
-		_, err := dec.ReadToken()
+	*o = optInt{}
+	tok, err := dec.ReadToken()
+	switch {
+	case err != nil || tok.Kind() == 'n':
 		return err
+	case tok.Kind() != '0':
+		return errShape
 	}
-	o.ok = true
-	return json.UnmarshalDecode(dec, &o.n)
+	// Int refuses a fraction, an exponent and a value out of range, as
+	// json/v2 does for an int64.
+	o.n, err = tok.Int()
+	o.ok = err == nil
+	return err
 }
 
 // fields is one decoded line.

@@ -274,9 +274,11 @@ func (r *rope) forget() {
 		// The first kept piece starts a block.
 		r.cuts = slices.Insert(r.cuts, 0, end)
 	}
-	// Let the forgotten strings go now, not when the slice next grows.
-	clear(r.pieces[:drop])
-	r.pieces = r.pieces[drop:]
+	// Move the kept pieces to the front, in place: the array is reused
+	// from one forget to the next, and the forgotten strings are let go.
+	n := copy(r.pieces, r.pieces[drop:])
+	clear(r.pieces[n:])
+	r.pieces = r.pieces[:n]
 }
 
 // forgetBefore lets the rope drop what it knows of the text before off:
