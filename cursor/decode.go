@@ -64,11 +64,11 @@ type wireLine struct {
 	TimestampMs optInt      `json:"timestamp_ms"`
 	Text        string      `json:"text"`
 
-	// tool_call: the tool_call object is read by readTool
+	// tool_call: the tool_call object is read by shape.tool
 	CallID   string         `json:"call_id"`
 	ToolCall jsontext.Value `json:"tool_call"`
 
-	// result: usage is read by readUsage
+	// result: usage is read by shape.usage
 	IsError       bool           `json:"is_error"`
 	Result        string         `json:"result"`
 	DurationMs    int64          `json:"duration_ms"`
