@@ -3,7 +3,7 @@
 // order the agent produced them. An Event marshals (encoding/json/v2) to
 // one line of `cursorkit run --json`; docs/contract.md lists the shapes.
 //
-// A turn reads, in order:
+// The events of a turn, by type:
 //
 //	init            once, first: the session the agent opened
 //	text            a new piece of what the agent said, each piece once
@@ -74,7 +74,7 @@ type Init struct {
 }
 
 // Tool is one tool call, started or completed. A completed call's Name and
-// Args are those of its started event when the agent repeats neither.
+// Args are those of its started event when the agent does not repeat them.
 type Tool struct {
 	CallID string         // the agent's id of the call; any text, newlines included
 	Name   string         // the tool, e.g. "read" or "shell"
@@ -151,7 +151,7 @@ type Unknown struct {
 //	{"type":"unknown","eventType","subtype","raw"}
 //
 // args, result (a tool's) and raw are the agent's JSON values, null when
-// absent; status is null when absent; usage is Usage's shape. An event of
+// absent; status is null when absent or empty; usage is Usage's shape. An event of
 // another Type is {"type":...} alone.
 //
 // Strings are written as enc's options say. Use NewEncoder for the
@@ -239,6 +239,10 @@ func (e Event) MarshalJSONTo(enc *jsontext.Encoder) error {
 // their strings are not re-escaped, and what a decoder accepts from an
 // agent (invalid UTF-8, a member name given twice) is accepted again.
 // Invalid UTF-8 in a string field is written as U+FFFD.
+//
+// Like every jsontext.Encoder, it writes each line to w as soon as the
+// line is complete: give it a bufio.Writer (flushed when the input pauses)
+// to write many events at once.
 func NewEncoder(w io.Writer) *jsontext.Encoder {
 	return jsontext.NewEncoder(w,
 		jsontext.EscapeForJS(true),

@@ -1,0 +1,358 @@
+package cursor
+
+import (
+	"hash/maphash"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// textDedupe turns the assistant events of one turn into what the agent
+// said, each piece once. The algorithm is described in the package
+// documentation ("Deduplication"); the names below follow it.
+//
+// said is everything emitted so far. Offsets are byte offsets into its
+// concatenation. Three regions matter:
+//
+//	[runStart, len)    the open delta run: deltas no snapshot has confirmed yet
+//	[flushStart, len)  the unflushed text: everything since the last flush
+//	segs               the spans of the snapshots inside the unflushed text
+//	calls              the same, by model_call_id
+type textDedupe struct {
+	said       rope
+	runStart   int
+	flushStart int
+	segs       []span
+
+	// Where the text of each model call since the last flush lies in said.
+	calls map[string]span
+}
+
+// assistantKind is how an assistant event relates to text already seen.
+type assistantKind int
+
+const (
+	// A delta (timestamp_ms, no model_call_id) carries only new text: it
+	// exists only with --stream-partial-output.
+	delta assistantKind = iota
+	// A snapshot (model_call_id) is the complete text of one model call;
+	// it may recap the deltas streamed for that call.
+	snapshot
+	// A flush (neither) is the copy Cursor prints at the end of a turn. It
+	// may repeat text already sent, or be the only copy of new text.
+	flush
+)
+
+func classify(modelCallID string, hasTimestamp bool) assistantKind {
+	switch {
+	case modelCallID != "":
+		return snapshot
+	case hasTimestamp:
+		return delta
+	}
+	return flush
+}
+
+// add records an assistant event's text and returns the text that is new,
+// "" when there is none.
+func (d *textDedupe) add(kind assistantKind, modelCallID, text string) string {
+	switch kind {
+	case delta:
+		return d.emit(text)
+	case snapshot:
+		return d.snapshot(modelCallID, text)
+	default:
+		return d.flush(text)
+	}
+}
+
+// emit records s as said and returns it.
+func (d *textDedupe) emit(s string) string {
+	d.said.append(s)
+	return s
+}
+
+// emitTail emits text[n:], the part of text that is new, as a copy: the
+// rope and the event then hold only the new text, not the whole of text.
+func (d *textDedupe) emitTail(text string, n int) string {
+	if n == 0 {
+		return d.emit(text)
+	}
+	return d.emit(strings.Clone(text[n:]))
+}
+
+func (d *textDedupe) snapshot(call, text string) string {
+	end := d.said.len()
+	runLen := end - d.runStart
+	prev, seen := d.calls[call]
+	prevLen := prev.end - prev.start
+	var fresh string
+	switch {
+	case runLen > 0 && d.said.hasSuffix(d.runStart, text):
+		// The recap of the open delta run (or of its last part).
+	case runLen > 0 && d.said.isPrefixOf(d.runStart, text):
+		fresh = d.emitTail(text, runLen) // the recap carries more than the deltas did
+	case seen && prev.end == end && d.said.isPrefixOf(prev.start, text):
+		fresh = d.emitTail(text, prevLen) // the same model call, grown
+	case seen && prevLen == len(text) && d.said.equal(prev.start, text):
+		// The same model call replayed after other text: keep its old place.
+		d.runStart = end
+		d.said.mark(end)
+		return ""
+	default:
+		fresh = d.emit(text)
+	}
+	// In every case above the snapshot's text is now the tail of said.
+	end = d.said.len()
+	s := span{end - len(text), end}
+	d.said.mark(s.start)
+	d.said.mark(end)
+	if d.calls == nil {
+		d.calls = map[string]span{}
+	}
+	d.calls[call] = s
+	d.segs = append(d.segs, s)
+	d.runStart = end
+	return fresh
+}
+
+func (d *textDedupe) flush(text string) string {
+	end := d.said.len()
+	unflushed := end - d.flushStart
+	var fresh string
+	switch {
+	case unflushed > 0 && d.said.hasSuffix(d.flushStart, text):
+		// A replay of the end of the turn (the last segment, or all of it).
+	case unflushed > 0 && d.isSegment(text):
+		// A replay of one whole earlier segment.
+	case unflushed > 0 && d.said.isPrefixOf(d.flushStart, text):
+		fresh = d.emitTail(text, unflushed)
+	case end > d.runStart && d.said.isPrefixOf(d.runStart, text):
+		fresh = d.emitTail(text, end-d.runStart)
+	default:
+		fresh = d.emit(text)
+	}
+	end = d.said.len()
+	d.flushStart = end
+	d.runStart = end
+	d.said.mark(end)
+	d.segs = d.segs[:0]
+	clear(d.calls)
+	// Every later comparison starts at or after the flush.
+	d.said.forgetBefore(end)
+	return fresh
+}
+
+func (d *textDedupe) isSegment(text string) bool {
+	for _, s := range d.segs {
+		if s.end-s.start == len(text) && d.said.equal(s.start, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultWindow is how much of the latest text a rope keeps at least.
+// Dedupe compares text from the start of a piece or of a snapshot, which
+// the rope can still do by hash once the text is forgotten, except for a
+// recap of the end of the text that starts inside a piece (see rope).
+const defaultWindow = 4 << 20
+
+// rope is what the agent said: the pieces emitted, in order. A piece is
+// the string the Decoder put in a text event; the rope holds it, it does
+// not copy it.
+//
+// With a window, the rope forgets the oldest pieces while the others
+// still hold the last window bytes (it keeps at most one and a half
+// windows and a piece), so a turn of hundreds of megabytes holds a few
+// megabytes: what it forgets it keeps as one hash per block, a block
+// being the text between two cuts (the start of every piece, and every
+// offset mark was given). Comparing a forgotten block hashes the other
+// side: equal hashes (64-bit, seeded per rope) count as equal text. A
+// comparison that starts or ends inside a forgotten block cannot be made
+// and reports a difference: dedupe then emits the text again rather than
+// drop any.
+type rope struct {
+	pieces []piece // the kept pieces, oldest first
+	n      int     // the length of everything said, kept or forgotten
+
+	window int   // 0: keep everything
+	cuts   []int // block starts inside the kept pieces, ascending
+	gone   []goneBlock
+	seed   maphash.Seed
+	seeded bool
+}
+
+// piece is one emitted string and its offset.
+type piece struct {
+	start int
+	s     string
+}
+
+// goneBlock is a forgotten block: [start, next block's start or the first
+// kept piece's start), by hash.
+type goneBlock struct {
+	start int
+	hash  uint64
+}
+
+// append adds s.
+func (r *rope) append(s string) {
+	if s == "" {
+		return
+	}
+	r.mark(r.n)
+	r.pieces = append(r.pieces, piece{r.n, s})
+	r.n += len(s)
+	if r.window > 0 {
+		r.forget()
+	}
+}
+
+// mark makes off the start of a block, so text compared from there (or
+// up to there) can still be compared once forgotten. Every piece's start
+// is marked; dedupe marks the other offsets it keeps: the start of each
+// snapshot (which may lie inside a piece) and its end.
+func (r *rope) mark(off int) {
+	if r.window == 0 || off < r.base() {
+		return
+	}
+	if last := len(r.cuts) - 1; last < 0 || r.cuts[last] < off {
+		r.cuts = append(r.cuts, off) // the usual case: a new piece
+		return
+	}
+	i, found := slices.BinarySearch(r.cuts, off)
+	if !found {
+		r.cuts = slices.Insert(r.cuts, i, off)
+	}
+}
+
+// base is the offset of the first byte still kept.
+func (r *rope) base() int {
+	if len(r.pieces) == 0 {
+		return r.n
+	}
+	return r.pieces[0].start
+}
+
+// forget drops the oldest pieces while the rest still hold the last
+// window bytes, hashing their blocks. It waits until half a window more
+// is kept, so that the cost of dropping (which moves the kept cuts) is
+// paid once per half window, not once per piece.
+func (r *rope) forget() {
+	if r.n-r.base() < r.window+r.window/2 {
+		return
+	}
+	drop := 0
+	for drop+1 < len(r.pieces) && r.n-r.pieces[drop+1].start >= r.window {
+		drop++
+	}
+	if drop == 0 {
+		return
+	}
+	if !r.seeded {
+		r.seed, r.seeded = maphash.MakeSeed(), true
+	}
+	end := r.pieces[drop].start
+	p := 0 // the piece holding cuts[cut]
+	cut := 0
+	for ; cut < len(r.cuts) && r.cuts[cut] < end; cut++ {
+		start := r.cuts[cut]
+		stop := end
+		if cut+1 < len(r.cuts) && r.cuts[cut+1] < end {
+			stop = r.cuts[cut+1]
+		}
+		for r.pieces[p].start+len(r.pieces[p].s) <= start {
+			p++
+		}
+		// Every piece starts a block, so a block lies in one piece.
+		pc := r.pieces[p]
+		r.gone = append(r.gone, goneBlock{start: start, hash: maphash.String(r.seed, pc.s[start-pc.start:stop-pc.start])})
+	}
+	r.cuts = append(r.cuts[:0], r.cuts[cut:]...)
+	if len(r.cuts) == 0 || r.cuts[0] != end {
+		// The first kept piece starts a block.
+		r.cuts = slices.Insert(r.cuts, 0, end)
+	}
+	// Move the kept pieces to the front, in place: the array is reused
+	// from one forget to the next, and the forgotten strings are let go.
+	n := copy(r.pieces, r.pieces[drop:])
+	clear(r.pieces[n:])
+	r.pieces = r.pieces[:n]
+}
+
+// forgetBefore lets the rope drop what it knows of the text before off:
+// no comparison will start there again.
+func (r *rope) forgetBefore(off int) {
+	i := sort.Search(len(r.gone), func(k int) bool { return r.gone[k].start >= off })
+	if i > 0 {
+		r.gone = append(r.gone[:0], r.gone[i:]...)
+	}
+}
+
+func (r *rope) len() int { return r.n }
+
+// equal reports whether the len(s) bytes at offset off equal s.
+func (r *rope) equal(off int, s string) bool {
+	if off < 0 || off+len(s) > r.n {
+		return false
+	}
+	if s == "" {
+		return true
+	}
+	if base := r.base(); off < base {
+		i := sort.Search(len(r.gone), func(k int) bool { return r.gone[k].start >= off })
+		if i == len(r.gone) || r.gone[i].start != off {
+			return false // starts inside a forgotten block
+		}
+		for ; off < base && s != ""; i++ {
+			stop := base
+			if i+1 < len(r.gone) {
+				stop = r.gone[i+1].start
+			}
+			if stop-off > len(s) {
+				return false // ends inside a forgotten block
+			}
+			if maphash.String(r.seed, s[:stop-off]) != r.gone[i].hash {
+				return false
+			}
+			s, off = s[stop-off:], stop
+		}
+		if s == "" {
+			return true
+		}
+	}
+	// The piece holding off: the last one starting at or before it.
+	i := sort.Search(len(r.pieces), func(k int) bool { return r.pieces[k].start > off }) - 1
+	for s != "" {
+		p := r.pieces[i].s[off-r.pieces[i].start:]
+		k := min(len(p), len(s))
+		if p[:k] != s[:k] {
+			return false
+		}
+		s, off, i = s[k:], off+k, i+1
+	}
+	return true
+}
+
+// hasSuffix reports whether the text from offset from to the end ends with s.
+func (r *rope) hasSuffix(from int, s string) bool {
+	return len(s) <= r.n-from && r.equal(r.n-len(s), s)
+}
+
+// isPrefixOf reports whether the text from offset from to the end is a
+// prefix of s.
+func (r *rope) isPrefixOf(from int, s string) bool {
+	n := r.n - from
+	return n <= len(s) && r.equal(from, s[:n])
+}
+
+// String returns the whole text; only meaningful without a window.
+func (r *rope) String() string {
+	var b strings.Builder
+	b.Grow(r.n)
+	for _, p := range r.pieces {
+		b.WriteString(p.s)
+	}
+	return b.String()
+}

@@ -1,0 +1,21 @@
+package cursor
+
+// Test hooks: what the agent said, which a Decoder keeps only when told.
+
+// keepText makes d keep everything the agent says, for text. Call it
+// before the first Feed.
+func (d *Decoder) keepText() { d.text.said.window = 0 }
+
+// setTextWindow makes d keep only the last n bytes of text (and hashes).
+func (d *Decoder) setTextWindow(n int) { d.text.said.window = n }
+
+// saidText returns what the agent said; "" unless keepText was called.
+func (d *Decoder) saidText() string {
+	if d.text.said.window != 0 {
+		return ""
+	}
+	return d.text.said.String()
+}
+
+// saidLen returns the length of what the agent said so far.
+func (d *Decoder) saidLen() int { return d.text.said.len() }

@@ -1,0 +1,356 @@
+package cursor
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"encoding/json/jsontext"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// seedLines are realistic lines and their near misses, each also a seed of
+// every line fuzzer.
+func seedLines() []string {
+	return seq(initLine, userLine, thinkingDelta, thinkingDone,
+		snap("m1", "Hello \"world\"\n\u00e9😀"), flushLine("Hello"), deltaLine("Hel"),
+		toolPair(`toolu_1\nx`), shellStarted, mcpStarted, unnamedToolCall, resultLine, errorResult("You've hit your usage limit"),
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"a\ud83d\ude00\ud800\u00"}]}}`,
+		`{"\u0074ype":"assistant","message":{"content":"x"},"message":null}`,
+		`{"type":"result","usage":{"inputTokens":1e3}}`, `{"type":"mystery"}`, `[1]`, "Cursor Agent", "",
+		"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}]}}",
+		variants(),
+		// Where json/v2 reads null as a zero value and the protocol wants
+		// an object, or the other way round.
+		`null`, `{"type":"assistant","message":{"content":[null,{"type":"text","text":"a"}]}}`,
+		`{"type":"tool_call","subtype":"started","tool_call":null}`, `{"type":"tool_call","tool_call":{"readToolCall":null}}`,
+		`{"type":"result","usage":null,"duration_ms":null,"is_error":null}`, `{"type":"user","message":null}`)
+}
+
+// assistantHead is how Cursor starts an assistant event with one text
+// block, up to the text's opening quote.
+const assistantHead = `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`
+
+// variants are lines shaped like Cursor's assistant events with the end
+// changed: members that repeat or contradict the head, escaped texts,
+// broken ends.
+func variants() []string {
+	var lines []string
+	for _, rest := range []string{
+		`Hello"}]},"session_id":"abc","timestamp_ms":1770823449274}`,
+		`Hello"}]},"session_id":"abc","model_call_id":"m1","timestamp_ms":1}`,
+		`é😀 "}]}}`, `"}]}}`, `a\"b\n"}]},"session_id":"abc"}`, "a\u0000b\"}]}}",
+		`a"}]},"type":"user"}`, `a"}]},"message":{"content":"b"}}`, `a"}]},"message":null}`,
+		`a"},{"type":"text","text":"b"}]}}`, `a","x":1}]}}`, `a"}],"role":"x"}}`,
+		`a"}]}`, `a"}]},}`, `a"}]} }`, `a"}]}}x`, `a`, "a\x01b\"}]}}", "a\xffb\"}]}}",
+		`a"}]},"cwd":1,"usage":[],"tool_call":"x"}`, `a"}]},"timestamp_ms":"1"}`,
+	} {
+		lines = append(lines, assistantHead+rest)
+	}
+	return lines
+}
+
+// referenceMessageText decodes an assistant or user line's text the slow,
+// obvious way: encoding/json (v1) into map[string]any. shapeOK is false
+// when the line's shape is not one the Decoder accepts.
+func referenceMessageText(t *testing.T, line []byte) (text string, shapeOK bool) {
+	t.Helper()
+	var m map[string]any
+	dec := stdjson.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&m))
+	for _, k := range []string{"session_id", "model_call_id"} {
+		if v, ok := m[k]; ok && v != nil {
+			if _, isStr := v.(string); !isStr {
+				return "", false
+			}
+		}
+	}
+	if v, ok := m["timestamp_ms"]; ok && v != nil {
+		n, isNum := v.(stdjson.Number)
+		if !isNum {
+			return "", false
+		}
+		if _, err := strconv.ParseInt(string(n), 10, 64); err != nil {
+			return "", false
+		}
+	}
+	msg, ok := m["message"]
+	if !ok || msg == nil {
+		return "", true
+	}
+	mo, ok := msg.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	content, ok := mo["content"]
+	if !ok || content == nil {
+		return "", true
+	}
+	switch c := content.(type) {
+	case string:
+		return c, true
+	case []any:
+		var sb strings.Builder
+		for _, el := range c {
+			blk, ok := el.(map[string]any)
+			if !ok {
+				return "", false
+			}
+			if typ, _ := blk["type"].(string); typ != "text" || blk["text"] == nil {
+				continue
+			}
+			s, ok := blk["text"].(string)
+			if !ok {
+				return "", false
+			}
+			sb.WriteString(s)
+		}
+		return sb.String(), true
+	}
+	return "", false
+}
+
+func isObjectText(b []byte) bool {
+	b = trimSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
+
+// FuzzDecode holds the line reader to encoding/json: a line is an event
+// exactly when json.Valid (and jsontext, allowing what it allows) accepts
+// the object, json.Unmarshal and the member walk agree on every line, and
+// the text of an assistant or user line is what a map[string]any decode
+// finds.
+func FuzzDecode(f *testing.F) {
+	for _, l := range seedLines() {
+		f.Add([]byte(l))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, err := decodeLine(t, string(line))
+		valid := stdjson.Valid(line) && isObjectText(line)
+		require.Equal(t, valid, jsontext.Value(line).IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) && isObjectText(line),
+			"json.Valid and jsontext agree")
+		if err != nil {
+			require.Equal(t, !valid, err.notJSON, "notJSON must mean json.Valid refuses the object: %+v", err)
+			require.GreaterOrEqual(t, err.offset, 0)
+			require.LessOrEqual(t, err.offset, len(line))
+			require.NotEmpty(t, err.reason)
+		}
+		if !valid {
+			return
+		}
+		var m map[string]any
+		require.NoError(t, stdjson.Unmarshal(line, &m))
+		typ, _ := m["type"].(string)
+		switch typ {
+		case "assistant", "user":
+			want, shapeOK := referenceMessageText(t, line)
+			if !shapeOK {
+				require.NotNil(t, err, "the reference refuses the shape")
+				return
+			}
+			require.Nil(t, err)
+			require.Equal(t, want, got.Text)
+		case "system", "thinking", "tool_call", "result":
+			// Shapes covered by the table tests; here only the verdicts.
+		default:
+			require.Nil(t, err)
+			require.Equal(t, kindUnknown, got.Kind)
+			require.Equal(t, typ, got.Type)
+		}
+	})
+}
+
+// FuzzFeed feeds arbitrary lines to a Decoder: it never panics, every
+// failure is typed protocol or policy and sticky, every event marshals to
+// one valid JSON line, the text events add up to what the Decoder says
+// was said, and the prompt's echo never reaches an event or an error. A
+// line "#N" stands for seedLines()[N], so the fuzzer can rearrange
+// realistic events as well as mutate them.
+func FuzzFeed(f *testing.F) {
+	seeds := seedLines()
+	f.Add([]byte(strings.Join(seeds, "\n")), byte(0))
+	f.Add([]byte("#0\n#1\n#2\n#3\n#4\n#7\n#8\n#5\n#11"), byte(0))
+	f.Add([]byte("#18\n#0\n#6\n#6\n#4\n#9\n#10\n#12"), byte(3))
+	f.Add([]byte("#0\n#13\n#14\n#15\n#16\n#17\n#19\n#20\n#11\n#11"), byte(1))
+	f.Add([]byte(strings.Join(seq("banner", initLine, deltaLine("x"), shellStarted), "\r\n")), byte(1))
+	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
+		modes := []Mode{"", ModePlan, ModeAsk, ModeWrite}
+		d := newDecoder(t, Turn{Mode: modes[int(mode)%len(modes)], Tools: []string{"mcp"}})
+		d.keepText()
+		var failed error
+		var texts strings.Builder
+		var out bytes.Buffer
+		enc := event.NewEncoder(&out)
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if len(line) > 1 && line[0] == '#' {
+				if n, err := strconv.Atoi(string(line[1:])); err == nil && n >= 0 && n < len(seeds) {
+					line = []byte(seeds[n])
+				}
+			}
+			echo := bytes.Contains(line, []byte(`"user"`))
+			evs, err := d.Feed(line)
+			if failed != nil {
+				require.Equal(t, failed, err, "failures are sticky")
+				continue
+			}
+			if err != nil {
+				k := failure.KindOf(err)
+				require.True(t, k == failure.Protocol || k == failure.Policy, "kind %q: %v", k, err)
+				if echo {
+					require.NotContains(t, err.Error(), "SECRET", "the prompt's echo in an error")
+				}
+				failed = err
+			}
+			for _, ev := range evs {
+				out.Reset()
+				require.NoError(t, ev.MarshalJSONTo(enc))
+				b := out.Bytes()
+				require.True(t, stdjson.Valid(b), "%s", b)
+				require.Equal(t, 1, bytes.Count(b, []byte("\n")), "one line: %s", b)
+				if bytes.Equal(line, []byte(userLine)) {
+					require.NotContains(t, string(b), "SECRET", "the prompt's echo in an event")
+				}
+				if ev.Type == event.TypeText {
+					texts.WriteString(ev.Text)
+				}
+			}
+		}
+		require.Equal(t, texts.String(), d.saidText())
+		require.Equal(t, texts.Len(), d.saidLen())
+		if end := d.End(int(mode)%3, string(data)); end != nil {
+			require.True(t, failure.KindOf(end).Valid())
+		}
+	})
+}
+
+// FuzzDedupe builds a turn from fuzzed segments, sends it the way Cursor
+// does (with or without --stream-partial-output, with or without recaps and
+// a final copy) and checks that the agent's words come out exactly once.
+func FuzzDedupe(f *testing.F) {
+	f.Add([]byte("Checking.\x00Checking.\x00Done."), byte(0), byte(0))
+	f.Add([]byte("ha\x00ha"), byte(1), byte(7))
+	f.Add([]byte("Let me look.\x00Found it."), byte(5), byte(2))
+	f.Add([]byte("a\x00ab\x00b"), byte(2), byte(3))
+	f.Fuzz(func(t *testing.T, data []byte, shape, splits byte) {
+		var segs []string
+		for _, s := range strings.Split(string(data), "\x00") {
+			if s != "" {
+				segs = append(segs, s)
+			}
+		}
+		if len(segs) == 0 {
+			return
+		}
+		// JSON cannot carry invalid UTF-8, so the agent's words are what a
+		// JSON round trip makes of each segment. Normalise before building
+		// the lines: two invalid halves joined raw can form a valid
+		// character ("\xc8" + "\x96" is "Ȗ") that the streamed pieces
+		// never said.
+		for i, s := range segs {
+			segs[i] = string([]rune(s))
+		}
+		partial := shape&1 != 0
+		recaps := shape&2 != 0 || !partial // without partial output the snapshot is the text
+		final := int(shape>>2) % 3         // 0: none, 1: the last segment again, 2: the whole turn again
+		var lines []string
+		for i, s := range segs {
+			call := "m" + strconv.Itoa(i)
+			if partial {
+				// Cut s into deltas every few bytes, on rune boundaries (a
+				// JSON string holds whole characters).
+				step := int(splits)%7 + 1
+				for start := 0; start < len(s); {
+					end := min(len(s), start+step)
+					for end < len(s) && !utf8.RuneStart(s[end]) {
+						end++
+					}
+					lines = append(lines, deltaLine(s[start:end]))
+					start = end
+				}
+			}
+			if recaps {
+				lines = append(lines, snap(call, s))
+			}
+			lines = append(lines, toolPair("t"+strconv.Itoa(i))...)
+		}
+		switch final {
+		case 1:
+			lines = append(lines, flushLine(segs[len(segs)-1]))
+		case 2:
+			lines = append(lines, flushLine(strings.Join(segs, "")))
+		}
+		_, d := texts(t, lines)
+		require.Equal(t, strings.Join(segs, ""), d.saidText())
+	})
+}
+
+// FuzzTools checks that a Turn's tool names are either refused as input
+// or allowed, exactly, by the Decoder.
+func FuzzTools(f *testing.F) {
+	for _, s := range []string{"", "mcp,getMcpTools", "a,,b", "rm -rf", "é", "web_fetch,semantic-search"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		names := strings.Split(s, ",")
+		d, err := NewDecoder(Turn{Mode: ModeAsk, Tools: names})
+		if err != nil {
+			require.Equal(t, failure.Input, failure.KindOf(err))
+			return
+		}
+		for _, n := range names {
+			require.NoError(t, validToolName(n))
+			require.Nil(t, d.allow.check(n))
+		}
+		_, err = Args(Turn{Tools: names})
+		require.NoError(t, err)
+	})
+}
+
+func FuzzParseMode(f *testing.F) {
+	for _, s := range []string{"", "plan", "ask", "write", "coding", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMode(s)
+		if err != nil {
+			require.Equal(t, failure.Input, failure.KindOf(err))
+			return
+		}
+		_, err = NewDecoder(Turn{Mode: m})
+		require.NoError(t, err)
+		_, err = Args(Turn{Mode: m})
+		require.NoError(t, err)
+	})
+}
+
+// FuzzArgs checks that no model or session id can smuggle an option or a
+// line break into the argv, and that --force comes only with ModeWrite.
+func FuzzArgs(f *testing.F) {
+	f.Add("gpt-5", "abc", byte(0), false)
+	f.Add("--force", "-x", byte(3), true)
+	f.Add("auto", "a b", byte(1), false)
+	f.Fuzz(func(t *testing.T, model, resume string, mode byte, partial bool) {
+		m := []Mode{"", ModePlan, ModeAsk, ModeWrite, "bogus"}[int(mode)%5]
+		args, err := Args(Turn{Mode: m, Model: model, Resume: resume, PartialOutput: partial})
+		if err != nil {
+			require.Equal(t, failure.Input, failure.KindOf(err))
+			return
+		}
+		require.Equal(t, []string{"--print", "--output-format", "stream-json"}, args[:3])
+		require.Equal(t, m == ModeWrite, slices.Contains(args, "--force"))
+		for i, a := range args {
+			require.NotContains(t, a, "\n")
+			if i > 0 && (args[i-1] == "--model" || args[i-1] == "--resume") {
+				require.False(t, strings.HasPrefix(a, "-"))
+			}
+		}
+	})
+}

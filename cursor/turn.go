@@ -1,0 +1,236 @@
+package cursor
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// Mode is how much the agent may do in a turn. It decides both the agent's
+// flags (Args) and the tools the Decoder lets it use. The zero Mode is
+// ModePlan.
+type Mode string
+
+const (
+	// ModePlan is read-only planning: `--mode plan`.
+	ModePlan Mode = "plan"
+	// ModeAsk is read-only questions and answers: `--mode ask`.
+	ModeAsk Mode = "ask"
+	// ModeWrite is coding: `--force`, with the tools that change files
+	// and run commands allowed.
+	ModeWrite Mode = "write"
+)
+
+// ParseMode returns the Mode named s: "plan", "ask", "write" (also spelled
+// "coding"), or ModePlan for "". Anything else is a failure.Input error.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "", "plan":
+		return ModePlan, nil
+	case "ask":
+		return ModeAsk, nil
+	case "write", "coding":
+		return ModeWrite, nil
+	}
+	return "", failure.New(failure.Input, "unknown mode %s (want plan, ask or write)", boundedQuote(s, 40))
+}
+
+// resolve returns m with "" as ModePlan, or a failure.Input error for a
+// Mode that is none of the three.
+func (m Mode) resolve() (Mode, error) {
+	switch m {
+	case "":
+		return ModePlan, nil
+	case ModePlan, ModeAsk, ModeWrite:
+		return m, nil
+	}
+	return "", failure.New(failure.Input, "unknown mode %s", boundedQuote(string(m), 40))
+}
+
+// Turn is what one prompt turn asks of the agent. The prompt travels on
+// the agent's stdin only, never in its argv.
+type Turn struct {
+	// Prompt is what the agent is asked. Neither Args nor the Decoder
+	// reads it; it is never quoted in an error.
+	Prompt string
+	Mode   Mode
+	// Model is a resolved catalog id; "" keeps the agent's configured model.
+	Model string
+	// Resume is the session id of an earlier turn to continue; "" starts
+	// a new session.
+	Resume string
+	// Tools are tools allowed besides the mode's, by the name Cursor gives
+	// them ("mcp", "getMcpTools", ...): ASCII letters, digits, '_' and
+	// '-', 1 to 64 of them.
+	Tools []string
+	// PartialOutput asks for --stream-partial-output: text arrives as
+	// deltas, and the Decoder drops the recaps that come with them.
+	PartialOutput bool
+}
+
+// Args returns the arguments, after the program, that run t:
+//
+//	--print --output-format stream-json [--stream-partial-output]
+//	  --force --trust               (ModeWrite)
+//	  --mode plan --trust           (ModePlan, ""; never --force)
+//	  --mode ask --trust            (ModeAsk)
+//	  [--model ID] [--resume SESSION]
+//
+// An unknown mode, a tool name NewDecoder would refuse, a model or session
+// id that is longer than 256 bytes, starts with '-' or holds whitespace or
+// control characters, and a model of "auto" or "default" (which route to a
+// model no event reports) are failure.Input errors.
+func Args(t Turn) ([]string, error) {
+	mode, err := t.Mode.resolve()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range t.Tools {
+		if err := validToolName(name); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{"--print", "--output-format", "stream-json"}
+	if t.PartialOutput {
+		args = append(args, "--stream-partial-output")
+	}
+	switch mode {
+	case ModeWrite:
+		args = append(args, "--force", "--trust")
+	case ModeAsk:
+		args = append(args, "--mode", "ask", "--trust")
+	default:
+		args = append(args, "--mode", "plan", "--trust")
+	}
+	if t.Model != "" {
+		if err := checkValue("model", t.Model); err != nil {
+			return nil, err
+		}
+		if m := strings.ToLower(t.Model); m == "auto" || m == "default" {
+			return nil, failure.New(failure.Input, "model %s is refused: it routes to a model no event reports; name a catalog model", boundedQuote(t.Model, 64))
+		}
+		args = append(args, "--model", t.Model)
+	}
+	if t.Resume != "" {
+		if err := checkValue("resume session id", t.Resume); err != nil {
+			return nil, err
+		}
+		args = append(args, "--resume", t.Resume)
+	}
+	return args, nil
+}
+
+// checkValue refuses values the agent's option parser could take for an
+// option, or that no model id or session id holds.
+func checkValue(what, v string) error {
+	if len(v) > 256 {
+		return failure.New(failure.Input, "%s is longer than 256 bytes", what)
+	}
+	if v[0] == '-' {
+		return failure.New(failure.Input, "%s %s starts with '-'", what, boundedQuote(v, 64))
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c <= ' ' || c == 0x7f {
+			return failure.New(failure.Input, "%s %s holds %s at byte %d", what, boundedQuote(v, 64), quoteChar(c), i)
+		}
+	}
+	return nil
+}
+
+// readOnlyTools are the tools every mode allows; writeTools are those
+// ModeWrite adds. MCP tools (mcp, getMcpTools, ...) and every other tool
+// are allowed only when the caller names them in Turn.Tools.
+func readOnlyTools() []string { return []string{"read", "grep", "glob", "ls"} }
+func writeTools() []string {
+	return []string{"write", "edit", "delete", "shell", "updateTodos", "readTodos"}
+}
+
+// allowlist is the set of tools a turn may use.
+type allowlist struct {
+	mode  Mode
+	tools []string // sorted, distinct
+}
+
+// newAllowlist returns the tools of mode plus extra, or a failure.Input
+// error for an unknown mode or a bad tool name.
+func newAllowlist(mode Mode, extra []string) (allowlist, error) {
+	mode, err := mode.resolve()
+	if err != nil {
+		return allowlist{}, err
+	}
+	tools := readOnlyTools()
+	if mode == ModeWrite {
+		tools = append(tools, writeTools()...)
+	}
+	for _, name := range extra {
+		if err := validToolName(name); err != nil {
+			return allowlist{}, err
+		}
+		tools = append(tools, name)
+	}
+	slices.Sort(tools)
+	return allowlist{mode: mode, tools: slices.Compact(tools)}, nil
+}
+
+func (a allowlist) allows(name string) bool {
+	_, found := slices.BinarySearch(a.tools, name)
+	return found
+}
+
+// check returns nil when the tool may run, else a failure.Policy error
+// naming the tool and the mode. Names compare exactly ("read",
+// "updateTodos"); an empty name (a tool that cannot be identified) is
+// never allowed.
+func (a allowlist) check(name string) *failure.Error {
+	switch {
+	case name == "":
+		return failure.New(failure.Policy, "the agent called a tool that cannot be identified; the %s mode allows only: %s",
+			a.mode, strings.Join(a.tools, ", "))
+	case !a.allows(name):
+		return failure.New(failure.Policy, "the agent called the tool %s, which the %s mode does not allow (allowed: %s)",
+			boundedQuote(name, 64), a.mode, strings.Join(a.tools, ", "))
+	}
+	return nil
+}
+
+// validToolName accepts what Cursor's tool keys are made of: ASCII letters,
+// digits, '_' and '-', at most 64 of them.
+func validToolName(name string) error {
+	if name == "" || len(name) > 64 {
+		return failure.New(failure.Input, "tool name %s must be 1 to 64 characters", boundedQuote(name, 64))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return failure.New(failure.Input, "tool name %s holds %s at byte %d; only letters, digits, '_' and '-' are allowed",
+				boundedQuote(name, 64), quoteChar(c), i)
+		}
+	}
+	return nil
+}
+
+// boundedQuote quotes s for a message, cut to at most max bytes of s.
+func boundedQuote(s string, max int) string {
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:max]) + "…"
+}
+
+// quoteChar quotes one byte for a message: 'a', '\n', '"\xff"'.
+func quoteChar(c byte) string {
+	switch c {
+	case '\'':
+		return `'\''`
+	case '"':
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	if c >= utf8.RuneSelf {
+		s = `"\x` + strconv.FormatUint(uint64(c), 16) + `"`
+	}
+	return "'" + s[1:len(s)-1] + "'"
+}

@@ -1,0 +1,170 @@
+package cursor
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+func TestAllowlists(t *testing.T) {
+	readOnly := []string{"glob", "grep", "ls", "read"}
+	write := []string{"delete", "edit", "glob", "grep", "ls", "read", "readTodos", "shell", "updateTodos", "write"}
+	tests := []struct {
+		mode  Mode
+		tools []string
+		want  []string
+	}{
+		{"", nil, readOnly},
+		{ModePlan, nil, readOnly},
+		{ModeAsk, nil, readOnly},
+		{ModeWrite, nil, write},
+		{ModeAsk, []string{"mcp", "getMcpTools", "read"}, []string{"getMcpTools", "glob", "grep", "ls", "mcp", "read"}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.mode), func(t *testing.T) {
+			a, err := newAllowlist(tt.mode, tt.tools)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, a.tools)
+			for _, name := range tt.want {
+				assert.Nil(t, a.check(name), name)
+			}
+			for _, name := range []string{"mcp", "getMcpTools", "webFetch", "Read", "READ", "", "semSearch"} {
+				if !slices.Contains(tt.want, name) {
+					err := a.check(name)
+					require.NotNil(t, err, name)
+					assert.Equal(t, failure.Policy, err.Kind, name)
+				}
+			}
+		})
+	}
+	var zero allowlist
+	assert.NotNil(t, zero.check("read"), "the zero allowlist allows nothing")
+}
+
+func TestNewDecoderRefuses(t *testing.T) {
+	tests := []struct {
+		turn Turn
+		msg  string
+	}{
+		{Turn{Mode: "yolo"}, `unknown mode "yolo"`},
+		{Turn{Mode: "Plan"}, `unknown mode "Plan"`},
+		{Turn{Mode: ModeWrite, Tools: []string{"mcp", "bad name"}}, `' ' at byte 3`},
+		{Turn{Tools: []string{""}}, "1 to 64 characters"},
+		{Turn{Tools: []string{"a;b"}}, `';' at byte 1`},
+		{Turn{Tools: []string{"é"}}, `'\xc3' at byte 0`},
+		{Turn{Tools: []string{string(make([]byte, 65))}}, "1 to 64 characters"},
+	}
+	for _, tt := range tests {
+		_, err := NewDecoder(tt.turn)
+		require.Error(t, err)
+		assert.Equal(t, failure.Input, failure.KindOf(err))
+		assert.Contains(t, err.Error(), tt.msg)
+		_, err = Args(tt.turn)
+		assert.Equal(t, failure.Input, failure.KindOf(err), "Args refuses what NewDecoder refuses")
+	}
+	for _, ok := range []Turn{{}, {Mode: ModeAsk, Tools: []string{"web_fetch", "semantic-search", "getMcpTools"}}} {
+		_, err := NewDecoder(ok)
+		assert.NoError(t, err)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Mode
+		ok   bool
+	}{
+		{"", ModePlan, true},
+		{"plan", ModePlan, true},
+		{"ask", ModeAsk, true},
+		{"write", ModeWrite, true},
+		{"coding", ModeWrite, true},
+		{"Plan", "", false},
+		{"agent", "", false},
+		{"default", "", false},
+	}
+	for _, tt := range tests {
+		got, err := ParseMode(tt.in)
+		if tt.ok {
+			require.NoError(t, err, tt.in)
+			assert.Equal(t, tt.want, got)
+		} else {
+			assert.Equal(t, failure.Input, failure.KindOf(err), tt.in)
+		}
+	}
+}
+
+func TestArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		turn Turn
+		want []string
+		err  string
+	}{
+		{name: "unset mode is plan, never --force", turn: Turn{},
+			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust"}},
+		{name: "plan", turn: Turn{Mode: ModePlan},
+			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust"}},
+		{name: "ask with a model", turn: Turn{Mode: ModeAsk, Model: "gpt-5"},
+			want: []string{"--print", "--output-format", "stream-json", "--mode", "ask", "--trust", "--model", "gpt-5"}},
+		{name: "write resumes", turn: Turn{Mode: ModeWrite, Resume: "abc-123"},
+			want: []string{"--print", "--output-format", "stream-json", "--force", "--trust", "--resume", "abc-123"}},
+		{name: "partial output", turn: Turn{Mode: ModeWrite, PartialOutput: true, Model: "sonnet-4.5", Resume: "s"},
+			want: []string{"--print", "--output-format", "stream-json", "--stream-partial-output", "--force", "--trust", "--model", "sonnet-4.5", "--resume", "s"}},
+		{name: "a bracketed model passes through", turn: Turn{Model: "claude-4.5[thinking=true]"},
+			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust", "--model", "claude-4.5[thinking=true]"}},
+		{name: "the prompt and the tools are not argv", turn: Turn{Prompt: "--force; rm -rf /", Tools: []string{"mcp"}},
+			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust"}},
+		{name: "unknown mode", turn: Turn{Mode: "yolo"}, err: "unknown mode"},
+		{name: "auto model", turn: Turn{Model: "auto"}, err: "routes to a model no event reports"},
+		{name: "Default model", turn: Turn{Model: "Default"}, err: "is refused"},
+		{name: "model like an option", turn: Turn{Model: "--force"}, err: "starts with '-'"},
+		{name: "model with a space", turn: Turn{Model: "gpt 5"}, err: "' ' at byte 3"},
+		{name: "model too long", turn: Turn{Model: string(make([]byte, 257))}, err: "longer than 256 bytes"},
+		{name: "resume with a newline", turn: Turn{Resume: "abc\n--force"}, err: `'\n' at byte 3`},
+		{name: "resume like an option", turn: Turn{Resume: "-x"}, err: "starts with '-'"},
+		{name: "resume with DEL", turn: Turn{Resume: "a\x7f"}, err: `'\x7f' at byte 1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Args(tt.turn)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Equal(t, failure.Input, failure.KindOf(err))
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			if tt.turn.Mode != ModeWrite {
+				assert.NotContains(t, got, "--force")
+			}
+		})
+	}
+}
+
+func TestClassifyMessage(t *testing.T) {
+	tests := []struct {
+		text string
+		want failure.Kind
+	}{
+		{"You've hit your usage limit for Claude. Switch models or upgrade.", failure.Quota},
+		{"Monthly spend limit reached", failure.Quota},
+		{"quota exceeded", failure.Quota},
+		{"Rate limit exceeded. Try again in 20s.", failure.RateLimited},
+		{"429 Too Many Requests", failure.RateLimited},
+		{"Authentication required. Please run cursor-agent login.", failure.Auth},
+		{"Error: Not logged in", failure.Auth},
+		{"401 Unauthorized", failure.Auth},
+		{"Invalid API key provided", failure.Auth},
+		{"the catalog index is missing", failure.Other},
+		{"", failure.Other},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, ClassifyMessage(tt.text), tt.text)
+	}
+}
