@@ -91,7 +91,7 @@ const (
 
 // WarningNoJob is the warning a Windows Process records when the child could
 // not be put in a job object, so KillTree falls back to MethodTreeWalk.
-const WarningNoJob = "no job object (nested job refused): using taskkill and a tree walk"
+const WarningNoJob = "no_job_object: no job object (nested job refused): using taskkill and a tree walk"
 
 // KillReport says what KillTree did.
 type KillReport struct {

@@ -54,6 +54,12 @@ const (
 	WarnOversizedLine = "oversized_line"
 )
 
+// The other warning codes: stopping the tree did not go as planned.
+const (
+	warnStopFailed = "stop_failed" // the polite stop request failed; the tree was killed at once
+	warnKillFailed = "kill_failed" // the tree kill, the wait after it or releasing the child reported an error
+)
+
 // Outcome is the verdict on one supervised run.
 type Outcome struct {
 	Ending Ending `json:"ending"`
@@ -80,10 +86,15 @@ type Outcome struct {
 	// Lines counts delivered stdout lines; Bytes counts every stdout byte
 	// read (the oversized_line warning counts lines longer than
 	// MaxLineBytes).
-	Lines      int64    `json:"lines"`
-	Bytes      int64    `json:"bytes"`
-	StderrTail string   `json:"stderrTail,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
+	Lines      int64  `json:"lines"`
+	Bytes      int64  `json:"bytes"`
+	StderrTail string `json:"stderrTail,omitempty"`
+	// Warnings are "code: message" lines. The codes are stable:
+	// late_close, pipes_held, oversized_line (the Warn constants),
+	// stop_failed (the polite stop failed; the tree was killed at once),
+	// kill_failed (the tree kill, the wait after it or releasing the child
+	// reported an error) and launch's own (no_job_object on Windows).
+	Warnings []string `json:"warnings,omitempty"`
 	// Finished reports whether OnLine returned ErrFinished before the run
 	// ended.
 	Finished bool `json:"finished"`

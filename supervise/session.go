@@ -497,7 +497,7 @@ func (s *Session) stopTree(v *verdict, exitCh <-chan exitStatus, grace time.Dura
 			case <-t.C:
 			}
 		case err != nil:
-			v.warnings = append(v.warnings, "polite stop failed, killing the tree: "+err.Error())
+			v.warnings = append(v.warnings, warnStopFailed+": the polite stop failed, killing the tree: "+err.Error())
 		default:
 			t := time.NewTimer(grace)
 			select {
@@ -520,14 +520,14 @@ func (s *Session) stopTree(v *verdict, exitCh <-chan exitStatus, grace time.Dura
 	case v.status = <-exitCh:
 	case <-t.C:
 		v.status = exitStatus{code: -1, err: failure.New(failure.Process, "the child did not exit within %s of the tree kill", killWaitLimit)}
-		v.warnings = append(v.warnings, v.status.err.Error())
+		v.warnings = append(v.warnings, warnKillFailed+": "+v.status.err.Error())
 	}
 }
 
 // sweep kills the whole tree, recording a failure as a warning.
 func (s *Session) sweep(v *verdict) {
 	if err := s.c.killTree(); err != nil {
-		v.warnings = append(v.warnings, "tree kill: "+err.Error())
+		v.warnings = append(v.warnings, warnKillFailed+": the tree kill: "+err.Error())
 	}
 }
 
@@ -560,7 +560,7 @@ func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []string {
 	}
 	// close kills whatever is left of the tree, reaps and releases.
 	if err := s.c.close(); err != nil {
-		v.warnings = append(v.warnings, "releasing the process: "+err.Error())
+		v.warnings = append(v.warnings, warnKillFailed+": releasing the process: "+err.Error())
 	}
 	return v.warnings
 }

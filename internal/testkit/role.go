@@ -132,20 +132,37 @@ func inherited(kv string) bool {
 // removed with dir: use a TempDir.
 func Install(t testing.TB, dir, name, role string) string {
 	t.Helper()
+	path, err := InstallFile(dir, name, role)
+	require.NoError(t, err)
+	return path
+}
+
+// InstallFile is Install for a TestMain, which has no testing.TB: it
+// returns what went wrong, and removing dir afterwards is the caller's
+// job.
+func InstallFile(dir, name, role string) (string, error) {
 	if runtime.GOOS == "windows" && filepath.Ext(name) == "" {
 		name += ".exe"
 	}
 	self, err := os.Executable()
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
 	path := filepath.Join(dir, name)
 	// A hard link is free, but Windows refuses to delete any link to the
 	// image of a running program (this test binary), so copy there.
 	if runtime.GOOS == "windows" || os.Link(self, path) != nil {
-		require.NoError(t, copyFile(self, path), "installing %s at %s", role, path)
+		if err := copyFile(self, path); err != nil {
+			return "", fmt.Errorf("installing %s at %s: %w", role, path, err)
+		}
 	}
-	require.NoError(t, os.WriteFile(path+sidecarSuffix, []byte(role+"\n"), 0o644))
-	return path
+	if err := os.WriteFile(path+sidecarSuffix, []byte(role+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 func copyFile(from, to string) error {
