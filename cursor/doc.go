@@ -1,13 +1,28 @@
-// Package cursor drives the Cursor CLI, `cursor-agent`.
+// Package cursor is everything cursorkit knows about the Cursor CLI,
+// `cursor-agent`, in one place above the generic mechanism (discovery,
+// shim, launch, supervise, which know no agent):
 //
-// This part of it understands one prompt turn: Args builds the agent's
-// argv for a Turn, and a Decoder follows the agent's stdout,
-// `cursor-agent --print --output-format stream-json`, turning each line
-// into agent-neutral events (package event) while it enforces the
-// protocol and the turn's tool policy. The Decoder starts no process and
-// reads no file: the caller feeds it lines and stops the agent when Feed
-// fails. docs/contract.md states the behaviours as the project keeps
-// them; this documentation states how this package implements them.
+//   - which binary: Candidates (the configured override, EnvBinary, then
+//     cursor-agent and cursor on PATH, never the bare name agent, which
+//     CheckCandidate refuses), the installer's layout (InstalledBuild),
+//     the builds cursorkit is tested with (TestedInterval, ParseVersion,
+//     Judge) and the settings file that names an override (LoadSettings,
+//     UpdateSettings). Package probe runs the binary's --version, status
+//     and models with these rules.
+//   - one prompt turn: Run starts it on a Binary (probe's choice) with the
+//     prompt on stdin only, through package agent's supervised turn, and
+//     returns when nothing the agent started is left. Args builds the
+//     agent's argv for a Turn and a Decoder follows its stdout,
+//     `cursor-agent --print --output-format stream-json`, turning each
+//     line into agent-neutral events (package event) while it enforces
+//     the protocol and the turn's tool policy. When nothing is configured
+//     and the cursor-agent found on PATH vanished before its start, Run
+//     starts the cursor candidate instead, once.
+//
+// docs/contract.md states the behaviours as the project keeps them; this
+// documentation states how this package implements them. The Decoder
+// starts no process and reads no file: the caller feeds it lines and stops
+// the agent when Feed fails.
 //
 // # Events
 //

@@ -6,7 +6,8 @@
 // The rules are pure: Resolve and ResolveFirst take an Env (GOOS, PATH,
 // PATHEXT, current directory...) and an FS view, so the Windows rules run
 // and are tested on every OS; EnvFromOS and OSFS describe the real machine.
-// Decisions the SPEC leaves open, and what this package does:
+// The rules (docs/contract.md, "Resolution") and the decisions they leave
+// to this package:
 //
 //   - The current directory is never searched for a bare name (on any OS);
 //     on Windows a match there is reported as a warning and in the trail.

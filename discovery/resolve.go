@@ -56,8 +56,7 @@ type Attempt struct {
 // PowerShell only when named explicitly; extensionless files and other
 // extensions are skipped on PATH and refused when named directly. App
 // Execution Alias stubs rank below every real file. POSIX: the first
-// executable regular file wins; its symlink chain goes to Links and a
-// `versions/<v>/` folder to Build.
+// executable regular file wins; its symlink chain goes to Links.
 //
 // The returned Resolution always carries Trail and Attempts, also on error
 // (then Path is empty). An error's message is the bounded reason alone

@@ -1,6 +1,7 @@
 // Package failure defines the typed failures every cursorkit package returns.
 //
-// Each error a caller sees carries exactly one Kind from SPEC.md. An *Error
+// Each error a caller sees carries exactly one Kind (docs/contract.md,
+// "Failure kinds and exit codes"). An *Error
 // holds that kind, a message meant for people (never secrets, PATH, the
 // environment or prompt text) and an optional bounded detail. Kind finds the
 // kind of any error chain, and ExitCode maps a kind to the cursorkit CLI's
@@ -15,7 +16,7 @@ import (
 // Kind classifies a failure. The zero value is not a valid kind.
 type Kind string
 
-// The failure kinds of SPEC.md, in the order it lists them.
+// The failure kinds, in the contract's order.
 const (
 	MissingCLI  Kind = "missing_cli" // no candidate binary could be found or started
 	Setup       Kind = "setup"       // the installation or configuration is unusable
@@ -38,10 +39,10 @@ const (
 var kinds = [...]Kind{MissingCLI, Setup, Auth, Quota, RateLimited, Network, Sandbox,
 	Policy, Protocol, Timeout, Process, Cancelled, Died, Input, Resource, Other}
 
-// Kinds returns every failure kind, in SPEC.md's order.
+// Kinds returns every failure kind, in the contract's order.
 func Kinds() []Kind { return append([]Kind(nil), kinds[:]...) }
 
-// Valid reports whether k is one of the kinds of SPEC.md.
+// Valid reports whether k is one of the contract's kinds.
 func (k Kind) Valid() bool {
 	for _, known := range kinds {
 		if k == known {
@@ -74,7 +75,7 @@ const (
 	ExitCancelled  = 130
 )
 
-// exitCodes is SPEC.md's table for the cursor commands, in one place.
+// exitCodes is the contract's table for the cursor commands, in one place.
 var exitCodes = map[Kind]int{
 	MissingCLI:  ExitMissingCLI,
 	Setup:       ExitSetup,

@@ -1,20 +1,18 @@
-// Package probe answers "is Cursor usable here?": it runs the Cursor CLI's
-// --version, `status --format json` and `models` commands under their own
-// bounds, parses what they print, judges the build against the tested
-// interval, resolves model requests against the catalog, caches the catalog
-// and keeps the settings file that names the configured binary.
+// Package probe answers "is the Cursor CLI usable here?": it finds the
+// effective binary among cursor.Candidates by running each one's --version
+// under its own bound and judging the build against cursor's tested
+// interval (Probe; ProbeExact for one path alone, as the settings endpoint
+// must), asks the chosen binary for its login state (Status) and its model
+// catalog (Models, cached for an hour), and resolves model requests
+// against that catalog (ResolveModel). Inspect runs all of them at once,
+// which is what `cursorkit doctor` shows.
 //
-// The parsers (cursor.ParseVersion, parseStatus, parseModels), ResolveModel, the
-// catalog cache and the settings store are pure or file-only and behave the
-// same on every OS. Probe, ProbeExact, StatusOf/Status, ModelsOf/Models and
-// Inspect start processes through the launch chain (discovery, shim,
-// supervise); each command runs under its own bound and is killed with its
-// whole process tree when the bound fires.
+// Every command starts through the generic mechanism (discovery, shim,
+// supervise) and is killed with its whole process tree when its bound
+// fires or ctx ends. The parsers are pure and behave the same on every OS.
 //
-// Every Report is filled in also when an error is returned, so a caller can
-// show what was tried; the error carries the failure kind for the exit code.
-//
-// Nothing this package returns or reports carries PATH, the environment,
-// tokens or prompt text; every detail taken from a child's output is bounded
-// by detail.Bound.
+// Every report is filled in also when an error is returned, so a caller
+// can show what was tried; the error carries the failure kind for the exit
+// code. Nothing this package returns carries PATH, the environment, tokens
+// or prompt text; every detail taken from a child's output is bounded.
 package probe

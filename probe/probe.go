@@ -142,9 +142,9 @@ func (c Config) cacheDir() (string, error) {
 // cursor on PATH) in that order, running its --version under its own bound
 // (cfg.VersionTimeout, 3 s by default; on timeout the whole process tree is
 // killed), and the first that exits 0 is effective. With
-// cfg.versionCache set, a candidate whose file is unchanged since a
-// successful probe takes its recorded answer instead of running
-// (Report.VersionSource says which).
+// cfg.ReuseVersion, a candidate whose file is unchanged since a successful
+// probe takes its recorded answer instead of running (its candidate detail
+// says so).
 //
 // A configured override that fails while a later candidate succeeds leaves
 // cursorkit usable: the later candidate is effective,

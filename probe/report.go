@@ -89,7 +89,7 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// Answer sources (ModelsReport.Source, Report.VersionSource).
+// Answer sources (ModelsReport.Source, and the version cache).
 const (
 	sourceCLI   = "cli"   // the command ran just now
 	sourceCache = "cache" // read from the catalog or version cache

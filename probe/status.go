@@ -9,7 +9,8 @@ import (
 	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
-// AuthState is the auth verdict of SPEC.md's `authState` field.
+// AuthState is the auth verdict, the `authState` field of docs/contract.md
+// ("JSON shapes").
 type AuthState string
 
 const (

@@ -268,7 +268,8 @@ func orDash(s string) string {
 	return s
 }
 
-// cursorCandidates are the candidates of one call, in SPEC order.
+// cursorCandidates are the candidates of one call, in cursor.Candidates'
+// order.
 func (a *app) cursorCandidates() ([]discovery.Candidate, error) {
 	cfg, err := a.probeConfig()
 	if err != nil {

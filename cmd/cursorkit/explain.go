@@ -15,7 +15,8 @@ import (
 
 const shimUsage = "shim explain [--json] [TARGET] [-- ARG...]"
 
-// explainReport is `cursorkit shim explain --json`: SPEC.md's resolution,
+// explainReport is `cursorkit shim explain --json` (docs/contract.md, "JSON
+// shapes"): the resolution,
 // plan and warnings, the refusal when there is no plan, and what where.exe
 // said (Windows; "unavailable" elsewhere).
 type explainReport struct {

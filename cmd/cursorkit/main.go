@@ -1,6 +1,7 @@
 // Command cursorkit finds, launches and supervises the Cursor CLI
-// (cursor-agent) on Windows, macOS and Linux. SPEC.md's "The command line"
-// is its stable contract; each subcommand lives in its own file.
+// (cursor-agent) on Windows, macOS and Linux. docs/contract.md ("The
+// command line") is its stable contract; each subcommand lives in its own
+// file.
 package main
 
 import (
@@ -157,7 +158,7 @@ func (a *app) parseFlags(fs *pflag.FlagSet, usageLine string, args []string) (co
 	return 0, true
 }
 
-// errorBody is SPEC.md's JSON failure shape.
+// errorBody is the JSON failure shape (docs/contract.md, "JSON shapes").
 type errorBody struct {
 	Error errorObject `json:"error"`
 }

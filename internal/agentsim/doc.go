@@ -1,5 +1,5 @@
 // Package agentsim is a test double of the cursor-agent command-line contract
-// that SPEC.md documents: `--version`, `status`/`whoami [--format json]`,
+// that docs/contract.md documents: `--version`, `status`/`whoami [--format json]`,
 // `models` and `--print --output-format stream-json`. It exists only so that
 // tests (and `make run`'s demo through bin/cursor-agent-sim) can drive the
 // real launch, supervision, probe and stream code against every shape the

@@ -11,7 +11,8 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// errNotString is SPEC.md's exact message for a binaryPath of another type.
+// errNotString is the contract's exact message for a binaryPath of another
+// type (docs/contract.md, "The settings validation endpoint").
 const errNotString = "binaryPath must be a string or null"
 
 // decodeSettings parses a PUT /v1/cursor-cli/settings body: exactly one JSON
