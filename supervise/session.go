@@ -5,6 +5,13 @@
 // kill, sweep) and classifies how the run ended. It knows nothing about
 // the child's output format.
 //
+// The caller steers a run only through what Options.OnLine returns for a
+// line (nil, ErrFinished when the work is done, or an error that stops the
+// tree at once), through ctx, and through Session.Abort from another
+// goroutine, so nothing ever calls into a session that does not exist yet.
+// Like os/exec, the zero Options is usable and a zero duration means none:
+// no deadline, no grace before the tree kill.
+//
 // Reading never stops while the child lives, so a chatty child never
 // blocks on a full pipe. Deadlines use one timer and the monotonic clock;
 // the stdout hot path stores an atomic timestamp per read and allocates
