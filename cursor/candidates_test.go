@@ -1,6 +1,7 @@
 package cursor_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -169,4 +170,27 @@ func TestCheckCandidate(t *testing.T) {
 		assert.Equal(t, failure.Input, failure.KindOf(err))
 		assert.Contains(t, err.Error(), "bare name agent is ambiguous")
 	}
+}
+
+// FuzzCheckCandidate: only the bare name agent is refused, and a path is
+// never refused.
+func FuzzCheckCandidate(f *testing.F) {
+	for _, v := range []string{"agent", "Agent.EXE", "agent.cmd", "/usr/bin/agent", `C:\agent.exe`, "cursor-agent", "agent.exe.cmd", "agent. ."} {
+		f.Add(v, true)
+		f.Add(v, false)
+	}
+	f.Fuzz(func(t *testing.T, value string, windows bool) {
+		goos := "linux"
+		if windows {
+			goos = "windows"
+		}
+		err := cursor.CheckCandidate(discovery.Candidate{Value: value, Source: discovery.SourceOverride}, goos)
+		if err == nil {
+			return
+		}
+		assert.Equal(t, failure.Input, failure.KindOf(err))
+		v := strings.TrimSpace(value)
+		assert.NotContains(t, v, "/", "a path is never refused")
+		assert.True(t, strings.HasPrefix(strings.ToLower(v), "agent"), "refused %q", value)
+	})
 }
