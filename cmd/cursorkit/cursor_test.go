@@ -11,11 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
+// TestMain lets the test binary play the children of its own tests: the
+// exec tests' roles (execRoles) and, built in, the cursor-agent simulator
+// that testkit.Install puts where the CLI looks for cursor-agent.
 func TestMain(m *testing.M) {
-	simtest.RunIfSimulator()
+	testkit.RunIfChild(execRoles()...)
 	os.Exit(m.Run())
 }
 
@@ -25,16 +28,16 @@ func TestMain(m *testing.M) {
 func cursorEnv(t *testing.T, pathDir, scenario string) (settings string) {
 	t.Helper()
 	if pathDir == "" {
-		pathDir = simtest.TempDir(t)
+		pathDir = testkit.TempDir(t)
 	}
 	t.Setenv("PATH", pathDir)
 	t.Setenv("CURSOR_AGENT_BIN", "")
-	t.Setenv("XDG_CACHE_HOME", simtest.TempDir(t))
+	t.Setenv("XDG_CACHE_HOME", testkit.TempDir(t))
 	if runtime.GOOS == "windows" {
-		t.Setenv("LOCALAPPDATA", simtest.TempDir(t))
+		t.Setenv("LOCALAPPDATA", testkit.TempDir(t))
 	}
 	t.Setenv(agentsim.EnvScenario, scenario)
-	return filepath.Join(simtest.TempDir(t), "settings.json")
+	return filepath.Join(testkit.TempDir(t), "settings.json")
 }
 
 func decodeObject(t *testing.T, stdout string) map[string]any {
@@ -101,7 +104,7 @@ func TestProbeStatusModelsAgainstTheSimulator(t *testing.T) {
 			if tt.name == "old build fails as setup" {
 				t.Setenv(agentsim.EnvVersion, "2026.08.11-e8db854")
 			}
-			bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+			bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 			args := append([]string{"--settings", settings, "--binary", bin}, tt.args...)
 			code, stdout, stderr := runCLI(t, map[string]string{}, "", args...)
 			assert.Equal(t, tt.code, code, "stderr: %s", stderr)
@@ -138,12 +141,12 @@ func TestMissingCLIExits3(t *testing.T) {
 }
 
 func TestConfiguredBinaryFromSettingsAndFallback(t *testing.T) {
-	pathDir := simtest.TempDir(t)
-	onPath := simtest.Install(t, pathDir, "cursor-agent")
+	pathDir := testkit.TempDir(t)
+	onPath := testkit.Install(t, pathDir, "cursor-agent", testkit.Simulator)
 	settings := cursorEnv(t, pathDir, "")
 
 	t.Run("settings override is used", func(t *testing.T) {
-		other := simtest.Install(t, filepath.Join(simtest.TempDir(t), "A User", "npm"), "cursor-agent")
+		other := testkit.Install(t, filepath.Join(testkit.TempDir(t), "A User", "npm"), "cursor-agent", testkit.Simulator)
 		require.NoError(t, os.WriteFile(settings, mustJSON(t, map[string]string{"cursorCliBinaryPath": other}), 0o600))
 		code, stdout, stderr := runCLI(t, map[string]string{}, "", "--settings", settings, "probe", "--json")
 		require.Equal(t, 0, code, stderr)
@@ -153,7 +156,7 @@ func TestConfiguredBinaryFromSettingsAndFallback(t *testing.T) {
 	})
 
 	t.Run("failing override falls back to PATH and doctor says so", func(t *testing.T) {
-		missing := filepath.Join(simtest.TempDir(t), "gone", "cursor-agent")
+		missing := filepath.Join(testkit.TempDir(t), "gone", "cursor-agent")
 		require.NoError(t, os.WriteFile(settings, mustJSON(t, map[string]string{"cursorCliBinaryPath": missing}), 0o600))
 		code, stdout, stderr := runCLI(t, map[string]string{}, "", "--settings", settings, "probe", "--json")
 		require.Equal(t, 0, code, stderr)
@@ -182,7 +185,7 @@ func TestConfiguredBinaryFromSettingsAndFallback(t *testing.T) {
 
 func TestDoctorAllGood(t *testing.T) {
 	settings := cursorEnv(t, "", "")
-	bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 	code, stdout, stderr := runCLI(t, map[string]string{}, "", "--settings", settings, "--binary", bin, "doctor", "--json")
 	require.Equal(t, 0, code, stderr)
 	obj := decodeObject(t, stdout)
@@ -196,7 +199,7 @@ func TestDoctorAllGood(t *testing.T) {
 
 func TestShimExplain(t *testing.T) {
 	settings := cursorEnv(t, "", "")
-	bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 
 	code, stdout, stderr := runCLI(t, map[string]string{}, "", "--settings", settings, "shim", "explain", "--json", bin, "--", "--print", "model[x=1]")
 	require.Equal(t, 0, code, stderr)

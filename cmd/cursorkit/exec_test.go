@@ -20,20 +20,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/internal/proctest"
-	"github.com/cursorkit/cursorkit/internal/testdir"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
-
-// execModeEnv makes the test binary act as a child of `cursorkit exec`
-// instead of running tests; os.Args[1:] are the mode's parameters. It is
-// checked in init so this package needs no TestMain.
-const execModeEnv = "CURSORKIT_EXEC_TEST_MODE"
 
 // execWait bounds every wait of the exec tests.
 const execWait = 20 * time.Second
 
-func init() {
-	proctest.RunIfChild(execModeEnv, execChild)
+// execRoles are the behaviours the test binary takes on as a child of
+// `cursorkit exec` (TestMain registers them; a test selects one with
+// testkit.RoleEnv); os.Args[1:] are their parameters.
+func execRoles() []testkit.Role {
+	var roles []testkit.Role
+	for _, name := range []string{"exit", "echo", "silent", "ready-then-silent", "chatty", "tree", "gen", "kill-self"} {
+		roles = append(roles, testkit.Role{Name: name, Run: func(args []string) int { return execChild(name, args) }})
+	}
+	return roles
 }
 
 // execChild implements the behaviours the exec tests start.
@@ -48,10 +49,10 @@ func execChild(mode string, args []string) int {
 		_, _ = io.Copy(os.Stdout, os.Stdin)
 		return 0
 	case "silent":
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "ready-then-silent":
 		fmt.Println("ready")
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "chatty":
 		for i := 0; ; i++ {
 			fmt.Printf("{\"n\":%d}\n", i)
@@ -61,7 +62,7 @@ func execChild(mode string, args []string) int {
 		for _, kind := range args[1:] {
 			exe, _ := os.Executable()
 			cmd := exec.Command(exe, args[0])
-			cmd.Env = proctest.Env(execModeEnv, "silent")
+			cmd.Env = testkit.ChildEnv("silent")
 			execGrandchildAttr(cmd, kind)
 			if err := cmd.Start(); err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -70,7 +71,7 @@ func execChild(mode string, args []string) int {
 			fmt.Printf("child %d\n", cmd.Process.Pid)
 		}
 		fmt.Println("all-ready")
-		proctest.SleepForever()
+		testkit.SleepForever()
 	case "gen": // args: bytes of 500-byte NDJSON lines to write
 		total, _ := strconv.ParseInt(args[0], 10, 64)
 		line := []byte(`{"type":"assistant","text":"` + strings.Repeat("x", 500-31) + `"}` + "\n")
@@ -124,7 +125,7 @@ func (w *watchedBuffer) String() string {
 // as TARGET (when target is empty) and returns its exit code and streams.
 func runExecCLI(t *testing.T, ctx context.Context, mode, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	t.Setenv(execModeEnv, mode)
+	t.Setenv(testkit.RoleEnv, mode)
 	var out, errOut bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
@@ -148,7 +149,7 @@ func testBinary(t *testing.T) string {
 
 func TestExecExitCodes(t *testing.T) {
 	exe := testBinary(t)
-	dir := testdir.New(t)
+	dir := testkit.TempDir(t)
 	notRunnable := filepath.Join(dir, "notes.txt")
 	require.NoError(t, os.WriteFile(notRunnable, []byte("not a program"), 0o644))
 	tests := []struct {
@@ -212,7 +213,7 @@ func TestExecDryRunPrintsThePlan(t *testing.T) {
 
 func TestExecReport(t *testing.T) {
 	exe := testBinary(t)
-	report := filepath.Join(testdir.New(t), "report.json")
+	report := filepath.Join(testkit.TempDir(t), "report.json")
 	code, _, stderr := runExecCLI(t, context.Background(), "ready-then-silent", "", "--first-line-timeout", "20s", "--idle-timeout", "100ms", "--report", report, "--", exe)
 	require.Equal(t, 124, code, stderr)
 	data, err := os.ReadFile(report)
@@ -227,7 +228,7 @@ func TestExecReport(t *testing.T) {
 	assert.EqualValues(t, len("ready\n"), r["bytes"])
 	assert.EqualValues(t, 124, r["cursorkitExitCode"])
 
-	code, _, _ = runExecCLI(t, context.Background(), "exit", "", "--report", report, "--", filepath.Join(testdir.New(t), "absent"))
+	code, _, _ = runExecCLI(t, context.Background(), "exit", "", "--report", report, "--", filepath.Join(testkit.TempDir(t), "absent"))
 	assert.Equal(t, 127, code)
 	data, err = os.ReadFile(report)
 	require.NoError(t, err)
@@ -235,7 +236,7 @@ func TestExecReport(t *testing.T) {
 	assert.Equal(t, "spawn_failed", r["outcome"])
 	assert.Equal(t, "missing_cli", r["kind"])
 
-	code, _, stderr = runExecCLI(t, context.Background(), "exit", "", "--report", filepath.Join(testdir.New(t), "no", "dir", "r.json"), "--", exe, "0", "", "")
+	code, _, stderr = runExecCLI(t, context.Background(), "exit", "", "--report", filepath.Join(testkit.TempDir(t), "no", "dir", "r.json"), "--", exe, "0", "", "")
 	assert.Equal(t, 125, code)
 	assert.Contains(t, stderr, "cannot write the report")
 }
@@ -244,8 +245,9 @@ func TestExecReport(t *testing.T) {
 // command's context; exec stops the child's whole tree and exits 130.
 func TestExecCancelStopsTheTree(t *testing.T) {
 	exe := testBinary(t)
-	marker := proctest.Marker("exec")
-	t.Setenv(execModeEnv, "tree")
+	w := testkit.NewWatch(t)
+	marker := w.Marker()
+	t.Setenv(testkit.RoleEnv, "tree")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := newWatchedBuffer("all-ready")
@@ -262,6 +264,7 @@ func TestExecCancelStopsTheTree(t *testing.T) {
 	}
 	pids := execChildPIDs(t, out.String())
 	require.Len(t, pids, len(execTreeKinds))
+	w.Add(pids...)
 	cancel()
 	select {
 	case code := <-done:
@@ -269,7 +272,7 @@ func TestExecCancelStopsTheTree(t *testing.T) {
 	case <-time.After(execWait):
 		t.Fatal("exec did not return after the cancel")
 	}
-	assertExecTreeGone(t, marker, pids)
+	w.RequireGone(execWait)
 }
 
 // execChildPIDs parses the "child PID" lines of the tree mode.
@@ -305,7 +308,7 @@ func BenchmarkExecThroughput(b *testing.B) {
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	require.NoError(b, err)
 	defer devNull.Close()
-	b.Setenv(execModeEnv, "gen")
+	b.Setenv(testkit.RoleEnv, "gen")
 	size := strconv.Itoa(total)
 	timed := func(f func()) time.Duration {
 		t0 := time.Now()

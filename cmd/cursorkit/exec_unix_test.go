@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"syscall"
 
-	"github.com/cursorkit/cursorkit/internal/proctest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // execTreeKinds are the grandchildren of the cancel test: one in the
@@ -21,6 +21,6 @@ func execGrandchildAttr(cmd *exec.Cmd, kind string) {
 
 func execKillSelf() int {
 	_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)
-	proctest.SleepForever()
+	testkit.SleepForever()
 	return 1
 }

@@ -3,10 +3,7 @@ package main
 import (
 	"os/exec"
 	"syscall"
-	"testing"
-	"time"
 
-	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/windows"
 )
 
@@ -21,20 +18,3 @@ func execGrandchildAttr(cmd *exec.Cmd, kind string) {
 }
 
 func execKillSelf() int { return 1 }
-
-// assertExecTreeGone checks every PID is gone: it cannot be opened any
-// more, or it can and has exited.
-func assertExecTreeGone(t *testing.T, _ string, pids []int) {
-	t.Helper()
-	limit := time.Now().Add(execWait)
-	for _, pid := range pids {
-		h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
-		if err != nil {
-			continue
-		}
-		ev, err := windows.WaitForSingleObject(h, uint32(time.Until(limit).Milliseconds()))
-		_ = windows.CloseHandle(h)
-		require.NoError(t, err)
-		require.Equal(t, uint32(windows.WAIT_OBJECT_0), ev, "process %d of the tree survived", pid)
-	}
-}

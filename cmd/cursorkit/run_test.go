@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // runEvents splits `run --json` output into its events and checks that the
@@ -131,9 +131,9 @@ func TestRunScenarios(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			settings := cursorEnv(t, "", tt.scenario)
-			pids := simtest.PIDDir(t)
-			t.Setenv(agentsim.EnvPIDDir, pids)
-			bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+			bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
+			w := testkit.NewWatch(t)
+			t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
 			args := append([]string{"--settings", settings, "--binary", bin, "run", "--json"}, tt.flags...)
 			args = append(args, "--", "Summarise README.md")
 			code, stdout, stderr := runCLI(t, map[string]string{}, "", args...)
@@ -147,16 +147,16 @@ func TestRunScenarios(t *testing.T) {
 			if tt.check != nil {
 				tt.check(t, events, outcome)
 			}
-			simtest.RequireNoSurvivors(t, pids, 10*time.Second)
+			w.RequireGone(10 * time.Second)
 		})
 	}
 }
 
 func TestRunPromptOnlyOnStdinAndResume(t *testing.T) {
 	settings := cursorEnv(t, "", agentsim.ScenarioNormal)
-	record := filepath.Join(simtest.TempDir(t), "record.ndjson")
+	record := filepath.Join(testkit.TempDir(t), "record.ndjson")
 	t.Setenv(agentsim.EnvRecord, record)
-	bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 	const prompt = "secret-prompt-7f3a: explain the build"
 
 	code, stdout, stderr := runCLI(t, map[string]string{}, prompt, "--settings", settings, "--binary", bin, "run", "--json", "--resume", "sess-42", "-")
@@ -198,9 +198,9 @@ func TestRunModesAndModel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			settings := cursorEnv(t, "", agentsim.ScenarioNormal)
-			record := filepath.Join(simtest.TempDir(t), "record.ndjson")
+			record := filepath.Join(testkit.TempDir(t), "record.ndjson")
 			t.Setenv(agentsim.EnvRecord, record)
-			bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+			bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 			args := append([]string{"--settings", settings, "--binary", bin, "run", "--json"}, tt.flags...)
 			code, _, stderr := runCLI(t, map[string]string{}, "", append(args, "hi")...)
 			require.Equal(t, tt.code, code, stderr)
@@ -219,7 +219,7 @@ func TestRunModesAndModel(t *testing.T) {
 
 func TestRunRefusals(t *testing.T) {
 	settings := cursorEnv(t, "", agentsim.ScenarioNormal)
-	bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 	tests := []struct {
 		name  string
 		args  []string
@@ -233,7 +233,7 @@ func TestRunRefusals(t *testing.T) {
 		{"unknown model lists variants", []string{"run", "--json", "--model", "no-such-model", "x"}, "", 2, ""},
 		{"write and mode", []string{"run", "--json", "--write", "--mode", "ask", "x"}, "", 2, "exclude"},
 		{"bad mode", []string{"run", "--json", "--mode", "yolo", "x"}, "", 2, ""},
-		{"missing cwd", []string{"run", "--json", "--cwd", filepath.Join(simtest.TempDir(t), "nope"), "x"}, "", 2, "not a usable directory"},
+		{"missing cwd", []string{"run", "--json", "--cwd", filepath.Join(testkit.TempDir(t), "nope"), "x"}, "", 2, "not a usable directory"},
 		{"negative timeout", []string{"run", "--json", "--timeout", "-1s", "x"}, "", 2, "negative"},
 	}
 	for _, tt := range tests {
@@ -250,9 +250,9 @@ func TestRunRefusals(t *testing.T) {
 
 func TestRunCancelStopsTheTree(t *testing.T) {
 	settings := cursorEnv(t, "", agentsim.ScenarioHangMidStream)
-	pids := simtest.PIDDir(t)
-	t.Setenv(agentsim.EnvPIDDir, pids)
-	bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
+	w := testkit.NewWatch(t)
+	t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -274,7 +274,7 @@ func TestRunCancelStopsTheTree(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("run did not return after cancel")
 	}
-	simtest.RequireNoSurvivors(t, pids, 10*time.Second)
+	w.RequireGone(10 * time.Second)
 }
 
 // lineWatcher is a writer that signals once when the first line is written.
@@ -301,12 +301,12 @@ func (w *lineWatcher) Write(p []byte) (int, error) {
 // id must survive cmd's parsing), a shell script on POSIX.
 func TestRunThroughAShim(t *testing.T) {
 	settings := cursorEnv(t, "", agentsim.ScenarioNormal)
-	record := filepath.Join(simtest.TempDir(t), "record.ndjson")
+	record := filepath.Join(testkit.TempDir(t), "record.ndjson")
 	t.Setenv(agentsim.EnvRecord, record)
-	pids := simtest.PIDDir(t)
-	t.Setenv(agentsim.EnvPIDDir, pids)
-	dir := filepath.Join(simtest.TempDir(t), "Program Files (x86)", "npm")
-	bin := simtest.Install(t, dir, "cursor-agent-real")
+	dir := filepath.Join(testkit.TempDir(t), "Program Files (x86)", "npm")
+	bin := testkit.Install(t, dir, "cursor-agent-real", testkit.Simulator)
+	w := testkit.NewWatch(t)
+	t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
 	var shimPath, body string
 	if runtime.GOOS == "windows" {
 		shimPath = filepath.Join(dir, "cursor-agent.cmd")
@@ -330,5 +330,5 @@ func TestRunThroughAShim(t *testing.T) {
 	last := records[len(records)-1]
 	assert.Contains(t, last.Args, model, "the bracketed id arrives intact through the shim")
 	assert.Equal(t, "what is 100% & (x|y)?", last.Stdin, "metacharacters in the prompt are safe: it travels on stdin")
-	simtest.RequireNoSurvivors(t, pids, 10*time.Second)
+	w.RequireGone(10 * time.Second)
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/probe"
 )
 
@@ -81,8 +81,8 @@ func (w *lineWriter) waitLine(t *testing.T, substr string) string {
 // commands, PATH empty, caches in a temp dir.
 func simProbes(t *testing.T, simEnv ...string) probe.Config {
 	return probe.Config{
-		Environ:  append(simtest.Env(simEnv...), "PATH=", "CURSOR_AGENT_BIN="),
-		CacheDir: simtest.TempDir(t),
+		Environ:  append(testkit.ChildEnv(testkit.Simulator, simEnv...), "PATH=", "CURSOR_AGENT_BIN="),
+		CacheDir: testkit.TempDir(t),
 	}
 }
 
@@ -156,7 +156,7 @@ func request(t *testing.T, method, url, token, body string) (int, []byte) {
 }
 
 func TestServeRefusesBadSetup(t *testing.T) {
-	dir := simtest.TempDir(t)
+	dir := testkit.TempDir(t)
 	settings := filepath.Join(dir, "settings.json")
 	tests := []struct {
 		name       string
@@ -197,7 +197,7 @@ func TestServeHelp(t *testing.T) {
 }
 
 func TestServeDefaultTokenFileAndRoutes(t *testing.T) {
-	dir := simtest.TempDir(t)
+	dir := testkit.TempDir(t)
 	settings := filepath.Join(dir, "config dir", "settings.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(settings), 0o700))
 	require.NoError(t, os.WriteFile(settings, []byte(`{"theme":"dark","cursorCliBinaryPath":"/old/agent"}`), 0o600))
@@ -220,7 +220,7 @@ func TestServeDefaultTokenFileAndRoutes(t *testing.T) {
 	assert.Equal(t, 200, code)
 	assert.JSONEq(t, `{"binaryPath":"/old/agent"}`, string(body))
 
-	p := simtest.Install(t, filepath.Join(dir, "Cursor Agent"), "cursor-agent")
+	p := testkit.Install(t, filepath.Join(dir, "Cursor Agent"), "cursor-agent", testkit.Simulator)
 	reqBody, _ := json.Marshal(map[string]string{"binaryPath": " " + p + " "})
 	code, body = request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, string(reqBody))
 	require.Equal(t, 200, code, "body %s", body)
@@ -247,7 +247,7 @@ func TestServeDefaultTokenFileAndRoutes(t *testing.T) {
 }
 
 func TestServeTokenSources(t *testing.T) {
-	dir := simtest.TempDir(t)
+	dir := testkit.TempDir(t)
 	settings := filepath.Join(dir, "settings.json")
 	envToken := strings.Repeat("e", 40)
 
@@ -290,11 +290,11 @@ func TestServeShutdown(t *testing.T) {
 	// A slow --version keeps the probe in flight; the simulator records
 	// its start, so the test knows when to shut down.
 	putSlow := func(t *testing.T, delay string, grace time.Duration) (s *served, settings, bin string, result chan int) {
-		dir := simtest.TempDir(t)
+		dir := testkit.TempDir(t)
 		settings = filepath.Join(dir, "settings.json")
-		bin = simtest.Install(t, filepath.Join(dir, "slow"), "cursor-agent")
-		pids := simtest.PIDDir(t)
-		probes := simProbes(t, agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay+"="+delay, agentsim.EnvPIDDir+"="+pids)
+		bin = testkit.Install(t, filepath.Join(dir, "slow"), "cursor-agent", testkit.Simulator)
+		w := testkit.NewWatch(t)
+		probes := simProbes(t, agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay+"="+delay, agentsim.EnvPIDDir+"="+w.PIDDir())
 		probes.VersionTimeout = 5 * time.Minute
 		s = startServe(t, env, settings, probes, grace)
 		body, _ := json.Marshal(map[string]string{"binaryPath": bin})
@@ -303,8 +303,8 @@ func TestServeShutdown(t *testing.T) {
 			code, _ := request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, string(body))
 			result <- code
 		}()
-		simtest.WaitRecorded(t, pids, "slow-version", 30*time.Second)
-		t.Cleanup(func() { simtest.RequireNoSurvivors(t, pids, 10*time.Second) })
+		w.WaitRecorded("slow-version", 30*time.Second)
+		t.Cleanup(func() { w.RequireGone(10 * time.Second) })
 		return s, settings, bin, result
 	}
 	t.Run("an in-flight probe finishes within the grace", func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/internal/agentsim"
-	"github.com/cursorkit/cursorkit/internal/simtest"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // versionRuns counts the recorded `--version` spawns and the turns.
@@ -36,9 +36,9 @@ func versionRuns(t *testing.T, record string) (versions, turns int) {
 // --version process, while probe, status, models and doctor always run it.
 func TestRunUsesTheVersionCacheAndNothingElseDoes(t *testing.T) {
 	settings := cursorEnv(t, "", agentsim.ScenarioNormal)
-	record := filepath.Join(simtest.TempDir(t), "record.ndjson")
+	record := filepath.Join(testkit.TempDir(t), "record.ndjson")
 	t.Setenv(agentsim.EnvRecord, record)
-	bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 	cli := func(args ...string) (int, string, string) {
 		return runCLI(t, map[string]string{}, "", append([]string{"--settings", settings, "--binary", bin}, args...)...)
 	}
@@ -76,9 +76,9 @@ func TestRunUsesTheVersionCacheAndNothingElseDoes(t *testing.T) {
 func TestRunOlderBuildFromTheCacheFailsAsSetup(t *testing.T) {
 	settings := cursorEnv(t, "", agentsim.ScenarioNormal)
 	t.Setenv(agentsim.EnvVersion, "2026.08.11-e8db854")
-	record := filepath.Join(simtest.TempDir(t), "record.ndjson")
+	record := filepath.Join(testkit.TempDir(t), "record.ndjson")
 	t.Setenv(agentsim.EnvRecord, record)
-	bin := simtest.Install(t, simtest.TempDir(t), "cursor-agent")
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 	for range 2 {
 		code, stdout, _ := runCLI(t, map[string]string{}, "", "--settings", settings, "--binary", bin, "run", "--json", "hi")
 		assert.Equal(t, 4, code)

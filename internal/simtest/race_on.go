@@ -1,5 +1,0 @@
-//go:build race
-
-package simtest
-
-const raceEnabled = true

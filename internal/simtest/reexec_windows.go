@@ -1,4 +1,0 @@
-package simtest
-
-// skipRaceExitSleep does nothing on Windows, which cannot exec in place.
-func skipRaceExitSleep() {}

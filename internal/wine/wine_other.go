@@ -1,5 +1,0 @@
-//go:build !windows
-
-package wine
-
-func detected() bool { return false }
