@@ -9,10 +9,10 @@ import (
 )
 
 // TestMain lets the test binary, re-executed, act as the simulator or as the
-// Go side of BenchmarkP6Scale (a process of its own, so that its peak RSS
-// and CPU time are the supervisor's alone).
+// Go driver of BenchmarkConcurrentTurnsRSS (a process of its own, so that
+// its peak RSS and CPU time are the driver's alone).
 func TestMain(m *testing.M) {
-	testkit.RunIfChild(testkit.Role{Name: p6DriverRole, Run: func([]string) int { return p6Driver() }})
+	testkit.RunIfChild(testkit.Role{Name: goDriverRole, Run: func([]string) int { return goDriver() }})
 	os.Exit(isolated(m))
 }
 
