@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -218,9 +219,13 @@ func vmHWM() (int64, error) {
 	return 0, errors.New("no VmHWM in /proc/self/status")
 }
 
-// startProfiles starts a CPU profile into prefix.cpu; the returned stop
-// ends it and writes a heap profile into prefix.heap.
+// startProfiles starts a CPU profile into prefix.cpu and records every
+// allocation; the returned stop ends the CPU profile and writes a heap
+// profile into prefix.heap (alloc_space tells what each turn allocates).
+// Profiling costs memory and CPU: a profiled run's figures are not the
+// benchmark's.
 func startProfiles(prefix string) (stop func(), err error) {
+	runtime.MemProfileRate = 1
 	cpu, err := os.Create(prefix + ".cpu")
 	if err != nil {
 		return nil, err
@@ -232,6 +237,7 @@ func startProfiles(prefix string) (stop func(), err error) {
 	return func() {
 		pprof.StopCPUProfile()
 		cpu.Close()
+		runtime.GC() // the heap profile is as of the last completed cycle
 		if heap, err := os.Create(prefix + ".heap"); err == nil {
 			_ = pprof.WriteHeapProfile(heap)
 			heap.Close()
