@@ -13,7 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/stream"
+	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/discovery"
 )
 
 // prompt is what every simulated turn receives on stdin.
@@ -66,14 +67,28 @@ func script(b testing.TB, name string) string {
 	return p
 }
 
-// turnArgs is a read-only prompt turn's argv after the program, exactly as
-// `cursorkit run` builds it.
+// benchTurn is the turn every benchmark runs: `cursorkit run`'s default,
+// a read-only plan-mode turn with the agent's configured model.
+var benchTurn = cursor.Turn{Prompt: prompt}
+
+// turnArgs is benchTurn's argv after the program, exactly as `cursorkit
+// run` builds it (cursor.Args); the baselines start the simulator with it.
 func turnArgs() []string {
-	args, err := stream.Args(stream.ArgsOptions{Mode: stream.ModeDefault})
+	args, err := cursor.Args(benchTurn)
 	if err != nil {
-		panic(err) // the default mode's argv is a constant
+		panic(err) // the default turn's argv is a constant
 	}
 	return args
+}
+
+// simBinary is the simulator as a configured Cursor binary, the way probe
+// hands `cursorkit --binary SIM run` its binary (no PATH candidate, so
+// cursor.Run never falls back to another one).
+func simBinary(sim string) cursor.Binary {
+	return cursor.Binary{
+		Resolution: discovery.Resolution{Path: sim, Name: filepath.Base(sim), Kind: discovery.Native, Source: discovery.SourceOverride},
+		Configured: true,
+	}
 }
 
 // withEnv returns os.Environ() with the given KEY=VALUE entries replacing

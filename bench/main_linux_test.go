@@ -9,22 +9,29 @@ import (
 )
 
 // TestMain lets the test binary, re-executed, act as the simulator or as the
-// Go side of BenchmarkP6Scale (a process of its own, so that its peak RSS
-// and CPU time are the supervisor's alone).
+// Go driver of BenchmarkConcurrentTurnsRSS (a process of its own, so that
+// its peak RSS and CPU time are the driver's alone).
 func TestMain(m *testing.M) {
-	testkit.RunIfChild(testkit.Role{Name: p6DriverRole, Run: func([]string) int { return p6Driver() }})
+	testkit.RunIfChild(testkit.Role{Name: goDriverRole, Run: func([]string) int { return goDriver() }})
 	os.Exit(isolated(m))
 }
 
 // isolated runs the benchmarks with their own cache and settings, so the
 // binaries they start never read or write the user's (catalog and version
-// caches, settings file).
+// caches, settings file). The go command that builds them keeps the user's
+// build cache: it would otherwise follow XDG_CACHE_HOME into an empty one
+// and rebuild the standard library first.
 func isolated(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "cursorkit-bench-*")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
+	if os.Getenv("GOCACHE") == "" {
+		if user, err := os.UserCacheDir(); err == nil {
+			os.Setenv("GOCACHE", filepath.Join(user, "go-build"))
+		}
+	}
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	os.Setenv("CURSORKIT_SETTINGS", filepath.Join(dir, "settings.json"))
 	return m.Run()

@@ -1,5 +1,5 @@
-// Node side of BenchmarkP6Scale: what the original TypeScript runtime did
-// per prompt turn, for N turns at once in one process. Each turn spawns the
+// Node side of BenchmarkConcurrentTurnsRSS: what the original TypeScript
+// runtime did per prompt turn, for N turns at once in one process. Each turn spawns the
 // agent (argv after the turn count), writes the prompt to its stdin, reads
 // stdout with readline, re-arms an inactivity setTimeout and JSON.parses
 // every line, and keeps a bounded stderr tail. When every turn is over it

@@ -10,10 +10,11 @@ import (
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 )
 
-// TestP6Drivers checks the harness BenchmarkP6Scale relies on: both drivers
-// complete a few concurrent normal turns, see the same number of stream
-// lines, and report a peak RSS and CPU time of their own.
-func TestP6Drivers(t *testing.T) {
+// TestConcurrentTurnsDrivers checks the harness BenchmarkConcurrentTurnsRSS
+// relies on: both drivers complete a few concurrent normal turns, see the
+// same number of stream lines, and report a peak RSS and CPU time of their
+// own.
+func TestConcurrentTurnsDrivers(t *testing.T) {
 	const turns = 3
 	tl := buildTools(t)
 	exe, err := os.Executable()

@@ -1,4 +1,5 @@
-// Node side of the P2 benchmarks: what the original TypeScript runtime did
+// Node side of the throughput benchmarks (BenchmarkRunJSONThroughput,
+// BenchmarkStreamInProcess): what the original TypeScript runtime did
 // with a prompt turn's stream. It spawns the agent (argv after the script),
 // writes the prompt to its stdin, reads stdout with readline, re-arms an
 // inactivity setTimeout and JSON.parses every line, then prints
