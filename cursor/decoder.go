@@ -147,6 +147,9 @@ func (d *Decoder) toolCall(f *fields, line []byte) ([]event.Event, error) {
 	switch f.w.Subtype {
 	case "started":
 		d.tools[t.CallID] = t
+		// Text after a tool call starts a new piece of the answer, which a
+		// flush may repeat on its own: dedupe may compare from here.
+		d.text.said.mark(d.text.said.len())
 		return d.one(event.Event{Type: event.TypeToolStarted, Tool: t}), nil
 	case "completed":
 		if t.Args == nil && started != nil {
@@ -206,10 +209,12 @@ func (d *Decoder) fail(err error) error {
 }
 
 // take returns room for n events: a slice of the batch that no later call
-// hands out again, so the events Feed returns stay the caller's.
+// hands out again, so the events Feed returns stay the caller's. Batches
+// start small and double up to 64 events, so a quiet turn holds little
+// and a busy one allocates once per 64 events.
 func (d *Decoder) take(n int) []event.Event {
 	if cap(d.batch)-len(d.batch) < n {
-		d.batch = make([]event.Event, 0, max(64, n))
+		d.batch = make([]event.Event, 0, max(min(2*cap(d.batch), 64), 4, n))
 	}
 	start := len(d.batch)
 	d.batch = d.batch[:start+n]

@@ -156,7 +156,7 @@ func (d *textDedupe) isSegment(text string) bool {
 // Dedupe compares text from the start of a piece or of a snapshot, which
 // the rope can still do by hash once the text is forgotten, except for a
 // recap of the end of the text that starts inside a piece (see rope).
-const defaultWindow = 4 << 20
+const defaultWindow = 1 << 20
 
 // rope is what the agent said: the pieces emitted, in order. A piece is
 // the string the Decoder put in a text event; the rope holds it, it does
@@ -164,23 +164,29 @@ const defaultWindow = 4 << 20
 //
 // With a window, the rope forgets the oldest pieces while the others
 // still hold the last window bytes (it keeps at most one and a half
-// windows and a piece), so a turn of hundreds of megabytes holds a few
-// megabytes: what it forgets it keeps as one hash per block, a block
-// being the text between two cuts (the start of every piece, and every
-// offset mark was given). Comparing a forgotten block hashes the other
-// side: equal hashes (64-bit, seeded per rope) count as equal text. A
-// comparison that starts or ends inside a forgotten block cannot be made
-// and reports a difference: dedupe then emits the text again rather than
-// drop any.
+// windows and a piece), so a turn of hundreds of megabytes holds about a
+// megabyte. What it forgets it keeps as one hash per region, a region
+// running from one anchor to the next: an anchor is an offset dedupe
+// compares from (the start of the text, and every offset mark was given:
+// the start and end of each snapshot, the end of each flush). Comparing
+// forgotten text hashes the other side: equal hashes (64-bit, seeded per
+// rope) count as equal text. A comparison that starts or ends inside a
+// forgotten region cannot be made and reports a difference: dedupe then
+// emits the text again rather than drop any. The regions are as many as
+// the anchors since the last flush, whatever the number of pieces.
 type rope struct {
 	pieces []piece // the kept pieces, oldest first
 	n      int     // the length of everything said, kept or forgotten
 
-	window int   // 0: keep everything
-	cuts   []int // block starts inside the kept pieces, ascending
-	gone   []goneBlock
-	seed   maphash.Seed
-	seeded bool
+	window  int   // 0: keep everything
+	anchors []int // anchors not forgotten yet, ascending
+	gone    []goneBlock
+	// The last gone region is open while hashing holds its state: the
+	// next forgotten bytes extend it until an anchor closes it.
+	hash    maphash.Hash
+	hashing bool
+	seed    maphash.Seed
+	seeded  bool
 }
 
 // piece is one emitted string and its offset.
@@ -189,8 +195,8 @@ type piece struct {
 	s     string
 }
 
-// goneBlock is a forgotten block: [start, next block's start or the first
-// kept piece's start), by hash.
+// goneBlock is a forgotten region: [start, next region's start or the
+// first kept piece's start), by hash.
 type goneBlock struct {
 	start int
 	hash  uint64
@@ -201,7 +207,6 @@ func (r *rope) append(s string) {
 	if s == "" {
 		return
 	}
-	r.mark(r.n)
 	r.pieces = append(r.pieces, piece{r.n, s})
 	r.n += len(s)
 	if r.window > 0 {
@@ -209,21 +214,20 @@ func (r *rope) append(s string) {
 	}
 }
 
-// mark makes off the start of a block, so text compared from there (or
-// up to there) can still be compared once forgotten. Every piece's start
-// is marked; dedupe marks the other offsets it keeps: the start of each
-// snapshot (which may lie inside a piece) and its end.
+// mark makes off an anchor, so text compared from there (or up to there)
+// can still be compared once forgotten. An offset already forgotten
+// cannot become one.
 func (r *rope) mark(off int) {
 	if r.window == 0 || off < r.base() {
 		return
 	}
-	if last := len(r.cuts) - 1; last < 0 || r.cuts[last] < off {
-		r.cuts = append(r.cuts, off) // the usual case: a new piece
+	if last := len(r.anchors) - 1; last < 0 || r.anchors[last] < off {
+		r.anchors = append(r.anchors, off)
 		return
 	}
-	i, found := slices.BinarySearch(r.cuts, off)
+	i, found := slices.BinarySearch(r.anchors, off)
 	if !found {
-		r.cuts = slices.Insert(r.cuts, i, off)
+		r.anchors = slices.Insert(r.anchors, i, off)
 	}
 }
 
@@ -236,9 +240,9 @@ func (r *rope) base() int {
 }
 
 // forget drops the oldest pieces while the rest still hold the last
-// window bytes, hashing their blocks. It waits until half a window more
-// is kept, so that the cost of dropping (which moves the kept cuts) is
-// paid once per half window, not once per piece.
+// window bytes, hashing them into regions. It waits until half a window
+// more is kept, so that dropping (which moves the kept pieces) is paid
+// once per half window, not once per piece.
 func (r *rope) forget() {
 	if r.n-r.base() < r.window+r.window/2 {
 		return
@@ -252,28 +256,23 @@ func (r *rope) forget() {
 	}
 	if !r.seeded {
 		r.seed, r.seeded = maphash.MakeSeed(), true
+		r.hash.SetSeed(r.seed)
 	}
-	end := r.pieces[drop].start
-	p := 0 // the piece holding cuts[cut]
-	cut := 0
-	for ; cut < len(r.cuts) && r.cuts[cut] < end; cut++ {
-		start := r.cuts[cut]
-		stop := end
-		if cut+1 < len(r.cuts) && r.cuts[cut+1] < end {
-			stop = r.cuts[cut+1]
+	a := 0 // the next anchor to meet
+	for _, p := range r.pieces[:drop] {
+		at := p.start
+		for ; a < len(r.anchors) && r.anchors[a] < p.start+len(p.s); a++ {
+			if r.anchors[a] < at {
+				continue // before this piece: already a region start
+			}
+			r.extend(at, p.s[at-p.start:r.anchors[a]-p.start])
+			r.open(r.anchors[a])
+			at = r.anchors[a]
 		}
-		for r.pieces[p].start+len(r.pieces[p].s) <= start {
-			p++
-		}
-		// Every piece starts a block, so a block lies in one piece.
-		pc := r.pieces[p]
-		r.gone = append(r.gone, goneBlock{start: start, hash: maphash.String(r.seed, pc.s[start-pc.start:stop-pc.start])})
+		r.extend(at, p.s[at-p.start:])
 	}
-	r.cuts = append(r.cuts[:0], r.cuts[cut:]...)
-	if len(r.cuts) == 0 || r.cuts[0] != end {
-		// The first kept piece starts a block.
-		r.cuts = slices.Insert(r.cuts, 0, end)
-	}
+	r.gone[len(r.gone)-1].hash = r.hash.Sum64() // the open region, so far
+	r.anchors = r.anchors[a:]
 	// Move the kept pieces to the front, in place: the array is reused
 	// from one forget to the next, and the forgotten strings are let go.
 	n := copy(r.pieces, r.pieces[drop:])
@@ -281,13 +280,36 @@ func (r *rope) forget() {
 	r.pieces = r.pieces[:n]
 }
 
+// open closes the open region, if any, and opens one at start.
+func (r *rope) open(start int) {
+	if r.hashing {
+		r.gone[len(r.gone)-1].hash = r.hash.Sum64()
+	}
+	r.hash.Reset()
+	r.gone = append(r.gone, goneBlock{start: start})
+	r.hashing = true
+}
+
+// extend adds the forgotten text s, which starts at offset at, to the
+// open region (opening one at at when none is).
+func (r *rope) extend(at int, s string) {
+	if !r.hashing {
+		r.open(at)
+	}
+	r.hash.WriteString(s)
+}
+
 // forgetBefore lets the rope drop what it knows of the text before off:
 // no comparison will start there again.
 func (r *rope) forgetBefore(off int) {
 	i := sort.Search(len(r.gone), func(k int) bool { return r.gone[k].start >= off })
-	if i > 0 {
-		r.gone = append(r.gone[:0], r.gone[i:]...)
+	if i == 0 {
+		return
 	}
+	if i == len(r.gone) {
+		r.hashing = false // the open region goes too
+	}
+	r.gone = append(r.gone[:0], r.gone[i:]...)
 }
 
 func (r *rope) len() int { return r.n }

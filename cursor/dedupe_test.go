@@ -169,23 +169,29 @@ func TestRope(t *testing.T) {
 }
 
 // TestRopeForgets checks a rope with a window: it keeps the last bytes,
-// compares forgotten text by block hash from any piece's start or mark,
-// and reports a difference when a comparison starts or ends inside a
-// forgotten block.
+// compares forgotten text by region hash from the start of the text or an
+// anchor (a mark), and reports a difference when a comparison starts or
+// ends inside a forgotten region, a piece's start included.
 func TestRopeForgets(t *testing.T) {
 	r := rope{window: 4}
 	pieces := []string{"abc", "def", "gh", "ijkl", "mnop", "qr"}
 	for i, p := range pieces {
 		r.append(p)
-		if i == 1 {
+		switch i {
+		case 0:
+			r.mark(3) // the end of "abc", as a snapshot's end is marked
+		case 1:
 			r.mark(4) // inside "def"
+		case 2:
+			r.mark(8) // the end of "gh"
 		}
 	}
 	text := strings.Join(pieces, "")
 	require.Equal(t, len(text), r.len())
-	require.Greater(t, r.base(), 4, "the rope forgot its first pieces")
+	require.Greater(t, r.base(), 8, "the rope forgot its first pieces")
 	require.LessOrEqual(t, r.base(), r.len()-r.window)
 	assert.Len(t, r.pieces, 2, "the pieces that hold the last 4 bytes")
+	assert.Len(t, r.gone, 4, "one region per anchor: 0, 3, 4, 8")
 
 	tests := []struct {
 		off  int
@@ -193,28 +199,43 @@ func TestRopeForgets(t *testing.T) {
 		want bool
 	}{
 		{0, text, true},
-		{0, "abc", true},
+		{0, "abc", true}, // up to an anchor
 		{0, "abd", false},
 		{3, text[3:], true},
 		{3, "dxfgh" + text[8:], false},
 		{8, text[8:], true},
-		{3, "def", true},
-		{4, "ef", true},      // from a mark
-		{1, text[1:], false}, // starts inside a forgotten block
-		{0, "ab", false},     // ends inside a forgotten block
+		{3, "d", true},
+		{4, "ef", false},     // ends inside a forgotten region
+		{4, text[4:], true},  // from a mark
+		{1, text[1:], false}, // starts inside a forgotten region
+		{0, "ab", false},     // ends inside a forgotten region
+		{6, text[6:], false}, // a piece's start is no anchor
 		{r.base(), text[r.base():], true},
 		{len(text) - 1, "r", true},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, r.equal(tt.off, tt.s), "equal(%d, %q)", tt.off, tt.s)
 	}
-	assert.True(t, r.hasSuffix(0, text[8:]), "a suffix from a piece's start")
+	assert.True(t, r.hasSuffix(0, text[8:]), "a suffix from an anchor")
+	assert.False(t, r.hasSuffix(0, text[6:]), "a suffix from a forgotten piece's start")
 	assert.True(t, r.isPrefixOf(3, text[3:]+"more"))
 	assert.False(t, r.isPrefixOf(3, "x"+text[4:]+"more"))
 
 	r.forgetBefore(8)
 	assert.False(t, r.equal(0, text), "forgotten before the flush")
 	assert.True(t, r.equal(8, text[8:]))
+	assert.Len(t, r.gone, 1)
+}
+
+// TestRopeRegionsStayFew: forgetting many pieces without anchors keeps one
+// hash, not one per piece.
+func TestRopeRegionsStayFew(t *testing.T) {
+	r := rope{window: 1 << 10}
+	for range 10000 {
+		r.append("0123456789")
+	}
+	assert.Len(t, r.gone, 1)
+	assert.True(t, r.equal(0, strings.Repeat("0123456789", 10000)))
 }
 
 // TestDecoderForgetsText checks that a Decoder keeps a window of what the

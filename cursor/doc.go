@@ -107,10 +107,14 @@
 // result's text is emitted as the turn's text.
 //
 // A turn can say hundreds of megabytes, so a Decoder keeps only the
-// latest few megabytes of text and, for what it forgets, a 64-bit seeded
-// hash per piece (and per snapshot start) until the next flush: every
-// comparison above starts at such a place, except a recap of the end of
-// the text that starts inside a piece, which beyond the kept window
-// counts as new text. Copies of the text are never dropped on a guess:
-// text that cannot be compared is emitted.
+// latest megabyte or so of text and, for what it forgets, one 64-bit
+// seeded hash per anchor until the next flush. The anchors are the places
+// the comparisons above start and end: the start of the turn's text, the
+// start and end of every snapshot, the end of every flush, and the end of
+// the text at every tool call. A comparison of forgotten text from any
+// other place (a recap of the end of a long delta run that starts in its
+// middle, beyond the kept window) cannot be made, and the text counts as
+// new. Copies of the text are never dropped on a guess: text that cannot
+// be compared is emitted. Memory stays bounded by the window and the
+// anchors, whatever the number of pieces.
 package cursor

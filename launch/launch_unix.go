@@ -57,6 +57,7 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 		return startError(err)
 	}
 	afterStart()
+	cmd.Env = nil // the child has it; many sessions at once need not keep copies
 	p.cmd = cmd
 	p.root = proc{Pid: cmd.Process.Pid, PPid: os.Getpid(), Group: cmd.Process.Pid}
 	if st, err := startTimeOf(cmd.Process.Pid); err == nil {

@@ -111,12 +111,14 @@ func Start(ctx context.Context, plan shim.Plan, opts Options) (*Session, error) 
 }
 
 // Run is Start followed by Wait. A launch failure becomes an Outcome with
-// Ending SpawnFailed and the typed error in Err.
+// Ending SpawnFailed and the typed error in Err. The supervision runs on
+// the calling goroutine, so a run costs one goroutine less than Start.
 func Run(ctx context.Context, plan shim.Plan, opts Options) Outcome {
-	s, err := Start(ctx, plan, opts)
+	s, supervise, err := newSession(ctx, opts, func() (child, error) { return startLaunch(ctx, plan, opts) })
 	if err != nil {
 		return spawnFailed(err)
 	}
+	supervise()
 	return s.Wait()
 }
 
@@ -130,15 +132,26 @@ func spawnFailed(err error) Outcome {
 
 // start is Start with the process creation injected.
 func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Session, error) {
+	s, supervise, err := newSession(ctx, opts, spawn)
+	if err != nil {
+		return nil, err
+	}
+	go supervise()
+	return s, nil
+}
+
+// newSession starts the child and its readers, and returns the session and
+// its control loop, for the caller to run on a goroutine of its choice.
+func newSession(ctx context.Context, opts Options, spawn func() (child, error)) (*Session, func(), error) {
 	if err := ctx.Err(); err != nil {
-		return nil, failure.Wrap(failure.Cancelled, err, "cancelled before the child started")
+		return nil, nil, failure.Wrap(failure.Cancelled, err, "cancelled before the child started")
 	}
 	c, err := spawn()
 	if err != nil {
 		if failure.KindOf(err) == failure.Other {
 			err = failure.Wrap(failure.Other, err, "starting the child")
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	s := &Session{
 		opts:        opts.normalized(),
@@ -173,8 +186,7 @@ func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Ses
 		defer readerDone()
 		s.readStderr(c.stderr())
 	}()
-	go s.supervise(exitCh, readersDone)
-	return s, nil
+	return s, func() { s.supervise(exitCh, readersDone) }, nil
 }
 
 // finish marks the work done (OnLine returned ErrFinished): from now on only
