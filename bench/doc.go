@@ -17,8 +17,10 @@
 //     reader's share. No goal of its own: it tells the library's cost from
 //     the command's (process start, probe, output).
 //   - BenchmarkConcurrentTurnsRSS: 200 concurrent supervised simulator
-//     turns in one Go process (cursor.Run per turn, every event encoded as
-//     run --json does) against the same 200 turns driven by Node
+//     turns in one Go program embedding cursorkit (testdata/go-driver:
+//     cursor.Run per turn, every event encoded as run --json does; package
+//     internal/turns holds the turn it shares with the other benchmarks)
+//     against the same 200 turns driven by Node
 //     (testdata/node-concurrent.js: child_process.spawn, readline, a
 //     per-line setTimeout reset, JSON.parse). Each driver is a process of
 //     its own that reports its own peak RSS (VmHWM) and CPU time
@@ -36,8 +38,9 @@
 // throughput are measured in package supervise (BenchmarkKillLatency,
 // BenchmarkPipeThroughput), next to the code they measure.
 //
-// The benchmarks build the real binaries (`go build ./cmd/cursorkit` and
-// `go build ./testdata/cursor-agent-sim`) into a temporary directory, so they
+// The benchmarks build the real binaries (`go build ./cmd/cursorkit`,
+// `go build ./testdata/cursor-agent-sim` and `go build
+// ./bench/testdata/go-driver`) into a temporary directory, so they
 // run in the Linux lane only; the Node baselines are skipped, with a message,
 // when node is not on PATH. `make bench` (scripts/bench) runs every
 // benchmark of the module once and ends with one PASS/MISS line per goal,

@@ -1,12 +1,12 @@
 package bench
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/bench/internal/turns"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 )
 
@@ -15,15 +15,13 @@ import (
 // same number of stream lines, and report a peak RSS and CPU time of their
 // own.
 func TestConcurrentTurnsDrivers(t *testing.T) {
-	const turns = 3
+	const n = 3
 	tl := buildTools(t)
-	exe, err := os.Executable()
-	require.NoError(t, err)
 	simEnv := []string{agentsim.Scenario(agentsim.ScenarioNormal)}
 
-	goRep := runGoDriver(t, exe, tl.sim, simEnv, turns)
+	goRep := runGoDriver(t, tl, simEnv, n)
 	assert.Positive(t, goRep.Lines)
-	assert.Equal(t, int64(0), goRep.Lines%turns, "every turn streams the same lines")
+	assert.Equal(t, int64(0), goRep.Lines%n, "every turn streams the same lines")
 	assert.Positive(t, goRep.MaxRSSKB)
 	assert.Positive(t, goRep.UserMS+goRep.SysMS)
 	assert.GreaterOrEqual(t, goRep.PeakInFlight, 1)
@@ -33,14 +31,14 @@ func TestConcurrentTurnsDrivers(t *testing.T) {
 		t.Log("node not found: the Node driver is not checked")
 		return
 	}
-	nodeRep := runNodeDriver(t, node, tl.sim, simEnv, turns)
+	nodeRep := runNodeDriver(t, node, tl.sim, simEnv, n)
 	assert.Equal(t, goRep.Lines, nodeRep.Lines)
 	assert.Positive(t, nodeRep.MaxRSSKB)
 	assert.Positive(t, nodeRep.UserMS+nodeRep.SysMS)
 }
 
 func TestVMHWM(t *testing.T) {
-	kb, err := vmHWM()
+	kb, err := turns.VMHWM()
 	require.NoError(t, err)
 	assert.Positive(t, kb)
 }

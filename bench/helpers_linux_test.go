@@ -13,12 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/bench/internal/turns"
 	"github.com/cursorkit/cursorkit/cursor"
-	"github.com/cursorkit/cursorkit/discovery"
 )
-
-// prompt is what every simulated turn receives on stdin.
-const prompt = "Summarise the README."
 
 // tools are the binaries a benchmark runs, built from this module.
 type tools struct {
@@ -27,9 +24,13 @@ type tools struct {
 	// sim is the cursor-agent simulator, named cursor-agent in a directory
 	// of its own so that it can stand on PATH.
 	sim string
+	// goDriver is testdata/go-driver, the Go side of
+	// BenchmarkConcurrentTurnsRSS.
+	goDriver string
 }
 
-// buildTools builds cmd/cursorkit and testdata/cursor-agent-sim into a
+// buildTools builds cmd/cursorkit, testdata/cursor-agent-sim and
+// bench/testdata/go-driver into a
 // temporary directory (the go command's build cache makes a second build
 // cheap).
 func buildTools(b testing.TB) tools {
@@ -37,8 +38,17 @@ func buildTools(b testing.TB) tools {
 	root, err := filepath.Abs("..")
 	require.NoError(b, err)
 	dir := b.TempDir()
-	t := tools{dir: dir, cursorkit: filepath.Join(dir, "cursorkit"), sim: filepath.Join(dir, "sim", "cursor-agent")}
-	for out, pkg := range map[string]string{t.cursorkit: "./cmd/cursorkit", t.sim: "./testdata/cursor-agent-sim"} {
+	t := tools{
+		dir:       dir,
+		cursorkit: filepath.Join(dir, "cursorkit"),
+		sim:       filepath.Join(dir, "sim", "cursor-agent"),
+		goDriver:  filepath.Join(dir, "go-driver"),
+	}
+	for out, pkg := range map[string]string{
+		t.cursorkit: "./cmd/cursorkit",
+		t.sim:       "./testdata/cursor-agent-sim",
+		t.goDriver:  "./bench/testdata/go-driver",
+	} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = root
 		msg, err := cmd.CombinedOutput()
@@ -67,28 +77,14 @@ func script(b testing.TB, name string) string {
 	return p
 }
 
-// benchTurn is the turn every benchmark runs: `cursorkit run`'s default,
-// a read-only plan-mode turn with the agent's configured model.
-var benchTurn = cursor.Turn{Prompt: prompt}
-
-// turnArgs is benchTurn's argv after the program, exactly as `cursorkit
+// turnArgs is turns.Turn's argv after the program, exactly as `cursorkit
 // run` builds it (cursor.Args); the baselines start the simulator with it.
 func turnArgs() []string {
-	args, err := cursor.Args(benchTurn)
+	args, err := cursor.Args(turns.Turn())
 	if err != nil {
 		panic(err) // the default turn's argv is a constant
 	}
 	return args
-}
-
-// simBinary is the simulator as a configured Cursor binary, the way probe
-// hands `cursorkit --binary SIM run` its binary (no PATH candidate, so
-// cursor.Run never falls back to another one).
-func simBinary(sim string) cursor.Binary {
-	return cursor.Binary{
-		Resolution: discovery.Resolution{Path: sim, Name: filepath.Base(sim), Kind: discovery.Native, Source: discovery.SourceOverride},
-		Configured: true,
-	}
 }
 
 // withEnv returns os.Environ() with the given KEY=VALUE entries replacing

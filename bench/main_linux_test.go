@@ -4,15 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
-// TestMain lets the test binary, re-executed, act as the simulator or as the
-// Go driver of BenchmarkConcurrentTurnsRSS (a process of its own, so that
-// its peak RSS and CPU time are the driver's alone).
+// TestMain runs the benchmarks isolated from the user's files.
 func TestMain(m *testing.M) {
-	testkit.RunIfChild(testkit.Role{Name: goDriverRole, Run: func([]string) int { return goDriver() }})
 	os.Exit(isolated(m))
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/bench/internal/turns"
 	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
@@ -53,7 +54,7 @@ func (p streamBaselines) pipe() time.Duration {
 	return timed(func() {
 		cmd := exec.Command(p.sim, turnArgs()...)
 		cmd.Env = p.env
-		cmd.Stdin = strings.NewReader(prompt)
+		cmd.Stdin = strings.NewReader(turns.Prompt)
 		out, err := cmd.StdoutPipe()
 		require.NoError(p.b, err)
 		require.NoError(p.b, cmd.Start())
@@ -112,7 +113,7 @@ func reportThroughput(b *testing.B, subject string, got, pipe, node []time.Durat
 func BenchmarkStreamInProcess(b *testing.B) {
 	t := buildTools(b)
 	base := streamBaselines{b: b, sim: t.sim, node: nodePath(b), env: bigStreamEnv()}
-	bin := simBinary(t.sim)
+	bin := turns.SimBinary(t.sim)
 	plan, err := shim.Build(bin.Resolution, turnArgs(), shim.OptionsFromOS())
 	require.NoError(b, err)
 	var pipe, got, node, lineOnly []time.Duration
@@ -123,7 +124,7 @@ func BenchmarkStreamInProcess(b *testing.B) {
 				var lines int64
 				o := supervise.Run(context.Background(), plan, supervise.Options{
 					Env:              base.env,
-					Stdin:            strings.NewReader(prompt),
+					Stdin:            strings.NewReader(turns.Prompt),
 					FirstLineTimeout: cursor.TurnDefaults().FirstLineTimeout,
 					IdleTimeout:      cursor.TurnDefaults().IdleTimeout,
 					OnLine:           func([]byte) error { lines++; return nil },
@@ -133,7 +134,7 @@ func BenchmarkStreamInProcess(b *testing.B) {
 			}))
 			got = append(got, timed(func() {
 				out := bufio.NewWriterSize(io.Discard, 64<<10)
-				lines, err := runTurn(context.Background(), bin, base.env, event.NewEncoder(out), func() { _ = out.Flush() }, nil)
+				lines, err := turns.Run(context.Background(), bin, base.env, event.NewEncoder(out), func() { _ = out.Flush() }, nil)
 				require.NoError(b, err)
 				require.NoError(b, out.Flush())
 				require.Greater(b, lines, int64(streamBytes/2048))
@@ -161,7 +162,7 @@ func BenchmarkRunJSONThroughput(b *testing.B) {
 	require.NoError(b, err)
 	defer devNull.Close()
 	cursorkit := func(stdout io.Writer) (int, string) {
-		cmd := exec.Command(t.cursorkit, "--binary", t.sim, "run", "--json", "--", prompt)
+		cmd := exec.Command(t.cursorkit, "--binary", t.sim, "run", "--json", "--", turns.Prompt)
 		cmd.Env = base.env
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = stdout, &stderr
@@ -188,7 +189,7 @@ func BenchmarkRunJSONThroughput(b *testing.B) {
 
 	// Peak RSS of each consumer over the same turn, measured apart from
 	// the timed runs.
-	runCmd := exec.Command(t.cursorkit, "--binary", t.sim, "run", "--json", "--", prompt)
+	runCmd := exec.Command(t.cursorkit, "--binary", t.sim, "run", "--json", "--", turns.Prompt)
 	runCmd.Env, runCmd.Stdout = base.env, devNull
 	runRSS, rssOK := peakRSSKB(b, runCmd)
 	var nodeRSS int64

@@ -84,3 +84,11 @@ func TestJobReportAndTerminateAfterExit(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrProcessDone)
 	require.NoError(t, p.Close())
 }
+
+// requireExe returns the test binary's path.
+func requireExe(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return exe
+}

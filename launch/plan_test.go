@@ -2,9 +2,6 @@ package launch_test
 
 import (
 	"os"
-	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/shim"
 )
@@ -18,11 +15,4 @@ func selfPlan(args ...string) shim.Plan {
 	}
 	argv := append([]string{exe}, args...)
 	return shim.Plan{Program: exe, Args: argv, CommandLine: composeCommandLine(argv), Target: exe}
-}
-
-func requireExe(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	return exe
 }

@@ -64,8 +64,6 @@ func posixMachine() (*discovery.Env, *discoverytest.FS) {
 	return &discovery.Env{GOOS: "linux", Path: "/usr/local/bin:/usr/bin", Cwd: "/home/u"}, fsys
 }
 
-func noEnv(string) string { return "" }
-
 func TestProbeFirstCandidateWins(t *testing.T) {
 	env, fsys := posixMachine()
 	run := newFakeRunner().on("/usr/local/bin/cursor-agent", "--version", printed("2026.10.15-a1b2c3d\n"))
