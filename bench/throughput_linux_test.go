@@ -30,7 +30,7 @@ const (
 	streamBytes = 100_000_000
 	// streamRounds of alternating runs give the medians the throughput
 	// benchmarks report.
-	streamRounds = 3
+	streamRounds = 5
 )
 
 // bigStreamEnv is the simulator's environment for the throughput turn.
@@ -106,7 +106,7 @@ func reportThroughput(b *testing.B, subject string, got, pipe, node []time.Durat
 // with cursor.TurnDefaults (supervise, the cursor Decoder, agent.Run's
 // verdict), every event encoded with event.NewEncoder, as `run --json`
 // does, into a buffered io.Discard, against the raw pipe and Node in the
-// same run (medians of three alternating rounds). It also reports
+// same run (medians of five alternating rounds). It also reports
 // supervise alone on the same stream (lines counted, nothing decoded),
 // which tells the line reader's share of the cost from the decoder's and
 // the encoder's.
@@ -151,7 +151,7 @@ func BenchmarkStreamInProcess(b *testing.B) {
 
 // BenchmarkRunJSONThroughput is the built `cursorkit run --json` over the
 // 100 MB turn with its stdout on the null device, against the raw pipe and
-// Node in the same run (medians of three alternating rounds; wall time of
+// Node in the same run (medians of five alternating rounds; wall time of
 // whole processes, cursorkit's probe and Node's start included). Goal:
 // run/node-speed >= 1.5. It also reports the peak RSS of run and of the
 // Node script over the same turn; goal: run/node-rss <= 1/3.
