@@ -16,10 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/supervise"
 )
@@ -244,22 +244,10 @@ func (t *turn) outcome(err error, o supervise.Outcome) Outcome {
 		if out.Kind == failure.Cancelled || errors.Is(err, context.Canceled) {
 			out.Kind, out.Status = failure.Cancelled, StatusCancelled
 		}
-		out.Message = truncate(err.Error(), maxMessage)
+		out.Message = detail.Cut(err.Error(), maxMessage)
 	}
 	if out.Warnings == nil {
 		out.Warnings = []event.Warning{}
 	}
 	return out
-}
-
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"bufio"
+	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"fmt"
 	"io"
@@ -53,15 +54,21 @@ func BenchmarkRunJSONBigStream(b *testing.B) {
 	enc := event.NewEncoder(bufio.NewWriterSize(io.Discard, 64<<10))
 	i := 0
 	for b.Loop() {
-		evs, err := d.Feed(lines[i%len(lines)])
-		if err != nil {
-			b.Fatal(err)
-		}
+		feedAndEncode(b, d, lines[i%len(lines)], enc)
 		i++
-		for _, ev := range evs {
-			if err := ev.MarshalJSONTo(enc); err != nil {
-				b.Fatal(err)
-			}
+	}
+}
+
+// feedAndEncode is `cursorkit run --json`'s work on one line: Feed, then
+// every event it yields encoded with enc.
+func feedAndEncode(b *testing.B, d *Decoder, line []byte, enc *jsontext.Encoder) {
+	evs, err := d.Feed(line)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ev := range evs {
+		if err := ev.MarshalJSONTo(enc); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
@@ -127,16 +134,8 @@ func BenchmarkRunJSONAssistant(b *testing.B) {
 		enc := event.NewEncoder(bufio.NewWriterSize(io.Discard, 64<<10))
 		i := 0
 		for b.Loop() {
-			evs, err := d.Feed(lines[i&1])
-			if err != nil {
-				b.Fatal(err)
-			}
+			feedAndEncode(b, d, lines[i&1], enc)
 			i++
-			for _, ev := range evs {
-				if err := ev.MarshalJSONTo(enc); err != nil {
-					b.Fatal(err)
-				}
-			}
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 // maxAgentMessage bounds the agent's own error text carried in a failure.
@@ -51,7 +52,7 @@ func resultFailure(r *event.Result) error {
 	return &failure.Error{
 		Kind:    ClassifyMessage(r.Text),
 		Message: "cursor-agent reported an error",
-		Detail:  truncate(msg, maxAgentMessage),
+		Detail:  detail.Cut(msg, maxAgentMessage),
 	}
 }
 
@@ -66,16 +67,4 @@ func truncateStart(s string, max int) string {
 		cut++
 	}
 	return "…" + s[cut:]
-}
-
-// truncate cuts s to at most max bytes on a rune boundary, marking the cut.
-func truncate(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -4,7 +4,8 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 // summaryArgs are the arguments that say most about a call, in the order
@@ -43,12 +44,5 @@ func oneLine(s string, max int) string {
 		}
 		return r
 	}, s)
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return detail.Cut(s, max)
 }

@@ -45,6 +45,21 @@ func Bound(s string) string {
 	return strings.TrimRight(string(runes[:MaxRunes-1]), " ") + "…"
 }
 
+// Cut returns s when it is at most n bytes long, and otherwise its
+// longest prefix of at most n bytes that ends on a rune boundary followed
+// by "…" (the result may then be up to len("…") bytes over n). Unlike
+// Bound it keeps the text as it is: for messages already clean.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 // Join bounds each detail with Bound, drops empty ones and
 // joins the rest with "; ".
 func Join(details ...string) string {

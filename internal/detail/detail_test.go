@@ -3,8 +3,10 @@ package detail
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBoundDetail(t *testing.T) {
@@ -23,6 +25,48 @@ func TestBoundDetail(t *testing.T) {
 	long := Bound(strings.Repeat("é", 500))
 	assert.Equal(t, MaxRunes, len([]rune(long)))
 	assert.True(t, strings.HasSuffix(long, "…"))
+}
+
+func TestCut(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"short stays", "hello", 5, "hello"},
+		{"empty", "", 0, ""},
+		{"ascii cut", "hello world", 5, "hello…"},
+		{"never splits a rune", "héllo", 2, "h…"},
+		{"rune ends at the limit", "héllo", 3, "hé…"},
+		{"zero keeps nothing", "abc", 0, "…"},
+		{"negative keeps nothing", "abc", -1, "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Cut(tt.in, tt.n)
+			assert.Equal(t, tt.want, got)
+			assert.True(t, utf8.ValidString(got) || !utf8.ValidString(tt.in))
+		})
+	}
+}
+
+func FuzzCut(f *testing.F) {
+	f.Add("héllo wörld", 4)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		got := Cut(s, n)
+		if len(s) <= n {
+			require.Equal(t, s, got)
+			return
+		}
+		kept, ok := strings.CutSuffix(got, "…")
+		require.True(t, ok, "a cut is marked")
+		require.LessOrEqual(t, len(kept), max(n, 0))
+		require.True(t, strings.HasPrefix(s, kept))
+		if utf8.ValidString(s) {
+			require.True(t, utf8.ValidString(got))
+		}
+	})
 }
 
 func TestJoinDetails(t *testing.T) {

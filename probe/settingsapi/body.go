@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 // errNotString is the contract's exact message for a binaryPath of another
@@ -44,7 +45,7 @@ func decodeSettings(body []byte) (string, error) {
 			return "", failure.New(failure.Input, "the request body is not valid JSON")
 		}
 		if key != "binaryPath" {
-			return "", failure.New(failure.Input, "unknown field %q; the only field is binaryPath", bound(key, 64))
+			return "", failure.New(failure.Input, "unknown field %q; the only field is binaryPath", detail.Cut(key, 64))
 		}
 		if seen {
 			return "", failure.New(failure.Input, "binaryPath appears more than once")

@@ -35,8 +35,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/probe"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -317,7 +317,7 @@ func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 
 // refusal is the 400 error of a path that cannot be saved.
 func refusal(kind failure.Kind, reason string) error {
-	return failure.New(kind, "%s%s", saveFailurePrefix, bound(reason, maxReasonLen))
+	return failure.New(kind, "%s%s", saveFailurePrefix, detail.Cut(reason, maxReasonLen))
 }
 
 func (h *Handler) save(path string) error {
@@ -455,13 +455,13 @@ func writeErrorWith(w http.ResponseWriter, status int, err error, key string, pa
 }
 
 func newErrorDetail(err error, diagnostics []string) errorDetail {
-	msg, detail := splitDetail(err)
-	if detail != "" {
-		diagnostics = append([]string{detail}, diagnostics...)
+	msg, head := splitDetail(err)
+	if head != "" {
+		diagnostics = append([]string{head}, diagnostics...)
 	}
 	return errorDetail{
 		Kind:        failure.KindOf(err),
-		Message:     bound(msg, maxReasonLen+len(saveFailurePrefix)),
+		Message:     detail.Cut(msg, maxReasonLen+len(saveFailurePrefix)),
 		Diagnostics: boundDiagnostics(diagnostics),
 	}
 }
@@ -493,7 +493,7 @@ func boundDiagnostics(lines []string) []string {
 		seen[line] = true
 		unique++
 		if unique <= maxDiagnostics {
-			out = append(out, bound(line, maxDiagnosticLen))
+			out = append(out, detail.Cut(line, maxDiagnosticLen))
 		}
 	}
 	if unique > maxDiagnostics {
@@ -502,19 +502,7 @@ func boundDiagnostics(lines []string) []string {
 	return out
 }
 
-// bound cuts s to at most n bytes on a rune boundary, marking the cut.
-func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func boundedMethod(m string) string { return bound(m, 16) }
+func boundedMethod(m string) string { return detail.Cut(m, 16) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
 // Server timeouts. WriteTimeout covers the longest request: a models probe
@@ -41,15 +42,15 @@ func NewServer(h http.Handler) *http.Server {
 func CheckListenAddr(addr string, allowRemote bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return failure.New(failure.Input, "--addr %q is not HOST:PORT", bound(addr, 256))
+		return failure.New(failure.Input, "--addr %q is not HOST:PORT", detail.Cut(addr, 256))
 	}
 	if port == "" {
-		return failure.New(failure.Input, "--addr %q has no port", bound(addr, 256))
+		return failure.New(failure.Input, "--addr %q has no port", detail.Cut(addr, 256))
 	}
 	if allowRemote || isLoopbackHost(host) {
 		return nil
 	}
-	return failure.New(failure.Input, "--addr %q is not a loopback address; the settings endpoint listens on loopback only unless --allow-remote is given", bound(addr, 256))
+	return failure.New(failure.Input, "--addr %q is not a loopback address; the settings endpoint listens on loopback only unless --allow-remote is given", detail.Cut(addr, 256))
 }
 
 // CheckListener verifies the address actually bound is loopback, catching a
