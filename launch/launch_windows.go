@@ -23,7 +23,10 @@ const taskkillTimeout = 10 * time.Second
 
 // sysProcess is the Windows-specific state of a Process.
 type sysProcess struct {
-	job windows.Handle // 0 without a job
+	job windows.Handle // 0 without a job, and once Close released it
+	// jobbed records that the tree ran in a job: once Close terminated
+	// and released it, nothing of the tree is left to kill.
+	jobbed bool
 }
 
 func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdin io.Reader) error {
@@ -80,7 +83,7 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 		}
 	})
 	if herr == nil && assignErr == nil && resumeErr == nil {
-		p.sys.job = job
+		p.sys.job, p.sys.jobbed = job, job != 0
 		p.feedStdin(stdin)
 		return nil
 	}
@@ -204,6 +207,11 @@ func (p *Process) killTree() (KillReport, error) {
 		report.Group = true
 		return report, nil
 	}
+	if p.sys.jobbed {
+		// Close terminated the job and released it: its kill-on-close
+		// limit took every member, so a walk would find nothing of ours.
+		return KillReport{Method: MethodJobObject}, nil
+	}
 	return p.killTreeWithoutJob(true)
 }
 
@@ -242,10 +250,18 @@ func (p *Process) killTreeWithoutJob(useTaskkill bool) (KillReport, error) {
 		}
 		windows.CloseHandle(h)
 	}
-	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := p.cmd.Process.Kill(); err != nil && !rootGone(err) {
 		errs = append(errs, failure.Wrap(failure.Process, err, "cannot kill the child"))
 	}
 	return report, errors.Join(errs...)
+}
+
+// rootGone reports whether os.Process.Kill failed only because the child
+// is already reaped: os.ErrProcessDone, or EINVAL, which Windows' Kill
+// returns once Wait has released the process handle (launch never calls
+// Release itself, so EINVAL means exactly that).
+func rootGone(err error) bool {
+	return errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.EINVAL)
 }
 
 // taskkillTree runs %SystemRoot%\System32\taskkill.exe /T /F /PID pid, by
