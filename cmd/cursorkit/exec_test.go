@@ -355,3 +355,15 @@ func TestExecPassesHugeLinesIntact(t *testing.T) {
 	assert.True(t, stdout == input, "stdout differs from the child's output (len %d vs %d)", len(stdout), len(input))
 	assert.Empty(t, stderr)
 }
+
+// TestExecRunsAProgramNamedAgent: exec is a generic supervisor, so the bare
+// name agent is an ordinary program found on PATH (Cursor's ambiguity rule
+// for that name belongs to run, status and the other Cursor commands).
+func TestExecRunsAProgramNamedAgent(t *testing.T) {
+	dir := testkit.TempDir(t)
+	testkit.Install(t, dir, "agent", "exit")
+	t.Setenv("PATH", dir)
+	code, stdout, stderr := runExecCLI(t, context.Background(), "exit", "", "--", "agent", "0", "hello from agent\n", "")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	assert.Equal(t, "hello from agent\n", stdout)
+}
