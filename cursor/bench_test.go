@@ -169,14 +169,7 @@ func BenchmarkUnmarshalAssistantBaseline(b *testing.B) {
 // BenchmarkFeedDelta measures the small events of --stream-partial-output.
 func BenchmarkFeedDelta(b *testing.B) {
 	line := []byte(deltaLine("the next "))
-	b.SetBytes(int64(len(line)))
-	b.ReportAllocs()
-	d := startedDecoder(b)
-	for b.Loop() {
-		if _, err := d.Feed(line); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchFeed(b, line)
 }
 
 // BenchmarkFeedToolCall measures a completed tool call carrying a file.
@@ -184,14 +177,7 @@ func BenchmarkFeedToolCall(b *testing.B) {
 	content, _ := json.Marshal(strings.Repeat("package main\n\nfunc main() {}\n", 1000))
 	line := []byte(`{"type":"tool_call","subtype":"completed","call_id":"toolu_1\nx","tool_call":{"readToolCall":{"args":{"path":"main.go"},"result":{"success":{"content":` +
 		string(content) + `}}}},"session_id":"abc","model_call_id":"m1","timestamp_ms":1}`)
-	b.SetBytes(int64(len(line)))
-	b.ReportAllocs()
-	d := startedDecoder(b)
-	for b.Loop() {
-		if _, err := d.Feed(line); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchFeed(b, line)
 }
 
 // BenchmarkFeedManyBlocks is a message of ten thousand small text blocks:
@@ -202,14 +188,7 @@ func BenchmarkFeedManyBlocks(b *testing.B) {
 		blocks[i] = `{"type":"text","text":"word\n"}`
 	}
 	line := []byte(`{"type":"assistant","message":{"content":[` + strings.Join(blocks, ",") + `]},"timestamp_ms":1}`)
-	b.SetBytes(int64(len(line)))
-	b.ReportAllocs()
-	d := startedDecoder(b)
-	for b.Loop() {
-		if _, err := d.Feed(line); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchFeed(b, line)
 }
 
 // BenchmarkFeedMalformed is the member walk's cost: a line json.Unmarshal
@@ -218,6 +197,12 @@ func BenchmarkFeedManyBlocks(b *testing.B) {
 func BenchmarkFeedMalformed(b *testing.B) {
 	line := bigStreamLines(1, 1<<10)[0]
 	line = []byte(strings.Replace(string(line), `"session_id"`, `"cwd":1,"session_id"`, 1))
+	benchFeed(b, line)
+}
+
+// benchFeed measures Feed alone on one line, fed again and again to a
+// started Decoder.
+func benchFeed(b *testing.B, line []byte) {
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	d := startedDecoder(b)
