@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
@@ -35,11 +32,21 @@ func exitAndReap(t *testing.T, p *Process) {
 	require.NoError(t, p.release())
 }
 
-// leftovers is mayHaveLeftovers under p.mu.
+// leftovers is groupHasMembers under p.mu.
 func leftovers(p *Process) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.mayHaveLeftovers()
+	return p.groupHasMembers()
+}
+
+// startDirectly is Start without a launch guard: the child is this
+// process's own, as where no guard can run.
+func startDirectly(t *testing.T, plan shim.Plan, opts Options) *Process {
+	t.Helper()
+	p, cmd, err := prepare(context.Background(), plan, opts)
+	require.NoError(t, err)
+	require.NoError(t, p.startDirect(context.Background(), cmd, opts.Stdin))
+	return p
 }
 
 // awaitDeath waits until pid has exited (a zombie counts: a killed group
@@ -60,8 +67,7 @@ func awaitDeath(t *testing.T, pid int) {
 // line, if any.
 func startShell(t *testing.T, script string, opts Options) (*Process, int) {
 	t.Helper()
-	p, err := Start(context.Background(), shellPlan(script), opts)
-	require.NoError(t, err)
+	p := startDirectly(t, shellPlan(script), opts)
 	out, err := io.ReadAll(p.Stdout())
 	require.NoError(t, err)
 	pid := 0
@@ -72,15 +78,8 @@ func startShell(t *testing.T, script string, opts Options) (*Process, int) {
 	return p, pid
 }
 
-// withSubreaperMode turns subreaper mode on for one test.
-func withSubreaperMode(t *testing.T) {
-	t.Helper()
-	require.NoError(t, EnableSubreaper())
-	t.Cleanup(func() { require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)) })
-}
-
 // TestCloseAfterExitSweepsOnlyWhenSomethingIsLeft covers the cheap check
-// Close makes after a child exited by itself: nothing is left after a
+// Close makes, without a guard, after a child exited by itself: nothing is left after a
 // clean exit; a group member still running is seen, and Close kills it.
 func TestCloseAfterExitSweepsOnlyWhenSomethingIsLeft(t *testing.T) {
 	tests := []struct {
@@ -103,52 +102,4 @@ func TestCloseAfterExitSweepsOnlyWhenSomethingIsLeft(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestOrphansMayRemainInSubreaperMode: a setsid orphan of the tree,
-// reparented to this subreaper, keeps the check true until Close killed
-// and reaped it; another launch's running child is not taken for one.
-func TestOrphansMayRemainInSubreaperMode(t *testing.T) {
-	setsid, err := exec.LookPath("setsid")
-	require.NoError(t, err, "util-linux setsid")
-	withSubreaperMode(t)
-
-	other, err := Start(context.Background(), shellPlan("read line"), Options{Stdin: blockForever(t)})
-	require.NoError(t, err)
-	defer other.Close()
-
-	clean, err := Start(context.Background(), shellPlan("exit 0"), Options{})
-	require.NoError(t, err)
-	exitAndReap(t, clean)
-	assert.False(t, leftovers(clean), "another launch's child is no orphan of this tree")
-	require.NoError(t, clean.Close())
-
-	// The orphan leaves the group and the session, then the shell exits.
-	p, orphan := startShell(t, setsid+" sleep 600 </dev/null >/dev/null 2>&1 & echo $!", Options{})
-	exitAndReap(t, p)
-	// Until it has exec'd sleep, the orphan may still be in the group, or
-	// in the middle of an exec, when /proc/<pid>/environ reads empty and
-	// its token cannot be seen (a window no sweep can close).
-	testkit.Eventually(t, "the orphan to run sleep", 20*time.Second, func() bool {
-		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/cmdline")
-		require.NoError(t, err)
-		return strings.HasPrefix(string(cmdline), "sleep\x00")
-	})
-	// Reparenting happens when the shell exits, before its exit is seen.
-	e, err := readProc(orphan)
-	require.NoError(t, err)
-	require.Equal(t, unix.Getpid(), e.PPid, "the orphan was reparented to this subreaper")
-	assert.True(t, leftovers(p), "no group member is left, but an orphan of the tree is")
-
-	require.NoError(t, p.Close())
-	_, err = readProc(orphan)
-	assert.Error(t, err, "Close killed and reaped the orphan")
-	assert.False(t, leftovers(p))
-}
-
-// blockForever returns a stdin that never ends before the test does.
-func blockForever(t *testing.T) io.Reader {
-	r, w := io.Pipe()
-	t.Cleanup(func() { w.Close() })
-	return r
 }

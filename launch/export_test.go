@@ -5,7 +5,6 @@ type Proc = proc
 
 var (
 	Descendants   = descendants
-	Orphans       = orphans
 	ParseProcStat = parseProcStat
 )
 

@@ -22,9 +22,20 @@ import (
 const deadline = 20 * time.Second
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == envlessSleeper {
+		// Started with an empty environment, so no role can reach it:
+		// report, then sleep (os.Args[2] is the watch's marker).
+		fmt.Printf("ready %d\n", os.Getpid())
+		testkit.SleepForever()
+	}
 	testkit.RunIfChild(childRoles()...)
 	os.Exit(m.Run())
 }
+
+// envlessSleeper is the first argument of a sleeper started with an empty
+// environment and in a session of its own, as sudo, env -i and many daemons
+// start their children.
+const envlessSleeper = "--envless-sleeper"
 
 // childRoles are the behaviours the test binary takes on as a child of its
 // own tests (testkit.ChildEnv(name)); os.Args[1:] are their parameters.
@@ -59,8 +70,12 @@ func runChild(mode string, args []string) int {
 	case "sleep": // args: marker
 		fmt.Printf("ready %d\n", os.Getpid())
 		testkit.SleepForever()
-	case "daemonize": // args: marker; start a sleeper in a new session, report it, exit
-		pids, err := startGrandchild("setsid", args[0])
+	case "daemonize": // args: marker[, "envless"]; start a sleeper in a new session, report it, exit
+		kind := "setsid"
+		if len(args) > 1 && args[1] == "envless" {
+			kind = "envless"
+		}
+		pids, err := startGrandchild(kind, args[0])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -105,8 +120,9 @@ func runChild(mode string, args []string) int {
 
 // startGrandchild starts this binary as a sleeper of the given kind, waits
 // for its ready line and returns the PIDs to watch: the one it reported (for
-// "daemon", the daemonized sleeper, whose parent has exited by then) and, for
-// "cmd", cmd.exe's as well. Its stderr is
+// "daemon" and "envless-daemon", the daemonized sleeper, whose parent has
+// exited by then) and, for "cmd", cmd.exe's as well. An "envless" sleeper
+// runs with an empty environment in a session of its own. Its stderr is
 // this process's, so grandchildren also hold the launch's stderr pipe.
 func startGrandchild(kind, marker string) ([]int, error) {
 	exe, err := os.Executable()
@@ -114,17 +130,27 @@ func startGrandchild(kind, marker string) ([]int, error) {
 		return nil, err
 	}
 	mode := "sleep"
-	if kind == "daemon" {
-		mode = "daemonize"
-	}
 	cmd := exec.Command(exe, marker)
-	if kind == "cmd" {
+	switch kind {
+	case "daemon":
+		mode = "daemonize"
+	case "envless-daemon":
+		mode = "daemonize"
+		cmd = exec.Command(exe, marker, "envless")
+	case "cmd":
 		cmd = cmdExeCommand(exe, marker)
 	}
 	cmd.Env = testkit.ChildEnv(mode)
+	if kind == "envless" {
+		cmd = exec.Command(exe, envlessSleeper, marker)
+		cmd.Env = []string{}
+	}
 	cmd.Stderr = os.Stderr
 	if err := grandchildAttr(cmd, kind); err != nil {
 		return nil, err
+	}
+	if kind == "envless-daemon" {
+		kind = "daemon" // for StartMember: an intermediate that exits
 	}
 	return testkit.StartMember(cmd, kind, deadline)
 }

@@ -8,11 +8,16 @@
 // only then resumed, so no grandchild can start outside the job.
 //
 // KillTree finds descendants that left the group (setsid) by parent chain in
-// one process-table snapshot, checking PID and start time before any signal.
-// On Linux, EnableSubreaper (a process-wide opt-in the cursorkit CLI turns
-// on) also brings double-forked daemons back as orphans of this process,
-// where KillTree recognises them by the child's launch token, kills and
-// reaps them.
+// process-table snapshots, checking PID and start time before any signal.
+//
+// Linux: the child is started by the launch guard, this program's binary
+// run again as a small child subreaper that every launch of the program
+// shares (docs/architecture.md "The launch guard"). Every orphan of the
+// tree is reparented to it, so double-forked daemons are killed with their
+// tree whatever they did to their environment, and when this program dies
+// in any way, SIGKILL included, the guard kills every tree it holds. The
+// guard runs from this package's init, before main, when the binary is
+// executed as one: any program that imports launch carries it.
 //
 // Launch never reads the child's output and never decides a verdict: the
 // caller (package supervise) owns the pipes' read ends, deadlines and the
@@ -42,9 +47,9 @@ type Options struct {
 	Dir string
 	// Env is the child's full environment. Nil means os.Environ(); an empty
 	// non-nil slice means an empty environment. On Linux, Start adds one
-	// variable, LaunchIDEnv, holding a random token that lets KillTree
-	// recognise orphaned descendants reparented to this process (a value
-	// inherited from an outer cursorkit is kept, the new token appended).
+	// variable, LaunchIDEnv, holding a random token that tells the launch
+	// guard which tree an orphan it adopts belongs to (a value inherited
+	// from an outer cursorkit is kept, the new token appended).
 	Env []string
 	// Stdin is copied to the child's stdin pipe, which is then closed: the
 	// prompt travels only here. Nil closes the child's stdin at once. The
@@ -103,8 +108,8 @@ type KillReport struct {
 	// Swept counts descendants killed individually by the sweep, beyond the
 	// group or job.
 	Swept int `json:"swept"`
-	// Reaped counts orphans reparented to this process (Linux subreaper mode)
-	// that KillTree killed and reaped.
+	// Reaped counts orphans of the tree reparented to the launch guard
+	// (Linux) that KillTree killed and the guard reaped.
 	Reaped int `json:"reaped,omitempty"`
 	// Skipped counts candidates left alone because their identity (PID and
 	// start time) could not be confirmed, so a reused PID is never hit.
@@ -133,7 +138,7 @@ type Process struct {
 }
 
 // Pid returns the child's process ID (the process group ID on POSIX).
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int { return p.root.Pid }
 
 // Stdout returns the read end of the child's stdout pipe. The caller owns
 // it: read it until EOF or close it to stop reading. Because it is a plain
@@ -157,9 +162,11 @@ func (p *Process) Warnings() []string {
 // waits for the pipes or for descendants. A non-zero exit is not an error:
 // the error is non-nil only when waiting itself failed (failure.Process).
 // Wait may be called more than once and from several goroutines; every call
-// returns the same result. On Linux the child stays unreaped (a zombie) until
-// Close, so its PID, which is also the group ID, cannot be reused while
-// KillTree may still signal the group.
+// returns the same result. On Linux the launch guard reaps the child and
+// sends every group signal itself, so none races with the reaping; without
+// a guard the child stays unreaped (a zombie) until Close, so its PID, which
+// is also the group ID, cannot be reused while KillTree may still signal
+// the group.
 func (p *Process) Wait() (ExitStatus, error) {
 	p.waitOnce.Do(func() {
 		p.status, p.waitErr = p.waitExit()
@@ -184,16 +191,15 @@ func (p *Process) Terminate() error { return p.terminate() }
 // KillTree forcefully kills the child and every descendant it can identify,
 // and is idempotent: calling it again repeats the sweep, which is harmless.
 // POSIX: descendants are found in a process-table snapshot by parent chain
-// (so setsid escapees are included) and, on Linux, as orphans that carry the
-// child's launch token (in subreaper mode those reparented to this process;
-// otherwise any process started after the child, since orphans then go to
-// init where no parent chain leads); each is
-// pinned by PID and start time (a pidfd on Linux) before any signal, so a
-// reused PID is never hit. The group and the pinned victims are frozen with
-// SIGSTOP and the table is read again until it shows no new victim (at most
-// a few snapshots); then SIGKILL goes to the group, the root and each
-// victim, and killed orphans are reaped. The group is signalled only while
-// its ID provably still names the child's group.
+// (so setsid escapees are included) and, on Linux, among the orphans the
+// launch guard adopted (by the child's launch token, or by when they
+// started); each is pinned by PID and start time (a pidfd on Linux) before
+// any signal, so a reused PID is never hit. The group and the pinned
+// victims are frozen with SIGSTOP and the table is read again until it
+// shows no new victim (at most a few snapshots); then SIGKILL goes to the
+// group, the root and each victim, and the guard reaps the orphans. The
+// group is signalled only while its ID provably still names the child's
+// group.
 // Windows: TerminateJobObject; without a job, taskkill /T /F by absolute path
 // while the root is still alive, then a native tree walk with creation-time
 // checks.
@@ -207,10 +213,10 @@ func (p *Process) KillTree() (KillReport, error) {
 // waits for the direct child, reaps it, and releases every handle: the job,
 // the stdin write end and the read ends of stdout and stderr. It is
 // idempotent. POSIX: when Wait had already seen the child exit by itself,
-// Close reaps it first and runs KillTree's sweep only if something it could
-// find may be left (a member of the process group or, in subreaper mode, an
-// orphan of the tree reparented to this process), so closing after a clean
-// run reads no process table.
+// Close runs KillTree's sweep only if something may be left (an orphan the
+// launch guard adopted, on Linux, or a member of the process group), so
+// closing after a clean run reads no process table; what a child left
+// behind (a daemon) is killed.
 func (p *Process) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -256,33 +262,45 @@ func (p *Process) exited() bool {
 // file does not exist (errors.Is(err, fs.ErrNotExist) also holds),
 // failure.Setup when it cannot be executed, failure.Process otherwise.
 func Start(ctx context.Context, plan shim.Plan, opts Options) (*Process, error) {
+	p, cmd, err := prepare(ctx, plan, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.start(ctx, cmd, plan, opts.Stdin); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// prepare is Start's validation: the Process to start and its command.
+func prepare(ctx context.Context, plan shim.Plan, opts Options) (*Process, *exec.Cmd, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, failure.Wrap(failure.Cancelled, err, "launch cancelled before start")
+		return nil, nil, failure.Wrap(failure.Cancelled, err, "launch cancelled before start")
 	}
 	if plan.Program == "" {
-		return nil, failure.New(failure.Input, "launch plan has no program")
+		return nil, nil, failure.New(failure.Input, "launch plan has no program")
 	}
 	if !filepath.IsAbs(plan.Program) {
 		// A relative Path would be resolved against Dir by os/exec but
 		// checked against the current directory here; plans are absolute.
-		return nil, failure.New(failure.Input, "launch plan program %q is not an absolute path", plan.Program)
+		return nil, nil, failure.New(failure.Input, "launch plan program %q is not an absolute path", plan.Program)
 	}
 	if opts.Dir != "" {
 		info, err := os.Stat(opts.Dir)
 		if err != nil {
-			return nil, failure.Wrap(failure.Input, err, "working directory is not usable")
+			return nil, nil, failure.Wrap(failure.Input, err, "working directory is not usable")
 		}
 		if !info.IsDir() {
-			return nil, failure.New(failure.Input, "working directory %q is not a directory", opts.Dir)
+			return nil, nil, failure.New(failure.Input, "working directory %q is not a directory", opts.Dir)
 		}
 	}
 	if info, err := os.Stat(plan.Program); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, failure.Wrap(failure.MissingCLI, err, "program not found")
+			return nil, nil, failure.Wrap(failure.MissingCLI, err, "program not found")
 		}
-		return nil, failure.Wrap(failure.Setup, err, "program cannot be inspected")
+		return nil, nil, failure.Wrap(failure.Setup, err, "program cannot be inspected")
 	} else if info.IsDir() {
-		return nil, failure.New(failure.Setup, "program %q is a directory", plan.Program)
+		return nil, nil, failure.New(failure.Setup, "program %q is a directory", plan.Program)
 	}
 	args := plan.Args
 	if len(args) == 0 {
@@ -293,46 +311,48 @@ func Start(ctx context.Context, plan shim.Plan, opts Options) (*Process, error) 
 		env = os.Environ()
 	}
 	p := &Process{waitDone: make(chan struct{})}
-	cmd := &exec.Cmd{Path: plan.Program, Args: args, Env: env, Dir: opts.Dir}
-	if err := p.start(ctx, cmd, plan, opts.Stdin); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p, &exec.Cmd{Path: plan.Program, Args: args, Env: env, Dir: opts.Dir}, nil
 }
 
 // pipes creates the three pipes and wires the child's ends into cmd. It
 // returns the function that closes the child's ends after start (or on
 // failure) and our ends on failure.
 func (p *Process) pipes(cmd *exec.Cmd) (afterStart func(), onFailure func(), err error) {
-	var files []*os.File
-	closeAll := func(fs ...*os.File) {
-		for _, f := range fs {
-			if f != nil {
-				f.Close()
-			}
-		}
+	child, err := p.stdioPipes()
+	if err != nil {
+		return nil, nil, err
 	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = child[0], child[1], child[2]
+	afterStart = func() { closeFiles(child[:]...) }
+	onFailure = func() { closeFiles(append(child[:], p.stdin, p.stdout, p.stderr)...) }
+	return afterStart, onFailure, nil
+}
+
+// stdioPipes creates the child's stdin, stdout and stderr pipes, keeps our
+// ends in p and returns the child's.
+func (p *Process) stdioPipes() (child [3]*os.File, err error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, failure.Wrap(failure.Resource, err, "cannot create stdin pipe")
+		return child, failure.Wrap(failure.Resource, err, "cannot create stdin pipe")
 	}
-	files = append(files, inR, inW)
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		closeAll(files...)
-		return nil, nil, failure.Wrap(failure.Resource, err, "cannot create stdout pipe")
+		closeFiles(inR, inW)
+		return child, failure.Wrap(failure.Resource, err, "cannot create stdout pipe")
 	}
-	files = append(files, outR, outW)
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		closeAll(files...)
-		return nil, nil, failure.Wrap(failure.Resource, err, "cannot create stderr pipe")
+		closeFiles(inR, inW, outR, outW)
+		return child, failure.Wrap(failure.Resource, err, "cannot create stderr pipe")
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	p.stdin, p.stdout, p.stderr = inW, outR, errR
-	afterStart = func() { closeAll(inR, outW, errW) }
-	onFailure = func() { closeAll(inR, inW, outR, outW, errR, errW) }
-	return afterStart, onFailure, nil
+	return [3]*os.File{inR, outW, errW}, nil
+}
+
+func closeFiles(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // feedStdin copies src to the child's stdin and closes it. Write errors

@@ -1,7 +1,6 @@
 package launch_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/launch"
@@ -25,24 +23,18 @@ func TestPromptIsAbsentFromArgvAndEnvironment(t *testing.T) {
 	assert.Equal(t, prompt, readLine(t, lines))
 	assert.Equal(t, "stdin-closed", readLine(t, lines))
 
-	proc := "/proc/" + strconv.Itoa(p.Pid())
-	cmdline, err := os.ReadFile(proc + "/cmdline")
+	for _, pid := range []int{p.Pid(), p.Root().PPid} { // the child and its guard
+		proc := "/proc/" + strconv.Itoa(pid)
+		cmdline, err := os.ReadFile(proc + "/cmdline")
+		require.NoError(t, err)
+		assert.NotContains(t, string(cmdline), prompt)
+		environ, err := os.ReadFile(proc + "/environ")
+		require.NoError(t, err)
+		assert.NotContains(t, string(environ), prompt)
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/cmdline")
 	require.NoError(t, err)
 	assert.Contains(t, string(cmdline), "--print", "the scan reads the right process")
-	assert.NotContains(t, string(cmdline), prompt)
-	environ, err := os.ReadFile(proc + "/environ")
-	require.NoError(t, err)
-	assert.Contains(t, string(environ), testkit.RoleEnv+"=echo-hold")
-	assert.NotContains(t, string(environ), prompt)
-	// The launch token is there, exactly once, and nothing else was added.
-	var tokens int
-	for _, kv := range bytes.Split(environ, []byte{0}) {
-		if strings.HasPrefix(string(kv), launch.LaunchIDEnv+"=") {
-			tokens++
-			assert.Len(t, strings.TrimPrefix(string(kv), launch.LaunchIDEnv+"="), 32)
-		}
-	}
-	assert.Equal(t, 1, tokens)
 }
 
 func TestEnvIsExactlyOptionsEnvPlusToken(t *testing.T) {
@@ -57,30 +49,56 @@ func TestEnvIsExactlyOptionsEnvPlusToken(t *testing.T) {
 	got := strings.Split(strings.TrimSuffix(string(environ), "\x00"), "\x00")
 	require.Len(t, got, 3)
 	assert.Equal(t, env, got[:2])
-	assert.True(t, strings.HasPrefix(got[2], launch.LaunchIDEnv+"="))
+	token, ok := strings.CutPrefix(got[2], launch.LaunchIDEnv+"=")
+	assert.True(t, ok, "the launch token comes last: %q", got[2])
+	assert.Len(t, token, 32)
 }
 
-// withSubreaper turns subreaper mode on for one test.
-func withSubreaper(t *testing.T) {
-	t.Helper()
-	require.NoError(t, launch.EnableSubreaper())
-	t.Cleanup(func() { require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)) })
+// TestTheGuardIsTheChildsParent: on Linux a launch guard, this binary run
+// again, owns the tree (docs/architecture.md "The launch guard").
+func TestTheGuardIsTheChildsParent(t *testing.T) {
+	p, err := launch.Start(context.Background(), selfPlan(), launch.Options{Env: testkit.ChildEnv("echo-hold"), Stdin: strings.NewReader("x")})
+	require.NoError(t, err)
+	defer p.Close()
+	readLine(t, lineReader(p.Stdout()))
+	assert.Empty(t, p.Warnings())
+	guard := p.Root().PPid
+	require.NotEqual(t, os.Getpid(), guard)
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/stat")
+	require.NoError(t, err)
+	child, err := launch.ParseProcStat(stat)
+	require.NoError(t, err)
+	assert.Equal(t, guard, child.PPid)
+	stat, err = os.ReadFile("/proc/" + strconv.Itoa(guard) + "/stat")
+	require.NoError(t, err)
+	g, err := launch.ParseProcStat(stat)
+	require.NoError(t, err)
+	assert.Equal(t, os.Getpid(), g.PPid)
+	assert.Equal(t, guard, g.Group, "the guard leads a group of its own")
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(guard) + "/exe")
+	require.NoError(t, err)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	assert.Equal(t, self, exe, "the guard is this binary")
 }
 
-func TestKillTreeFindsOrphansInSubreaperMode(t *testing.T) {
-	tests := []struct {
-		name  string
-		kinds []string
-	}{
-		// A double-forked, setsid daemon: its parent exited, so no parent
-		// chain leads to it.
-		{"double-forked daemon", []string{"daemon", "group"}},
-		// The child itself exits, orphaning a setsid grandchild.
-		{"setsid grandchild of an exited child", []string{"setsid", "exit"}},
-	}
-	for _, tc := range tests {
+// escapeKinds are grandchildren that leave the process group and lose
+// their parent: a double-forked setsid daemon, the same with an empty
+// environment (as sudo, env -i and many daemons start theirs), and a
+// setsid grandchild of a child that exits.
+var escapeKinds = []struct {
+	name  string
+	kinds []string
+}{
+	{"double-forked daemon", []string{"daemon", "group"}},
+	{"double-forked daemon with an empty environment", []string{"envless-daemon", "group"}},
+	{"setsid grandchild of an exited child", []string{"setsid", "exit"}},
+	{"empty-environment setsid grandchild of an exited child", []string{"envless", "exit"}},
+}
+
+func TestKillTreeKillsOrphansWhateverTheyDid(t *testing.T) {
+	for _, tc := range escapeKinds {
 		t.Run(tc.name, func(t *testing.T) {
-			withSubreaper(t)
 			w := testkit.NewWatch(t)
 			marker := w.Marker()
 			p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, tc.kinds...)...), launch.Options{Env: testkit.ChildEnv("tree")})
@@ -89,27 +107,46 @@ func TestKillTreeFindsOrphansInSubreaperMode(t *testing.T) {
 			pids := readReady(t, lineReader(p.Stdout()))
 			w.Add(pids...)
 			orphan := pids[0]
-			stat, err := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/stat")
-			require.NoError(t, err)
-			st, err := launch.ParseProcStat(stat)
-			require.NoError(t, err)
-			if tc.kinds[len(tc.kinds)-1] != "exit" {
-				require.Equal(t, os.Getpid(), st.PPid, "the daemon was reparented to this subreaper")
-			}
+			testkit.Eventually(t, "the orphan to be reparented to the guard", deadline, func() bool {
+				stat, err := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/stat")
+				require.NoError(t, err)
+				st, err := launch.ParseProcStat(stat)
+				require.NoError(t, err)
+				return st.PPid == p.Root().PPid
+			})
 
 			report, err := p.KillTree()
 			require.NoError(t, err)
 			waitExited(t, p)
 			w.RequireGone(deadline)
-			// Reparented orphans were reaped: no zombie of ours is left.
-			assert.NoDirExists(t, "/proc/"+strconv.Itoa(orphan)+"/task", "orphan %d left unreaped (%+v)", orphan, report)
-			assert.Positive(t, report.Reaped, "%+v", report)
+			assert.Positive(t, report.Reaped, "the guard reaped the orphan: %+v", report)
+			require.NoError(t, p.Close())
+		})
+	}
+}
+
+// TestCloseKillsWhatACleanExitLeft: a child that exits 0 after starting a
+// daemon (a --version that forks one, say) leaves nothing once Close
+// returned.
+func TestCloseKillsWhatACleanExitLeft(t *testing.T) {
+	for _, tc := range escapeKinds {
+		if tc.kinds[len(tc.kinds)-1] != "exit" {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			w := testkit.NewWatch(t)
+			marker := w.Marker()
+			p, err := launch.Start(context.Background(), selfPlan(append([]string{marker}, tc.kinds...)...), launch.Options{Env: testkit.ChildEnv("tree")})
+			require.NoError(t, err)
+			w.Add(readReady(t, lineReader(p.Stdout()))...)
+			assert.Equal(t, launch.ExitStatus{}, waitExited(t, p))
+			require.NoError(t, p.Close())
+			w.RequireGone(deadline)
 		})
 	}
 }
 
 func TestKillTreeLeavesOtherTreesAlone(t *testing.T) {
-	withSubreaper(t)
 	wA, wB := testkit.NewWatch(t), testkit.NewWatch(t)
 	markerA, markerB := wA.Marker(), wB.Marker()
 	a, err := launch.Start(context.Background(), selfPlan(markerA, "daemon"), launch.Options{Env: testkit.ChildEnv("tree")})
@@ -134,4 +171,28 @@ func TestKillTreeLeavesOtherTreesAlone(t *testing.T) {
 	}
 	require.NoError(t, b.Close())
 	assert.Empty(t, wB.Alive())
+}
+
+// TestTokenlessOrphansWaitForTheTreesThatMayOwnThem: an orphan without a
+// launch token (it cleared its environment) that started while two trees
+// were open may be either's: it is killed once neither is open, never
+// while the other one might still need it (docs/architecture.md "The
+// launch guard").
+func TestTokenlessOrphansWaitForTheTreesThatMayOwnThem(t *testing.T) {
+	wA, wB := testkit.NewWatch(t), testkit.NewWatch(t)
+	a, err := launch.Start(context.Background(), selfPlan(wA.Marker(), "group"), launch.Options{Env: testkit.ChildEnv("tree")})
+	require.NoError(t, err)
+	defer a.Close()
+	wA.Add(readReady(t, lineReader(a.Stdout()))...)
+	b, err := launch.Start(context.Background(), selfPlan(wB.Marker(), "envless-daemon", "exit"), launch.Options{Env: testkit.ChildEnv("tree")})
+	require.NoError(t, err)
+	orphan := readReady(t, lineReader(b.Stdout()))
+	wB.Add(orphan...)
+	waitExited(t, b)
+
+	require.NoError(t, b.Close())
+	assert.Equal(t, []testkit.Proc{{PID: orphan[0]}}, wB.Alive(), "while tree A is open the orphan may be A's")
+	require.NoError(t, a.Close())
+	wA.RequireGone(deadline)
+	wB.RequireGone(deadline)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -198,6 +199,39 @@ func waitExited(t *testing.T, p *launch.Process) launch.ExitStatus {
 		t.Fatal("Wait did not return")
 	}
 	return launch.ExitStatus{}
+}
+
+// TestNothingOutlivesAKilledSupervisor: when the program that launched a
+// tree dies without any cleanup of its own (SIGKILL, TerminateProcess),
+// the tree dies too: the Job Object on Windows, the launch guard on Linux
+// (docs/architecture.md "The launch guard"), double-forked daemons and
+// empty-environment ones included.
+func TestNothingOutlivesAKilledSupervisor(t *testing.T) {
+	if runtime.GOOS == "darwin" {
+		t.Skip("macOS has neither a job object nor a launch guard (docs/architecture.md)")
+	}
+	w := testkit.NewWatch(t)
+	marker := w.Marker()
+	// The intermediate supervisor is started as a plain child of the test,
+	// so only what it set up itself can take its tree down.
+	sup := exec.Command(os.Args[0], append([]string{marker}, supervisorKinds...)...)
+	sup.Env = testkit.ChildEnv("supervisor")
+	sup.Stderr = os.Stderr
+	out, err := sup.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, sup.Start())
+	lines := lineReader(out)
+	treeLine := readLine(t, lines)
+	treePid, err := strconv.Atoi(strings.TrimPrefix(treeLine, "tree "))
+	require.NoError(t, err, treeLine)
+	pids := readReady(t, lines)
+	w.Add(append(pids, treePid)...)
+
+	require.NoError(t, sup.Process.Kill()) // SIGKILL, TerminateProcess: no cleanup code runs
+	killed := time.Now()
+	_ = sup.Wait()
+	w.RequireGone(deadline)
+	t.Logf("the tree (%d processes) was gone %v after the supervisor was killed", len(pids)+1, time.Since(killed))
 }
 
 func TestConcurrentControlIsSafe(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -23,26 +22,54 @@ import (
 const sweepRounds = 4
 
 // reapWait bounds how long KillTree waits for the processes it SIGKILLed
-// (and the root) to exit before reaping the orphans among them.
+// (and the root) to exit.
 const reapWait = 2 * time.Second
 
 // sysProcess is the POSIX-specific state of a Process.
 type sysProcess struct {
-	token  string      // the launch token (Linux), "" elsewhere
-	reaped atomic.Bool // the root has been reaped: its PID may be reused
+	// owner signals and reaps the tree when a launch guard owns it (Linux,
+	// docs/architecture.md "The launch guard"); nil when this process is
+	// the child's parent and does it itself.
+	owner treeOwner
+	// reaped reports that this process reaped the root (no guard): its
+	// PID, which is the group ID, may then be reused.
+	reaped atomic.Bool
 }
+
+// treeOwner is what signals, waits for and reaps the child's tree on this
+// process's behalf: the launch guard. Its methods run with p.mu held,
+// except wait.
+type treeOwner interface {
+	terminate() error
+	killTree() (KillReport, error)
+	wait() (ExitStatus, error)
+	// close ends the guard after the child exited: whatever is left of the
+	// tree is killed and reaped, then the guard itself.
+	close() error
+}
+
+// errNoGuard is startGuarded's answer when no launch guard could start
+// and nothing did: the child is then started directly.
+var errNoGuard = errors.New("no launch guard")
 
 func (p *Process) reaped() bool { return p.sys.reaped.Load() }
 
 func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdin io.Reader) error {
-	token, err := newLaunchToken()
-	if err != nil {
+	owner, err := p.startGuarded(ctx, cmd)
+	switch {
+	case err == nil:
+		p.sys.owner = owner
+		p.feedStdin(stdin)
+		return nil
+	case !errors.Is(err, errNoGuard):
 		return err
 	}
-	if token != "" {
-		cmd.Env = withLaunchToken(cmd.Env, token)
-	}
-	p.sys.token = token
+	return p.startDirect(ctx, cmd, stdin)
+}
+
+// startDirect starts the child as this process's own child, in a new
+// process group: where no launch guard can be used.
+func (p *Process) startDirect(ctx context.Context, cmd *exec.Cmd, stdin io.Reader) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	afterStart, onFailure, err := p.pipes(cmd)
 	if err != nil {
@@ -67,13 +94,14 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 	return nil
 }
 
-// groupSignalSafe reports whether kill(-pgid) can only reach the child's
-// group. While the leader is unreaped its PID, which is the group ID, cannot
-// be reused, so the group ID cannot name another group. After reaping, a
-// snapshot must show members of the group and no process holding the group
-// ID as its PID (a new group with that ID would be led by such a process).
-func (p *Process) groupSignalSafe(table []proc, tableErr error) bool {
-	if !p.reaped() {
+// groupSignalSafe reports whether kill(-leader) can only reach the group
+// that leader leads. While the leader is unreaped its PID, which is the
+// group ID, cannot be reused, so the group ID cannot name another group.
+// After reaping, a snapshot must show members of the group and no process
+// holding the group ID as its PID (a new group with that ID would be led by
+// such a process).
+func groupSignalSafe(leader int, reaped bool, table []proc, tableErr error) bool {
+	if !reaped {
 		return true
 	}
 	if tableErr != nil {
@@ -81,35 +109,61 @@ func (p *Process) groupSignalSafe(table []proc, tableErr error) bool {
 	}
 	members := false
 	for _, e := range table {
-		if e.Pid == p.root.Pid {
+		if e.Pid == leader {
 			return false
 		}
-		if e.Group == p.root.Pid {
+		if e.Group == leader {
 			members = true
 		}
 	}
 	return members
 }
 
-func (p *Process) terminate() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// terminateGroup sends SIGTERM, then SIGCONT so stopped members can act on
+// it, to the group leader leads, when that is safe (groupSignalSafe).
+func terminateGroup(leader int, reaped bool) error {
 	var table []proc
 	var tableErr error
-	if p.reaped() {
+	if reaped {
 		table, tableErr = snapshot()
 	}
-	if !p.groupSignalSafe(table, tableErr) {
+	if !groupSignalSafe(leader, reaped, table, tableErr) {
 		return failure.Wrap(failure.Process, os.ErrProcessDone, "process group has exited")
 	}
-	if err := syscall.Kill(-p.root.Pid, syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(-leader, syscall.SIGTERM); err != nil {
 		if errors.Is(err, syscall.ESRCH) {
 			return failure.Wrap(failure.Process, os.ErrProcessDone, "process group has exited")
 		}
 		return failure.Wrap(failure.Process, err, "cannot signal the process group")
 	}
-	_ = syscall.Kill(-p.root.Pid, syscall.SIGCONT)
+	_ = syscall.Kill(-leader, syscall.SIGCONT)
 	return nil
+}
+
+func (p *Process) terminate() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sys.owner != nil {
+		return p.sys.owner.terminate()
+	}
+	return terminateGroup(p.root.Pid, p.reaped())
+}
+
+// waitExit waits for the root: through the guard, or as its parent.
+func (p *Process) waitExit() (ExitStatus, error) {
+	if p.sys.owner != nil {
+		return p.sys.owner.wait()
+	}
+	return p.waitChild()
+}
+
+// release reaps the root when this process is its parent; a guard reaps
+// it by itself. Called with p.mu held, after Wait returned.
+func (p *Process) release() error {
+	if p.sys.owner != nil {
+		return nil
+	}
+	return p.releaseChild()
 }
 
 // closeKill is Close's tree kill before the child is reaped, with p.mu
@@ -124,71 +178,89 @@ func (p *Process) closeKill(exited bool) error {
 	return err
 }
 
-// closeSweep runs with p.mu held after release reaped the child. When the
-// child had exited by itself it runs the full KillTree only if something
-// may be left of the tree (see mayHaveLeftovers), which after a clean turn
-// is nothing: the sweep's process-table snapshots are the costly part of
-// supervising many short runs.
+// closeSweep runs with p.mu held after the child was reaped. A guard is
+// told to finish: it kills and reaps whatever is left of the tree (a
+// daemon the child left behind, say) and exits. Without a guard, the full
+// KillTree runs when the child had exited by itself and its process group
+// still has members; descendants that left the group are then out of
+// reach (docs/contract.md "Supervision").
 func (p *Process) closeSweep(exited bool) error {
-	if !exited || !p.mayHaveLeftovers() {
+	if p.sys.owner != nil {
+		return p.sys.owner.close()
+	}
+	if !exited || !p.groupHasMembers() {
 		return nil
 	}
 	_, err := p.killTree()
 	return err
 }
 
-// mayHaveLeftovers reports, once the child exited and was reaped, whether a
-// process of its tree may still run; false is a proof, true may be a false
-// alarm. It is what a KillTree at this point could find:
-//   - members of the child's process group: kill(-pgid, 0) fails with
-//     ESRCH only when the group is empty. (Before reaping, the zombie
-//     child itself would count as a member. After reaping, members keep
-//     the group ID, the child's PID, from being reused, so ESRCH cannot
-//     come from another group; a reused PID that leads a new group only
-//     makes the answer a false alarm.)
-//   - descendants that left the group (setsid): no parent chain leads to
-//     them from an exited child, whose children were reparented when it
-//     exited, so KillTree can only find them as orphans reparented to
-//     this process, and their descendants (subreaper mode, orphansMayRemain).
-func (p *Process) mayHaveLeftovers() bool {
-	if err := syscall.Kill(-p.root.Pid, 0); !errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	return p.orphansMayRemain()
+// groupHasMembers reports, once the child was reaped, whether its process
+// group still has members: kill(-pgid, 0) fails with ESRCH only when the
+// group is empty. After reaping, members keep the group ID, the child's
+// PID, from being reused, so ESRCH cannot come from another group; a
+// reused PID that leads a new group only makes the answer a false alarm.
+func (p *Process) groupHasMembers() bool {
+	return !errors.Is(syscall.Kill(-p.root.Pid, 0), syscall.ESRCH)
 }
 
-// killTree runs with p.mu held. It freezes before it kills: the group and
-// every pinned victim get SIGSTOP, and the table is read again until a
-// snapshot shows no new victim, so a process forked during the sweep cannot
-// slip out of the parent chain. Then SIGKILL goes to the group, the root
-// and every pinned victim.
+// killTree runs with p.mu held.
 func (p *Process) killTree() (KillReport, error) {
+	if p.sys.owner != nil {
+		return p.sys.owner.killTree()
+	}
+	report, killed, err := freezeAndKill(p.root.Pid, func(table []proc, tableErr error) bool {
+		return groupSignalSafe(p.root.Pid, p.reaped(), table, tableErr)
+	}, func(table []proc) []proc { return descendants(p.root, table) })
+	// The root itself, through os.Process (a pidfd on Linux), which is a
+	// no-op once it has been reaped.
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	// Waiting for every exit, the root's included, means the tree is gone
+	// when KillTree returns. The root is never reaped here: it is os/exec's.
+	deadline := time.Now().Add(reapWait)
+	if !p.reaped() {
+		if rootPin, _ := pinProcess(p.root); rootPin != nil {
+			rootPin.awaitExit(deadline)
+			rootPin.release()
+		}
+	}
+	for _, pn := range killed {
+		pn.awaitExit(deadline)
+		pn.release()
+	}
+	return report, err
+}
+
+// freezeAndKill is KillTree's sweep, for this process's own child and for
+// the launch guard alike. It freezes before it kills: the group that
+// leader leads (when groupSafe says a signal to it can reach no other
+// group) and every victim get SIGSTOP, and the table is read again until a
+// snapshot shows no new victim, so a process forked during the sweep cannot
+// slip out of the parent chain. Then SIGKILL goes to the group and to every
+// pinned victim. Each victim is pinned by PID and start time (a pidfd on
+// Linux) before any signal, so a reused PID is never hit. It returns the
+// pins of the victims it killed, for the caller to await and release.
+func freezeAndKill(leader int, groupSafe func([]proc, error) bool, victims func([]proc) []proc) (KillReport, []*pin, error) {
 	report := KillReport{Method: MethodProcessGroup}
-	self := os.Getpid()
 	var errs []error
 	pins := map[int]*pin{}
 	skipped := map[int]bool{}
-	defer func() {
-		for _, pn := range pins {
-			pn.release()
-		}
-	}()
-	groupSafe := false
+	signalGroup := false
 	for round := 0; round < sweepRounds; round++ {
 		table, tableErr := snapshot()
 		if tableErr != nil {
 			errs = append(errs, failure.Wrap(failure.Process, tableErr, "cannot read the process table"))
 		}
 		if round == 0 {
-			groupSafe = p.groupSignalSafe(table, tableErr)
-			if groupSafe {
-				_ = syscall.Kill(-p.root.Pid, syscall.SIGSTOP)
+			signalGroup = groupSafe(table, tableErr)
+			if signalGroup {
+				_ = syscall.Kill(-leader, syscall.SIGSTOP)
 			}
 		}
 		// Pin every victim before any SIGKILL: killing a parent first would
 		// reparent its children and hide them from the parent chain.
 		found := false
-		for _, v := range p.victims(self, table) {
+		for _, v := range victims(table) {
 			if pins[v.Pid] != nil || skipped[v.Pid] {
 				continue
 			}
@@ -208,8 +280,8 @@ func (p *Process) killTree() (KillReport, error) {
 		}
 	}
 	report.Skipped = len(skipped)
-	if groupSafe {
-		err := syscall.Kill(-p.root.Pid, syscall.SIGKILL)
+	if signalGroup {
+		err := syscall.Kill(-leader, syscall.SIGKILL)
 		switch {
 		case err == nil:
 			report.Group = true
@@ -217,106 +289,14 @@ func (p *Process) killTree() (KillReport, error) {
 			errs = append(errs, failure.Wrap(failure.Process, err, "cannot kill the process group"))
 		}
 	}
-	// The root itself, through os.Process (a pidfd on Linux), which is a
-	// no-op once it has been reaped.
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	var killed []*pin
 	for _, pn := range pins {
 		if pn.signal(syscall.SIGKILL) {
 			killed = append(killed, pn)
+		} else {
+			pn.release()
 		}
 	}
 	report.Swept = len(killed)
-	// Killed processes reparented to self (subreaper mode, directly or
-	// because their killed parent exited first) are reaped here: nobody else
-	// in this program waits for them. Waiting for every exit first, the
-	// root's included, lets the kernel finish reparenting. The root itself
-	// is never reaped here: it is os/exec's.
-	deadline := time.Now().Add(reapWait)
-	if !p.reaped() {
-		if rootPin, _ := pinProcess(p.root); rootPin != nil {
-			rootPin.awaitExit(deadline)
-			rootPin.release()
-		}
-	}
-	for _, pn := range killed {
-		pn.awaitExit(deadline)
-	}
-	for _, pn := range killed {
-		if pn.reapIfOrphan(self) {
-			report.Reaped++
-		}
-	}
-	return report, errors.Join(errs...)
-}
-
-// victims returns the processes of table to kill individually: the
-// descendants of the root by parent chain, plus orphans that carry the
-// root's launch token (in subreaper mode those reparented to self;
-// otherwise any process started after the root), and their descendants.
-func (p *Process) victims(self int, table []proc) []proc {
-	if len(table) == 0 {
-		return nil
-	}
-	out := descendants(p.root, table)
-	seen := make(map[int]bool, len(out))
-	for _, v := range out {
-		seen[v.Pid] = true
-	}
-	if p.sys.token == "" {
-		return out // no token to recognise orphans by (macOS)
-	}
-	candidates := orphans(self, p.root, table)
-	if !subreaperMode() {
-		// Without the subreaper, an orphan of the tree (a setsid helper whose
-		// parent died first, say) is reparented to init or to another
-		// subreaper: no parent chain leads to it, but it still carries the
-		// launch token. Only processes started after the root can.
-		candidates = startedAfter(p.root, self, table)
-	}
-	for _, o := range candidates {
-		if seen[o.Pid] || !hasLaunchToken(o.Pid, p.sys.token) {
-			continue
-		}
-		seen[o.Pid] = true
-		out = append(out, o)
-		for _, d := range descendants(o, table) {
-			if !seen[d.Pid] {
-				seen[d.Pid] = true
-				out = append(out, d)
-			}
-		}
-	}
-	return out
-}
-
-// startedAfter returns the processes of table, other than self and root,
-// started after root: the only ones that can carry root's launch token.
-func startedAfter(root proc, self int, table []proc) []proc {
-	var out []proc
-	for _, e := range table {
-		if e.Pid == root.Pid || e.Pid == self || e.StartTime == 0 || e.StartTime < root.StartTime {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// withLaunchToken returns env with token added to LaunchIDEnv: appended to
-// the last existing value (exec keeps the last duplicate), or as a new
-// entry. env itself is not modified.
-func withLaunchToken(env []string, token string) []string {
-	out := make([]string, 0, len(env)+1)
-	value := token
-	for _, kv := range env {
-		if old, ok := strings.CutPrefix(kv, LaunchIDEnv+"="); ok {
-			if old != "" {
-				value = old + "," + token
-			}
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, LaunchIDEnv+"="+value)
+	return report, killed, errors.Join(errs...)
 }

@@ -3,9 +3,6 @@ package launch_test
 import (
 	"context"
 	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,29 +11,6 @@ import (
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/launch"
 )
-
-func TestJobKillsTheTreeWhenTheSupervisorDies(t *testing.T) {
-	w := testkit.NewWatch(t)
-	marker := w.Marker()
-	// The intermediate supervisor is started without a job of ours, so only
-	// the job it creates can take its tree down.
-	sup := exec.Command(requireExe(t), append([]string{marker}, treeKinds...)...)
-	sup.Env = testkit.ChildEnv("supervisor")
-	sup.Stderr = os.Stderr
-	out, err := sup.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, sup.Start())
-	lines := lineReader(out)
-	treeLine := readLine(t, lines)
-	treePid, err := strconv.Atoi(strings.TrimPrefix(treeLine, "tree "))
-	require.NoError(t, err, treeLine)
-	pids := readReady(t, lines)
-	w.Add(append(pids, treePid)...)
-
-	require.NoError(t, sup.Process.Kill()) // TerminateProcess: no cleanup code runs
-	_ = sup.Wait()
-	w.RequireGone(deadline)
-}
 
 func TestTreeWalkWithoutJob(t *testing.T) {
 	w := testkit.NewWatch(t)
@@ -83,12 +57,4 @@ func TestJobReportAndTerminateAfterExit(t *testing.T) {
 	err = p.Terminate()
 	assert.ErrorIs(t, err, os.ErrProcessDone)
 	require.NoError(t, p.Close())
-}
-
-// requireExe returns the test binary's path.
-func requireExe(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	return exe
 }

@@ -15,11 +15,14 @@ func cmdExeCommand(exe, marker string) *exec.Cmd { return exec.Command(exe, mark
 
 // grandchildAttr makes a "setsid" grandchild leave the group and session.
 func grandchildAttr(cmd *exec.Cmd, kind string) error {
-	if kind == "setsid" {
+	if kind == "setsid" || kind == "envless" {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
 	return nil
 }
+
+// supervisorKinds are the grandchildren of TestNothingOutlivesAKilledSupervisor.
+var supervisorKinds = []string{"group", "setsid", "daemon", "envless-daemon"}
 
 // treeKinds are the grandchildren of the common tree tests.
 var treeKinds = []string{"group", "group", "setsid"}

@@ -15,6 +15,9 @@ func cmdExeCommand(exe, marker string) *exec.Cmd { return testkit.CmdExe(exe, ma
 
 func grandchildAttr(*exec.Cmd, string) error { return nil }
 
+// supervisorKinds are the grandchildren of TestNothingOutlivesAKilledSupervisor.
+var supervisorKinds = []string{"group", "cmd", "daemon"}
+
 // treeKinds are the grandchildren of the common tree tests.
 var treeKinds = []string{"group", "cmd", "group"}
 

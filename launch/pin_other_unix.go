@@ -26,8 +26,4 @@ func (pn *pin) signal(sig syscall.Signal) bool { return syscall.Kill(pn.proc.Pid
 
 func (pn *pin) awaitExit(time.Time) bool { return true }
 
-// reapIfOrphan never reaps: without a subreaper no orphan is this
-// process's child.
-func (pn *pin) reapIfOrphan(int) bool { return false }
-
 func (pn *pin) release() {}

@@ -6,10 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// newLaunchToken returns "": macOS has no subreaper, so no orphan is ever
-// reparented to this process and no token is needed.
-func newLaunchToken() (string, error) { return "", nil }
-
 // snapshot reads the process table with one kern.proc.all sysctl.
 func snapshot() ([]proc, error) {
 	kps, err := unix.SysctlKinfoProcSlice("kern.proc.all")
@@ -43,6 +39,3 @@ func startTimeOf(pid int) (uint64, error) {
 	}
 	return kinfoProc(&kps[0]).StartTime, nil
 }
-
-// hasLaunchToken is never needed on macOS (no token, no orphans).
-func hasLaunchToken(int, string) bool { return false }

@@ -1,29 +1,13 @@
 package launch
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/cursorkit/cursorkit/failure"
 )
-
-// newLaunchToken returns a fresh random launch token.
-func newLaunchToken() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", failure.Wrap(failure.Resource, err, "cannot generate a launch token")
-	}
-	return hex.EncodeToString(b[:]), nil
-}
 
 // snapshot reads the process table from /proc once. Processes that vanish
 // while it is read are left out. The sweep takes one per round, so it
@@ -163,24 +147,6 @@ func startTimeOf(pid int) (uint64, error) {
 	return e.StartTime, err
 }
 
-// hasLaunchToken reports whether pid's environment holds token as its
-// LaunchIDEnv. A zombie's environment is unreadable, so it never matches.
-func hasLaunchToken(pid int, token string) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	prefix := []byte(LaunchIDEnv + "=")
-	found := false
-	for _, kv := range bytes.Split(data, []byte{0}) {
-		if list, ok := bytes.CutPrefix(kv, prefix); ok {
-			// exec keeps the last duplicate, so the last entry counts.
-			found = tokenListHas(string(list), token)
-		}
-	}
-	return found
-}
-
 // pin holds a victim between its identity check and its signal. With a
 // pidfd the identity cannot change in between: once the pidfd is open and
 // the start time still matches, the pidfd names that very process even if
@@ -221,7 +187,7 @@ func (pn *pin) signal(sig unix.Signal) bool {
 // awaitExit waits until the pinned process has exited or deadline passes.
 func (pn *pin) awaitExit(deadline time.Time) bool {
 	if pn.fd < 0 {
-		return true // reapIfOrphan then blocks in wait4 instead
+		return true // no pidfd to wait on: the caller's own wait decides
 	}
 	for {
 		left := time.Until(deadline)
@@ -237,40 +203,9 @@ func (pn *pin) awaitExit(deadline time.Time) bool {
 	}
 }
 
-// reapIfOrphan reaps the exited, pinned process when it is now a child of
-// self (reparented to this subreaper). Only that exact PID is waited for,
-// never -1, so os/exec's own waits are never disturbed.
-func (pn *pin) reapIfOrphan(self int) bool {
-	now, err := readProc(pn.proc.Pid)
-	if err != nil || now.StartTime != pn.proc.StartTime || now.PPid != self {
-		return false
-	}
-	for {
-		var ws unix.WaitStatus
-		got, err := unix.Wait4(pn.proc.Pid, &ws, 0, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		return err == nil && got == pn.proc.Pid
-	}
-}
-
 func (pn *pin) release() {
 	if pn.fd >= 0 {
 		unix.Close(pn.fd)
 		pn.fd = -1
 	}
-}
-
-// tokenListHas reports whether the comma-separated list holds token.
-func tokenListHas(list, token string) bool {
-	if token == "" {
-		return false
-	}
-	for item := range strings.SplitSeq(list, ",") {
-		if item == token {
-			return true
-		}
-	}
-	return false
 }

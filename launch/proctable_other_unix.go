@@ -4,9 +4,6 @@ package launch
 
 import "errors"
 
-// newLaunchToken returns "": this OS has no subreaper support here.
-func newLaunchToken() (string, error) { return "", nil }
-
 // snapshot is not implemented on this OS: KillTree then relies on the
 // process group alone.
 func snapshot() ([]proc, error) {
@@ -14,5 +11,3 @@ func snapshot() ([]proc, error) {
 }
 
 func startTimeOf(int) (uint64, error) { return 0, errors.ErrUnsupported }
-
-func hasLaunchToken(int, string) bool { return false }

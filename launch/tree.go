@@ -3,7 +3,6 @@ package launch
 import (
 	"cmp"
 	"slices"
-	"sort"
 )
 
 // proc is one entry of a process-table snapshot.
@@ -88,23 +87,5 @@ func descendants(root proc, table []proc) []proc {
 			queue = append(queue, c)
 		}
 	}
-	return out
-}
-
-// orphans returns the candidates for orphans of root's tree reparented to
-// self (a child subreaper): the entries of table whose parent is self, that
-// started no earlier than root and are not root. Other children of self (for
-// example another Process's root) qualify too, so the caller must confirm
-// each candidate belongs to root's tree (on Linux, by root's launch token in
-// its environment) before signalling it.
-func orphans(self int, root proc, table []proc) []proc {
-	var out []proc
-	for _, e := range table {
-		if e.PPid != self || e.Pid == root.Pid || e.Pid == self || e.StartTime == 0 || e.StartTime < root.StartTime {
-			continue
-		}
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Pid < out[j].Pid })
 	return out
 }

@@ -139,23 +139,6 @@ func TestDescendants(t *testing.T) {
 	}
 }
 
-func TestOrphans(t *testing.T) {
-	const self = 50
-	root := launch.Proc{Pid: 100, PPid: self, Group: 100, StartTime: 1000}
-	table := []launch.Proc{
-		{Pid: self, PPid: 1, StartTime: 10},
-		root,
-		{Pid: 90, PPid: self, Group: 90, StartTime: 900},    // an older sibling root: started before ours
-		{Pid: 130, PPid: self, Group: 120, StartTime: 1200}, // a double-forked daemon reparented to self
-		{Pid: 131, PPid: 130, Group: 120, StartTime: 1201},  // its child: not an orphan itself
-		{Pid: 140, PPid: self, Group: 140, StartTime: 1300}, // a younger sibling root: a candidate, token decides
-		{Pid: 150, PPid: 1, Group: 150, StartTime: 1400},    // reparented to init: invisible here
-		{Pid: 160, PPid: self, Group: 160, StartTime: 0},    // unknown start time
-	}
-	assert.Equal(t, []int{130, 140}, pids(launch.Orphans(self, root, table)))
-	assert.Empty(t, launch.Orphans(self, root, nil))
-}
-
 func TestProcSame(t *testing.T) {
 	a := launch.Proc{Pid: 1, StartTime: 5}
 	assert.True(t, a.Same(launch.Proc{Pid: 1, PPid: 9, StartTime: 5}))

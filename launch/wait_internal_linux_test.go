@@ -28,8 +28,7 @@ func TestWaitParksOnThePoller(t *testing.T) {
 			plan := shim.Plan{Program: "/bin/sh", Args: []string{"sh", "-c", tc.script}}
 			stdin, hold := newBlockingReader()
 			defer close(hold)
-			p, err := Start(context.Background(), plan, Options{Stdin: stdin})
-			require.NoError(t, err)
+			p := startDirectly(t, plan, Options{Stdin: stdin})
 			defer p.Close()
 			if tc.kill {
 				require.NoError(t, p.cmd.Process.Signal(unix.SIGKILL))

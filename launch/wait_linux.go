@@ -10,12 +10,12 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// waitExit waits for the root to exit without reaping it (waitid with
+// waitChild waits for the root, this process's child, to exit without reaping it (waitid with
 // WNOWAIT), so its PID, the group ID, stays reserved until release. The
 // wait parks on the runtime's poller through a pidfd, which becomes
 // readable when the child exits, so a waiting Process holds no OS thread;
 // where pidfds cannot be polled it blocks a thread in waitid instead.
-func (p *Process) waitExit() (ExitStatus, error) {
+func (p *Process) waitChild() (ExitStatus, error) {
 	if status, err, ok := p.waitExitPolled(); ok {
 		return status, err
 	}
@@ -75,9 +75,9 @@ func (p *Process) waitExitPolled() (status ExitStatus, err error, ok bool) {
 	return ExitStatus{}, nil, false
 }
 
-// release reaps the root (through os/exec, which also frees its pidfd).
-// Called with p.mu held, after Wait returned.
-func (p *Process) release() error {
+// releaseChild reaps the root (through os/exec, which also frees its
+// pidfd). Called with p.mu held, after Wait returned.
+func (p *Process) releaseChild() error {
 	if p.sys.reaped.Swap(true) {
 		return nil
 	}

@@ -10,10 +10,10 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// waitExit waits for the root through os/exec, which reaps it: outside Linux
+// waitChild waits for the root through os/exec, which reaps it: outside Linux
 // there is no portable wait-without-reap, so group signals after this point
 // are guarded by a process-table check instead (see groupSignalSafe).
-func (p *Process) waitExit() (ExitStatus, error) {
+func (p *Process) waitChild() (ExitStatus, error) {
 	err := p.cmd.Wait()
 	p.sys.reaped.Store(true)
 	if p.cmd.ProcessState != nil {
@@ -26,8 +26,8 @@ func (p *Process) waitExit() (ExitStatus, error) {
 	return ExitStatus{}, failure.Wrap(failure.Process, err, "cannot wait for the child")
 }
 
-// release has nothing left to reap once Wait returned.
-func (p *Process) release() error { return nil }
+// releaseChild has nothing left to reap once Wait returned.
+func (p *Process) releaseChild() error { return nil }
 
 func exitStatusOf(ps *os.ProcessState) ExitStatus {
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

@@ -24,9 +24,6 @@ const waitLimit = 20 * time.Second
 
 func TestMain(m *testing.M) {
 	testkit.RunIfChild(childRoles()...)
-	// Linux: like the cursorkit CLI, own the reaping of orphans so KillTree
-	// finds double-forked and setsid escapees. Elsewhere this is a no-op.
-	_ = enableSubreaper()
 	// Every Session's goroutines (readers, waiter, control loop) must be
 	// gone once its Wait returned.
 	goleak.VerifyTestMain(m)

@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/cursorkit/cursorkit/discovery"
-	"github.com/cursorkit/cursorkit/launch"
 )
 
 const nativeKind = discovery.POSIX
@@ -17,8 +16,6 @@ const nativeKind = discovery.POSIX
 func composeCommandLine(argv []string) string { return strings.Join(argv, " ") }
 
 func termSignals() []os.Signal { return []os.Signal{syscall.SIGTERM} }
-
-func enableSubreaper() error { return launch.EnableSubreaper() }
 
 // grandchildCommand runs exe with marker; a "setsid" grandchild leaves
 // the group and the session.

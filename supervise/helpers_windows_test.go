@@ -17,9 +17,6 @@ func composeCommandLine(argv []string) string { return windows.ComposeCommandLin
 
 func termSignals() []os.Signal { return []os.Signal{os.Interrupt} }
 
-// enableSubreaper has no Windows meaning: the job holds the tree.
-func enableSubreaper() error { return nil }
-
 // grandchildCommand runs exe with marker: "detached" in its own console
 // process group without a console, "cmd" through cmd.exe (so the tree holds
 // a cmd.exe too), anything else plainly. The job holds them all.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/supervise"
 )
@@ -89,11 +88,6 @@ func runExec(ctx context.Context, a *app, args []string) int {
 		}{res, plan})
 		return failure.ExitOK
 	}
-
-	// The CLI process owns all reaping, so orphans of a double fork or a
-	// setsid daemon come back to it and the tree kill finds them (Linux;
-	// elsewhere this reports "unsupported" and changes nothing).
-	_ = launch.EnableSubreaper()
 
 	// stderr receives the child's stderr and supervise's remarks from two
 	// goroutines.

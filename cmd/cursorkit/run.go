@@ -16,7 +16,6 @@ import (
 	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/supervise"
 )
@@ -282,9 +281,6 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 	w := newTurnWriter(f.asJSON, a.stdout, a.stderr)
 	opts.OnEvent, opts.OnDrained = w.event, w.drained
 
-	// The CLI owns reaping: with the subreaper on (Linux), a double-forked
-	// or setsid helper of the agent comes back to us and is killed on stop.
-	_ = launch.EnableSubreaper()
 	// A turn can stream hundreds of megabytes through a live heap of about
 	// two: at the default GOGC the collector would run every few
 	// megabytes. Two and a half times the live heap costs a megabyte of RSS

@@ -32,7 +32,14 @@ type serveConfig struct {
 	// grace is how long shutdown waits for in-flight requests before it
 	// stops their probes (and the probes' process trees).
 	grace time.Duration
+	// stopWait is how long it then waits for the stopped probes'
+	// requests to answer; zero means shutdownStopWait.
+	stopWait time.Duration
 }
+
+// shutdownStopWait bounds the wait for requests whose probes were stopped:
+// stopping a tree is bounded well within it (docs/contract.md "Defaults").
+const shutdownStopWait = 10 * time.Second
 
 func runServe(ctx context.Context, a *app, args []string) int {
 	return a.serve(ctx, args, serveConfig{grace: 10 * time.Second})
@@ -99,7 +106,11 @@ func (a *app) serve(ctx context.Context, args []string, cfg serveConfig) int {
 	case <-ctx.Done():
 	}
 	fmt.Fprintln(a.stderr, "cursorkit serve: shutting down")
-	if err := shutdown(srv, stopProbes, cfg.grace); err != nil {
+	stopWait := cfg.stopWait
+	if stopWait == 0 {
+		stopWait = shutdownStopWait
+	}
+	if err := shutdown(srv, stopProbes, cfg.grace, stopWait); err != nil {
 		return a.fail(false, err)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
@@ -110,9 +121,9 @@ func (a *app) serve(ctx context.Context, args []string, cfg serveConfig) int {
 
 // shutdown stops srv: it waits up to grace for in-flight requests, then
 // cancels the probes they wait on (the probes stop their process trees and
-// the handlers answer 503) and waits up to grace again before closing the
+// the handlers answer 503) and waits up to stopWait before closing the
 // connections that are left.
-func shutdown(srv *http.Server, stopProbes context.CancelFunc, grace time.Duration) error {
+func shutdown(srv *http.Server, stopProbes context.CancelFunc, grace, stopWait time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	err := srv.Shutdown(ctx)
 	cancel()
@@ -120,11 +131,11 @@ func shutdown(srv *http.Server, stopProbes context.CancelFunc, grace time.Durati
 		return nil
 	}
 	stopProbes()
-	ctx, cancel = context.WithTimeout(context.Background(), grace)
+	ctx, cancel = context.WithTimeout(context.Background(), stopWait)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		_ = srv.Close() // the error that matters is that requests outlived the grace
-		return failure.New(failure.Timeout, "requests still running %s after their probes were stopped; connections closed", grace)
+		return failure.New(failure.Timeout, "requests still running %s after their probes were stopped; connections closed", stopWait)
 	}
 	return nil
 }
