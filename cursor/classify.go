@@ -12,31 +12,153 @@ import (
 // maxAgentMessage bounds the agent's own error text carried in a failure.
 const maxAgentMessage = 500
 
-// ClassifyMessage returns the failure kind an agent's error text indicates:
-// failure.Quota for a usage or spend limit, failure.RateLimited for a rate
-// limit, failure.Auth for an authentication problem, failure.Other
-// otherwise. The Decoder reads result texts and stderr tails with it.
-func ClassifyMessage(text string) failure.Kind {
-	lower := strings.ToLower(text)
-	has := func(phrases ...string) bool {
-		for _, p := range phrases {
+// Cause is what a Cursor CLI message names as the reason a command failed
+// (docs/contract.md, "Agent messages"). Diagnose finds it; every place that
+// reads the agent's words (the probes' --version, status and models, a
+// turn's error result and stderr tail) goes through Diagnose, so one
+// message means one cause, and one failure kind, everywhere.
+type Cause string
+
+// The causes, in order of precedence: when a text names several, the
+// first wins. Local states come first (they explain everything after
+// them), then a failed connection (a request that never reached Cursor
+// cannot have been refused by it, and a proxy's "407 Proxy Authentication
+// Required" is not a Cursor login), then what Cursor's servers answered.
+const (
+	CauseNone           Cause = ""                // no known cause: failure.Other
+	CauseKeychainLocked Cause = "keychain_locked" // the macOS login keychain is locked: failure.Auth
+	CauseIDEMissing     Cause = "ide_missing"     // `cursor` without a Cursor IDE installation: failure.Setup
+	CauseNetwork        Cause = "network"         // DNS, connection, TLS or proxy failure: failure.Network
+	CauseQuota          Cause = "quota"           // a usage or spend limit: failure.Quota
+	CauseRateLimited    Cause = "rate_limited"    // a rate limit: failure.RateLimited
+	CauseNotLoggedIn    Cause = "not_logged_in"   // no valid login or API key: failure.Auth
+)
+
+// causePhrases holds, for each cause in order of precedence, the lower-case
+// phrases that name it: the stable core of the agent's message (the
+// keychain and IDE texts of docs/contract.md, Node.js error codes and
+// texts for the network). It is never written to.
+var causePhrases = [...]struct {
+	cause   Cause
+	phrases []string
+}{
+	{CauseKeychainLocked, []string{"keychain is locked"}},
+	{CauseIDEMissing, []string{"no cursor ide installation found"}},
+	{CauseNetwork, []string{
+		// DNS
+		"enotfound", "eai_again", "getaddrinfo", "could not resolve host", "name resolution",
+		// connections
+		"econnrefused", "econnreset", "etimedout", "econnaborted", "enetunreach", "enetdown", "ehostunreach",
+		"connection refused", "connection reset", "connection timed out", "connection error",
+		"network is unreachable", "network error", "socket hang up", "fetch failed",
+		"und_err_connect_timeout", "und_err_socket", "connecttimeouterror",
+		// TLS
+		"unable to get local issuer certificate", "unable to verify the first certificate",
+		"self signed certificate", "self-signed certificate", "certificate has expired", "cert_has_expired",
+		"unable_to_verify_leaf_signature", "unable_to_get_issuer_cert", "self_signed_cert_in_chain",
+		"depth_zero_self_signed_cert", "err_tls_", "certificate verify failed", "tls handshake",
+		"secure tls connection", "ssl routines", "eproto",
+		// proxies
+		"proxy authentication required", "tunneling socket", "proxy connection", "connect to proxy", "proxy error",
+	}},
+	{CauseQuota, []string{"usage limit", "usage-limit", "quota", "spend limit", "spending limit", "out of credits"}},
+	{CauseRateLimited, []string{"rate limit", "rate-limit", "rate_limit", "ratelimit", "too many requests"}},
+	{CauseNotLoggedIn, []string{"authentication", "unauthenticated", "not authenticated", "unauthorized",
+		"not logged in", "please log in", "login required", "invalid api key"}},
+}
+
+// Diagnose returns the cause an agent's message names, CauseNone when it
+// names none. Matching ignores case and terminal escape sequences and
+// looks for each cause's stable core ("keychain is locked", "no cursor ide
+// installation found", ENOTFOUND, ECONNREFUSED, a certificate error, "407
+// Proxy Authentication Required", "usage limit", "rate limit", "not logged
+// in"...), so rewordings around it do not matter. A text naming several
+// causes gets the one of highest precedence (see the Cause constants).
+func Diagnose(text string) Cause {
+	if text == "" {
+		return CauseNone
+	}
+	lower := strings.ToLower(detail.StripANSI(text))
+	for _, c := range causePhrases {
+		for _, p := range c.phrases {
 			if strings.Contains(lower, p) {
-				return true
+				return c.cause
 			}
 		}
-		return false
 	}
-	switch {
-	case has("usage limit", "usage-limit", "quota", "spend limit", "spending limit", "out of credits"):
-		return failure.Quota
-	case has("rate limit", "rate-limit", "rate_limit", "ratelimit", "too many requests"):
-		return failure.RateLimited
-	case has("authentication", "unauthenticated", "not authenticated", "unauthorized",
-		"not logged in", "please log in", "login required", "invalid api key"):
+	return CauseNone
+}
+
+// Kind returns the failure kind of c: failure.Other for CauseNone.
+func (c Cause) Kind() failure.Kind {
+	switch c {
+	case CauseKeychainLocked, CauseNotLoggedIn:
 		return failure.Auth
+	case CauseIDEMissing:
+		return failure.Setup
+	case CauseNetwork:
+		return failure.Network
+	case CauseQuota:
+		return failure.Quota
+	case CauseRateLimited:
+		return failure.RateLimited
 	}
 	return failure.Other
 }
+
+// Summary says what c means for people, "" for CauseNone.
+func (c Cause) Summary() string {
+	switch c {
+	case CauseKeychainLocked:
+		return "the macOS login keychain is locked"
+	case CauseIDEMissing:
+		return "this Cursor CLI needs a Cursor IDE installation"
+	case CauseNetwork:
+		return "the Cursor CLI could not reach Cursor's servers (a DNS, connection, TLS or proxy failure)"
+	case CauseQuota:
+		return "the account's usage limit is reached"
+	case CauseRateLimited:
+		return "Cursor is rate limiting this account"
+	case CauseNotLoggedIn:
+		return "not logged in to Cursor"
+	}
+	return ""
+}
+
+// Fix says what to do about c, "" for CauseNone. The network's fix speaks
+// of the connection, DNS and proxies, never of logging in.
+func (c Cause) Fix() string {
+	switch c {
+	case CauseKeychainLocked:
+		return "run `security unlock-keychain` and try again"
+	case CauseIDEMissing:
+		return "install cursor-agent and use it (point cursorCliBinaryPath or CURSOR_AGENT_BIN at it), or install the Cursor IDE"
+	case CauseNetwork:
+		return "check this machine's network connection and DNS, and its proxy settings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and any firewall or TLS-inspecting proxy between it and Cursor's servers"
+	case CauseQuota:
+		return "wait until the usage limit resets, or switch to a model or plan with usage left"
+	case CauseRateLimited:
+		return "wait a little and try again"
+	case CauseNotLoggedIn:
+		return "log in: cursor-agent login (or set CURSOR_API_KEY for the agent)"
+	}
+	return ""
+}
+
+// Err returns the failure c means: its kind, its summary and fix as the
+// message, and said (the agent's bounded words) as the detail. It returns
+// nil for CauseNone.
+func (c Cause) Err(said string) *failure.Error {
+	if c == CauseNone {
+		return nil
+	}
+	return &failure.Error{Kind: c.Kind(), Message: c.Summary() + ": " + c.Fix(), Detail: said}
+}
+
+// ClassifyMessage returns the failure kind an agent's error text
+// indicates: Diagnose(text).Kind(). The Decoder reads result texts and
+// stderr tails with it.
+func ClassifyMessage(text string) failure.Kind { return Diagnose(text).Kind() }
 
 // failed reports whether r reports a failed turn: is_error true or
 // subtype "error".

@@ -176,8 +176,8 @@ func (d *Decoder) Done() bool { return d.result != nil }
 //   - exit 0 without system/init or without a result: failure.Protocol;
 //   - a non-zero exit before the result: failure.Process, with the end of
 //     stderrTail as the detail, and the kind the tail indicates when
-//     ClassifyMessage finds a usage limit, a rate limit or an
-//     authentication problem in it.
+//     ClassifyMessage finds a cause in it (the keychain, the IDE, the
+//     network, a usage or rate limit, the login).
 func (d *Decoder) End(exitCode int, stderrTail string) error {
 	var err *failure.Error
 	switch {

@@ -18,6 +18,12 @@
 //     the protocol and the turn's tool policy. When nothing is configured
 //     and the cursor-agent found on PATH vanished before its start, Run
 //     starts the cursor candidate instead, once.
+//   - what the agent's failures mean: Diagnose reads any message the
+//     Cursor CLI prints (from --version, status, models, a turn's error
+//     result or stderr) and names its Cause (the macOS keychain is
+//     locked, `cursor` has no Cursor IDE, the network failed, a limit, the
+//     login), with its failure kind and fix. It is the one classifier:
+//     package probe and the Decoder both read the agent's words with it.
 //
 // docs/contract.md states the behaviours as the project keeps them; this
 // documentation states how this package implements them. The Decoder

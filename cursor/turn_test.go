@@ -161,6 +161,18 @@ func TestClassifyMessage(t *testing.T) {
 		{"Error: Not logged in", failure.Auth},
 		{"401 Unauthorized", failure.Auth},
 		{"Invalid API key provided", failure.Auth},
+		// docs/contract.md, "Agent messages": the keychain, the IDE and the
+		// network are their own causes wherever the agent says so.
+		{"Error: Your macOS login keychain is locked.\nRun security unlock-keychain and try again.", failure.Auth},
+		{"Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent.", failure.Setup},
+		{"Connection error: getaddrinfo ENOTFOUND api2.cursor.sh", failure.Network},
+		{"Error: connect ECONNREFUSED 127.0.0.1:443", failure.Network},
+		{"Error: read ECONNRESET", failure.Network},
+		{"Error: connect ETIMEDOUT 104.18.2.3:443", failure.Network},
+		{"Error: unable to get local issuer certificate", failure.Network},
+		{"Error: self-signed certificate in certificate chain", failure.Network},
+		{"407 Proxy Authentication Required", failure.Network},
+		{"Authentication failed: getaddrinfo ENOTFOUND api2.cursor.sh", failure.Network},
 		{"the catalog index is missing", failure.Other},
 		{"", failure.Other},
 	}

@@ -12,26 +12,29 @@ import (
 )
 
 // Err returns the failure an auth verdict means for a caller, or nil when
-// authenticated: failure.Auth for unauthenticated and keychain_locked (with
-// the fix: log in, unlock the keychain), failure.Setup for ide_missing,
-// failure.Timeout or failure.Process when the status command gave no answer.
+// authenticated. A verdict with a cause (Auth.Cause) gets that cause's
+// failure and fix (cursor.Cause.Err): failure.Auth for keychain_locked,
+// failure.Setup for ide_missing, failure.Network, failure.Quota or
+// failure.RateLimited for an unknown state the agent's words explain;
+// unauthenticated is failure.Auth with the reason and the fix (log in);
+// failure.Timeout or failure.Process when the status command gave no
+// answer.
 func (a Auth) Err() error {
 	var err *failure.Error
 	switch a.State {
 	case AuthAuthenticated:
 		return nil
-	case AuthKeychainLocked:
-		err = failure.New(failure.Auth, "the macOS login keychain is locked: run `security unlock-keychain` and try again")
-	case AuthIDEMissing:
-		err = failure.New(failure.Setup, "this Cursor CLI needs a Cursor IDE installation: install cursor-agent or set cursorCliBinaryPath to it")
-	case AuthUnknown:
+	case AuthUnauthenticated:
+		err = failure.New(failure.Auth, "not logged in to Cursor (%s): run `cursor-agent login`", a.Reason)
+	default:
+		if err = a.Cause().Err(""); err != nil {
+			break
+		}
 		kind := failure.Process
 		if a.Reason == reasonStatusTimeout {
 			kind = failure.Timeout
 		}
 		err = failure.New(kind, "the Cursor CLI status command gave no answer")
-	default:
-		err = failure.New(failure.Auth, "not logged in to Cursor (%s): run `cursor-agent login`", a.Reason)
 	}
 	if a.Detail != "" {
 		err = err.WithDetail(a.Detail)
@@ -42,12 +45,18 @@ func (a Auth) Err() error {
 // Status runs `status --format json` on exactly the binary report's probe
 // chose (never another candidate), bounded by cfg.StatusTimeout (3 s by
 // default), and judges it with parseStatus. A run that timed out or could
-// not start is AuthUnknown. The error is Auth.Err(), or failure.MissingCLI
-// when report names no available binary.
+// not start is AuthUnknown. A binary whose --version was blocked
+// (Report.Blocked) is not run again: the verdict is that cause's
+// (keychain_locked, ide_missing, a network failure...). The error is
+// Auth.Err(), or failure.MissingCLI when report names no available binary.
 func Status(ctx context.Context, cfg Config, report Report) (Auth, error) {
 	if !report.Available {
 		a := Auth{State: AuthUnknown, Reason: reasonStatusStartFailed, Detail: "no Cursor CLI binary is available"}
 		return a, failure.New(failure.MissingCLI, "no Cursor CLI binary is available to ask for its login status")
+	}
+	if report.Blocked != cursor.CauseNone {
+		a := authFor(report.Blocked, report.BlockedDetail)
+		return a, a.Err()
 	}
 	timeout := orDefault(cfg.StatusTimeout, defaultStatusTimeout)
 	r := cfg.run().run(ctx, report.Binary.Resolution, []string{"status", "--format", "json"}, timeout)
@@ -78,14 +87,20 @@ func Status(ctx context.Context, cfg Config, report Report) (Auth, error) {
 // --list-models) bounded by cfg.ModelsTimeout (5 s by default) and caching
 // the result. An explicit empty account is an empty catalog, not an error.
 //
-// Errors: failure.MissingCLI without an available binary; failure.Timeout;
-// the keychain, IDE and not-logged-in states as in Auth.Err; failure.Process for another
-// non-zero exit; failure.Protocol when the output holds no model line and
-// no known empty state but other text.
+// Errors: failure.MissingCLI without an available binary; a blocked
+// binary's cause (Report.Blocked), without running it again;
+// failure.Timeout; for a failed run, or output without model lines, whose
+// words cursor.Diagnose explains, that cause's failure as in Auth.Err
+// (keychain, IDE, network, limits, not logged in); failure.Process for
+// another non-zero exit; failure.Protocol when the output holds no model
+// line and no known empty state but other text.
 func Models(ctx context.Context, cfg Config, report Report, refresh bool) (ModelsReport, error) {
 	mr := ModelsReport{Models: []Model{}, Diagnostics: []string{}}
 	if !report.Available {
 		return mr, failure.New(failure.MissingCLI, "no Cursor CLI binary is available to list models")
+	}
+	if report.Blocked != cursor.CauseNone {
+		return mr, authFor(report.Blocked, report.BlockedDetail).Err()
 	}
 	cache, cacheErr := cfg.catalogCache()
 	if cacheErr != nil {
@@ -106,9 +121,11 @@ func Models(ctx context.Context, cfg Config, report Report, refresh bool) (Model
 	if r.cancelled || ctx.Err() != nil {
 		return mr, ctxFailure(ctx.Err(), "models")
 	}
+	said := agentMessage(r.stdout, []byte(r.stderr))
+	cause := cursor.Diagnose(string(r.stdout) + "\n" + r.stderr)
 	if !r.ok() {
-		if a := parseStatus(r.stdout, []byte(r.stderr), 1); a.State == AuthKeychainLocked || a.State == AuthIDEMissing || a.Reason == reasonNotLoggedIn {
-			return mr, a.Err()
+		if cause != cursor.CauseNone {
+			return mr, authFor(cause, said).Err()
 		}
 		outcome, detail := classify(r, "models", timeout)
 		kind := failure.Process
@@ -132,6 +149,10 @@ func Models(ctx context.Context, cfg Config, report Report, refresh bool) (Model
 	}
 	if len(c.Models) == 0 && !c.Empty && len(c.Unrecognized) == 0 {
 		mr.Diagnostics = append(mr.Diagnostics, "`models` printed no model lines and no empty-account message")
+	}
+	if len(c.Models) == 0 && !c.Empty && cause != cursor.CauseNone {
+		// A failure printed in place of the catalog, exit 0 or not.
+		return mr, authFor(cause, said).Err()
 	}
 	if len(c.Models) == 0 && !c.Empty && len(c.Unrecognized) > 0 {
 		return mr, failure.New(failure.Protocol, "`models` printed no model lines").WithDetail(detail.Join(c.Unrecognized...))

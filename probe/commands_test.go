@@ -3,12 +3,14 @@ package probe
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
@@ -37,6 +39,11 @@ func TestStatus(t *testing.T) {
 		{"unauthenticated", printed(`{"isAuthenticated":false}`), AuthUnauthenticated, reasonNotLoggedIn, failure.Auth},
 		{"keychain", runResult{exitCode: 1, stderr: "Error: Your macOS login keychain is locked."}, AuthKeychainLocked, reasonKeychainLocked, failure.Auth},
 		{"IDE missing", runResult{exitCode: 1, stderr: "Error: No Cursor IDE installation found."}, AuthIDEMissing, reasonIDEMissing, failure.Setup},
+		{"DNS failure", runResult{exitCode: 1, stderr: "Error: getaddrinfo ENOTFOUND api2.cursor.sh"}, AuthUnknown, reasonNetwork, failure.Network},
+		{"proxy", runResult{exitCode: 1, stderr: "Error: tunneling socket could not be established, cause=connect ECONNREFUSED 10.1.1.1:3128"},
+			AuthUnknown, reasonNetwork, failure.Network},
+		{"logged out offline", runResult{stdout: []byte(`{"isAuthenticated":false}`), stderr: "Warning: connect ETIMEDOUT 104.18.2.3:443"},
+			AuthUnknown, reasonNetwork, failure.Network},
 		{"malformed", printed(`{"isAuth`), AuthUnauthenticated, reasonMalformedJSON, failure.Auth},
 		{"timeout", runResult{timedOut: true, exitCode: -1}, AuthUnknown, reasonStatusTimeout, failure.Timeout},
 		{"start failure", runResult{exitCode: -1, startErr: failure.New(failure.Process, "gone")}, AuthUnknown, reasonStatusStartFailed, failure.Process},
@@ -139,7 +146,11 @@ func TestModelsShapesAndFailures(t *testing.T) {
 		{"garbage only", printed("something else entirely\n"), 0, false, failure.Protocol},
 		{"keychain", runResult{exitCode: 1, stderr: "Error: Your macOS login keychain is locked."}, 0, false, failure.Auth},
 		{"not logged in", runResult{exitCode: 1, stderr: "Authentication required"}, 0, false, failure.Auth},
-		{"other error", runResult{exitCode: 1, stderr: "network down"}, 0, false, failure.Process},
+		{"IDE missing", runResult{exitCode: 1, stderr: "Error: No Cursor IDE installation found."}, 0, false, failure.Setup},
+		{"DNS failure", runResult{exitCode: 1, stderr: "Error: Failed to fetch models: getaddrinfo ENOTFOUND api2.cursor.sh"}, 0, false, failure.Network},
+		{"TLS failure printed instead of the catalog", printed("Error: unable to get local issuer certificate\n"), 0, false, failure.Network},
+		{"rate limited", runResult{exitCode: 1, stderr: "Error: 429 Too Many Requests"}, 0, false, failure.RateLimited},
+		{"other error", runResult{exitCode: 1, stderr: "Error: Failed to fetch models: 503 Service Unavailable"}, 0, false, failure.Process},
 		{"timeout", runResult{timedOut: true, exitCode: -1}, 0, false, failure.Timeout},
 	}
 	for _, tt := range tests {
@@ -176,4 +187,16 @@ func TestAuthErr(t *testing.T) {
 	assert.Equal(t, failure.Auth, failure.KindOf(err))
 	assert.Contains(t, err.Error(), "cursor-agent login")
 	assert.Contains(t, Auth{State: AuthKeychainLocked}.Err().Error(), "unlock-keychain")
+
+	// A network failure's error speaks of the network and proxies, never
+	// of logging in.
+	err = Auth{State: AuthUnknown, Reason: reasonNetwork, Detail: "Error: getaddrinfo ENOTFOUND api2.cursor.sh"}.Err()
+	assert.Equal(t, failure.Network, failure.KindOf(err))
+	assert.Contains(t, err.Error(), "proxy")
+	assert.Contains(t, err.Error(), "ENOTFOUND")
+	assert.NotContains(t, strings.ToLower(err.Error()), "log in")
+	assert.NotContains(t, strings.ToLower(err.Error()), "login")
+	for _, reason := range []string{reasonStatusTimeout, reasonStatusStartFailed} {
+		assert.Equal(t, cursor.CauseNone, Auth{State: AuthUnknown, Reason: reason}.Cause())
+	}
 }

@@ -151,11 +151,20 @@ func (c Config) cacheDir() (string, error) {
 // UsingConfiguredBinaryPath is false and the override's failure is the
 // first diagnostic.
 //
+// A candidate whose --version prints a failure cursor.Diagnose knows
+// instead of its version (the macOS keychain is locked, `cursor` without
+// a Cursor IDE, a network failure) exists and ran: it is blocked. The
+// later candidates are still tried; when none exits 0, the first blocked
+// one is effective, Report.Available is true, Report.Blocked names the
+// cause and the error is that cause's (failure.Auth for the keychain,
+// failure.Setup for the IDE, failure.Network...).
+//
 // The Report is always filled in. The error is failure.MissingCLI when
-// every candidate failed (its detail names each candidate and why, the
-// override first), failure.Setup when the effective build is older than
-// the tested interval (Report.Available stays true), and failure.Cancelled
-// or failure.Timeout when ctx ended first. A newer build or an unparseable
+// every candidate failed and none was blocked (its detail names each
+// candidate and why, the override first), a blocked binary's cause,
+// failure.Setup when the effective build is older than the tested
+// interval (Report.Available stays true), and failure.Cancelled or
+// failure.Timeout when ctx ended first. A newer build or an unparseable
 // version is not an error.
 func Probe(ctx context.Context, cfg Config) (Report, error) {
 	return probeCandidates(ctx, cfg, cursor.Candidates(cfg.Override, cfg.getenv))
@@ -187,6 +196,7 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 	versions := cfg.versionCache()
 	configured := false
 	var failures []string
+	var first *blockedBinary // the first candidate that ran but was blocked
 	for _, cand := range cands {
 		if err := ctx.Err(); err != nil {
 			return report, ctxFailure(err, "probe")
@@ -224,6 +234,18 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 		if r.cancelled || ctx.Err() != nil {
 			return report, ctxFailure(ctx.Err(), "probe")
 		}
+		if cause := versionCause(r); cause != cursor.CauseNone {
+			// It exists and ran; a later candidate may still work.
+			result.Outcome = outcomeBlocked
+			_, why := classify(r, "--version", timeout)
+			result.Detail = detail.Bound(string(cause) + ": " + why)
+			report.Candidates = append(report.Candidates, result)
+			failures = append(failures, describeFailure(result))
+			if first == nil {
+				first = &blockedBinary{bin: bin, cause: cause, said: agentMessage(r.stdout, []byte(r.stderr))}
+			}
+			continue
+		}
 		if !r.ok() {
 			result.Outcome, result.Detail = classify(r, "--version", timeout)
 			report.Candidates = append(report.Candidates, result)
@@ -244,8 +266,50 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 		return effective(report, bin, r.stdout, cfg.interval())
 	}
 	report.Diagnostics = append(report.Diagnostics, failures...)
+	if first != nil {
+		return blocked(report, *first)
+	}
 	return report, failure.New(failure.MissingCLI, "no Cursor CLI candidate ran: %s", cursor.InstallHint).
 		WithDetail(detail.Join(failures...))
+}
+
+// blockedBinary is a candidate whose --version named a known failure.
+type blockedBinary struct {
+	bin   cursor.Binary
+	cause cursor.Cause
+	said  string // the agent's bounded words
+}
+
+// versionCause is the cause a --version run names instead of a version:
+// for a run that exited non-zero (or died), what cursor.Diagnose finds in
+// its stdout and stderr; for one that exited 0, what it finds in a stdout
+// that holds no build identifier (a failure message printed in place of
+// the version; stderr beside a version is only noise). A run that never
+// ran to an end names none.
+func versionCause(r runResult) cursor.Cause {
+	switch {
+	case r.refused != nil, r.startErr != nil, r.timedOut, r.cancelled:
+		return cursor.CauseNone
+	case r.ok():
+		if cursor.ParseVersion(string(r.stdout)).Parsed {
+			return cursor.CauseNone
+		}
+		return cursor.Diagnose(string(r.stdout))
+	}
+	return cursor.Diagnose(string(r.stdout) + "\n" + r.stderr)
+}
+
+// blocked fills report in for a binary that ran but whose --version named
+// b.cause (and no later candidate worked): it is available, its version
+// unknown, and the error is the cause's, as Status would report it.
+func blocked(report Report, b blockedBinary) (Report, error) {
+	report.Available = true
+	report.Binary = b.bin
+	report.Blocked, report.BlockedDetail = b.cause, b.said
+	for _, w := range b.bin.Resolution.Warnings {
+		report.Diagnostics = append(report.Diagnostics, detail.Bound(w))
+	}
+	return report, authFor(b.cause, b.said).Err()
 }
 
 // versionCache returns the version cache to use, nil without ReuseVersion

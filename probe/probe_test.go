@@ -16,6 +16,7 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/discovery/discoverytest"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // fakeRunner answers each "<path> <args>" with a scripted result and
@@ -153,7 +154,7 @@ func TestProbeAllFailing(t *testing.T) {
 	env, fsys := posixMachine()
 	run := newFakeRunner().
 		on("/usr/local/bin/cursor-agent", "--version", runResult{exitCode: -1, signal: 9}).
-		on("/usr/bin/cursor", "--version", runResult{exitCode: 1, stderr: "Error: No Cursor IDE installation found."})
+		on("/usr/bin/cursor", "--version", runResult{exitCode: 1, stderr: "Error: Cannot find module '../build/agent-core.js'"})
 	environ := []string{cursor.EnvBinary + "=/opt/custom/noexec"}
 	report, err := Probe(context.Background(), Config{Override: "/nowhere/cursor-agent", Environ: environ, env: env, fs: fsys, runner: run})
 	require.Error(t, err)
@@ -168,12 +169,107 @@ func TestProbeAllFailing(t *testing.T) {
 	assert.True(t, strings.HasPrefix(report.Candidates[0].Detail, "ENOENT: "), report.Candidates[0].Detail)
 	assert.True(t, strings.HasPrefix(report.Candidates[1].Detail, "EACCES: "), report.Candidates[1].Detail)
 	assert.Equal(t, "killed by signal 9", report.Candidates[2].Detail)
-	assert.Equal(t, "exit 1: Error: No Cursor IDE installation found.", report.Candidates[3].Detail)
+	assert.Equal(t, "exit 1: Error: Cannot find module '../build/agent-core.js'", report.Candidates[3].Detail)
 	msg := err.Error()
 	assert.True(t, strings.Index(msg, "override /nowhere/cursor-agent") < strings.Index(msg, "env /opt/custom/noexec"), msg)
 	assert.Contains(t, msg, "; path cursor: exit 1")
 	assert.NotContains(t, msg, "/usr/local/bin:/usr/bin", "never PATH")
 	assert.Len(t, report.Diagnostics, 4)
+}
+
+// TestProbeBlockedVersion: a --version that prints a failure
+// cursor.Diagnose knows instead of a version ran; the binary is available
+// and the failure is its cause's, not missing_cli (docs/contract.md,
+// "Probes").
+func TestProbeBlockedVersion(t *testing.T) {
+	const (
+		keychain = "Error: Your macOS login keychain is locked.\nRun security unlock-keychain and try again."
+		ide      = "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent."
+		dns      = "Error: getaddrinfo ENOTFOUND api2.cursor.sh"
+		agent    = "/usr/local/bin/cursor-agent"
+		ideCLI   = "/usr/bin/cursor"
+		custom   = "/opt/custom/cursor-agent"
+	)
+	version := printed("2026.10.15-a1b2c3d\n")
+	tests := []struct {
+		name     string
+		override string
+		results  map[string]runResult
+		kind     failure.Kind // the probe's error; "" for none
+		binary   string
+		blocked  cursor.Cause
+		outcomes []string
+	}{
+		{name: "keychain locked everywhere", results: map[string]runResult{
+			agent: {exitCode: 1, stderr: keychain}, ideCLI: {exitCode: 1, stderr: keychain}},
+			kind: failure.Auth, binary: agent, blocked: cursor.CauseKeychainLocked, outcomes: []string{"blocked", "blocked"}},
+		{name: "keychain in other words, any case", results: map[string]runResult{
+			agent: {exitCode: 1, stderr: "ERROR: THE LOGIN KEYCHAIN IS LOCKED"}, ideCLI: {exitCode: 1, stderr: "Error: boom"}},
+			kind: failure.Auth, binary: agent, blocked: cursor.CauseKeychainLocked, outcomes: []string{"blocked", "exit-nonzero"}},
+		{name: "keychain printed in place of the version, exit 0", results: map[string]runResult{
+			agent: printed(keychain), ideCLI: {exitCode: 1, stderr: "Error: boom"}},
+			kind: failure.Auth, binary: agent, blocked: cursor.CauseKeychainLocked, outcomes: []string{"blocked", "exit-nonzero"}},
+		{name: "cursor without the IDE", results: map[string]runResult{
+			agent: {timedOut: true, exitCode: -1}, ideCLI: {exitCode: 1, stderr: ide}},
+			kind: failure.Setup, binary: ideCLI, blocked: cursor.CauseIDEMissing, outcomes: []string{"timeout", "blocked"}},
+		{name: "the network", results: map[string]runResult{
+			agent: {exitCode: 1, stderr: dns}, ideCLI: {exitCode: 1, stderr: dns}},
+			kind: failure.Network, binary: agent, blocked: cursor.CauseNetwork, outcomes: []string{"blocked", "blocked"}},
+		{name: "the first blocked candidate is effective", override: custom, results: map[string]runResult{
+			custom: {exitCode: 1, stderr: ide}, agent: {exitCode: 1, stderr: keychain}, ideCLI: {exitCode: 1, stderr: "Error: boom"}},
+			kind: failure.Setup, binary: custom, blocked: cursor.CauseIDEMissing, outcomes: []string{"blocked", "blocked", "exit-nonzero"}},
+		{name: "a later candidate that works wins", override: custom, results: map[string]runResult{
+			custom: {exitCode: 1, stderr: ide}, agent: version},
+			binary: agent, outcomes: []string{"blocked", "ok"}},
+		{name: "a version with a network warning beside it is fine", results: map[string]runResult{
+			agent: {stdout: []byte("2026.10.15-a1b2c3d\n"), stderr: "update check failed: " + dns}},
+			binary: agent, outcomes: []string{"ok"}},
+		{name: "another failure is still missing_cli", results: map[string]runResult{
+			agent: {exitCode: 1, stderr: "Error: Cannot find module 'x'"}, ideCLI: {exitCode: 1, stderr: "Error: boom"}},
+			kind: failure.MissingCLI, outcomes: []string{"exit-nonzero", "exit-nonzero"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, fsys := posixMachine()
+			run := newFakeRunner()
+			for path, r := range tt.results {
+				run.on(path, "--version", r)
+			}
+			report, err := Probe(context.Background(), Config{Override: tt.override, env: env, fs: fsys, runner: run})
+			assert.Equal(t, tt.kind, failure.KindOf(err), "err %v", err)
+			outcomes := []string{}
+			for _, c := range report.Candidates {
+				outcomes = append(outcomes, c.Outcome)
+				if c.Outcome == outcomeBlocked {
+					assert.Regexp(t, `^(keychain_locked|ide_missing|network): exit \d`, c.Detail, "the cause, then how it ended")
+				}
+			}
+			assert.Equal(t, tt.outcomes, outcomes)
+			assert.Equal(t, tt.binary != "", report.Available, "it exists and ran")
+			assert.Equal(t, tt.binary, report.Binary.Resolution.Path)
+			assert.Equal(t, tt.blocked, report.Blocked)
+			if tt.blocked == cursor.CauseNone {
+				return
+			}
+			assert.Empty(t, report.Version)
+			assert.Equal(t, cursor.TestedUnknown, report.Tested)
+			assert.NotEmpty(t, report.BlockedDetail)
+			assert.Contains(t, err.Error(), tt.blocked.Fix())
+			assert.Len(t, report.Diagnostics, len(report.Candidates), "each candidate's failure")
+
+			// Status and models answer with the same cause without running
+			// the binary again.
+			before := len(run.Calls())
+			a, serr := Status(context.Background(), Config{env: env, fs: fsys, runner: run}, report)
+			assert.Equal(t, tt.blocked, a.Cause())
+			assert.Equal(t, failure.KindOf(err), failure.KindOf(serr))
+			assert.Equal(t, err.Error(), serr.Error(), "the same failure on --version as on status")
+			assert.False(t, a.Authenticated)
+			_, merr := Models(context.Background(), Config{env: env, fs: fsys, runner: run, CacheDir: testkit.TempDir(t)}, report, true)
+			assert.Equal(t, err.Error(), merr.Error())
+			assert.Len(t, run.Calls(), before, "neither status nor models ran")
+		})
+	}
 }
 
 func TestProbeStartFailures(t *testing.T) {

@@ -18,13 +18,15 @@ const (
 	outcomeExit       = "exit-nonzero"      // ran and exited non-zero (or died of a signal)
 	outcomeRefused    = "refused"           // the value or its launch plan was refused before anything ran
 	outcomeError      = "error"             // could not be started for another reason
+	outcomeBlocked    = "blocked"           // ran, and printed a known failure (keychain locked, IDE missing, network...)
 )
 
 // CandidateResult is the verdict on one candidate's --version probe.
 // Outcome is ok, not-found (ENOENT: no such file, or nothing launchable on
 // PATH), permission-denied (EACCES), timeout (its tree was killed),
 // exit-nonzero (or died of a signal), refused (the value or its launch
-// plan was refused before anything ran) or error.
+// plan was refused before anything ran), blocked (it ran and printed a
+// failure cursor.Diagnose knows, instead of a version) or error.
 type CandidateResult struct {
 	// Candidate is the value tried: a configured path or a bare name.
 	Candidate string           `json:"candidate"`
@@ -33,20 +35,31 @@ type CandidateResult struct {
 	Path    string `json:"path,omitempty"`
 	Outcome string `json:"outcome"`
 	// Detail is bounded (detail.Bound) and starts with ENOENT, EACCES,
-	// timeout or "exit N" for those failures.
+	// timeout or "exit N" for those failures, with the cause (say
+	// "keychain_locked: exit 1") for a blocked one.
 	Detail string `json:"detail,omitempty"`
 }
 
 // Report is the result of a --version probe. It is filled in also when
-// Probe returns an error. It marshals as `cursorkit probe --json`
+// Probe returns an error. A binary whose --version printed a failure that
+// cursor.Diagnose knows (the keychain is locked, the Cursor IDE is
+// missing, the network failed) exists and ran: it is Available and
+// Blocked names the cause. It marshals as `cursorkit probe --json`
 // (docs/contract.md): available, binaryPath, binaryName, kind, source,
 // usingConfiguredBinaryPath (the effective binary is the configured
 // override itself), version, tested, candidates and diagnostics.
 type Report struct {
-	// Available reports that a candidate's --version succeeded. It stays
-	// true for a build older than tested (Probe then also returns a setup
-	// error).
+	// Available reports that a candidate's --version succeeded, or that
+	// none did but one was blocked (Blocked). It stays true for a build
+	// older than tested (Probe then also returns a setup error).
 	Available bool
+	// Blocked is the cause the effective binary's --version named instead
+	// of printing its version (cursor.CauseNone when it printed one);
+	// Probe's error is then that cause's, Status reports it as the auth
+	// state and Models returns it, neither running the binary again.
+	Blocked cursor.Cause
+	// BlockedDetail is the agent's own words for Blocked, bounded.
+	BlockedDetail string
 	// Binary is the effective binary, when Available: how it was found,
 	// and whether one was configured. Status, Models and cursor.Run run
 	// exactly this file.
@@ -54,8 +67,9 @@ type Report struct {
 	// Version is the first token --version printed (bounded).
 	Version string
 	Tested  cursor.Tested
-	// Candidates lists every candidate tried, in order, up to and including
-	// the effective one.
+	// Candidates lists every candidate tried, in order: up to and
+	// including the effective one, or every one when the effective binary
+	// is Blocked (later candidates were tried in case one worked).
 	Candidates []CandidateResult
 	// Diagnostics are bounded lines for people: earlier candidates'
 	// failures (a configured override's first), resolution warnings, and

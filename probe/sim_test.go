@@ -279,7 +279,9 @@ func TestSimAuthStates(t *testing.T) {
 		{agentsim.ScenarioStatusMalformed, AuthUnauthenticated, reasonMalformedJSON},
 		{agentsim.ScenarioStatusEmpty, AuthUnauthenticated, reasonEmptyOutput},
 		{agentsim.ScenarioStatusMissingField, AuthUnauthenticated, reasonMissingField},
-		{agentsim.ScenarioStatusError, AuthUnauthenticated, reasonNonZeroExit},
+		{agentsim.ScenarioStatusError, AuthUnknown, reasonNetwork},
+		{agentsim.ScenarioNetworkError, AuthUnknown, reasonNetwork},
+		{agentsim.ScenarioStatusLoggedOutOffline, AuthUnknown, reasonNetwork},
 		{agentsim.ScenarioSlowStatus, AuthUnknown, reasonStatusTimeout},
 	}
 	for _, tt := range tests {
@@ -313,6 +315,9 @@ func TestSimModelsShapes(t *testing.T) {
 		{agentsim.ScenarioModelsANSI, len(agentsim.Models()), false, ""},
 		{agentsim.ScenarioModelsEmpty, 0, true, ""},
 		{agentsim.ScenarioModelsError, 0, false, failure.Process},
+		{agentsim.ScenarioNetworkError, 0, false, failure.Network},
+		{agentsim.ScenarioKeychainLocked, 0, false, failure.Auth},
+		{agentsim.ScenarioIDEMissing, 0, false, failure.Setup},
 		{agentsim.ScenarioSlowModels, 0, false, failure.Timeout},
 	}
 	for _, tt := range tests {
@@ -336,6 +341,47 @@ func TestSimModelsShapes(t *testing.T) {
 					assert.Equal(t, want[i].Label, mr.Models[i].Label)
 				}
 			}
+			m.w.RequireGone(waitSurvivors)
+		})
+	}
+}
+
+// TestSimBlockedVersion: a --version that prints the keychain or IDE
+// message ran: the binary is available with that cause's failure, and
+// status and models report it without running the binary again.
+func TestSimBlockedVersion(t *testing.T) {
+	tests := []struct {
+		scenario string
+		name     string // the simulator's name on PATH
+		kind     failure.Kind
+		state    AuthState
+	}{
+		{agentsim.ScenarioVersionKeychainLocked, "cursor-agent", failure.Auth, AuthKeychainLocked},
+		{agentsim.ScenarioVersionIDEMissing, "cursor", failure.Setup, AuthIDEMissing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			m := newSimMachine(t, tt.scenario)
+			bin := m.install(t, tt.name)
+			report, err := Probe(context.Background(), m.cfg)
+			assert.Equal(t, tt.kind, failure.KindOf(err), "err %v", err)
+			assert.True(t, report.Available, "it exists and ran")
+			assert.Equal(t, bin, report.Binary.Resolution.Path)
+			assert.Equal(t, tt.state, authFor(report.Blocked, "").State)
+			outcomes := map[string]string{}
+			for _, c := range report.Candidates {
+				outcomes[c.Candidate] = c.Outcome
+			}
+			assert.Equal(t, outcomeBlocked, outcomes[tt.name], "%+v", report.Candidates)
+
+			a, serr := Status(context.Background(), m.cfg, report)
+			assert.Equal(t, tt.state, a.State)
+			assert.Equal(t, tt.kind, failure.KindOf(serr))
+			_, merr := Models(context.Background(), m.cfg, report, true)
+			assert.Equal(t, tt.kind, failure.KindOf(merr))
+			assert.Equal(t, 1, m.invocations(t, "--version"))
+			assert.Equal(t, 0, m.invocations(t, "status"), "status is not asked again")
+			assert.Equal(t, 0, m.invocations(t, "models"), "models is not asked again")
 			m.w.RequireGone(waitSurvivors)
 		})
 	}

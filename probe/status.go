@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
@@ -25,9 +25,12 @@ const (
 // so a caller can tell "logged out" from "status printed garbage".
 const (
 	reasonLoggedIn          = "logged_in"                 // isAuthenticated true, exit 0
-	reasonNotLoggedIn       = "not_logged_in"             // isAuthenticated false, or "Not logged in" text
+	reasonNotLoggedIn       = "not_logged_in"             // isAuthenticated false, or a "not logged in" text
 	reasonKeychainLocked    = "keychain_locked"           // "Your macOS login keychain is locked"
 	reasonIDEMissing        = "ide_missing"               // "No Cursor IDE installation found"
+	reasonNetwork           = "network"                   // a DNS, connection, TLS or proxy failure
+	reasonQuota             = "quota"                     // a usage limit
+	reasonRateLimited       = "rate_limited"              // a rate limit
 	reasonEmptyOutput       = "empty_output"              // exit 0 and nothing on stdout
 	reasonMalformedJSON     = "malformed_json"            // no JSON object found in stdout
 	reasonMissingField      = "missing_is_authenticated"  // a JSON object without isAuthenticated
@@ -55,37 +58,85 @@ type Auth struct {
 	UserInfo       json.RawMessage `json:"userInfo,omitempty"`
 }
 
-// Marker texts the agent prints for its distinct non-auth states, matched
-// case-insensitively in stdout or stderr.
-const (
-	keychainLockedText = "your macos login keychain is locked"
-	ideMissingText     = "no cursor ide installation found"
-)
+// authFor is the verdict for a cause the agent's words name (message):
+// the keychain and IDE states, unauthenticated for a missing login, and
+// unknown for a network failure or a limit (the question could not be
+// asked), each with the cause as its reason.
+func authFor(c cursor.Cause, message string) Auth {
+	switch c {
+	case cursor.CauseKeychainLocked:
+		return Auth{State: AuthKeychainLocked, Reason: reasonKeychainLocked, Detail: message}
+	case cursor.CauseIDEMissing:
+		return Auth{State: AuthIDEMissing, Reason: reasonIDEMissing, Detail: message}
+	case cursor.CauseNotLoggedIn:
+		return Auth{State: AuthUnauthenticated, Reason: reasonNotLoggedIn, Detail: message}
+	case cursor.CauseNetwork:
+		return Auth{State: AuthUnknown, Reason: reasonNetwork, Detail: message}
+	case cursor.CauseQuota:
+		return Auth{State: AuthUnknown, Reason: reasonQuota, Detail: message}
+	case cursor.CauseRateLimited:
+		return Auth{State: AuthUnknown, Reason: reasonRateLimited, Detail: message}
+	}
+	return Auth{State: AuthUnknown, Reason: reasonStatusStartFailed, Detail: message}
+}
 
-var notLoggedInTexts = []string{"authentication required", "not logged in", "not authenticated"}
+// Cause is the cause behind a verdict that is not authenticated, as
+// cursor.Diagnose names it: the keychain, the IDE, the network, a limit,
+// or (any unauthenticated reason) a missing login. It is cursor.CauseNone
+// for an authenticated verdict and for a status command that gave no
+// answer (timeout, not started).
+func (a Auth) Cause() cursor.Cause {
+	switch a.State {
+	case AuthKeychainLocked:
+		return cursor.CauseKeychainLocked
+	case AuthIDEMissing:
+		return cursor.CauseIDEMissing
+	case AuthUnauthenticated:
+		return cursor.CauseNotLoggedIn
+	case AuthUnknown:
+		switch a.Reason {
+		case reasonNetwork:
+			return cursor.CauseNetwork
+		case reasonQuota:
+			return cursor.CauseQuota
+		case reasonRateLimited:
+			return cursor.CauseRateLimited
+		}
+	}
+	return cursor.CauseNone
+}
 
 // parseStatus judges one run of `status --format json`: its stdout, its
-// stderr and its exit code. Keychain and IDE markers win over everything
-// else; then a non-zero exit fails closed (a "not logged in" text makes the
-// reason not_logged_in); then the first JSON object in stdout (a UTF-8 BOM
-// and surrounding noise tolerated) must carry a boolean isAuthenticated.
+// stderr and its exit code. The agent's words are read with
+// cursor.Diagnose, as everywhere else. A locked keychain or a missing IDE
+// wins over everything else; a network failure or a limit wins over every
+// verdict but authenticated; then a non-zero exit fails closed (reason
+// not_logged_in when the words say so); then the first JSON object in
+// stdout (a UTF-8 BOM and surrounding noise tolerated) must carry a
+// boolean isAuthenticated.
 func parseStatus(stdout, stderr []byte, exitCode int) Auth {
-	lowerOut := strings.ToLower(detail.StripANSI(string(stdout)))
-	lowerErr := strings.ToLower(detail.StripANSI(string(stderr)))
-	either := func(text string) bool {
-		return strings.Contains(lowerOut, text) || strings.Contains(lowerErr, text)
-	}
 	message := agentMessage(stdout, stderr)
+	cause := cursor.Diagnose(string(stdout) + "\n" + string(stderr))
+	switch cause {
+	case cursor.CauseKeychainLocked, cursor.CauseIDEMissing:
+		return authFor(cause, message)
+	}
+	a := judgeStatus(stdout, message, exitCode, cause == cursor.CauseNotLoggedIn)
 	switch {
-	case either(keychainLockedText):
-		return Auth{State: AuthKeychainLocked, Reason: reasonKeychainLocked, Detail: message}
-	case either(ideMissingText):
-		return Auth{State: AuthIDEMissing, Reason: reasonIDEMissing, Detail: message}
+	case a.Authenticated:
+		return a
+	case cause == cursor.CauseNetwork, cause == cursor.CauseQuota, cause == cursor.CauseRateLimited:
+		// The fields the agent reported, if any, stay.
+		b := authFor(cause, message)
+		b.Status, b.HasAccessToken, b.UserInfo = a.Status, a.HasAccessToken, a.UserInfo
+		return b
 	}
-	notLoggedIn := false
-	for _, text := range notLoggedInTexts {
-		notLoggedIn = notLoggedIn || either(text)
-	}
+	return a
+}
+
+// judgeStatus is parseStatus once the agent's words named no state of
+// their own: exit code, then the JSON object.
+func judgeStatus(stdout []byte, message string, exitCode int, notLoggedIn bool) Auth {
 	unauth := func(reason, why string) Auth {
 		return Auth{State: AuthUnauthenticated, Reason: reason, Detail: detail.Bound(why)}
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
@@ -47,6 +49,19 @@ func TestParseStatus(t *testing.T) {
 		{"IDE missing on stderr", "", "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent.", 1,
 			AuthIDEMissing, reasonIDEMissing, false},
 		{"IDE missing on stdout", "no cursor ide installation found", "", 0, AuthIDEMissing, reasonIDEMissing, false},
+		{"keychain by its stable core", "", "error: The Keychain Is Locked", 1, AuthKeychainLocked, reasonKeychainLocked, false},
+		{"DNS failure", "", "Error: getaddrinfo ENOTFOUND api2.cursor.sh", 1, AuthUnknown, reasonNetwork, false},
+		{"connection refused", "", "Error: connect ECONNREFUSED 127.0.0.1:443", 1, AuthUnknown, reasonNetwork, false},
+		{"connection reset", "", "Error: read ECONNRESET", 1, AuthUnknown, reasonNetwork, false},
+		{"connection timed out", "", "Error: connect ETIMEDOUT 104.18.2.3:443", 1, AuthUnknown, reasonNetwork, false},
+		{"TLS interception", "", "Error: self-signed certificate in certificate chain", 1, AuthUnknown, reasonNetwork, false},
+		{"proxy", "", "Error: 407 Proxy Authentication Required", 1, AuthUnknown, reasonNetwork, false},
+		{"logged out offline", `{"isAuthenticated":false}`, "Warning: getaddrinfo ENOTFOUND api2.cursor.sh", 0, AuthUnknown, reasonNetwork, false},
+		{"network failure instead of JSON", "Error: getaddrinfo EAI_AGAIN api2.cursor.sh", "", 0, AuthUnknown, reasonNetwork, false},
+		{"logged in despite a network warning", `{"isAuthenticated":true}`, "Warning: read ECONNRESET", 0, AuthAuthenticated, reasonLoggedIn, true},
+		{"rate limited", "", "Error: 429 Too Many Requests", 1, AuthUnknown, reasonRateLimited, false},
+		{"keychain wins over the network", "", "getaddrinfo ENOTFOUND api2.cursor.sh\nYour macOS login keychain is locked", 1,
+			AuthKeychainLocked, reasonKeychainLocked, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,6 +116,8 @@ func FuzzParseStatus(f *testing.F) {
 	f.Add([]byte("\uFEFF{\"isAuthenticated\":false}"), []byte(""), 0)
 	f.Add([]byte("{{{{"), []byte("Not logged in"), 1)
 	f.Add([]byte(""), []byte("Your macOS login keychain is locked"), 1)
+	f.Add([]byte(`{"isAuthenticated":false}`), []byte("getaddrinfo ENOTFOUND api2.cursor.sh"), 0)
+	f.Add([]byte(""), []byte("407 Proxy Authentication Required"), 1)
 	f.Fuzz(func(t *testing.T, stdout, stderr []byte, exit int) {
 		a := parseStatus(stdout, stderr, exit)
 		switch a.State {
@@ -112,8 +129,22 @@ func FuzzParseStatus(f *testing.F) {
 			if a.Authenticated {
 				t.Fatalf("state %s but authenticated", a.State)
 			}
+		case AuthUnknown:
+			if a.Authenticated || a.Cause() == cursor.CauseNone {
+				t.Fatalf("unknown state without the cause the words name: %+v", a)
+			}
 		default:
 			t.Fatalf("unexpected state %q", a.State)
+		}
+		// One classifier: the verdict's cause is what the words name, and
+		// a network failure is never told to log in.
+		if said := cursor.Diagnose(string(stdout) + "\n" + string(stderr)); !a.Authenticated && said != cursor.CauseNone && said != cursor.CauseNotLoggedIn {
+			if a.Cause() != said {
+				t.Fatalf("words name %s, verdict %+v", said, a)
+			}
+			if failure.KindOf(a.Err()) != said.Kind() {
+				t.Fatalf("words name %s, error %v", said, a.Err())
+			}
 		}
 		if a.Reason == "" {
 			t.Fatal("verdict without a reason")

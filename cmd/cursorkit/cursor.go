@@ -182,6 +182,9 @@ func printProbe(w io.Writer, r probe.Report) {
 		fmt.Fprintf(w, "  binary   %s\n", res.Path)
 		fmt.Fprintf(w, "  kind     %s, found through %s%s\n", res.Kind, res.Source, configuredNote(r))
 		fmt.Fprintf(w, "  version  %s (%s)\n", orDash(r.Version), testedText(r.Tested))
+		if r.Blocked != cursor.CauseNone {
+			fmt.Fprintf(w, "  blocked  %s: %s\n", r.Blocked.Summary(), r.Blocked.Fix())
+		}
 	}
 	if len(r.Candidates) > 0 {
 		fmt.Fprintln(w, "  candidates:")

@@ -57,16 +57,28 @@ func (a *app) doctor(ctx context.Context, cfg probe.Config) doctorReport {
 }
 
 // diagnose turns the checks' results into problems, most blocking first.
+// A cause the agent's words named (cursor.Diagnose: the keychain, the
+// IDE, the network, a limit, the login) gets that cause's fix wherever it
+// was found, and a problem already listed (a blocked --version repeated
+// by status and models) is listed once.
 func diagnose(cfg probe.Config, rep doctorReport, probeErr, explainErr, statusErr, modelsErr error) []problem {
 	problems := []problem{}
 	add := func(err error, fix string) {
-		problems = append(problems, problem{Kind: failure.KindOf(err), Message: err.Error(), Fix: fix})
+		p := problem{Kind: failure.KindOf(err), Message: err.Error(), Fix: fix}
+		for _, q := range problems {
+			if q.Kind == p.Kind && q.Message == p.Message {
+				return
+			}
+		}
+		problems = append(problems, p)
 	}
 	if probeErr != nil {
-		switch failure.KindOf(probeErr) {
-		case failure.MissingCLI:
+		switch {
+		case rep.Probe.Blocked != cursor.CauseNone:
+			add(probeErr, rep.Probe.Blocked.Fix())
+		case failure.Is(probeErr, failure.MissingCLI):
 			add(probeErr, cursor.InstallHint)
-		case failure.Setup:
+		case failure.Is(probeErr, failure.Setup):
 			add(probeErr, "update the Cursor CLI (cursor-agent update), or point cursorCliBinaryPath at a newer build")
 		default:
 			add(probeErr, "run `cursorkit shim explain` to see how the binary is found and launched")
@@ -83,24 +95,37 @@ func diagnose(cfg probe.Config, rep doctorReport, probeErr, explainErr, statusEr
 		add(explainErr, "the binary answers --version but a prompt turn could not be planned; see the explain section")
 	}
 	if statusErr != nil && rep.Status != nil {
-		switch rep.Status.State {
-		case probe.AuthUnauthenticated:
-			add(statusErr, "log in: cursor-agent login (or set CURSOR_API_KEY for the agent)")
-		case probe.AuthKeychainLocked:
-			add(statusErr, "unlock the macOS login keychain: security unlock-keychain ~/Library/Keychains/login.keychain-db")
-		case probe.AuthIDEMissing:
-			add(statusErr, "the `cursor` command needs the Cursor IDE; install cursor-agent and use it, or set cursorCliBinaryPath")
-		default:
-			add(statusErr, "run `cursor-agent status` by hand to see what it says")
-		}
+		add(statusErr, fixOr(rep.Status.Cause(), "run `cursor-agent status` by hand to see what it says"))
 	}
 	if modelsErr != nil {
-		add(modelsErr, "run `cursor-agent models` by hand; `cursorkit models --refresh` asks again")
+		add(modelsErr, fixOr(kindCause(failure.KindOf(modelsErr)), "run `cursor-agent models` by hand; `cursorkit models --refresh` asks again"))
 	} else if rep.Models != nil && len(rep.Models.Models) == 0 {
 		problems = append(problems, problem{Kind: failure.Setup, Message: "no models are available for this account",
 			Fix: "check the account's plan in the Cursor dashboard"})
 	}
 	return problems
+}
+
+// fixOr is c's fix, or fallback when c names no cause.
+func fixOr(c cursor.Cause, fallback string) string {
+	if fix := c.Fix(); fix != "" {
+		return fix
+	}
+	return fallback
+}
+
+// kindCause is the cause a failure kind can only have come from: the
+// network and the limits (auth and setup have several).
+func kindCause(k failure.Kind) cursor.Cause {
+	switch k {
+	case failure.Network:
+		return cursor.CauseNetwork
+	case failure.Quota:
+		return cursor.CauseQuota
+	case failure.RateLimited:
+		return cursor.CauseRateLimited
+	}
+	return cursor.CauseNone
 }
 
 func runDoctor(ctx context.Context, a *app, args []string) int {

@@ -42,6 +42,11 @@ const (
 	// (main, workers, intermediates) leaves a file named by its pid, holding
 	// its role, so tests can check that none survives.
 	EnvPIDDir = "CURSORKIT_SIM_PID_DIR"
+	// EnvNetworkError is the network failure the network-error scenarios
+	// print (default DefaultNetworkError): a Node.js error such as
+	// "connect ECONNREFUSED 10.0.0.1:443" or "unable to get local issuer
+	// certificate".
+	EnvNetworkError = "CURSORKIT_SIM_NETWORK_ERROR"
 	// EnvMarker is passed to every worker, in its environment and as
 	// `--marker=VALUE` in its argv, so tests can find survivors in the
 	// process table (default DefaultMarker).
@@ -53,19 +58,24 @@ const (
 // the normal turn.
 const (
 	// --version
-	ScenarioSlowVersion  = "slow-version"  // sleeps EnvDelay (with a worker grandchild), then prints the build
-	ScenarioVersionError = "version-error" // "Error: ..." on stderr, exit 1
+	ScenarioSlowVersion           = "slow-version"            // sleeps EnvDelay (with a worker grandchild), then prints the build
+	ScenarioVersionError          = "version-error"           // "Error: ..." on stderr, exit 1
+	ScenarioVersionKeychainLocked = "version-keychain-locked" // "Error: Your macOS login keychain is locked." and "Run security unlock-keychain and try again." on stderr, exit 1
+	ScenarioVersionIDEMissing     = "version-ide-missing"     // "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent." on stderr, exit 1
 
-	// status / whoami
-	ScenarioUnauthenticated    = "unauthenticated"      // isAuthenticated false, exit 0
-	ScenarioKeychainLocked     = "keychain-locked"      // "Error: Your macOS login keychain is locked." on stderr, exit 1
-	ScenarioIDEMissing         = "ide-missing"          // "Error: No Cursor IDE installation found." on stderr, exit 1
-	ScenarioStatusNoise        = "status-noise"         // BOM, ANSI and text lines around the JSON
-	ScenarioStatusMalformed    = "status-malformed"     // truncated JSON, exit 0
-	ScenarioStatusEmpty        = "status-empty"         // no output, exit 0
-	ScenarioStatusMissingField = "status-missing-field" // JSON without isAuthenticated, exit 0
-	ScenarioStatusError        = "status-error"         // network error on stderr, exit 1
-	ScenarioSlowStatus         = "slow-status"          // sleeps EnvDelay first
+	// status / whoami (keychain-locked, ide-missing and network-error also
+	// affect models and turns)
+	ScenarioUnauthenticated        = "unauthenticated"           // isAuthenticated false, exit 0
+	ScenarioKeychainLocked         = "keychain-locked"           // "Error: Your macOS login keychain is locked." on stderr, exit 1; models and turns too
+	ScenarioIDEMissing             = "ide-missing"               // "Error: No Cursor IDE installation found." on stderr, exit 1; models and turns too
+	ScenarioNetworkError           = "network-error"             // "Error: " and EnvNetworkError on stderr, exit 1; models too; a turn ends in an error result "Connection error: …", exit 1
+	ScenarioStatusNoise            = "status-noise"              // BOM, ANSI and text lines around the JSON
+	ScenarioStatusMalformed        = "status-malformed"          // truncated JSON, exit 0
+	ScenarioStatusEmpty            = "status-empty"              // no output, exit 0
+	ScenarioStatusMissingField     = "status-missing-field"      // JSON without isAuthenticated, exit 0
+	ScenarioStatusError            = "status-error"              // "Error: getaddrinfo ENOTFOUND api2.cursor.sh" (a DNS failure) on stderr, exit 1
+	ScenarioStatusLoggedOutOffline = "status-logged-out-offline" // isAuthenticated false on stdout and EnvNetworkError on stderr, exit 0
+	ScenarioSlowStatus             = "slow-status"               // sleeps EnvDelay first
 
 	// models
 	ScenarioModelsANSI  = "models-ansi"  // ANSI codes, spinner line, CRLF, a duplicate id
@@ -74,32 +84,33 @@ const (
 	ScenarioSlowModels  = "slow-models"  // sleeps EnvDelay first
 
 	// --print --output-format stream-json
-	ScenarioNormal             = "normal"              // init, user, thinking, assistant, three tool calls, assistant, result
-	ScenarioDuplicateAssistant = "duplicate-assistant" // first text again without model_call_id at the end of the turn
-	ScenarioHangBeforeOutput   = "hang-before-output"  // reads the prompt, then prints nothing until killed
-	ScenarioHangMidStream      = "hang-mid-stream"     // init, user, one assistant event, then nothing until killed
-	ScenarioLinger             = "linger"              // after result: stays alive with a worker holding stdout
-	ScenarioOrphanStdout       = "orphan-stdout"       // after result: exits 0 while a worker holds stdout until killed
-	ScenarioSetsidEscape       = "setsid-escape"       // a worker in its own session (Windows: tries job breakaway) holds stdout; lingers
-	ScenarioDoubleFork         = "double-fork"         // an intermediate starts a worker and exits; the worker holds stdout; lingers
-	ScenarioNoResult           = "no-result"           // ends without a result event, exit 0
-	ScenarioMalformedLine      = "malformed-line"      // a truncated JSON line after user; the turn then completes
-	ScenarioBanner             = "banner"              // a non-JSON banner line before init
-	ScenarioUnknownEvent       = "unknown-event"       // an event of an unknown type after init
-	ScenarioBigLine            = "big-line"            // one assistant event of EnvLineBytes (10 MiB) text
-	ScenarioCRLF               = "crlf"                // every line ends in \r\n
-	ScenarioNoFinalNewline     = "no-final-newline"    // the result line has no trailing newline
-	ScenarioDisallowedTool     = "disallowed-tool"     // starts a worker, then a shellToolCall (mcpToolCall with --force), then hangs
-	ScenarioErrorResult        = "error-result"        // result subtype error, is_error true, exit 1
-	ScenarioUsageLimit         = "usage-limit"         // error result "You've hit your usage limit…" and the same on stderr, exit 1
-	ScenarioUsageLimitStderr   = "usage-limit-stderr"  // no stream at all: the usage-limit text on stderr, exit 1
-	ScenarioRateLimited        = "rate-limited"        // error result about a rate limit, exit 1
-	ScenarioAuthError          = "auth-error"          // error result "Authentication required…", exit 1
-	ScenarioBigStream          = "big-stream"          // EnvStreamBytes of distinct assistant events, fast
-	ScenarioCrash              = "crash"               // init, user, then "panic"-like stderr and exit 2 without a result
-	ScenarioMissingInit        = "missing-init"        // the turn without its system/init event
-	ScenarioNoUsage            = "no-usage"            // the result event has no usage field
-	ScenarioEventAfterResult   = "event-after-result"  // an assistant event follows the result
+	ScenarioNormal             = "normal"               // init, user, thinking, assistant, three tool calls, assistant, result
+	ScenarioDuplicateAssistant = "duplicate-assistant"  // first text again without model_call_id at the end of the turn
+	ScenarioHangBeforeOutput   = "hang-before-output"   // reads the prompt, then prints nothing until killed
+	ScenarioHangMidStream      = "hang-mid-stream"      // init, user, one assistant event, then nothing until killed
+	ScenarioLinger             = "linger"               // after result: stays alive with a worker holding stdout
+	ScenarioOrphanStdout       = "orphan-stdout"        // after result: exits 0 while a worker holds stdout until killed
+	ScenarioSetsidEscape       = "setsid-escape"        // a worker in its own session (Windows: tries job breakaway) holds stdout; lingers
+	ScenarioDoubleFork         = "double-fork"          // an intermediate starts a worker and exits; the worker holds stdout; lingers
+	ScenarioNoResult           = "no-result"            // ends without a result event, exit 0
+	ScenarioMalformedLine      = "malformed-line"       // a truncated JSON line after user; the turn then completes
+	ScenarioBanner             = "banner"               // a non-JSON banner line before init
+	ScenarioUnknownEvent       = "unknown-event"        // an event of an unknown type after init
+	ScenarioBigLine            = "big-line"             // one assistant event of EnvLineBytes (10 MiB) text
+	ScenarioCRLF               = "crlf"                 // every line ends in \r\n
+	ScenarioNoFinalNewline     = "no-final-newline"     // the result line has no trailing newline
+	ScenarioDisallowedTool     = "disallowed-tool"      // starts a worker, then a shellToolCall (mcpToolCall with --force), then hangs
+	ScenarioErrorResult        = "error-result"         // result subtype error, is_error true, exit 1
+	ScenarioUsageLimit         = "usage-limit"          // error result "You've hit your usage limit…" and the same on stderr, exit 1
+	ScenarioUsageLimitStderr   = "usage-limit-stderr"   // no stream at all: the usage-limit text on stderr, exit 1
+	ScenarioRateLimited        = "rate-limited"         // error result about a rate limit, exit 1
+	ScenarioAuthError          = "auth-error"           // error result "Authentication required…", exit 1
+	ScenarioNetworkErrorStderr = "network-error-stderr" // no stream at all: "Error: Connection error: " and EnvNetworkError on stderr, exit 1
+	ScenarioBigStream          = "big-stream"           // EnvStreamBytes of distinct assistant events, fast
+	ScenarioCrash              = "crash"                // init, user, then "panic"-like stderr and exit 2 without a result
+	ScenarioMissingInit        = "missing-init"         // the turn without its system/init event
+	ScenarioNoUsage            = "no-usage"             // the result event has no usage field
+	ScenarioEventAfterResult   = "event-after-result"   // an assistant event follows the result
 
 	// every command, and workers
 	ScenarioIgnoreSIGTERM = "ignore-sigterm" // POSIX: the simulator and its workers ignore SIGTERM
@@ -114,6 +125,16 @@ const (
 	DefaultLineBytes  = 10 << 20
 	DefaultStreamSize = 100 << 20
 	DefaultChunkBytes = 1 << 10
+	// DefaultNetworkError is the DNS failure Node.js reports when
+	// Cursor's API host cannot be resolved.
+	DefaultNetworkError = "getaddrinfo ENOTFOUND api2.cursor.sh"
+)
+
+// The Cursor CLI's own messages for its blocked states
+// (docs/contract.md, "Agent messages").
+const (
+	KeychainLockedText = "Error: Your macOS login keychain is locked.\nRun security unlock-keychain and try again."
+	IDEMissingText     = "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent."
 )
 
 // Texts of the normal turn, so tests can compare what they decoded.
@@ -239,9 +260,19 @@ func (s *sim) hang() int {
 	return 99
 }
 
+// networkError is the network failure the network-error scenarios print.
+func (s *sim) networkError() string { return s.envOr(EnvNetworkError, DefaultNetworkError) }
+
 func (s *sim) version() int {
-	if s.has(ScenarioVersionError) {
+	switch {
+	case s.has(ScenarioVersionError):
 		fmt.Fprintln(s.stderr, "Error: Cannot find module '../build/agent-core.js'")
+		return 1
+	case s.has(ScenarioVersionKeychainLocked):
+		fmt.Fprintln(s.stderr, KeychainLockedText)
+		return 1
+	case s.has(ScenarioVersionIDEMissing):
+		fmt.Fprintln(s.stderr, IDEMissingText)
 		return 1
 	}
 	if s.has(ScenarioSlowVersion) {
@@ -266,20 +297,22 @@ func (s *sim) status(inv invocation) int {
 	if s.has(ScenarioSlowStatus) {
 		time.Sleep(s.duration(EnvDelay, 30*time.Second))
 	}
+	if code, blocked := s.blocked(); blocked {
+		return code
+	}
 	switch {
-	case s.has(ScenarioKeychainLocked):
-		fmt.Fprintln(s.stderr, "Error: Your macOS login keychain is locked.")
-		return 1
-	case s.has(ScenarioIDEMissing):
-		fmt.Fprintln(s.stderr, "Error: No Cursor IDE installation found.")
+	case s.has(ScenarioNetworkError):
+		fmt.Fprintln(s.stderr, "Error: "+s.networkError())
 		return 1
 	case s.has(ScenarioStatusError):
-		fmt.Fprintln(s.stderr, "Error: getaddrinfo ENOTFOUND api2.cursor.sh")
+		fmt.Fprintln(s.stderr, "Error: "+DefaultNetworkError)
 		return 1
 	case s.has(ScenarioStatusEmpty):
 		return 0
+	case s.has(ScenarioStatusLoggedOutOffline):
+		fmt.Fprintln(s.stderr, "Warning: could not refresh the session: "+s.networkError())
 	}
-	authed := !s.has(ScenarioUnauthenticated)
+	authed := !s.has(ScenarioUnauthenticated) && !s.has(ScenarioStatusLoggedOutOffline)
 	if !inv.jsonFormat {
 		if authed {
 			fmt.Fprintf(s.stdout, "\n ✓ Logged in as %s\n\n", DefaultEmail)
@@ -305,6 +338,21 @@ func (s *sim) status(inv invocation) int {
 	}
 	fmt.Fprintln(s.stdout, doc)
 	return 0
+}
+
+// blocked prints the keychain or IDE message of the keychain-locked and
+// ide-missing scenarios, as every command of the real CLI does in those
+// states, and returns exit code 1; false when neither is selected.
+func (s *sim) blocked() (int, bool) {
+	switch {
+	case s.has(ScenarioKeychainLocked):
+		fmt.Fprintln(s.stderr, "Error: Your macOS login keychain is locked.")
+		return 1, true
+	case s.has(ScenarioIDEMissing):
+		fmt.Fprintln(s.stderr, "Error: No Cursor IDE installation found.")
+		return 1, true
+	}
+	return 0, false
 }
 
 // Model is one entry of the simulator's catalog.
@@ -349,6 +397,13 @@ func (m Model) line() string {
 func (s *sim) models() int {
 	if s.has(ScenarioSlowModels) {
 		time.Sleep(s.duration(EnvDelay, 30*time.Second))
+	}
+	if code, blocked := s.blocked(); blocked {
+		return code
+	}
+	if s.has(ScenarioNetworkError) {
+		fmt.Fprintln(s.stderr, "Error: Failed to fetch models: "+s.networkError())
+		return 1
 	}
 	if s.has(ScenarioModelsError) {
 		fmt.Fprintln(s.stderr, "Error: Failed to fetch models: 503 Service Unavailable")

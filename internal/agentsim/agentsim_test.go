@@ -29,6 +29,12 @@ func TestVersion(t *testing.T) {
 		{name: "configured build", env: []string{agentsim.EnvVersion + "=2026.08.11-12-30-05-e8db854"}, wantStdout: "2026.08.11-12-30-05-e8db854\n"},
 		{name: "slow but within its delay", env: []string{agentsim.Scenario(agentsim.ScenarioSlowVersion), agentsim.EnvDelay + "=50ms"}, wantStdout: agentsim.DefaultVersion + "\n"},
 		{name: "error", env: []string{agentsim.Scenario(agentsim.ScenarioVersionError)}, wantStderr: "Error: ", wantCode: 1},
+		{name: "keychain locked", env: []string{agentsim.Scenario(agentsim.ScenarioVersionKeychainLocked)},
+			wantStderr: "Error: Your macOS login keychain is locked.\nRun security unlock-keychain and try again.\n", wantCode: 1},
+		{name: "IDE missing", env: []string{agentsim.Scenario(agentsim.ScenarioVersionIDEMissing)},
+			wantStderr: "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent.\n", wantCode: 1},
+		{name: "status scenarios leave --version alone", env: []string{agentsim.Scenario(agentsim.ScenarioKeychainLocked, agentsim.ScenarioNetworkError)},
+			wantStdout: agentsim.DefaultVersion + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +72,10 @@ func TestStatus(t *testing.T) {
 		{name: "empty", scenario: agentsim.ScenarioStatusEmpty, args: []string{"status", "--format", "json"}},
 		{name: "missing field", scenario: agentsim.ScenarioStatusMissingField, args: []string{"status", "--format", "json"}, wantStdout: `{"status":"authenticated","hasAccessToken":true}` + "\n"},
 		{name: "error exit", scenario: agentsim.ScenarioStatusError, args: []string{"status", "--format", "json"}, wantStderr: "Error: getaddrinfo ENOTFOUND api2.cursor.sh\n", wantCode: 1},
+		{name: "network error", scenario: agentsim.ScenarioNetworkError, args: []string{"status", "--format", "json"}, wantStderr: "Error: " + agentsim.DefaultNetworkError + "\n", wantCode: 1},
+		{name: "logged out offline", scenario: agentsim.ScenarioStatusLoggedOutOffline, args: []string{"status", "--format", "json"},
+			wantStdout: `{"status":"unauthenticated","isAuthenticated":false,"hasAccessToken":false}` + "\n",
+			wantStderr: "Warning: could not refresh the session: " + agentsim.DefaultNetworkError + "\n"},
 		{name: "version scenario leaves status alone", scenario: agentsim.ScenarioSlowVersion, args: []string{"status", "--format", "json"}, wantStdout: authed},
 	}
 	for _, tt := range tests {
@@ -121,6 +131,22 @@ func TestModels(t *testing.T) {
 		assert.Equal(t, 1, code)
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, "Failed to fetch models")
+	})
+	for _, tt := range []struct{ scenario, stderr string }{
+		{agentsim.ScenarioKeychainLocked, "Error: Your macOS login keychain is locked.\n"},
+		{agentsim.ScenarioIDEMissing, "Error: No Cursor IDE installation found.\n"},
+		{agentsim.ScenarioNetworkError, "Error: Failed to fetch models: " + agentsim.DefaultNetworkError + "\n"},
+	} {
+		t.Run(tt.scenario, func(t *testing.T) {
+			stdout, stderr, code := runSim(t, []string{agentsim.Scenario(tt.scenario)}, "", "models")
+			assert.Equal(t, 1, code)
+			assert.Empty(t, stdout)
+			assert.Equal(t, tt.stderr, stderr)
+		})
+	}
+	t.Run("network error of choice", func(t *testing.T) {
+		_, stderr, _ := runSim(t, []string{agentsim.Scenario(agentsim.ScenarioNetworkError), agentsim.EnvNetworkError + "=connect ECONNREFUSED 10.0.0.1:443"}, "", "models")
+		assert.Equal(t, "Error: Failed to fetch models: connect ECONNREFUSED 10.0.0.1:443\n", stderr)
 	})
 	t.Run("list-models refused", func(t *testing.T) {
 		_, stderr, code := runSim(t, nil, "", "--list-models")
@@ -327,6 +353,30 @@ func TestStreamScenarios(t *testing.T) {
 		{name: "auth error", env: []string{agentsim.Scenario(agentsim.ScenarioAuthError)}, wantCode: 1,
 			check: func(t *testing.T, _, _ string, events []event, _ []string) {
 				assert.Contains(t, events[len(events)-1].Result, "Authentication required")
+			}},
+		{name: "network error result", env: []string{agentsim.Scenario(agentsim.ScenarioNetworkError)}, wantCode: 1,
+			check: func(t *testing.T, _, _ string, events []event, _ []string) {
+				assert.Equal(t, []string{"system/init", "user", "result/error"}, types(events))
+				assert.Equal(t, "Connection error: "+agentsim.DefaultNetworkError, events[len(events)-1].Result)
+			}},
+		{name: "network error of choice", env: []string{agentsim.Scenario(agentsim.ScenarioNetworkError), agentsim.EnvNetworkError + "=read ECONNRESET"}, wantCode: 1,
+			check: func(t *testing.T, _, _ string, events []event, _ []string) {
+				assert.Equal(t, "Connection error: read ECONNRESET", events[len(events)-1].Result)
+			}},
+		{name: "network error on stderr only", env: []string{agentsim.Scenario(agentsim.ScenarioNetworkErrorStderr)}, wantCode: 1, noDecode: true,
+			check: func(t *testing.T, stdout, stderr string, _ []event, _ []string) {
+				assert.Empty(t, stdout)
+				assert.Equal(t, "Error: Connection error: "+agentsim.DefaultNetworkError+"\n", stderr)
+			}},
+		{name: "keychain locked", env: []string{agentsim.Scenario(agentsim.ScenarioKeychainLocked)}, wantCode: 1, noDecode: true,
+			check: func(t *testing.T, stdout, stderr string, _ []event, _ []string) {
+				assert.Empty(t, stdout)
+				assert.Equal(t, "Error: Your macOS login keychain is locked.\n", stderr)
+			}},
+		{name: "IDE missing", env: []string{agentsim.Scenario(agentsim.ScenarioIDEMissing)}, wantCode: 1, noDecode: true,
+			check: func(t *testing.T, stdout, stderr string, _ []event, _ []string) {
+				assert.Empty(t, stdout)
+				assert.Equal(t, "Error: No Cursor IDE installation found.\n", stderr)
 			}},
 		{name: "crash", env: []string{agentsim.Scenario(agentsim.ScenarioCrash)}, wantCode: 2,
 			check: func(t *testing.T, _, stderr string, events []event, _ []string) {

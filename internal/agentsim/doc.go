@@ -46,8 +46,11 @@
 //
 // The environment variable CURSORKIT_SIM_SCENARIO holds a comma-separated
 // list of scenario names (see the Scenario* constants); each name affects
-// only the command it concerns, so `slow-version,unauthenticated` makes
-// `--version` slow and `status` report a logged-out user. Other variables
+// only the commands its constant's comment names, so
+// `slow-version,unauthenticated` makes `--version` slow and `status`
+// report a logged-out user, and `version-keychain-locked,keychain-locked`
+// is a locked keychain for every command, as the real CLI prints it.
+// Other variables
 // (the Env* constants) tune versions, delays and sizes, name a record file
 // and a directory of process-id files, and set the marker that every
 // spawned helper process carries in its argv and environment.

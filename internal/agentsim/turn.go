@@ -212,6 +212,13 @@ func (s *sim) print(inv invocation) int {
 		fmt.Fprintln(s.stderr, "Error: "+usageLimitMessage)
 		return 1
 	}
+	if s.has(ScenarioNetworkErrorStderr) {
+		fmt.Fprintln(s.stderr, "Error: Connection error: "+s.networkError())
+		return 1
+	}
+	if code, blocked := s.blocked(); blocked {
+		return code
+	}
 	if s.has(ScenarioHangBeforeOutput) {
 		return s.hang()
 	}
@@ -264,6 +271,9 @@ func (s *sim) print(inv invocation) int {
 		return 1
 	case s.has(ScenarioAuthError):
 		t.result(true, authErrorMessage, true)
+		return 1
+	case s.has(ScenarioNetworkError):
+		t.result(true, "Connection error: "+s.networkError(), true)
 		return 1
 	case s.has(ScenarioErrorResult):
 		t.result(true, errorMessage, true)
