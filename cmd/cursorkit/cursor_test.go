@@ -246,3 +246,21 @@ func mustJSON(t *testing.T, v any) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestNothingOutlivesAProbe: a --version that leaves a daemon behind (a
+// double fork into its own session, without the launch token) and exits 0
+// leaves nothing running once probe, status, models or doctor returned.
+func TestNothingOutlivesAProbe(t *testing.T) {
+	for _, args := range [][]string{{"probe", "--json"}, {"status", "--json"}, {"models", "--json", "--refresh"}, {"doctor", "--json"}} {
+		t.Run(args[0], func(t *testing.T) {
+			settings := cursorEnv(t, "", agentsim.ScenarioVersionDaemon)
+			bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
+			w := testkit.NewWatch(t)
+			t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
+			code, _, stderr := runCLI(t, map[string]string{}, "", append([]string{"--settings", settings, "--binary", bin}, args...)...)
+			assert.Equal(t, 0, code, "stderr: %s", stderr)
+			w.WaitRecorded("version-daemon", execWait)
+			w.RequireGone(execWait)
+		})
+	}
+}

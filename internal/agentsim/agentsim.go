@@ -62,6 +62,7 @@ const (
 	ScenarioVersionError          = "version-error"           // "Error: ..." on stderr, exit 1
 	ScenarioVersionKeychainLocked = "version-keychain-locked" // "Error: Your macOS login keychain is locked." and "Run security unlock-keychain and try again." on stderr, exit 1
 	ScenarioVersionIDEMissing     = "version-ide-missing"     // "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent." on stderr, exit 1
+	ScenarioVersionDaemon         = "version-daemon"          // leaves a double-forked worker in its own session, without CURSORKIT_LAUNCH_ID, lingering; then prints the build, exit 0
 
 	// status / whoami (keychain-locked, ide-missing and network-error also
 	// affect models and turns)
@@ -274,6 +275,11 @@ func (s *sim) version() int {
 	case s.has(ScenarioVersionIDEMissing):
 		fmt.Fprintln(s.stderr, IDEMissingText)
 		return 1
+	}
+	if s.has(ScenarioVersionDaemon) {
+		if err := s.startWorker("version-daemon", s.hangLimit(), spawnDaemon); err != nil {
+			fmt.Fprintf(s.stderr, "cursor-agent-sim: daemon: %v\n", err)
+		}
 	}
 	if s.has(ScenarioSlowVersion) {
 		delay := s.duration(EnvDelay, 30*time.Second)

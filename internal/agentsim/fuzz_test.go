@@ -96,12 +96,14 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestWorkerFlags(t *testing.T) {
-	role, lifetime := workerFlags([]string{"--marker=m", "--role=linger", "--lifetime=1h2m"})
+	role, lifetime, daemon := workerFlags([]string{"--marker=m", "--role=linger", "--lifetime=1h2m"})
 	assert.Equal(t, "linger", role)
 	assert.Equal(t, time.Hour+2*time.Minute, lifetime)
-	role, lifetime = workerFlags([]string{"--lifetime=bogus"})
+	assert.False(t, daemon)
+	role, lifetime, daemon = workerFlags([]string{"--lifetime=bogus", "--daemon"})
 	assert.Empty(t, role)
 	assert.Equal(t, time.Minute, lifetime)
+	assert.True(t, daemon)
 }
 
 // tempFile returns a new empty file's path, removed at cleanup with

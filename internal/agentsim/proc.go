@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +21,15 @@ const (
 	spawnPlain      spawnHow = iota // a child in the simulator's own group / job
 	spawnEscape                     // POSIX: its own session (setsid); Windows: job breakaway if allowed
 	spawnDoubleFork                 // through an intermediate that exits at once
+	// spawnDaemon is a double fork whose worker also leaves the session
+	// (Windows: the job, if allowed) and scrubs the launch token from its
+	// environment, as env -i, sudo and many daemons do.
+	spawnDaemon
 )
+
+// launchIDEnv is the variable cursorkit's launch adds to a child's
+// environment (launch.LaunchIDEnv), which a spawnDaemon worker drops.
+const launchIDEnv = "CURSORKIT_LAUNCH_ID"
 
 // workerEnv is the environment of a worker: the process's own plus the
 // simulator's settings as Main saw them (which may differ in-process).
@@ -58,10 +67,13 @@ func (s *sim) workerCmd(first, role string, lifetime time.Duration) (*exec.Cmd, 
 // its pid before returning, so a test that has read the next stdout line
 // can rely on the pid file being there.
 func (s *sim) startWorker(role string, lifetime time.Duration, how spawnHow) error {
-	if how == spawnDoubleFork {
+	if how == spawnDoubleFork || how == spawnDaemon {
 		cmd, err := s.workerCmd(argSpawn, role, lifetime)
 		if err != nil {
 			return err
+		}
+		if how == spawnDaemon {
+			cmd.Args = append(cmd.Args, "--daemon")
 		}
 		return cmd.Run() // the intermediate exits as soon as its child runs
 	}
@@ -87,8 +99,9 @@ func (s *sim) startWorker(role string, lifetime time.Duration, how spawnHow) err
 	return nil
 }
 
-// workerFlags parses a worker's own argv.
-func workerFlags(args []string) (role string, lifetime time.Duration) {
+// workerFlags parses a worker's own argv; daemon is the intermediate's
+// --daemon (see spawnDaemon).
+func workerFlags(args []string) (role string, lifetime time.Duration, daemon bool) {
 	lifetime = time.Minute
 	for _, a := range args {
 		switch name, v, _ := strings.Cut(a, "="); name {
@@ -98,14 +111,16 @@ func workerFlags(args []string) (role string, lifetime time.Duration) {
 			if d, err := time.ParseDuration(v); err == nil {
 				lifetime = d
 			}
+		case "--daemon":
+			daemon = true
 		}
 	}
-	return role, lifetime
+	return role, lifetime, daemon
 }
 
 // worker holds the inherited stdout open and sleeps for its lifetime.
 func (s *sim) worker(args []string) int {
-	role, lifetime := workerFlags(args)
+	role, lifetime, _ := workerFlags(args)
 	s.notePID(role)
 	time.Sleep(lifetime)
 	return 0
@@ -114,9 +129,13 @@ func (s *sim) worker(args []string) int {
 // spawnIntermediate is the middle of a double fork: it starts the real
 // worker, records it and exits, leaving the worker orphaned.
 func (s *sim) spawnIntermediate(args []string) int {
-	role, lifetime := workerFlags(args)
+	role, lifetime, daemon := workerFlags(args)
 	s.notePID(role + "-intermediate")
 	cmd, err := s.workerCmd(argWorker, role, lifetime)
+	if err == nil && daemon {
+		cmd.SysProcAttr = escapeAttr()
+		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, launchIDEnv+"=") })
+	}
 	if err == nil {
 		err = cmd.Start()
 	}
