@@ -48,7 +48,7 @@ const probeUsage = "probe [--json]"
 
 func runProbe(ctx context.Context, a *app, args []string) int {
 	fs := newFlags("probe")
-	asJSON := fs.Bool("json", false, "print one JSON object")
+	asJSON := fs.Bool("json", a.json, "print one JSON object")
 	if code, ok := a.parseFlags(fs, probeUsage, args); !ok {
 		return code
 	}
@@ -78,7 +78,7 @@ const statusUsage = "status [--json]"
 
 func runStatus(ctx context.Context, a *app, args []string) int {
 	fs := newFlags("status")
-	asJSON := fs.Bool("json", false, "print one JSON object")
+	asJSON := fs.Bool("json", a.json, "print one JSON object")
 	if code, ok := a.parseFlags(fs, statusUsage, args); !ok {
 		return code
 	}
@@ -146,7 +146,7 @@ const modelsUsage = "models [--json] [--refresh]"
 
 func runModels(ctx context.Context, a *app, args []string) int {
 	fs := newFlags("models")
-	asJSON := fs.Bool("json", false, "print one JSON object")
+	asJSON := fs.Bool("json", a.json, "print one JSON object")
 	refresh := fs.Bool("refresh", false, "ask the CLI again instead of using the cached catalog")
 	if code, ok := a.parseFlags(fs, modelsUsage, args); !ok {
 		return code

@@ -130,7 +130,7 @@ func kindCause(k failure.Kind) cursor.Cause {
 
 func runDoctor(ctx context.Context, a *app, args []string) int {
 	fs := newFlags("doctor")
-	asJSON := fs.Bool("json", false, "print one JSON object")
+	asJSON := fs.Bool("json", a.json, "print one JSON object")
 	if code, ok := a.parseFlags(fs, doctorUsage, args); !ok {
 		return code
 	}

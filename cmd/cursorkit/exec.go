@@ -23,7 +23,7 @@ import (
 // when it died of signal N that cursorkit did not send.
 const (
 	execExitTimeout     = 124 // a deadline fired
-	execExitFailed      = 125 // cursorkit itself failed (usage, --cwd, report)
+	execExitFailed      = 125 // cursorkit itself failed (usage, --cwd, --report)
 	execExitCannotRun   = 126 // found but cannot or may not run (refused plan, permission)
 	execExitNotFound    = 127 // TARGET not found
 	execExitSignalBase  = 128 // + N: died of signal N not sent by cursorkit
@@ -73,6 +73,12 @@ func runExec(ctx context.Context, a *app, args []string) int {
 	if err := checkSupervisionFlags(fs, f.cwd, "first-line-timeout", "idle-timeout", "timeout", "grace"); err != nil {
 		fmt.Fprintf(a.stderr, "cursorkit: %v\n", err)
 		return execExitFailed
+	}
+	if f.report != "" && !f.dryRun {
+		if err := checkReportPath(f.report); err != nil {
+			fmt.Fprintf(a.stderr, "cursorkit: %v\n", err)
+			return execExitFailed
+		}
 	}
 
 	res, plan, err := execPlan(ctx, rest[0], rest[1:])
@@ -127,10 +133,11 @@ func execPlan(ctx context.Context, target string, args []string) (discovery.Reso
 	env := discovery.EnvFromOS()
 	res, err := discovery.Resolve(ctx, discovery.Candidate{Value: target, Source: discovery.SourceOverride}, env, discovery.OSFS())
 	if err != nil {
-		// A file named by path that exists but is not launchable was found
-		// and cannot run (126), not missing (127), as in a POSIX shell.
+		// A path that exists but is not launchable (a directory included)
+		// was found and cannot run (126), not missing (127), as in a POSIX
+		// shell and GNU timeout.
 		if failure.Is(err, failure.MissingCLI) && strings.ContainsAny(target, `/`+string(os.PathSeparator)) {
-			if info, statErr := os.Stat(target); statErr == nil && !info.IsDir() {
+			if _, statErr := os.Stat(target); statErr == nil {
 				err = failure.Wrap(failure.Setup, err, "found but cannot run")
 			}
 		}
@@ -202,8 +209,33 @@ type execReport struct {
 	ExecExit   int                  `json:"cursorkitExitCode"`
 }
 
-// writeExecReport writes o to path (when set) and returns code, or 125 when
-// the report cannot be written.
+// checkReportPath fails when --report FILE cannot be written, before the
+// child starts (docs/contract.md, "The command line"): a missing file is
+// created empty (the report replaces it when the run ends), an existing
+// regular file must open for writing, a directory is refused. A device or
+// pipe is left alone until the report is written.
+func checkReportPath(path string) error {
+	info, err := os.Stat(path)
+	flag := os.O_WRONLY // an existing file: opened, not truncated
+	switch {
+	case err == nil && info.IsDir():
+		return failure.New(failure.Input, "--report %s is a directory", path)
+	case err == nil && !info.Mode().IsRegular():
+		return nil
+	case errors.Is(err, os.ErrNotExist):
+		flag = os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	case err != nil:
+		return failure.Wrap(failure.Input, err, "--report cannot be written")
+	}
+	file, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		return failure.Wrap(failure.Input, err, "--report cannot be written")
+	}
+	return file.Close()
+}
+
+// writeExecReport writes o to path (when set) and returns code. A report
+// that cannot be written is said on stderr; code, the child's, stays.
 func (a *app) writeExecReport(path string, o supervise.Outcome, code int) int {
 	if path == "" {
 		return code
@@ -227,8 +259,7 @@ func (a *app) writeExecReport(path string, o supervise.Outcome, code int) int {
 		err = os.WriteFile(path, append(data, '\n'), 0o644)
 	}
 	if err != nil {
-		fmt.Fprintf(a.stderr, "cursorkit: cannot write the report: %v\n", err)
-		return execExitFailed
+		fmt.Fprintf(a.stderr, "cursorkit: cannot write the report (exit code %d kept): %v\n", code, err)
 	}
 	return code
 }

@@ -31,7 +31,7 @@ const execWait = 20 * time.Second
 // testkit.RoleEnv); os.Args[1:] are their parameters.
 func execRoles() []testkit.Role {
 	var roles []testkit.Role
-	for _, name := range []string{"exit", "echo", "silent", "ready-then-silent", "chatty", "tree", "gen", "kill-self"} {
+	for _, name := range []string{"exit", "echo", "silent", "ready-then-silent", "chatty", "tree", "gen", "kill-self", "clobber"} {
 		roles = append(roles, testkit.Role{Name: name, Run: func(args []string) int { return execChild(name, args) }})
 	}
 	return roles
@@ -86,6 +86,17 @@ func execChild(mode string, args []string) int {
 		return 0
 	case "kill-self": // dies of a signal nobody else sent
 		return execKillSelf()
+	case "clobber": // args: a path to replace with a directory, the exit code
+		code, _ := strconv.Atoi(args[1])
+		if err := os.Remove(args[0]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if err := os.Mkdir(args[0], 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return code
 	}
 	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 	return 2
@@ -172,6 +183,7 @@ func TestExecExitCodes(t *testing.T) {
 		{name: "not found", mode: "exit", args: []string{"--", filepath.Join(dir, "no-such-program")}, code: 127},
 		{name: "bare name not found", mode: "exit", args: []string{"--", "cursorkit-no-such-program-anywhere"}, code: 127},
 		{name: "found but cannot run", mode: "exit", args: []string{"--", notRunnable}, code: 126},
+		{name: "a directory cannot run", mode: "exit", args: []string{"--", dir}, code: 126, stderrHas: "found but cannot run"},
 		{name: "no target", mode: "exit", args: nil, code: 125, stderrHas: "needs a TARGET"},
 		{name: "bad flag", mode: "exit", args: []string{"--nope", "--", exe}, code: 125},
 		{name: "negative duration", mode: "exit", args: []string{"--timeout", "-1s", "--", exe}, code: 125},
@@ -236,9 +248,40 @@ func TestExecReport(t *testing.T) {
 	assert.Equal(t, "spawn_failed", r["outcome"])
 	assert.Equal(t, "missing_cli", r["kind"])
 
-	code, _, stderr = runExecCLI(t, context.Background(), "exit", "", "--report", filepath.Join(testkit.TempDir(t), "no", "dir", "r.json"), "--", exe, "0", "", "")
-	assert.Equal(t, 125, code)
-	assert.Contains(t, stderr, "cannot write the report")
+}
+
+// TestExecReportThatCannotBeWritten: a --report path that cannot be written
+// is found before the child starts (125, nothing run); one that fails only
+// when the run is over is said on stderr and the child's code stays.
+func TestExecReportThatCannotBeWritten(t *testing.T) {
+	exe := testBinary(t)
+	dir := testkit.TempDir(t)
+	for name, report := range map[string]string{
+		"missing directory": filepath.Join(dir, "no", "dir", "r.json"),
+		"a directory":       dir,
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runExecCLI(t, context.Background(), "exit", "", "--report", report, "--", exe, "3", "ran", "")
+			assert.Equal(t, 125, code)
+			assert.Empty(t, stdout, "the child never started")
+			assert.Contains(t, stderr, "--report")
+		})
+	}
+	t.Run("failing after the run keeps the child's code", func(t *testing.T) {
+		report := filepath.Join(dir, "clobbered.json")
+		code, _, stderr := runExecCLI(t, context.Background(), "clobber", "", "--report", report, "--", exe, report, "3")
+		assert.Equal(t, 3, code, "stderr: %s", stderr)
+		assert.Contains(t, stderr, "cannot write the report")
+	})
+	t.Run("an existing report file is checked, then replaced", func(t *testing.T) {
+		report := filepath.Join(dir, "existing.json")
+		require.NoError(t, os.WriteFile(report, []byte("old"), 0o644))
+		code, _, stderr := runExecCLI(t, context.Background(), "exit", "", "--report", report, "--", exe, "0", "", "")
+		require.Equal(t, 0, code, stderr)
+		data, err := os.ReadFile(report)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), `"outcome": "exited"`)
+	})
 }
 
 // TestExecCancelStopsTheTree: SIGINT or SIGTERM to cursorkit cancel the

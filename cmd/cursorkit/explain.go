@@ -79,24 +79,23 @@ func (a *app) explain(ctx context.Context, target string, args []string) (explai
 	return rep, nil
 }
 
+// runShim is `shim explain`: its flags may come before or after explain,
+// so one flag set reads the whole line and explain must be its first
+// positional argument.
 func runShim(ctx context.Context, a *app, args []string) int {
-	if len(args) == 0 || args[0] != "explain" {
-		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-			fmt.Fprintf(a.stdout, "usage: cursorkit %s\n", shimUsage)
-			return failure.ExitOK
-		}
-		fmt.Fprintf(a.stderr, "cursorkit: shim needs the subcommand explain\nusage: cursorkit %s\n", shimUsage)
-		return failure.ExitInput
-	}
 	fs := newFlags("shim explain")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	if code, ok := a.parseFlags(fs, shimUsage, args[1:]); !ok {
+	asJSON := fs.Bool("json", a.json, "print one JSON object")
+	if code, ok := a.parseFlags(fs, shimUsage, args); !ok {
 		return code
 	}
 	positional, launchArgs := fs.Args(), []string(nil)
 	if dash := fs.ArgsLenAtDash(); dash >= 0 {
 		positional, launchArgs = fs.Args()[:dash], fs.Args()[dash:]
 	}
+	if len(positional) == 0 || positional[0] != "explain" {
+		return a.usageError(*asJSON, shimUsage, errors.New("shim needs the subcommand explain"))
+	}
+	positional = positional[1:]
 	if len(positional) > 1 {
 		return a.fail(*asJSON, failure.New(failure.Input, "shim explain takes one TARGET; put the target's arguments after --"))
 	}

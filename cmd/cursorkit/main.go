@@ -43,6 +43,12 @@ type app struct {
 	// binary is --binary; binarySet tells an explicit empty value apart.
 	binary    string
 	binarySet bool
+	// json is --json given before the command (a command that has --json
+	// takes it as its own default).
+	json bool
+	// lineErr is the error of the flags before the command, reported by the
+	// command's parseFlags (as JSON when the line asks for it).
+	lineErr error
 }
 
 // command is one subcommand. run gets the arguments after the command name
@@ -69,44 +75,68 @@ func commands() []command {
 	}
 }
 
+// run is the whole command line. Global flags may come before the command
+// or after it (docs/contract.md, "The command line"): those before it are
+// parsed here, those after it by the command's parseFlags, into the same
+// fields, so the last one given wins.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	global := pflag.NewFlagSet("cursorkit", pflag.ContinueOnError)
+	global := newFlags("")
 	global.SetInterspersed(false)
-	global.SetOutput(io.Discard)
-	global.StringVar(&a.settingsPath, "settings", "", "settings file (default $CURSORKIT_SETTINGS or <user config dir>/cursorkit/settings.json)")
-	global.StringVar(&a.binary, "binary", "", "Cursor CLI binary to use for this call, overriding the settings")
+	a.addGlobalFlags(global)
+	global.BoolVar(&a.json, "json", false, "print JSON on stdout, also on failure (probe, status, models, doctor, run, shim explain)")
 	help := global.BoolP("help", "h", false, "show this help")
-	if err := global.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "cursorkit: %v\n\n", err)
-		usage(stderr, global)
-		return failure.ExitInput
+	// The command is found by pflag's rules even when a flag before it is
+	// bad, so that the command reports the error, as JSON when asked.
+	scan := scanFlags(global, args, false)
+	err := global.Parse(args[:scan.end])
+	if err != nil {
+		a.json = scan.json
 	}
 	a.binarySet = global.Changed("binary")
-	rest := global.Args()
-	if *help || len(rest) == 0 {
+	if err == nil && *help {
 		usage(stdout, global)
-		if *help {
-			return failure.ExitOK
+		return failure.ExitOK
+	}
+	if scan.end == len(args) {
+		if err == nil && !a.json {
+			usage(stderr, global)
+			return failure.ExitInput
 		}
-		return failure.ExitInput
+		if err == nil {
+			err = errors.New("no command given")
+		}
+		return a.topLevelError(global, err)
 	}
-	if a.settingsPath == "" {
-		a.settingsPath = defaultSettingsPath(getenv)
-	}
-	name := rest[0]
+	name := args[scan.end]
 	for _, c := range commands() {
 		if c.name == name {
-			return c.run(ctx, a, rest[1:])
+			a.lineErr = err
+			return c.run(ctx, a, args[scan.end+1:])
 		}
 	}
-	fmt.Fprintf(stderr, "cursorkit: unknown command %q\n\n", name)
-	usage(stderr, global)
+	if err == nil {
+		err = fmt.Errorf("unknown command %q", name)
+	}
+	return a.topLevelError(global, err)
+}
+
+// topLevelError reports a command line that reaches no command: one JSON
+// error object on stdout and the usage on stderr with --json, else the
+// error and the usage on stderr.
+func (a *app) topLevelError(global *pflag.FlagSet, err error) int {
+	err = flagError(err)
+	if a.json {
+		a.writeJSON(errorBody{Error: errorObject{Kind: failure.Input, Message: err.Error()}})
+	} else {
+		fmt.Fprintf(a.stderr, "cursorkit: %v\n\n", err)
+	}
+	usage(a.stderr, global)
 	return failure.ExitInput
 }
 
 func usage(w io.Writer, global *pflag.FlagSet) {
-	fmt.Fprintln(w, "usage: cursorkit [--settings FILE] [--binary PATH] COMMAND [ARGS]")
+	fmt.Fprintln(w, "usage: cursorkit [--settings FILE] [--binary PATH] [--json] COMMAND [ARGS]")
 	fmt.Fprintln(w, "\ncommands:")
 	cmds := commands()
 	width := 0
@@ -116,8 +146,16 @@ func usage(w io.Writer, global *pflag.FlagSet) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.usage, c.summary)
 	}
-	fmt.Fprintln(w, "\nglobal flags:")
+	fmt.Fprintln(w, "\nglobal flags (before or after the command):")
 	fmt.Fprint(w, global.FlagUsages())
+}
+
+// addGlobalFlags adds --settings and --binary to fs, bound to a's fields
+// with their current values as defaults: a command takes them after its
+// name as before it, and the last one given wins.
+func (a *app) addGlobalFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&a.settingsPath, "settings", a.settingsPath, "settings `FILE` (default $CURSORKIT_SETTINGS or <user config dir>/cursorkit/settings.json)")
+	fs.StringVar(&a.binary, "binary", a.binary, "Cursor CLI binary `PATH` to use for this call, overriding the settings")
 }
 
 // defaultSettingsPath is CURSORKIT_SETTINGS, else the user config dir's
@@ -137,25 +175,59 @@ func defaultSettingsPath(getenv func(string) string) string {
 // newFlags returns a flag set for a subcommand that reports errors as usage
 // errors instead of exiting.
 func newFlags(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("cursorkit "+name, pflag.ContinueOnError)
+	fs := pflag.NewFlagSet(strings.TrimSpace("cursorkit "+name), pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
 	return fs
 }
 
-// parseFlags parses args into fs; on error (or --help) it prints the
-// subcommand's usage and returns the exit code to use, ok false.
+// parseFlags adds the global flags to a subcommand's fs and parses args
+// into it. On error (or --help) it prints the subcommand's usage and
+// returns the exit code to use, ok false. A flag error, like every other
+// failure, is one JSON error object on stdout when the command has --json
+// and the line asks for it, before or after the bad flag (docs/contract.md,
+// "The command line").
 func (a *app) parseFlags(fs *pflag.FlagSet, usageLine string, args []string) (code int, ok bool) {
-	err := fs.Parse(args)
+	a.addGlobalFlags(fs)
+	hasJSON := fs.Lookup("json") != nil
+	asJSON := a.json
+	// Every command with --json takes flags anywhere (interspersed).
+	if scan := scanFlags(fs, args, true); scan.jsonSeen {
+		asJSON = scan.json
+	}
+	err := a.lineErr
+	if err == nil {
+		err = fs.Parse(args)
+	}
 	if errors.Is(err, pflag.ErrHelp) {
 		fmt.Fprintf(a.stdout, "usage: cursorkit %s\n\nflags:\n%s", usageLine, fs.FlagUsages())
 		return failure.ExitOK, false
 	}
+	if err == nil && a.json && !hasJSON {
+		err = fmt.Errorf("--json does not apply to %s", strings.TrimPrefix(fs.Name(), "cursorkit "))
+	}
 	if err != nil {
-		fmt.Fprintf(a.stderr, "cursorkit: %v\nusage: cursorkit %s\n", err, usageLine)
-		return failure.ExitInput, false
+		return a.usageError(asJSON && hasJSON, usageLine, err), false
+	}
+	a.binarySet = a.binarySet || fs.Changed("binary")
+	if a.settingsPath == "" {
+		a.settingsPath = defaultSettingsPath(a.getenv)
 	}
 	return 0, true
+}
+
+// usageError reports a bad command line of a subcommand as an input
+// failure: one JSON error object on stdout and the usage on stderr when
+// asJSON, else the error and the usage on stderr.
+func (a *app) usageError(asJSON bool, usageLine string, err error) int {
+	err = flagError(err)
+	if asJSON {
+		a.writeJSON(errorBody{Error: errorObject{Kind: failure.Input, Message: err.Error()}})
+		fmt.Fprintf(a.stderr, "usage: cursorkit %s\n", usageLine)
+	} else {
+		fmt.Fprintf(a.stderr, "cursorkit: %v\nusage: cursorkit %s\n", err, usageLine)
+	}
+	return failure.ExitInput
 }
 
 // errorBody is the JSON failure shape (docs/contract.md, "JSON shapes").
@@ -193,6 +265,9 @@ func runVersion(_ context.Context, a *app, args []string) int {
 	fs := newFlags("version")
 	if code, ok := a.parseFlags(fs, "version", args); !ok {
 		return code
+	}
+	if fs.NArg() > 0 {
+		return a.usageError(false, "version", errors.New("version takes no arguments"))
 	}
 	fmt.Fprintf(a.stdout, "cursorkit %s\n", version)
 	return failure.ExitOK

@@ -39,7 +39,7 @@ type runFlags struct {
 func runRun(ctx context.Context, a *app, args []string) int {
 	var f runFlags
 	fs := newFlags("run")
-	fs.BoolVar(&f.asJSON, "json", false, "print NDJSON events on stdout, ending with an outcome line")
+	fs.BoolVar(&f.asJSON, "json", a.json, "print NDJSON events on stdout, ending with an outcome line")
 	fs.StringVar(&f.model, "model", "", "model `ID` or name, resolved through the catalog (auto and default are refused)")
 	fs.StringVar(&f.effort, "effort", "", "reasoning `EFFORT` for --model (low, medium, high, xhigh...)")
 	fs.StringVar(&f.mode, "mode", "", "read-only mode: ask or plan (the default is plan)")
