@@ -138,21 +138,32 @@ func startServe(t *testing.T, env map[string]string, settingsPath string, probes
 
 func request(t *testing.T, method, url, token, body string) (int, []byte) {
 	t.Helper()
+	code, data, err := tryRequest(method, url, token, body)
+	require.NoError(t, err)
+	return code, data
+}
+
+// tryRequest is request for a goroutine other than the test's, where
+// require cannot stop the test: it returns the error instead.
+func tryRequest(method, url, token, body string) (int, []byte, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, url, rd)
-	require.NoError(t, err)
+	if err != nil {
+		return 0, nil, err
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return 0, nil, err
+	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, data
+	return resp.StatusCode, data, err
 }
 
 func TestServeRefusesBadSetup(t *testing.T) {
@@ -300,7 +311,10 @@ func TestServeShutdown(t *testing.T) {
 		body, _ := json.Marshal(map[string]string{"binaryPath": bin})
 		result = make(chan int, 1)
 		go func() {
-			code, _ := request(t, "PUT", s.base+"/v1/cursor-cli/settings", token, string(body))
+			code, _, err := tryRequest("PUT", s.base+"/v1/cursor-cli/settings", token, string(body))
+			if err != nil {
+				t.Errorf("PUT: %v", err)
+			}
 			result <- code
 		}()
 		w.WaitRecorded("slow-version", 30*time.Second)
