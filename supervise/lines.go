@@ -80,6 +80,10 @@ type lineSplitter struct {
 	onOversize func(int64)
 	onDrained  func()      // after a line, when nothing more is buffered
 	growth     *pipeGrowth // nil: the pipe and buffer limits stay as they are
+	// cutShort, when set and true at EOF, drops an unterminated last line:
+	// the child was stopped while writing it (never with passLong, whose
+	// output stays byte-for-byte).
+	cutShort func() bool
 
 	long     []byte // the line assembled so far when it outgrew the buffer
 	skipping bool   // inside an oversized line (skipped, or passed on in pieces)
@@ -96,6 +100,9 @@ func (ls *lineSplitter) run(r io.Reader) (lines, oversized int64) {
 		if full {
 			ls.partial(chunk)
 			continue
+		}
+		if err != nil && !ls.passLong && ls.cutShort != nil && ls.cutShort() {
+			return lines, oversized // a line the stopped child never finished
 		}
 		if len(chunk) > 0 || len(ls.long) > 0 || ls.skipping {
 			switch ls.complete(chunk) {

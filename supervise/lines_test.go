@@ -88,6 +88,34 @@ func TestLineSplitterStopsOnReadError(t *testing.T) {
 	assert.Equal(t, []string{"a", "partial"}, lines, "what arrived before a closed pipe is still delivered")
 }
 
+// TestLineSplitterDropsTheLineAStoppedChildCutShort: once the child is
+// being stopped, an unterminated last line is one it never finished (the
+// kill came mid-write): it is dropped, unless output passes through
+// byte-for-byte. A child that exits by itself keeps its last line.
+func TestLineSplitterDropsTheLineAStoppedChildCutShort(t *testing.T) {
+	tests := []struct {
+		name     string
+		stopped  bool
+		passLong bool
+		want     []string
+	}{
+		{"exited by itself", false, false, []string{"a", `{"type":"assi`}},
+		{"stopped", true, false, []string{"a"}},
+		{"stopped, passing through", true, true, []string{"a\n", `{"type":"assi`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var lines []string
+			ls := &lineSplitter{max: 64, keepEnding: tt.passLong, passLong: tt.passLong,
+				onLine:   func(l []byte) { lines = append(lines, string(l)) },
+				cutShort: func() bool { return tt.stopped }}
+			got, _ := ls.run(strings.NewReader("a\n" + `{"type":"assi`))
+			assert.Equal(t, tt.want, lines)
+			assert.Equal(t, int64(len(tt.want)), got)
+		})
+	}
+}
+
 func TestLineSplitterOnDrained(t *testing.T) {
 	// HalfReader hands out half of what is asked, so some lines end a read
 	// and some do not; OnDrained must fire exactly when nothing is left

@@ -92,6 +92,9 @@ type Session struct {
 	finishOnce sync.Once
 	finishCh   chan struct{}
 	abortCh    chan error // capacity 1: the first abort wins
+	// stopping is set once the control loop stops the tree: the stdout
+	// reader then drops an unterminated last line (see lineSplitter).
+	stopping atomic.Bool
 
 	// Set by the reader goroutines before readersDone closes.
 	lines, oversized int64
@@ -143,8 +146,8 @@ func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Ses
 // newSession starts the child and its readers, and returns the session and
 // its control loop, for the caller to run on a goroutine of its choice.
 func newSession(ctx context.Context, opts Options, spawn func() (child, error)) (*Session, func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, failure.Wrap(failure.Cancelled, err, "cancelled before the child started")
+	if ctx.Err() != nil {
+		return nil, nil, failure.Wrap(failure.Cancelled, context.Cause(ctx), "cancelled before the child started")
 	}
 	c, err := spawn()
 	if err != nil {
@@ -293,6 +296,7 @@ func (s *Session) readStdout(r io.Reader) {
 			}
 		},
 		onDrained: s.opts.OnDrained,
+		cutShort:  s.stopping.Load,
 		growth: &pipeGrowth{
 			grow: func(size int) int { return growPipe(r, size) },
 			now:  s.since,
@@ -400,7 +404,7 @@ func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 				return v
 			}
 			v.ending = Cancelled
-			v.err = failure.Wrap(failure.Cancelled, s.ctx.Err(), "cancelled")
+			v.err = failure.Wrap(failure.Cancelled, context.Cause(s.ctx), "cancelled")
 			return v
 		case <-firstLineCh:
 			firstLineCh = nil
@@ -489,6 +493,7 @@ func (s *Session) expired(finished bool, finishedAt time.Duration) (Ending, erro
 // request, up to grace for the child to exit, then the tree kill. A grace
 // of zero or less kills at once; an Abort during the grace does too.
 func (s *Session) stopTree(v *verdict, exitCh <-chan exitStatus, grace time.Duration) {
+	s.stopping.Store(true)
 	decided := time.Now()
 	defer func() {
 		if v.stop != StopAlreadyExited {

@@ -18,7 +18,7 @@ import (
 // exec tests' roles (execRoles) and, built in, the cursor-agent simulator
 // that testkit.Install puts where the CLI looks for cursor-agent.
 func TestMain(m *testing.M) {
-	testkit.RunIfChild(execRoles()...)
+	testkit.RunIfChild(append(execRoles(), cliRoles()...)...)
 	os.Exit(m.Run())
 }
 

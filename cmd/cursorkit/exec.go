@@ -113,8 +113,15 @@ func runExec(ctx context.Context, a *app, args []string) int {
 		DrainGrace:       execDrainGrace,
 		// Lines over supervise's maximum are passed on in pieces: exec's
 		// stdout stays byte-for-byte what the child wrote.
-		Lines:     supervise.PassThrough,
-		OnLine:    func(line []byte) error { _, _ = out.Write(line); return nil },
+		Lines: supervise.PassThrough,
+		// A stdout that cannot be written (the reader went away) stops
+		// the child like a cancel: the tree goes, exit 130.
+		OnLine: func(line []byte) error {
+			if _, err := out.Write(line); err != nil {
+				return failure.Wrap(failure.Cancelled, err, "%v", errStdoutClosed)
+			}
+			return nil
+		},
 		OnDrained: func() { _ = out.Flush() },
 		Stderr:    errOut,
 	})
@@ -165,7 +172,7 @@ func execExitCode(o supervise.Outcome) int {
 		return o.ExitCode
 	case o.Ending == supervise.FirstLineTimeout, o.Ending == supervise.IdleTimeout, o.Ending == supervise.TotalTimeout:
 		return execExitTimeout
-	case o.Ending == supervise.Cancelled:
+	case o.Ending == supervise.Cancelled, o.Ending == supervise.Aborted && failure.Is(o.Err, failure.Cancelled):
 		return execExitInterrupted
 	case o.Ending == supervise.SpawnFailed:
 		return execSpawnExitCode(o.Err)

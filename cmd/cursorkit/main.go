@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -25,11 +24,39 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopOnSignals(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
 }
+
+// stopOnSignals returns a context cancelled by the first of the signals
+// that ask a command to stop (stopSignals), with a cause that names it: a
+// stop like a deadline, so the tree is stopped and the command exits 130
+// (docs/contract.md "Supervision"). Catching SIGPIPE also turns a write to
+// a closed stdout into an EPIPE error instead of the end of cursorkit.
+func stopOnSignals(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals()...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			cancel(failure.New(failure.Cancelled, "%s", signalCause(sig)))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// errStdoutClosed is the cause of a command stopped because its stdout
+// can no longer be written (the reader went away: `| head`).
+var errStdoutClosed = failure.New(failure.Cancelled, "stdout was closed")
 
 // app is what every subcommand receives: its streams, the global flags and
 // the environment, passed in so tests run commands in-process.

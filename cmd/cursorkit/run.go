@@ -58,7 +58,7 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	if err := checkSupervisionFlags(fs, f.cwd, "first-line-timeout", "idle-timeout", "timeout", "exit-grace"); err != nil {
 		return a.fail(f.asJSON, err)
 	}
-	prompt, err := a.readPrompt(fs.Args())
+	prompt, err := a.readPrompt(ctx, fs.Args())
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
@@ -67,7 +67,9 @@ func runRun(ctx context.Context, a *app, args []string) int {
 
 // readPrompt takes the prompt from the one positional argument or, when it
 // is absent or "-", from stdin. The prompt is never echoed in errors.
-func (a *app) readPrompt(args []string) (string, error) {
+// Reading stdin stops at once when ctx is cancelled (Ctrl-C while a slow
+// pipe has not ended).
+func (a *app) readPrompt(ctx context.Context, args []string) (string, error) {
 	if len(args) > 1 {
 		return "", failure.New(failure.Input, "run takes one PROMPT argument (quote it), got %d", len(args))
 	}
@@ -75,7 +77,10 @@ func (a *app) readPrompt(args []string) (string, error) {
 	if len(args) == 1 && args[0] != "-" {
 		prompt = args[0]
 	} else {
-		data, err := io.ReadAll(io.LimitReader(a.stdin, maxPromptBytes+1))
+		data, err := readAllOrCancel(ctx, io.LimitReader(a.stdin, maxPromptBytes+1))
+		if failure.Is(err, failure.Cancelled) {
+			return "", err
+		}
 		if err != nil {
 			return "", failure.Wrap(failure.Input, err, "reading the prompt from stdin")
 		}
@@ -88,6 +93,27 @@ func (a *app) readPrompt(args []string) (string, error) {
 		return "", failure.New(failure.Input, "the prompt is empty: give it as an argument or on stdin")
 	}
 	return prompt, nil
+}
+
+// readAllOrCancel is io.ReadAll of r unless ctx ends first. A Read that
+// never returns cannot be interrupted: its goroutine is left to the end of
+// the process, which follows at once in the CLI.
+func readAllOrCancel(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, err := io.ReadAll(r)
+		done <- result{data, err}
+	}()
+	select {
+	case res := <-done:
+		return res.data, res.err
+	case <-ctx.Done():
+		return nil, failure.Wrap(failure.Cancelled, context.Cause(ctx), "cancelled while reading the prompt from stdin")
+	}
 }
 
 // planTurn checks the flags, probes the binary (its --version answer may
@@ -178,6 +204,12 @@ type turnWriter struct {
 	batches chan []event.Event // to the writer goroutine
 	done    chan struct{}      // closed when the writer has written every batch
 
+	// stop ends the turn when stdout cannot be written (the reader went
+	// away): the writer's, which then drops everything, so the reader is
+	// never left waiting.
+	stop    context.CancelCauseFunc
+	stopped bool
+
 	// The writer's: the bytes of assistant text written, and whether human
 	// output ended with a newline.
 	text      int64
@@ -188,9 +220,9 @@ type turnWriter struct {
 // makes the reader wait, so memory stays bounded.
 const writerBatches = 4
 
-func newTurnWriter(asJSON bool, stdout, stderr io.Writer) *turnWriter {
+func newTurnWriter(asJSON bool, stdout, stderr io.Writer, stop context.CancelCauseFunc) *turnWriter {
 	w := &turnWriter{asJSON: asJSON, out: bufio.NewWriterSize(stdout, 64<<10), errOut: stderr,
-		batches: make(chan []event.Event, writerBatches), done: make(chan struct{})}
+		batches: make(chan []event.Event, writerBatches), done: make(chan struct{}), stop: stop}
 	if asJSON {
 		w.enc = event.NewEncoder(w.out)
 	}
@@ -226,22 +258,27 @@ func (w *turnWriter) close() {
 	<-w.done
 }
 
-// write is the writer goroutine: every batch rendered, then flushed.
+// write is the writer goroutine: every batch rendered, then flushed. A
+// write that fails stops the turn; later batches are dropped.
 func (w *turnWriter) write() {
 	defer close(w.done)
 	for batch := range w.batches {
+		if w.stopped {
+			continue
+		}
 		for _, e := range batch {
 			w.render(e)
 		}
-		_ = w.out.Flush()
+		if err := w.out.Flush(); err != nil {
+			w.stopped = true
+			w.stop(errStdoutClosed)
+		}
 	}
 }
 
 func (w *turnWriter) render(e event.Event) {
 	if w.asJSON {
-		if err := json.MarshalEncode(w.enc, e); err != nil {
-			fmt.Fprintf(w.errOut, "cursorkit: writing an event: %v\n", err)
-		}
+		_ = json.MarshalEncode(w.enc, e) // a failed write shows at the Flush
 		return
 	}
 	switch e.Type {
@@ -278,7 +315,9 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 	opts.ExitGrace = f.exitGrace
 	opts.Dir = f.cwd
 	opts.Env = os.Environ()
-	w := newTurnWriter(f.asJSON, a.stdout, a.stderr)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	w := newTurnWriter(f.asJSON, a.stdout, a.stderr, stop)
 	opts.OnEvent, opts.OnDrained = w.event, w.drained
 
 	// A turn can stream hundreds of megabytes through a live heap of about

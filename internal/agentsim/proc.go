@@ -135,8 +135,16 @@ func (s *sim) spawnIntermediate(args []string) int {
 	if err == nil && daemon {
 		cmd.SysProcAttr = escapeAttr()
 		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, launchIDEnv+"=") })
-	}
-	if err == nil {
+		if err = cmd.Start(); err != nil {
+			// Windows refuses breakaway from a job that forbids it (the
+			// job doing its work): the daemon starts inside it instead.
+			env := cmd.Env
+			if cmd, err = s.workerCmd(argWorker, role, lifetime); err == nil {
+				cmd.Env = env
+				err = cmd.Start()
+			}
+		}
+	} else if err == nil {
 		err = cmd.Start()
 	}
 	if err != nil {
