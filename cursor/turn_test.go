@@ -7,7 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/shim"
 )
 
 func TestAllowlists(t *testing.T) {
@@ -143,6 +145,12 @@ func TestArgs(t *testing.T) {
 			if tt.turn.Mode != ModeWrite {
 				assert.NotContains(t, got, "--force")
 			}
+			// Cursor's Windows install ships cursor-agent.ps1: every turn's
+			// argv must reach it through PowerShell's -File unchanged.
+			ps1 := discovery.Resolution{Path: `C:\Users\A User\AppData\Local\cursor-agent\cursor-agent.ps1`, Kind: discovery.PowerShell}
+			plan, err := shim.Build(ps1, got, shim.Options{GOOS: "windows", SystemRoot: `C:\Windows`})
+			require.NoError(t, err, "a .ps1 cursor-agent must be launchable with this turn")
+			assert.Equal(t, got, plan.Args[len(plan.Args)-len(got):])
 		})
 	}
 }

@@ -33,11 +33,6 @@ type Options struct {
 	// targets. It must be absolute. Empty means: PowerShell 7 when Exists
 	// reports it, else Windows PowerShell from System32.
 	PowerShellHost string
-	// PowerShellDashArgs lets .ps1 targets receive arguments that begin
-	// with '-', which PowerShell's -File binding may take as its own
-	// parameters (PowerShell issues #4225, #16432). The forms it always
-	// mangles ("-", "--", "-name:value") stay refused.
-	PowerShellDashArgs bool
 	// Exists reports whether a regular file exists at path. Only the
 	// PowerShell 7 lookup uses it; nil means "never".
 	Exists func(path string) bool
@@ -69,7 +64,11 @@ const (
 //     UTF-8, and is otherwise quoted by quotes alone; /d skips AutoRun,
 //     /v:off keeps !VAR! unexpanded, /s /c drop exactly the outer quotes.
 //     The line must fit 8,000 units (cmd.exe's own limit is 8,191).
-//   - .ps1 on Windows: a PowerShell host with -File; see Options.
+//   - .ps1 on Windows: a PowerShell host (see Options.PowerShellHost)
+//     with -File, where only the arguments -File or the script's hand-over
+//     to a program would change are refused (docs/contract.md, "Launch
+//     plans"): a lone dash, a dash argument holding ':' or ending in white
+//     space, an empty argument, '"', and a trailing '\' with white space.
 //
 // Refusals are typed: failure.Input for the arguments (an *ArgError cause
 // naming the index and character, or a command line over its limit), and

@@ -34,7 +34,6 @@ func TestBuildGoldenPlans(t *testing.T) {
 	withPwsh.Exists = func(p string) bool { return p == `C:\Program Files\PowerShell\7\pwsh.exe` }
 	configuredHost := winOpts()
 	configuredHost.PowerShellHost = `D:\Tools\PowerShell 7.5\pwsh.exe`
-	configuredHost.PowerShellDashArgs = true
 	relComSpec := winOpts()
 	relComSpec.ComSpec = `cmd.exe`
 	otherComSpec := winOpts()
@@ -190,7 +189,25 @@ func TestBuildGoldenPlans(t *testing.T) {
 			},
 		},
 		{
-			name: "ps1 with a configured host and dash arguments allowed",
+			// What a Cursor turn passes: every argument starts with a
+			// dash or follows one, and all of them reach the script.
+			name: "ps1 with the Cursor turn's arguments",
+			res:  winRes(`C:\Users\A User\AppData\Local\cursor-agent\cursor-agent.ps1`, discovery.PowerShell),
+			args: []string{"--print", "--output-format", "stream-json", "--stream-partial-output", "--mode", "plan", "--trust",
+				"--model", "claude-4.5[thinking=true]", "--resume", "4f1c-9e"},
+			opts: winOpts(),
+			want: shim.Plan{
+				Program: `C:\WINDOWS\System32\WindowsPowerShell\v1.0\powershell.exe`,
+				Args: []string{`C:\WINDOWS\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoLogo", "-NoProfile", "-NonInteractive",
+					"-ExecutionPolicy", "Bypass", "-File", `C:\Users\A User\AppData\Local\cursor-agent\cursor-agent.ps1`,
+					"--print", "--output-format", "stream-json", "--stream-partial-output", "--mode", "plan", "--trust",
+					"--model", "claude-4.5[thinking=true]", "--resume", "4f1c-9e"},
+				CommandLine: `C:\WINDOWS\System32\WindowsPowerShell\v1.0\powershell.exe -NoLogo -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "C:\Users\A User\AppData\Local\cursor-agent\cursor-agent.ps1" --print --output-format stream-json --stream-partial-output --mode plan --trust --model claude-4.5[thinking=true] --resume 4f1c-9e`,
+				Kind:        discovery.PowerShell, Target: `C:\Users\A User\AppData\Local\cursor-agent\cursor-agent.ps1`,
+			},
+		},
+		{
+			name: "ps1 with a configured host and dash arguments",
 			res:  winRes(`C:\s\a.ps1`, discovery.PowerShell),
 			args: []string{"-p", "--force"},
 			opts: configuredHost,
@@ -271,13 +288,20 @@ func TestBuildRefusals(t *testing.T) {
 		{"batch without SystemRoot", cmdRes, nil, noRoot, failure.Setup, -1, 0, "SystemRoot"},
 		{"ps1 without SystemRoot", ps1Res, nil, noRoot, failure.Setup, -1, 0, "SystemRoot"},
 		{"ps1 relative host", ps1Res, nil, badHost, failure.Setup, -1, 0, "absolute"},
-		{"ps1 dash", ps1Res, []string{"x", "-p"}, winOpts(), failure.Input, 1, '-', "PowerShellDashArgs"},
-		{"ps1 name:value", ps1Res, []string{"-" + secret + ":1"}, winOpts(), failure.Input, 0, ':', "-name:value"},
-		{"ps1 lone dash", ps1Res, []string{"-"}, winOpts(), failure.Input, 0, '-', ""},
-		{"ps1 double dash", ps1Res, []string{"a", "--"}, winOpts(), failure.Input, 1, '-', ""},
-		{"ps1 empty", ps1Res, []string{""}, winOpts(), failure.Input, 0, shim.NoChar, "empty"},
+		{"ps1 name:value", ps1Res, []string{"--print", "-" + secret + ":1"}, winOpts(), failure.Input, 1, ':', "-name:value"},
+		{"ps1 name: takes the next", ps1Res, []string{"--model:", secret}, winOpts(), failure.Input, 0, ':', "splits it at the colon"},
+		{"ps1 colon after a dash anywhere", ps1Res, []string{"--x.y=" + secret + ":z"}, winOpts(), failure.Input, 0, ':', ""},
+		{"ps1 en dash name:value", ps1Res, []string{"\u2013a:" + secret}, winOpts(), failure.Input, 0, ':', ""},
+		{"ps1 lone dash", ps1Res, []string{"-p", "-"}, winOpts(), failure.Input, 1, '-', "lone dash"},
+		{"ps1 lone em dash", ps1Res, []string{"\u2014"}, winOpts(), failure.Input, 0, '\u2014', "lone dash"},
+		{"ps1 dash with a trailing space", ps1Res, []string{"--" + secret + " "}, winOpts(), failure.Input, 0, ' ', "drops the white space"},
+		{"ps1 dash and a space", ps1Res, []string{"- "}, winOpts(), failure.Input, 0, ' ', ""},
+		{"ps1 dash with a trailing no-break space", ps1Res, []string{"-x\u00a0"}, winOpts(), failure.Input, 0, '\u00a0', ""},
+		{"ps1 empty", ps1Res, []string{"-p", ""}, winOpts(), failure.Input, 1, shim.NoChar, "empty"},
 		{"ps1 quote", ps1Res, []string{secret + `"`}, winOpts(), failure.Input, 0, '"', ""},
+		{"ps1 dash with a quote", ps1Res, []string{`--say="` + secret}, winOpts(), failure.Input, 0, '"', ""},
 		{"ps1 trailing backslash with space", ps1Res, []string{`C:\A User\`}, winOpts(), failure.Input, 0, '\\', "trailing backslashes"},
+		{"ps1 trailing backslash with no-break space", ps1Res, []string{"C:\\A\u00a0User\\"}, winOpts(), failure.Input, 0, '\\', "trailing backslashes"},
 		{"ps1 NUL", ps1Res, []string{"\x00"}, winOpts(), failure.Input, 0, 0, ""},
 		{"exe NUL", exeRes, []string{"a", "b\x00" + secret}, winOpts(), failure.Input, 1, 0, ""},
 		{"exe too long", exeRes, []string{strings.Repeat("€", 32767-len(`C:\x\agent.exe `)+1)}, winOpts(), failure.Input, -1, 0, "32766"},
@@ -311,6 +335,38 @@ func TestBuildRefusals(t *testing.T) {
 			assert.Equal(t, tt.index, ae.Index)
 			assert.Equal(t, tt.char, ae.Char)
 			assert.Contains(t, err.Error(), "argument "+string(rune('0'+tt.index)))
+		})
+	}
+}
+
+// TestPowerShellPassesWhatArrives: arguments -File hands to the script as
+// they are, however they look, are not refused (docs/contract.md, "Launch
+// plans").
+func TestPowerShellPassesWhatArrives(t *testing.T) {
+	res := winRes(`C:\x\cursor-agent.ps1`, discovery.PowerShell)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"a turn", []string{"--print", "--output-format", "stream-json", "--mode", "ask", "--trust", "--model", "gpt-5", "--resume", "a-1"}},
+		{"a version probe", []string{"--version"}},
+		{"double dash", []string{"--", "-p"}},
+		{"negative number", []string{"-1"}},
+		{"the host's own switches", []string{"-NoExit", "-Command", "-File", "-EncodedCommand", "-ExecutionPolicy"}},
+		{"en dash parameter", []string{"\u2013p"}},
+		{"dash with inner space", []string{"-a b"}},
+		{"dash with a leading space after it", []string{"- x"}},
+		{"no expansion", []string{"$HOME", "`t", "$(whoami)", "@args", "%PATH%"}},
+		{"backslashes", []string{`a\b`, `C:\dir\`, `\\server\share`}},
+		{"space without a final backslash", []string{"two words", `C:\A User\x`}},
+		{"a colon without a dash", []string{"a:b", "C:\\x", "http://x"}},
+		{"true and false", []string{"true", "$false"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := shim.Build(res, tt.args, winOpts())
+			require.NoError(t, err)
+			assert.Equal(t, tt.args, plan.Args[len(plan.Args)-len(tt.args):])
 		})
 	}
 }

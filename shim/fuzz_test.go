@@ -109,30 +109,25 @@ func FuzzComposeCommandLine(f *testing.F) {
 	})
 }
 
-// psArgOK is the test's own statement of what a .ps1 may receive without
-// dash arguments allowed.
-func psArgOK(a string) bool {
-	return a != "" && utf8.ValidString(a) && !strings.ContainsAny(a, "\x00\"") &&
-		!strings.HasPrefix(a, "-") && !(strings.HasSuffix(a, `\`) && strings.ContainsAny(a, " \t"))
-}
-
-// FuzzValidatePowerShellArgs: a .ps1 plan refuses exactly the first
-// argument psArgOK rejects, and an accepted plan's command line splits back
-// into its argv.
+// FuzzValidatePowerShellArgs: a .ps1 plan is refused exactly when the
+// model of PowerShell (psmodel_test.go) says an argument would not reach
+// the program behind the script as it is, naming the first such argument;
+// an accepted plan's command line splits back into its argv.
 func FuzzValidatePowerShellArgs(f *testing.F) {
 	seedVectors(f)
+	for _, seed := range [][]string{
+		{"--print", "--output-format", "stream-json", "--mode", "ask", "--trust", "--model", "gpt-5", "--resume", "a-1"},
+		{"-", "--", "-1", "-a:b", "-a:", "x", "-a ", "- ", "\u2013", "\u2013p", "-$args:x", "-a.b:c", "-:"},
+		{"a b\\", "a\u00a0b\\", `a"b`, "", "$HOME", "`t", "-x\u00a0", "\u2015a:true"},
+	} {
+		f.Add(strings.Join(seed, "\x1f"))
+	}
 	res := discovery.Resolution{Path: `C:\Users\A User\npm\cursor-agent.ps1`, Kind: discovery.PowerShell}
 	opts := winOpts()
 	f.Fuzz(func(t *testing.T, raw string) {
 		args := fuzzArgs(raw)
 		plan, err := shim.Build(res, args, opts)
-		firstBad := -1
-		for i, a := range args {
-			if !psArgOK(a) {
-				firstBad = i
-				break
-			}
-		}
+		firstBad := psMangled(args)
 		if err != nil {
 			require.Equal(t, failure.Input, failure.KindOf(err))
 			var ae *shim.ArgError
@@ -143,7 +138,7 @@ func FuzzValidatePowerShellArgs(f *testing.F) {
 			require.Contains(t, err.Error(), "command line would be")
 			return
 		}
-		require.Equal(t, -1, firstBad)
+		require.Equal(t, -1, firstBad, "accepted, but the model of PowerShell changes argument %d", firstBad)
 		require.Equal(t, plan.Args, crtSplit(plan.CommandLine), plan.CommandLine)
 	})
 }

@@ -2,6 +2,8 @@ package shim
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
@@ -12,44 +14,75 @@ import (
 // the machine's execution policy says (Group Policy can still forbid it).
 var powerShellFlags = [...]string{"-NoLogo", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File"}
 
-// validatePowerShellArgs checks arguments for a .ps1 run with -File. It
-// refuses, as failure.Input with an *ArgError cause:
-//   - "-", "--" and "-name:value" (any argument starting with '-' that
-//     holds ':'): PowerShell's -File binding consumes or splits them
-//     (PowerShell issues #10510, #16432);
-//   - any other argument starting with '-', unless dashArgs is set: it may
-//     bind to a parameter of the script instead of arriving as a value
-//     (#4225, #17519);
-//   - empty arguments, arguments holding '"', and arguments with a space
-//     or tab that end in '\': Windows PowerShell 5.1 drops or mis-quotes
-//     them when the script hands $args to a native program, as npm's .ps1
-//     shims do (#1995);
-//   - NUL and bytes that are not UTF-8.
-func validatePowerShellArgs(args []string, dashArgs bool) error {
+// validatePowerShellArgs refuses, as failure.Input with an *ArgError cause,
+// exactly the arguments a script started with -File would not receive as
+// they are, under Windows PowerShell 5.1 or PowerShell 7 alike (the plan
+// may use either host); docs/contract.md, "Launch plans", derives the rule
+// from PowerShell's sources:
+//   - NUL and bytes that are not UTF-8, which no command line carries;
+//   - a lone dash (-, or the en dash, em dash or horizontal bar PowerShell
+//     also takes for one): Windows PowerShell makes it a parameter without
+//     a name and fails;
+//   - an argument starting with a dash that holds ':': -File splits it into
+//     a parameter name and a value (turning true and false into booleans),
+//     and one ending in ':' takes the next argument as its value;
+//   - an argument starting with a dash that ends in white space: -File
+//     makes it a parameter name and drops the white space;
+//   - an empty argument, an argument holding '"', and one ending in '\'
+//     that holds white space: the script hands $args to a program, and
+//     Windows PowerShell drops the first and quotes the others so that the
+//     program reads something else.
+//
+// Every other argument arrives as it is, those starting with a dash
+// included (-p, --output-format, --, -1): in a script without a param
+// block they are in $args, verbatim.
+func validatePowerShellArgs(args []string) error {
 	for i, a := range args {
 		if err := validateWindowsArg(i, a); err != nil {
 			return err
 		}
-		switch {
-		case a == "":
-			return argErr(i, NoChar, "is empty, and Windows PowerShell drops empty arguments it passes on to programs")
-		case a == "-" || a == "--":
-			return argErr(i, '-', "PowerShell's -File binding consumes a lone - or --")
-		case strings.HasPrefix(a, "-") && strings.ContainsRune(a, ':'):
-			return argErr(i, ':', "PowerShell's -File binding splits -name:value arguments")
-		case strings.HasPrefix(a, "-") && !dashArgs:
-			return argErr(i, '-', "PowerShell's -File binding may take an argument starting with - as a parameter name (allow with Options.PowerShellDashArgs)")
-		case strings.ContainsRune(a, '"'):
-			return argErr(i, '"', "Windows PowerShell mis-quotes it when the script passes it on to a program")
-		case strings.HasSuffix(a, `\`) && strings.ContainsAny(a, " \t"):
-			return argErr(i, '\\', "Windows PowerShell quotes an argument with spaces without doubling its trailing backslashes, so the program behind the script would see the closing quote escaped")
+		if err := powerShellArgProblem(i, a); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// powerShellArgProblem applies the PowerShell rules of
+// validatePowerShellArgs to the argument a at index i.
+func powerShellArgProblem(i int, a string) error {
+	if a == "" {
+		return argErr(i, NoChar, "is empty, and Windows PowerShell drops empty arguments when the script passes them on to a program")
+	}
+	if first, size := utf8.DecodeRuneInString(a); isPowerShellDash(first) {
+		rest := a[size:]
+		if rest == "" {
+			return argErr(i, first, "a lone dash, which Windows PowerShell's -File takes for a parameter without a name, and fails")
+		}
+		if strings.ContainsRune(rest, ':') {
+			return argErr(i, ':', "it starts with a dash, so PowerShell's -File takes it for -name:value and splits it at the colon")
+		}
+		if last, _ := utf8.DecodeLastRuneInString(a); unicode.IsSpace(last) {
+			return argErr(i, last, "it starts with a dash, so PowerShell's -File takes it for a parameter name and drops the white space at its end")
+		}
+	}
+	if strings.ContainsRune(a, '"') {
+		return argErr(i, '"', "Windows PowerShell does not escape it when the script passes the argument on to a program")
+	}
+	if strings.HasSuffix(a, `\`) && strings.IndexFunc(a, unicode.IsSpace) >= 0 {
+		return argErr(i, '\\', "Windows PowerShell quotes an argument holding white space without doubling its trailing backslashes, so the program behind the script would see the closing quote escaped")
+	}
+	return nil
+}
+
+// isPowerShellDash reports whether PowerShell takes r for the dash that
+// starts a parameter name: '-', U+2013, U+2014 or U+2015.
+func isPowerShellDash(r rune) bool {
+	return r == '-' || r == '\u2013' || r == '\u2014' || r == '\u2015'
+}
+
 func buildPowerShell(script string, args []string, opts Options) (Plan, error) {
-	if err := validatePowerShellArgs(args, opts.PowerShellDashArgs); err != nil {
+	if err := validatePowerShellArgs(args); err != nil {
 		return Plan{}, err
 	}
 	host, err := powerShellHost(opts)

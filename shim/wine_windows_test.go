@@ -303,7 +303,12 @@ func TestPowerShellPlanArrivesExactly(t *testing.T) {
 	body := "foreach ($a in $args) { [Console]::Out.Write([string]$a + [char]0) }\r\n"
 	require.NoError(t, os.WriteFile(script, []byte(body), 0o644))
 	ran := 0
-	for i, args := range allVectors() {
+	// A turn's arguments, and the dash shapes -File passes on as they are.
+	dashVectors := [][]string{
+		{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust", "--model", "gpt-5", "--resume", "a-1"},
+		{"--", "-1", "-p", "--force", "-NoExit", "-Command", "-File", "x", "-a b", "$HOME", "`t"},
+	}
+	for i, args := range append(allVectors(), dashVectors...) {
 		if strings.IndexFunc(strings.Join(args, ""), func(r rune) bool { return r > 0x7e }) >= 0 {
 			continue
 		}

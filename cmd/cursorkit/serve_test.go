@@ -332,7 +332,10 @@ func TestServeShutdown(t *testing.T) {
 		assert.Equal(t, bin, saved.BinaryPath)
 	})
 	t.Run("a probe still running after the grace is stopped", func(t *testing.T) {
-		s, settings, _, result := putSlow(t, "2m", 50*time.Millisecond)
+		// The grace also bounds the wait for the handler once its probe is
+		// stopped: 50 ms was too short for a tree kill under Wine (exit 10,
+		// 1 run in 10), 2 s is still far below the probe's 2 minutes.
+		s, settings, _, result := putSlow(t, "2m", 2*time.Second)
 		assert.Equal(t, failure.ExitOK, s.stop(t))
 		assert.Equal(t, http.StatusServiceUnavailable, <-result)
 		_, err := os.Stat(settings)
