@@ -31,6 +31,7 @@ import (
 	"sync"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/childenv"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
@@ -41,7 +42,9 @@ type Options struct {
 	// error returned before anything starts.
 	Dir string
 	// Env is the child's full environment. Nil means os.Environ(); an empty
-	// non-nil slice means an empty environment. On Linux, Start adds one
+	// non-nil slice means an empty environment. Either way cursorkit's own
+	// secrets (childenv.Secrets: CURSORKIT_TOKEN) are removed: no child
+	// inherits them (docs/contract.md, "Security"). On Linux, Start adds one
 	// variable, LaunchIDEnv, holding a random token that lets KillTree
 	// recognise orphaned descendants reparented to this process (a value
 	// inherited from an outer cursorkit is kept, the new token appended).
@@ -292,6 +295,7 @@ func Start(ctx context.Context, plan shim.Plan, opts Options) (*Process, error) 
 	if env == nil {
 		env = os.Environ()
 	}
+	env = childenv.Clean(env)
 	p := &Process{waitDone: make(chan struct{})}
 	cmd := &exec.Cmd{Path: plan.Program, Args: args, Env: env, Dir: opts.Dir}
 	if err := p.start(ctx, cmd, plan, opts.Stdin); err != nil {

@@ -40,6 +40,9 @@ type app struct {
 
 	// settingsPath is --settings, CURSORKIT_SETTINGS, or the default file.
 	settingsPath string
+	// settingsInCwd is true when there is no user config directory, so the
+	// default settingsPath is in the current directory.
+	settingsInCwd bool
 	// binary is --binary; binarySet tells an explicit empty value apart.
 	binary    string
 	binarySet bool
@@ -91,8 +94,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return failure.ExitInput
 	}
+	if global.Changed("settings") && strings.TrimSpace(a.settingsPath) == "" {
+		return a.fail(false, failure.New(failure.Input, "--settings names no file; give a file, or leave the flag out for the default settings file"))
+	}
 	if a.settingsPath == "" {
-		a.settingsPath = defaultSettingsPath(getenv)
+		a.settingsPath, a.settingsInCwd = defaultSettingsPath(getenv)
 	}
 	name := rest[0]
 	for _, c := range commands() {
@@ -122,16 +128,17 @@ func usage(w io.Writer, global *pflag.FlagSet) {
 
 // defaultSettingsPath is CURSORKIT_SETTINGS, else the user config dir's
 // cursorkit/settings.json. When no config dir is known it falls back to the
-// working directory, which the caller sees in error messages.
-func defaultSettingsPath(getenv func(string) string) string {
+// working directory, which the caller sees in error messages; inCwd
+// reports that fallback.
+func defaultSettingsPath(getenv func(string) string) (path string, inCwd bool) {
 	if p := strings.TrimSpace(getenv("CURSORKIT_SETTINGS")); p != "" {
-		return p
+		return p, false
 	}
 	dir, err := os.UserConfigDir()
 	if err != nil {
-		return filepath.Join(".", "cursorkit-settings.json")
+		return filepath.Join(".", "cursorkit-settings.json"), true
 	}
-	return filepath.Join(dir, "cursorkit", "settings.json")
+	return filepath.Join(dir, "cursorkit", "settings.json"), false
 }
 
 // newFlags returns a flag set for a subcommand that reports errors as usage
