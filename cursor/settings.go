@@ -27,17 +27,21 @@ type Settings struct {
 	other      map[string]jsontext.Value
 }
 
-// LoadSettings reads the settings file at path. A missing file is empty
-// settings. An unreadable, oversized or malformed file, or a
-// cursorCliBinaryPath that is neither a string nor null, is a
-// failure.Setup error naming the file.
+// LoadSettings reads the settings file at path. A missing file (or a
+// symbolic link to a missing file) is empty settings. The file is opened
+// without blocking and must be a regular file once symbolic links are
+// followed; at most 1 MiB is read. An unreadable, oversized, non-regular
+// or malformed file, or a cursorCliBinaryPath that is neither a string nor
+// null, is a failure.Setup error naming the file (docs/contract.md,
+// "Settings").
 func LoadSettings(path string) (Settings, error) {
 	data, err := safefile.Read(path, maxSettingsFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Settings{}, nil
 	}
 	if err != nil {
-		return Settings{}, failure.Wrap(failure.Setup, err, "reading the settings file %s", path)
+		// safefile's errors name the file.
+		return Settings{}, failure.Wrap(failure.Setup, err, "cannot read the settings file")
 	}
 	return parseSettings(data, path)
 }
@@ -45,8 +49,10 @@ func LoadSettings(path string) (Settings, error) {
 // UpdateSettings reads the settings file at path, lets change modify the
 // settings and replaces the file with the result atomically (a temporary
 // file in the same directory, fsync, rename), creating it 0600 when new;
-// no reader ever sees it half written. When change returns an error, or
-// the file cannot be read, nothing is written and that error is returned.
+// no reader ever sees it half written. A symbolic link at path is
+// followed: the file it points to is replaced and the link kept; a link to
+// a missing file is refused. When change returns an error, or the file
+// cannot be read, nothing is written and that error is returned.
 // Updates of one file from several goroutines must be serialized by the
 // caller, or one may undo another's change.
 func UpdateSettings(path string, change func(*Settings) error) (Settings, error) {
@@ -62,7 +68,7 @@ func UpdateSettings(path string, change func(*Settings) error) (Settings, error)
 		return Settings{}, failure.Wrap(failure.Other, err, "encoding the settings")
 	}
 	if err := safefile.Write(path, data, 0o600); err != nil {
-		return Settings{}, failure.Wrap(failure.Setup, err, "saving the settings file %s", path)
+		return Settings{}, failure.Wrap(failure.Setup, err, "cannot save the settings file %s", path)
 	}
 	return s, nil
 }

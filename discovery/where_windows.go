@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/cursorkit/cursorkit/internal/childenv"
 )
 
 // WhereCheck runs where.exe for a bare name, for diagnostics only: by
@@ -32,7 +34,7 @@ func WhereCheck(ctx context.Context, name string, env Env) WhereResult {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, whereExe, name)
 	// Later entries win in os/exec's case-insensitive dedup on Windows.
-	cmd.Env = append(os.Environ(), "PATH="+env.Path)
+	cmd.Env = append(childenv.Clean(os.Environ()), "PATH="+env.Path)
 	if env.PathExt != "" {
 		cmd.Env = append(cmd.Env, "PATHEXT="+env.PathExt)
 	}

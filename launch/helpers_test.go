@@ -41,7 +41,7 @@ const envlessSleeper = "--envless-sleeper"
 // own tests (testkit.ChildEnv(name)); os.Args[1:] are their parameters.
 func childRoles() []testkit.Role {
 	var roles []testkit.Role
-	for _, name := range []string{"echo", "echo-hold", "exit", "touch", "sleep", "daemonize", "tree", "supervisor"} {
+	for _, name := range []string{"echo", "echo-hold", "env", "exit", "touch", "sleep", "daemonize", "tree", "supervisor"} {
 		roles = append(roles, testkit.Role{Name: name, Run: func(args []string) int { return runChild(name, args) }})
 	}
 	return roles
@@ -57,6 +57,11 @@ func runChild(mode string, args []string) int {
 		_, _ = io.Copy(os.Stdout, os.Stdin)
 		fmt.Println("\nstdin-closed")
 		testkit.SleepForever()
+	case "env": // the environment, one NAME=value a line
+		for _, kv := range os.Environ() {
+			fmt.Println(kv)
+		}
+		return 0
 	case "exit":
 		code, _ := strconv.Atoi(args[0])
 		return code

@@ -36,6 +36,7 @@ import (
 	"sync"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/childenv"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
@@ -46,7 +47,9 @@ type Options struct {
 	// error returned before anything starts.
 	Dir string
 	// Env is the child's full environment. Nil means os.Environ(); an empty
-	// non-nil slice means an empty environment. On Linux, Start adds one
+	// non-nil slice means an empty environment. Either way cursorkit's own
+	// secrets (childenv.Secrets: CURSORKIT_TOKEN) are removed: no child
+	// inherits them (docs/contract.md, "Security"). On Linux, Start adds one
 	// variable, LaunchIDEnv, holding a random token that tells the launch
 	// guard which tree an orphan it adopts belongs to (a value inherited
 	// from an outer cursorkit is kept, the new token appended).
@@ -310,6 +313,7 @@ func prepare(ctx context.Context, plan shim.Plan, opts Options) (*Process, *exec
 	if env == nil {
 		env = os.Environ()
 	}
+	env = childenv.Clean(env)
 	p := &Process{waitDone: make(chan struct{})}
 	return p, &exec.Cmd{Path: plan.Program, Args: args, Env: env, Dir: opts.Dir}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/childenv"
 	"github.com/cursorkit/cursorkit/shim"
 )
 
@@ -275,6 +276,7 @@ func taskkillTree(pid int) error {
 	defer cancel()
 	tk := filepath.Join(root, "System32", "taskkill.exe")
 	cmd := exec.CommandContext(ctx, tk, "/T", "/F", "/PID", strconv.Itoa(pid))
+	cmd.Env = childenv.Clean(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NO_WINDOW}
 	return cmd.Run()
 }

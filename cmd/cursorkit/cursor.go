@@ -23,7 +23,7 @@ func (a *app) probeConfig() (probe.Config, error) {
 	}
 	settings, err := cursor.LoadSettings(a.settingsPath)
 	if err != nil {
-		return cfg, failure.Wrap(failure.Setup, err, "cannot read the settings file %s", a.settingsPath)
+		return cfg, err // a setup error naming the file
 	}
 	cfg.Override = settings.BinaryPath
 	return cfg, nil

@@ -65,8 +65,13 @@ type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 
-	// settingsPath is --settings, CURSORKIT_SETTINGS, or the default file.
+	// settingsPath is --settings, CURSORKIT_SETTINGS, or the default file;
+	// settingsSet tells an explicit (maybe blank, refused) flag apart.
 	settingsPath string
+	settingsSet  bool
+	// settingsInCwd is true when there is no user config directory, so the
+	// default settingsPath is in the current directory.
+	settingsInCwd bool
 	// binary is --binary; binarySet tells an explicit empty value apart.
 	binary    string
 	binarySet bool
@@ -121,6 +126,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		a.json = scan.json
 	}
 	a.binarySet = global.Changed("binary")
+	a.settingsSet = global.Changed("settings")
 	if err == nil && *help {
 		usage(stdout, global)
 		return failure.ExitOK
@@ -187,16 +193,17 @@ func (a *app) addGlobalFlags(fs *pflag.FlagSet) {
 
 // defaultSettingsPath is CURSORKIT_SETTINGS, else the user config dir's
 // cursorkit/settings.json. When no config dir is known it falls back to the
-// working directory, which the caller sees in error messages.
-func defaultSettingsPath(getenv func(string) string) string {
+// working directory, which the caller sees in error messages; inCwd
+// reports that fallback.
+func defaultSettingsPath(getenv func(string) string) (path string, inCwd bool) {
 	if p := strings.TrimSpace(getenv("CURSORKIT_SETTINGS")); p != "" {
-		return p
+		return p, false
 	}
 	dir, err := os.UserConfigDir()
 	if err != nil {
-		return filepath.Join(".", "cursorkit-settings.json")
+		return filepath.Join(".", "cursorkit-settings.json"), true
 	}
-	return filepath.Join(dir, "cursorkit", "settings.json")
+	return filepath.Join(dir, "cursorkit", "settings.json"), false
 }
 
 // newFlags returns a flag set for a subcommand that reports errors as usage
@@ -237,8 +244,13 @@ func (a *app) parseFlags(fs *pflag.FlagSet, usageLine string, args []string) (co
 		return a.usageError(asJSON && hasJSON, usageLine, err), false
 	}
 	a.binarySet = a.binarySet || fs.Changed("binary")
+	a.settingsSet = a.settingsSet || fs.Changed("settings")
+	if a.settingsSet && strings.TrimSpace(a.settingsPath) == "" {
+		err := failure.New(failure.Input, "--settings names no file; give a file, or leave the flag out for the default settings file")
+		return a.usageError(asJSON && hasJSON, usageLine, err), false
+	}
 	if a.settingsPath == "" {
-		a.settingsPath = defaultSettingsPath(a.getenv)
+		a.settingsPath, a.settingsInCwd = defaultSettingsPath(a.getenv)
 	}
 	return 0, true
 }

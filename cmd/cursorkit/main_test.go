@@ -184,13 +184,16 @@ func TestFailJSONShape(t *testing.T) {
 }
 
 func TestSettingsPathPrecedence(t *testing.T) {
-	assert.Equal(t, "/x/s.json", defaultSettingsPath(func(k string) string {
+	p, inCwd := defaultSettingsPath(func(k string) string {
 		if k == "CURSORKIT_SETTINGS" {
 			return " /x/s.json "
 		}
 		return ""
-	}))
-	assert.True(t, strings.HasSuffix(defaultSettingsPath(func(string) string { return "" }), "settings.json"))
+	})
+	assert.Equal(t, "/x/s.json", p)
+	assert.False(t, inCwd)
+	p, _ = defaultSettingsPath(func(string) string { return "" })
+	assert.True(t, strings.HasSuffix(p, "settings.json"))
 }
 
 // jsonHas reports whether some string in the JSON document doc contains s.

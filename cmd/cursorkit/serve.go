@@ -142,7 +142,10 @@ func shutdown(srv *http.Server, stopProbes context.CancelFunc, grace, stopWait t
 
 // serveToken returns the bearer token and a description of where it is
 // kept, never the token itself: --token-file when given, else
-// CURSORKIT_TOKEN, else the default token file beside the settings file.
+// CURSORKIT_TOKEN, else the default token file beside the settings file,
+// which is refused when the settings file is the current directory's
+// fallback (no user config directory): a token file must not land
+// wherever serve happened to start.
 func (a *app) serveToken(tokenFile string, fileGiven bool) (token, where string, err error) {
 	if !fileGiven {
 		if env := strings.TrimSpace(a.getenv("CURSORKIT_TOKEN")); env != "" {
@@ -150,6 +153,9 @@ func (a *app) serveToken(tokenFile string, fileGiven bool) (token, where string,
 				return "", "", failure.Wrap(failure.Setup, err, "CURSORKIT_TOKEN")
 			}
 			return env, "from CURSORKIT_TOKEN", nil
+		}
+		if a.settingsInCwd {
+			return "", "", failure.New(failure.Setup, "there is no user config directory (HOME, or AppData on Windows, is not set) to keep the bearer token in, and serve does not write it into the current directory; pass --token-file FILE or set CURSORKIT_TOKEN")
 		}
 		tokenFile = filepath.Join(filepath.Dir(a.settingsPath), tokenFileName)
 	}

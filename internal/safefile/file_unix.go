@@ -3,8 +3,8 @@
 package safefile
 
 import (
-	"io"
 	"os"
+	"syscall"
 )
 
 // replaceFile renames from over to; rename(2) is atomic on POSIX.
@@ -21,13 +21,23 @@ func syncDir(dir string) {
 
 func chmodUnsupported() bool { return false }
 
-// readAll reads at most limit+1 bytes of a file that Write may be
-// replacing concurrently.
-func readAll(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// openRegular opens path for reading without ever blocking: O_NONBLOCK
+// makes the open of a FIFO return at once instead of waiting for a writer
+// (its type is then refused from fstat by the caller, before any read),
+// and O_NOCTTY keeps a terminal from becoming the controlling one. A
+// path that already names something other than a regular file is refused
+// before the open, because opening some devices acts by itself (a
+// watchdog arms, a tape rewinds); the caller's fstat of the opened file
+// is what decides, so a swap after this stat changes nothing.
+func openRegular(path string) (*os.File, error) {
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		return nil, &NotRegularError{Path: path, Mode: info.Mode()}
 	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit+1))
+	return openNonBlocking(path)
+}
+
+// openNonBlocking opens path read-only with O_NONBLOCK and O_NOCTTY; on a
+// regular file O_NONBLOCK changes nothing.
+func openNonBlocking(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 }

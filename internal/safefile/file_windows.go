@@ -4,7 +4,6 @@ package safefile
 
 import (
 	"errors"
-	"io"
 	"os"
 	"time"
 
@@ -47,25 +46,29 @@ func syncDir(string) {}
 // read-only bit, so its errors are not worth failing a save for.
 func chmodUnsupported() bool { return true }
 
-// readAll reads at most limit+1 bytes of a file that Write may be
-// replacing concurrently.
-// It opens with FILE_SHARE_DELETE so a replace is not blocked by this
-// reader, and retries the open briefly while a replace holds the name
-// (ERROR_SHARING_VIOLATION / ERROR_ACCESS_DENIED during MoveFileEx).
-func readAll(path string, limit int64) ([]byte, error) {
+// openRegular opens path for reading; the caller refuses what is not a
+// regular file from the handle's own type (GetFileType behind File.Stat:
+// a pipe, a console or another device) before reading anything.
+//
+// The open itself never blocks: CreateFile on a named pipe with no free
+// instance fails at once with ERROR_PIPE_BUSY rather than waiting (only
+// WaitNamedPipe waits), and FILE_FLAG_BACKUP_SEMANTICS lets a directory
+// open so that it is refused as one (os.Open does the same). It shares
+// delete access so a concurrent Write's MoveFileEx is not blocked by this
+// reader, and retries briefly while a replace holds the name
+// (ERROR_SHARING_VIOLATION or ERROR_ACCESS_DENIED during MoveFileEx).
+func openRegular(path string) (*os.File, error) {
 	name, err := windows.UTF16PtrFromString(path)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	delay := 2 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		h, err := windows.CreateFile(name, windows.GENERIC_READ,
 			windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
-			nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL, 0)
+			nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
 		if err == nil {
-			f := os.NewFile(uintptr(h), path)
-			defer f.Close()
-			return io.ReadAll(io.LimitReader(f, limit+1))
+			return os.NewFile(uintptr(h), path), nil
 		}
 		transient := errors.Is(err, windows.ERROR_SHARING_VIOLATION) || errors.Is(err, windows.ERROR_ACCESS_DENIED)
 		if !transient || attempt >= 8 {

@@ -62,7 +62,27 @@ func TestReadBounds(t *testing.T) {
 // TestReadersNeverSeeATornFile: a reader racing a writer sees one whole
 // version or the other.
 func TestReadersNeverSeeATornFile(t *testing.T) {
-	path := filepath.Join(testkit.TempDir(t), "raced")
+	readersNeverSeeATornFile(t, filepath.Join(testkit.TempDir(t), "raced"))
+}
+
+// TestReadersNeverSeeATornFileThroughALink is the same race through a
+// symbolic link, which stays a link.
+func TestReadersNeverSeeATornFileThroughALink(t *testing.T) {
+	dir := testkit.TempDir(t)
+	target := filepath.Join(dir, "target")
+	require.NoError(t, os.WriteFile(target, nil, 0o600))
+	link := filepath.Join(dir, "link")
+	symlinkOrSkip(t, target, link)
+	readersNeverSeeATornFile(t, link)
+	info, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, info.Mode()&fs.ModeSymlink, "the link is still a link")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "no temporary file is left")
+}
+
+func readersNeverSeeATornFile(t *testing.T, path string) {
 	version := func(i int) string { return fmt.Sprintf("v%03d:%s", i, strings.Repeat("z", i*97)) }
 	require.NoError(t, Write(path, []byte(version(0)), 0o600))
 	var wg sync.WaitGroup

@@ -1,9 +1,13 @@
 // Package safefile writes files so that no reader ever sees one half
-// written, and reads files a writer may be replacing, on every OS.
+// written, and reads operator-named files safely, on every OS: without
+// blocking on a FIFO, only regular files, and never more than a bound.
 package safefile
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -13,15 +17,29 @@ import (
 // directory is written, synced and renamed over path, and the directory is
 // synced where the OS allows it. The directory is created (0700) when
 // missing. perm applies to a new file; an existing file keeps its mode.
+//
+// A symbolic link at path is followed, never replaced: the file it points
+// to is replaced (the temporary file is made beside that file), so the
+// link and everything else the operator keeps stay as they are. A link to
+// a missing file is a *BrokenLinkError and an existing path that is not a
+// regular file a *NotRegularError; nothing is written then
+// (docs/contract.md, "Settings").
 func Write(path string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(path)
+	target, err := writeTarget(path)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(target)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if info, statErr := os.Stat(path); statErr == nil {
+	if info, statErr := os.Stat(target); statErr == nil {
+		if !info.Mode().IsRegular() {
+			return &NotRegularError{Path: path, Mode: info.Mode()}
+		}
 		perm = info.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*.tmp")
 	if err != nil {
 		return err
 	}
@@ -43,18 +61,68 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 	if err = tmp.Close(); err != nil {
 		return err
 	}
-	if err = replaceFile(tmp.Name(), path); err != nil {
+	if err = replaceFile(tmp.Name(), target); err != nil {
 		return err
 	}
 	syncDir(dir)
 	return nil
 }
 
-// Read reads the file at path, which Write may be replacing concurrently
-// (on Windows a replace and a read would otherwise block each other), and
-// returns at most limit bytes; a longer file is an *TooLargeError.
+// writeTarget returns the file Write replaces for path: path itself, or
+// the file a symbolic link at path leads to (every link followed).
+func writeTarget(path string) (string, error) {
+	info, err := os.Lstat(path)
+	if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		return path, nil // a missing path is created; other errors surface later
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", &BrokenLinkError{Path: path}
+	}
+	if err != nil {
+		return "", err
+	}
+	return target, nil
+}
+
+// Read reads the regular file at path, which Write may be replacing
+// concurrently, and returns at most limit bytes. It is ReadChecked without
+// a check.
 func Read(path string, limit int64) ([]byte, error) {
-	data, err := readAll(path, limit)
+	return ReadChecked(path, limit, nil)
+}
+
+// ReadChecked reads the file at path for an operator-named setting. The
+// open never blocks (a FIFO does not wait for a writer), symbolic links
+// are followed, and the opened file itself (fstat, so no rename in between
+// can swap it) must be a regular file, else a *NotRegularError. check,
+// when not nil, is called with that file's information before anything is
+// read, and its error is returned as it is. At most limit+1 bytes are
+// read: a longer file is a *TooLargeError, however large it is. A missing
+// file's error satisfies errors.Is(err, fs.ErrNotExist). On Windows a
+// concurrent Write neither blocks nor is blocked by the read.
+func ReadChecked(path string, limit int64, check func(fs.FileInfo) error) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, &NotRegularError{Path: path, Mode: info.Mode()}
+	}
+	if info.Size() > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	if check != nil {
+		if err := check(info); err != nil {
+			return nil, err
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
@@ -72,4 +140,45 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s is larger than %d bytes", e.Path, e.Limit)
+}
+
+// NotRegularError says a path names something other than a regular file
+// (after following symbolic links): a directory, a FIFO, a device, a
+// socket. Nothing of it was read or written.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s is not a regular file but %s", e.Path, describeType(e.Mode))
+}
+
+// describeType names a file type for people.
+func describeType(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "a special file"
+}
+
+// BrokenLinkError says a path is a symbolic link whose target does not
+// exist; Write does not create files through such a link.
+type BrokenLinkError struct {
+	Path string
+}
+
+func (e *BrokenLinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link to a file that does not exist", e.Path)
 }

@@ -41,13 +41,16 @@ type probeBackend struct {
 // probeExact probes exactly path. The verdict is ok only when that
 // candidate's own --version succeeded (an older build than tested is an
 // error); exact only when the binary that ran is the configured candidate
-// itself.
+// itself; cursorBuild only when what it printed is a Cursor build
+// identifier (a build of unknown version is not known to be Cursor).
 func (b probeBackend) probeExact(ctx context.Context, path string) (verdict, error) {
 	report, err := probe.ProbeExact(ctx, path, b.cfg)
 	v := verdict{
 		report:      report,
 		ok:          err == nil && report.Available,
 		exact:       exactCandidate(report),
+		cursorBuild: report.Tested != cursor.TestedUnknown,
+		version:     report.Version,
 		diagnostics: report.Diagnostics,
 	}
 	if v.ok && !v.exact {

@@ -218,7 +218,7 @@ func TestFiftyConcurrentSavesKeepTheFileWhole(t *testing.T) {
 	const n = 50
 	paths := make(map[string]bool, n)
 	for i := range n {
-		paths[fmt.Sprintf(`C:\Program Files\Cursor %02d\%s\cursor-agent.cmd`, i, strings.Repeat("x", i*40))] = true
+		paths[abs(fmt.Sprintf(`/Program Files/Cursor %02d/%s/cursor-agent.cmd`, i, strings.Repeat("x", i*40)))] = true
 	}
 	var wg sync.WaitGroup
 	for p := range paths {
@@ -318,4 +318,78 @@ func TestCancelledProbeContextStopsTheProbeTree(t *testing.T) {
 	assert.GreaterOrEqual(t, len(procs), 2, "the probe had a grandchild to stop: %+v", procs)
 	_, err = os.Stat(settings)
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing is saved")
+}
+
+// TestRealProbeSavesOnlyAnAbsoluteCursorBinary: what is not exactly a
+// Cursor binary is refused with the file untouched, byte for byte: a
+// relative path and a bare name (both of which resolve to a working
+// simulator), and a program whose --version is not a Cursor build.
+func TestRealProbeSavesOnlyAnAbsoluteCursorBinary(t *testing.T) {
+	dir := testkit.TempDir(t)
+	pathDir := filepath.Join(dir, "on path")
+	onPath := testkit.Install(t, pathDir, "cursor-agent", testkit.Simulator)
+	// The server's directory is pathDir, so the relative path resolves.
+	t.Chdir(pathDir)
+	relative := filepath.Join("..", "on path", filepath.Base(onPath))
+	settings := filepath.Join(dir, "settings.json")
+	before := []byte("{\n  \"cursorCliBinaryPath\": \"/kept/agent\"\n}\n")
+	require.NoError(t, os.WriteFile(settings, before, 0o600))
+
+	tests := []struct {
+		name, path string
+		version    string // the simulator's --version output
+		kind       failure.Kind
+		message    string
+	}{
+		{name: "relative path", path: relative, kind: failure.Input, message: "the path must be absolute"},
+		{name: "bare name on PATH", path: "cursor-agent", kind: failure.Input, message: "the path must be absolute"},
+		{name: "not a Cursor build", path: onPath, version: "1.2.3", kind: failure.MissingCLI,
+			message: `that program is not the Cursor CLI: its --version printed "1.2.3", not a Cursor build identifier`},
+		{name: "prints nothing", path: onPath, version: " ", kind: failure.MissingCLI,
+			message: "that program is not the Cursor CLI: its --version printed nothing, not a Cursor build identifier"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var simEnv []string
+			if tt.version != "" {
+				simEnv = append(simEnv, agentsim.EnvVersion+"="+tt.version)
+			}
+			base := realHandler(t, realOptions(settings, pathDir, simEnv...))
+			r := putPath(t, base, tt.path)
+			require.Equal(t, 400, r.status, "body %s", r.body)
+			e := r.errorBody(t)
+			assert.Equal(t, tt.kind, e.Kind)
+			assert.Contains(t, e.Message, "Cannot save Cursor CLI binary path: "+tt.message)
+			after, err := os.ReadFile(settings)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "the settings file is untouched, byte for byte")
+		})
+	}
+}
+
+// TestProbesNeverSeeTheServeToken: the binaries the endpoint probes
+// (--version, status, models) do not inherit CURSORKIT_TOKEN.
+func TestProbesNeverSeeTheServeToken(t *testing.T) {
+	const secret = "serve-token-0123456789abcdef"
+	dir := testkit.TempDir(t)
+	bin := testkit.Install(t, filepath.Join(dir, "bin"), "cursor-agent", testkit.Simulator)
+	record := filepath.Join(dir, "record.jsonl")
+	opts := realOptions(filepath.Join(dir, "settings.json"), "", agentsim.EnvRecord+"="+record, "CURSORKIT_TOKEN="+secret)
+	base := realHandler(t, opts)
+	r := putPath(t, base, bin)
+	require.Equal(t, 200, r.status, "body %s", r.body)
+	r = do(t, "GET", base+"/v1/cursor-cli/status", testToken, nil)
+	require.Equal(t, 200, r.status, "body %s", r.body)
+	r = do(t, "GET", base+"/v1/cursor-cli/models?refresh=true", testToken, nil)
+	require.Equal(t, 200, r.status, "body %s", r.body)
+
+	records, err := agentsim.ReadRecords(record)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(records), 3, "--version, status and models ran")
+	for _, rec := range records {
+		require.NotEmpty(t, rec.Env)
+		for _, kv := range rec.Env {
+			assert.NotContains(t, kv, secret, "%v saw the token", rec.Args)
+		}
+	}
 }

@@ -10,6 +10,9 @@
 //	GET /v1/cursor-cli/status    the status --json object
 //	GET /v1/cursor-cli/models    the models --json object (?refresh=true refreshes the cache)
 //
+// HEAD is answered on every route as GET is, without the body (net/http's
+// server drops what a handler writes for HEAD and keeps Content-Length).
+//
 // Every route but /healthz requires "Authorization: Bearer <token>", compared
 // in constant time. Errors are {"error":{"kind","message","diagnostics":[]}}
 // where kind is a failure kind; a failed status or models request also
@@ -17,9 +20,10 @@
 // output does. Status codes: 400 invalid request or a path
 // that cannot be saved, 401 missing or wrong token, 404 unknown route, 405
 // wrong method (with an Allow header), 413 a body over MaxBodyBytes, 415 a
-// body that is not JSON, 500 the settings file could not be read or written,
-// 502 the Cursor CLI failed while answering status or models, 503 the server
-// is shutting down, 504 a status or models probe timed out.
+// body without Content-Type application/json (or *+json), 500 the settings
+// file could not be read or written, 502 the Cursor CLI failed while
+// answering status or models, 503 the server is shutting down, 504 a status
+// or models probe timed out.
 package settingsapi
 
 import (
@@ -33,6 +37,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -91,6 +96,11 @@ type verdict struct {
 	// exact is true when the binary that ran is the candidate itself, false
 	// when the success came only through a PATH fallback.
 	exact bool
+	// cursorBuild is true when the binary's --version printed a Cursor
+	// build identifier (cursor.ParseVersion), the proof that it is the
+	// Cursor CLI; version is what it printed (bounded, for the refusal).
+	cursorBuild bool
+	version     string
 	// reason says why the candidate is not usable when ok is false.
 	reason string
 	// diagnostics are bounded lines (candidates tried, stderr tail) shown
@@ -121,12 +131,15 @@ type Options struct {
 // safe for concurrent use.
 //
 // PUT /v1/cursor-cli/settings takes exactly {"binaryPath": string|null}
-// (application/json, at most MaxBodyBytes). The value is trimmed; empty or
-// null clears the override (200, {"binaryPath":null}). A non-empty path is
-// probed exactly (Prober.ProbeExact; concurrent requests for one path share
-// one probe) and saved only when that candidate itself succeeds: 200 with
-// the probe report. Otherwise 400 "Cannot save Cursor CLI binary path:
-// <reason>" with bounded diagnostics, and the file is not touched. Saves
+// (Content-Type application/json, at most MaxBodyBytes). The value is
+// trimmed; empty or null clears the override (200, {"binaryPath":null}). A
+// non-empty path must be absolute (never resolved against the server's
+// directory or PATH); it is probed exactly (probe.ProbeExact; concurrent
+// requests for one path share one probe) and saved only when that
+// candidate itself succeeds and its --version prints a Cursor build
+// identifier not older than tested: 200 with the probe report. Otherwise
+// 400 "Cannot save Cursor CLI binary path: <reason>" with bounded
+// diagnostics, and the file is not touched. Saves
 // are serialized. A binaryPath of another type is 400 "binaryPath must be a
 // string or null"; an unknown or repeated field is 400.
 type Handler struct {
@@ -180,11 +193,11 @@ func (h *Handler) routes(path string) (route, bool) {
 	case "/healthz":
 		return route{public: true, methods: map[string]http.HandlerFunc{http.MethodGet: h.healthz, http.MethodHead: h.healthz}, allow: "GET, HEAD"}, true
 	case "/v1/cursor-cli/settings":
-		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.getSettings, http.MethodPut: h.putSettings}, allow: "GET, PUT"}, true
+		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.getSettings, http.MethodHead: h.getSettings, http.MethodPut: h.putSettings}, allow: "GET, HEAD, PUT"}, true
 	case "/v1/cursor-cli/status":
-		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.status}, allow: "GET"}, true
+		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.status, http.MethodHead: h.status}, allow: "GET, HEAD"}, true
 	case "/v1/cursor-cli/models":
-		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.models}, allow: "GET"}, true
+		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.models, http.MethodHead: h.models}, allow: "GET, HEAD"}, true
 	}
 	return route{}, false
 }
@@ -254,10 +267,10 @@ func settingsView(path string) settingsBody {
 	return settingsBody{BinaryPath: &path}
 }
 
-// putSettings saves a new binary path only when that exact candidate's
-// --version probe succeeds. The probe runs outside the save lock (and is
-// shared with concurrent requests for the same path); only the write is
-// serialized.
+// putSettings saves a new binary path only when it is absolute and that
+// exact candidate's --version probe succeeds with a Cursor build
+// identifier. The probe runs outside the save lock (and is shared with
+// concurrent requests for the same path); only the write is serialized.
 func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	path, err := readSettingsRequest(w, r)
 	if err != nil {
@@ -279,6 +292,10 @@ func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, settingsView(""))
+		return
+	}
+	if !filepath.IsAbs(path) {
+		writeError(w, http.StatusBadRequest, refusal(failure.Input, "the path must be absolute; a relative path or a bare name would be resolved against the server's working directory or PATH, not what the settings screen shows"), nil)
 		return
 	}
 
@@ -307,12 +324,24 @@ func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 	case !v.exact:
 		writeError(w, http.StatusBadRequest, refusal(failure.MissingCLI, "that path does not run; only a PATH fallback did, and a fallback is not the path asked for"), v.diagnostics)
 		return
+	case !v.cursorBuild:
+		writeError(w, http.StatusBadRequest, refusal(failure.MissingCLI, notCursor(v.version)), v.diagnostics)
+		return
 	}
 	if err := h.save(path); err != nil {
 		writeError(w, http.StatusInternalServerError, err, nil)
 		return
 	}
 	writeJSON(w, http.StatusOK, v.report)
+}
+
+// notCursor is the reason a binary whose --version printed version (the
+// first token, bounded) is not saved.
+func notCursor(version string) string {
+	if version == "" {
+		return "that program is not the Cursor CLI: its --version printed nothing, not a Cursor build identifier"
+	}
+	return fmt.Sprintf("that program is not the Cursor CLI: its --version printed %q, not a Cursor build identifier", version)
 }
 
 // refusal is the 400 error of a path that cannot be saved.
@@ -512,16 +541,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v) // the client is gone when this fails; nothing to tell it
 }
 
-var errUnsupportedMedia = failure.New(failure.Input, "the request body must be application/json")
+var errUnsupportedMedia = failure.New(failure.Input, "the request body must be sent with Content-Type: application/json")
+
+// jsonMediaType reports whether a Content-Type header value is
+// application/json or *+json, parameters allowed; a missing one is not.
+func jsonMediaType(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
 
 // readSettingsRequest reads a PUT body, at most MaxBodyBytes, and returns the
-// trimmed binary path ("" clears).
+// trimmed binary path ("" clears). The Content-Type must be present and
+// application/json or *+json: a body is never guessed to be JSON.
 func readSettingsRequest(w http.ResponseWriter, r *http.Request) (string, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return "", errUnsupportedMedia
-		}
+	if !jsonMediaType(r.Header.Get("Content-Type")) {
+		return "", errUnsupportedMedia
 	}
 	if r.ContentLength > MaxBodyBytes {
 		return "", &http.MaxBytesError{Limit: MaxBodyBytes}

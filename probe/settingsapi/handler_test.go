@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,15 @@ import (
 )
 
 const testToken = "test-token-0123456789abcdef"
+
+// abs makes a POSIX-style absolute path absolute on this OS too ("C:" in
+// front on Windows), for the paths a fake prober answers for.
+func abs(p string) string {
+	if runtime.GOOS == "windows" {
+		return "C:" + p
+	}
+	return p
+}
 
 // memStore is a Store in memory that fails the test if two saves overlap.
 type memStore struct {
@@ -88,7 +98,7 @@ func (p *fakeProber) probeExact(ctx context.Context, path string) (verdict, erro
 	if verdict, ok := p.verdicts[path]; ok {
 		return verdict, nil
 	}
-	return verdict{ok: true, exact: true, report: map[string]any{"available": true, "binaryPath": path}}, nil
+	return verdict{ok: true, exact: true, cursorBuild: true, report: map[string]any{"available": true, "binaryPath": path}}, nil
 }
 
 func (p *fakeProber) status(context.Context) (any, error) {
@@ -200,16 +210,20 @@ func TestRoutesAndStatusCodes(t *testing.T) {
 		{name: "settings without token", method: "GET", path: "/v1/cursor-cli/settings", want: 401, wantKind: failure.Auth},
 		{name: "settings wrong token", method: "GET", path: "/v1/cursor-cli/settings", token: testToken + "x", want: 401, wantKind: failure.Auth},
 		{name: "settings token prefix", method: "GET", path: "/v1/cursor-cli/settings", token: testToken[:10], want: 401, wantKind: failure.Auth},
-		{name: "settings DELETE", method: "DELETE", path: "/v1/cursor-cli/settings", token: testToken, want: 405, wantKind: failure.Input, wantAllow: "GET, PUT"},
+		{name: "settings DELETE", method: "DELETE", path: "/v1/cursor-cli/settings", token: testToken, want: 405, wantKind: failure.Input, wantAllow: "GET, HEAD, PUT"},
+		{name: "settings HEAD", method: "HEAD", path: "/v1/cursor-cli/settings", token: testToken, want: 200},
+		{name: "settings HEAD without token", method: "HEAD", path: "/v1/cursor-cli/settings", want: 401},
 		{name: "settings POST without token", method: "POST", path: "/v1/cursor-cli/settings", want: 401, wantKind: failure.Auth},
 		{name: "status", method: "GET", path: "/v1/cursor-cli/status", token: testToken, want: 200, wantBody: `{"authState":"authenticated","authenticated":true,"available":true}`},
 		{name: "status query", method: "GET", path: "/v1/cursor-cli/status?x=1", token: testToken, want: 400, wantKind: failure.Input},
-		{name: "status PUT", method: "PUT", path: "/v1/cursor-cli/status", token: testToken, want: 405, wantKind: failure.Input, wantAllow: "GET"},
+		{name: "status PUT", method: "PUT", path: "/v1/cursor-cli/status", token: testToken, want: 405, wantKind: failure.Input, wantAllow: "GET, HEAD"},
+		{name: "status HEAD", method: "HEAD", path: "/v1/cursor-cli/status", token: testToken, want: 200},
 		{name: "status without token", method: "GET", path: "/v1/cursor-cli/status", want: 401, wantKind: failure.Auth},
 		{name: "models", method: "GET", path: "/v1/cursor-cli/models", token: testToken, want: 200, wantBody: `{"models":[{"id":"gpt-5"}],"source":"cache"}`},
 		{name: "models refresh", method: "GET", path: "/v1/cursor-cli/models?refresh=true", token: testToken, want: 200, wantBody: `{"models":[{"id":"gpt-5"}],"source":"refreshed"}`},
 		{name: "models bad query", method: "GET", path: "/v1/cursor-cli/models?refresh=maybe", token: testToken, want: 400, wantKind: failure.Input},
-		{name: "models POST", method: "POST", path: "/v1/cursor-cli/models", token: testToken, want: 405, wantKind: failure.Input, wantAllow: "GET"},
+		{name: "models POST", method: "POST", path: "/v1/cursor-cli/models", token: testToken, want: 405, wantKind: failure.Input, wantAllow: "GET, HEAD"},
+		{name: "models HEAD", method: "HEAD", path: "/v1/cursor-cli/models?refresh=true", token: testToken, want: 200},
 		{name: "models without token", method: "GET", path: "/v1/cursor-cli/models", want: 401, wantKind: failure.Auth},
 		{name: "unknown route", method: "GET", path: "/v1/nope", token: testToken, want: 404, wantKind: failure.Input},
 		{name: "unknown route without token", method: "GET", path: "/v1/nope", want: 401, wantKind: failure.Auth},
@@ -268,10 +282,9 @@ func TestAuthorizationHeaderForms(t *testing.T) {
 }
 
 func TestSaveAndReadBack(t *testing.T) {
-	paths := []string{
-		"/opt/cursor/bin/cursor-agent",
-		`C:\Program Files\Cursor Agent\cursor-agent.cmd`,
-		"/home/a user/my tools/cursor-agent",
+	paths := []string{abs("/opt/cursor/bin/cursor-agent"), abs("/home/a user/my tools/cursor-agent")}
+	if runtime.GOOS == "windows" {
+		paths = append(paths, `C:\Program Files\Cursor Agent\cursor-agent.cmd`, `\\server\share\cursor-agent.cmd`)
 	}
 	for _, p := range paths {
 		t.Run(p, func(t *testing.T) {
@@ -317,6 +330,28 @@ func TestClear(t *testing.T) {
 	}
 }
 
+// bodyFor is the PUT body saving p.
+func bodyFor(p string) string {
+	b, err := json.Marshal(map[string]string{"binaryPath": p})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// pathBody is the PUT body saving abs(p).
+func pathBody(p string) string { return bodyFor(abs(p)) }
+
+// probeCount is the number of probes prober ran, for every path.
+func probeCount(prober *fakeProber) int64 {
+	var n int64
+	prober.calls.Range(func(_, v any) bool { n += v.(*atomic.Int64).Load(); return true })
+	return n
+}
+
+// notAbsolute is the refusal of a path that is not absolute.
+const notAbsolute = "Cannot save Cursor CLI binary path: the path must be absolute; a relative path or a bare name would be resolved against the server's working directory or PATH, not what the settings screen shows"
+
 func TestPutRefusals(t *testing.T) {
 	manyDiags := make([]string, 100)
 	for i := range manyDiags {
@@ -324,16 +359,18 @@ func TestPutRefusals(t *testing.T) {
 	}
 	prober := &fakeProber{
 		errs: map[string]error{
-			"/missing/cursor-agent": failure.New(failure.MissingCLI, "no such file").WithDetail("tried /missing/cursor-agent: not found"),
-			"/slow/cursor-agent":    failure.New(failure.Timeout, "--version did not answer within 3s"),
-			"/twice/cursor-agent":   failure.New(failure.MissingCLI, "no candidate ran").WithDetail("override /twice/cursor-agent: ENOENT"),
+			abs("/missing/cursor-agent"): failure.New(failure.MissingCLI, "no such file").WithDetail("tried /missing/cursor-agent: not found"),
+			abs("/slow/cursor-agent"):    failure.New(failure.Timeout, "--version did not answer within 3s"),
+			abs("/twice/cursor-agent"):   failure.New(failure.MissingCLI, "no candidate ran").WithDetail("override /twice/cursor-agent: ENOENT"),
 		},
 		verdicts: map[string]verdict{
-			"/old/cursor-agent":     {ok: false, exact: true, reason: "build 2026.08.11 is older than the tested interval", diagnostics: []string{"version: 2026.08.11-e8db854"}},
-			"/noisy/agent":          {ok: false, exact: true, diagnostics: manyDiags},
-			"/broken/agent":         {ok: true, exact: false, diagnostics: []string{"/broken/agent: exec format error", "cursor-agent (PATH): ok"}},
-			"/missing/cursor-agent": {diagnostics: []string{"candidate /missing/cursor-agent: not found"}},
-			"/twice/cursor-agent":   {diagnostics: []string{"override /twice/cursor-agent: ENOENT", "another line", "another line"}},
+			abs("/old/cursor-agent"):     {ok: false, exact: true, reason: "build 2026.08.11 is older than the tested interval", diagnostics: []string{"version: 2026.08.11-e8db854"}},
+			abs("/noisy/agent"):          {ok: false, exact: true, diagnostics: manyDiags},
+			abs("/broken/agent"):         {ok: true, exact: false, diagnostics: []string{"/broken/agent: exec format error", "cursor-agent (PATH): ok"}},
+			abs("/usr/bin/python3"):      {ok: true, exact: true, version: "Python", diagnostics: []string{`version "Python" is not a Cursor build identifier; the build could not be judged`}},
+			abs("/bin/true"):             {ok: true, exact: true, diagnostics: []string{}},
+			abs("/missing/cursor-agent"): {diagnostics: []string{"candidate /missing/cursor-agent: not found"}},
+			abs("/twice/cursor-agent"):   {diagnostics: []string{"override /twice/cursor-agent: ENOENT", "another line", "another line"}},
 		},
 	}
 	tests := []struct {
@@ -343,20 +380,30 @@ func TestPutRefusals(t *testing.T) {
 		wantMessage string
 		wantDiags   []string
 	}{
-		{name: "failing path", body: `{"binaryPath":"/missing/cursor-agent"}`, want: 400, wantKind: failure.MissingCLI,
+		{name: "failing path", body: pathBody("/missing/cursor-agent"), want: 400, wantKind: failure.MissingCLI,
 			wantMessage: "Cannot save Cursor CLI binary path: no such file",
 			wantDiags:   []string{"tried /missing/cursor-agent: not found", "candidate /missing/cursor-agent: not found"}},
-		{name: "repeated diagnostics are shown once", body: `{"binaryPath":"/twice/cursor-agent"}`, want: 400, wantKind: failure.MissingCLI,
+		{name: "repeated diagnostics are shown once", body: pathBody("/twice/cursor-agent"), want: 400, wantKind: failure.MissingCLI,
 			wantMessage: "Cannot save Cursor CLI binary path: no candidate ran",
 			wantDiags:   []string{"override /twice/cursor-agent: ENOENT", "another line"}},
-		{name: "timeout", body: `{"binaryPath":"/slow/cursor-agent"}`, want: 400, wantKind: failure.Timeout,
+		{name: "timeout", body: pathBody("/slow/cursor-agent"), want: 400, wantKind: failure.Timeout,
 			wantMessage: "Cannot save Cursor CLI binary path: --version did not answer within 3s", wantDiags: []string{}},
-		{name: "old build", body: `{"binaryPath":"/old/cursor-agent"}`, want: 400, wantKind: failure.Setup,
+		{name: "old build", body: pathBody("/old/cursor-agent"), want: 400, wantKind: failure.Setup,
 			wantMessage: "Cannot save Cursor CLI binary path: build 2026.08.11 is older than the tested interval",
 			wantDiags:   []string{"version: 2026.08.11-e8db854"}},
-		{name: "success only through PATH fallback", body: `{"binaryPath":"/broken/agent"}`, want: 400, wantKind: failure.MissingCLI,
+		{name: "success only through PATH fallback", body: pathBody("/broken/agent"), want: 400, wantKind: failure.MissingCLI,
 			wantMessage: "Cannot save Cursor CLI binary path: that path does not run; only a PATH fallback did, and a fallback is not the path asked for",
 			wantDiags:   []string{"/broken/agent: exec format error", "cursor-agent (PATH): ok"}},
+		{name: "not Cursor: Python", body: pathBody("/usr/bin/python3"), want: 400, wantKind: failure.MissingCLI,
+			wantMessage: `Cannot save Cursor CLI binary path: that program is not the Cursor CLI: its --version printed "Python", not a Cursor build identifier`,
+			wantDiags:   []string{`version "Python" is not a Cursor build identifier; the build could not be judged`}},
+		{name: "not Cursor: silent", body: pathBody("/bin/true"), want: 400, wantKind: failure.MissingCLI,
+			wantMessage: "Cannot save Cursor CLI binary path: that program is not the Cursor CLI: its --version printed nothing, not a Cursor build identifier",
+			wantDiags:   []string{}},
+		{name: "relative path", body: `{"binaryPath":"../x/cursor-agent"}`, want: 400, wantKind: failure.Input, wantMessage: notAbsolute, wantDiags: []string{}},
+		{name: "bare name", body: `{"binaryPath":"bash"}`, want: 400, wantKind: failure.Input, wantMessage: notAbsolute, wantDiags: []string{}},
+		{name: "dot-relative name", body: `{"binaryPath":"./cursor-agent"}`, want: 400, wantKind: failure.Input, wantMessage: notAbsolute, wantDiags: []string{}},
+		{name: "rooted without a drive", body: `{"binaryPath":"\\x\\cursor-agent"}`, want: 400, wantKind: failure.Input, wantMessage: notAbsolute, wantDiags: []string{}},
 		{name: "number", body: `{"binaryPath":42}`, want: 400, wantKind: failure.Input, wantMessage: "binaryPath must be a string or null", wantDiags: []string{}},
 		{name: "bool", body: `{"binaryPath":true}`, want: 400, wantKind: failure.Input, wantMessage: "binaryPath must be a string or null", wantDiags: []string{}},
 		{name: "array", body: `{"binaryPath":["/a"]}`, want: 400, wantKind: failure.Input, wantMessage: "binaryPath must be a string or null", wantDiags: []string{}},
@@ -372,6 +419,7 @@ func TestPutRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			before := probeCount(prober)
 			store := &memStore{path: "/kept/cursor-agent"}
 			base := testServer(t, newTestHandler(t, store, prober))
 			r := do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, strings.NewReader(tt.body))
@@ -384,12 +432,15 @@ func TestPutRefusals(t *testing.T) {
 			got, err := store.binaryPath()
 			require.NoError(t, err)
 			assert.Equal(t, "/kept/cursor-agent", got)
+			if tt.wantKind == failure.Input {
+				assert.Equal(t, before, probeCount(prober), "a refused request runs no probe")
+			}
 		})
 	}
 
 	t.Run("diagnostics are bounded", func(t *testing.T) {
 		base := testServer(t, newTestHandler(t, &memStore{}, prober))
-		r := do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, strings.NewReader(`{"binaryPath":"/noisy/agent"}`))
+		r := do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, strings.NewReader(pathBody("/noisy/agent")))
 		require.Equal(t, 400, r.status)
 		e := r.errorBody(t)
 		assert.Equal(t, "Cannot save Cursor CLI binary path: the binary did not pass its --version probe", e.Message)
@@ -447,7 +498,7 @@ func TestStoreAndProberErrors(t *testing.T) {
 		kind                     failure.Kind
 	}{
 		{"read settings", "GET", "/v1/cursor-cli/settings", "", 500, failure.Other},
-		{"save settings", "PUT", "/v1/cursor-cli/settings", `{"binaryPath":"/ok/agent"}`, 500, failure.Setup},
+		{"save settings", "PUT", "/v1/cursor-cli/settings", pathBody("/ok/agent"), 500, failure.Setup},
 		{"clear settings", "PUT", "/v1/cursor-cli/settings", `{"binaryPath":null}`, 500, failure.Setup},
 		{"status", "GET", "/v1/cursor-cli/status", "", 502, failure.MissingCLI},
 		{"models", "GET", "/v1/cursor-cli/models", "", 504, failure.Timeout},
@@ -484,7 +535,7 @@ func TestConcurrentSavesAreSerialized(t *testing.T) {
 	paths := make(map[string]bool, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		p := fmt.Sprintf("/opt/cursor %02d/cursor-agent", i)
+		p := abs(fmt.Sprintf("/opt/cursor %02d/cursor-agent", i))
 		paths[p] = true
 		wg.Go(func() {
 			body, _ := json.Marshal(map[string]string{"binaryPath": p})
@@ -501,7 +552,7 @@ func TestConcurrentSavesAreSerialized(t *testing.T) {
 
 func TestConcurrentProbesOfOnePathAreCoalesced(t *testing.T) {
 	const n = 8
-	const path = "/opt/cursor/cursor-agent"
+	path := abs("/opt/cursor/cursor-agent")
 	release := make(chan struct{})
 	prober := &fakeProber{block: map[string]chan struct{}{path: release}}
 	store := &memStore{}
@@ -513,7 +564,7 @@ func TestConcurrentProbesOfOnePathAreCoalesced(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			r := do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, strings.NewReader(`{"binaryPath":"`+path+`"}`))
+			r := do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, strings.NewReader(bodyFor(path)))
 			assert.Equal(t, 200, r.status, "body %s", r.body)
 		})
 	}
@@ -533,7 +584,7 @@ func TestConcurrentProbesOfOnePathAreCoalesced(t *testing.T) {
 }
 
 func TestProbeContextCancelStopsInFlightProbes(t *testing.T) {
-	const path = "/hangs/cursor-agent"
+	path := abs("/hangs/cursor-agent")
 	prober := &fakeProber{block: map[string]chan struct{}{path: make(chan struct{})}}
 	store := &memStore{path: "/kept"}
 	store.t = t
@@ -547,7 +598,7 @@ func TestProbeContextCancelStopsInFlightProbes(t *testing.T) {
 
 	result := make(chan response, 1)
 	go func() {
-		result <- do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, strings.NewReader(`{"binaryPath":"`+path+`"}`))
+		result <- do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, strings.NewReader(bodyFor(path)))
 	}()
 	select {
 	case <-joined:
@@ -561,7 +612,84 @@ func TestProbeContextCancelStopsInFlightProbes(t *testing.T) {
 	assert.Zero(t, store.saves.Load())
 
 	// After cancellation no new probe starts.
-	r = do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, strings.NewReader(`{"binaryPath":"/other"}`))
+	r = do(t, "PUT", base+"/v1/cursor-cli/settings", testToken, strings.NewReader(pathBody("/other")))
 	assert.Equal(t, http.StatusServiceUnavailable, r.status)
-	assert.Zero(t, prober.count("/other"))
+	assert.Zero(t, prober.count(abs("/other")))
+}
+
+// TestHeadIsGetWithoutABody: HEAD on every route answers what GET would,
+// headers and Content-Length included, without the body.
+func TestHeadIsGetWithoutABody(t *testing.T) {
+	store := &memStore{path: abs("/opt/cursor/cursor-agent")}
+	prober := &fakeProber{statusV: map[string]any{"available": true, "authState": "authenticated"}}
+	base := testServer(t, newTestHandler(t, store, prober))
+	tests := []struct {
+		path, token string
+		want        int
+	}{
+		{"/healthz", "", 200},
+		{"/v1/cursor-cli/settings", testToken, 200},
+		{"/v1/cursor-cli/status", testToken, 200},
+		{"/v1/cursor-cli/models", testToken, 200},
+		{"/v1/cursor-cli/models?refresh=maybe", testToken, 400},
+		{"/v1/cursor-cli/settings", "", 401},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path+" "+fmt.Sprint(tt.want), func(t *testing.T) {
+			get := do(t, "GET", base+tt.path, tt.token, nil)
+			head := do(t, "HEAD", base+tt.path, tt.token, nil)
+			assert.Equal(t, tt.want, get.status)
+			assert.Equal(t, get.status, head.status)
+			assert.Empty(t, head.body)
+			require.NotEmpty(t, get.body)
+			assert.Equal(t, fmt.Sprint(len(get.body)), head.header.Get("Content-Length"))
+			for _, h := range []string{"Content-Type", "Cache-Control", "X-Content-Type-Options", "WWW-Authenticate"} {
+				assert.Equal(t, get.header.Get(h), head.header.Get(h), h)
+			}
+		})
+	}
+}
+
+// TestPutNeedsAJSONContentType: a body is never guessed to be JSON.
+func TestPutNeedsAJSONContentType(t *testing.T) {
+	store := &memStore{}
+	base := testServer(t, newTestHandler(t, store, &fakeProber{}))
+	tests := []struct {
+		contentType string // "-": no header at all
+		want        int
+	}{
+		{"application/json", 200},
+		{"application/json; charset=utf-8", 200},
+		{"Application/JSON", 200},
+		{"application/merge-patch+json", 200},
+		{"-", 415},
+		{"", 415},
+		{"text/plain", 415},
+		{"application/x-www-form-urlencoded", 415}, // curl -d without -H
+		{"application/jsonx", 415},
+		{"json", 415},
+	}
+	for _, tt := range tests {
+		t.Run(tt.contentType, func(t *testing.T) {
+			req, err := http.NewRequest("PUT", base+"/v1/cursor-cli/settings", strings.NewReader(`{"binaryPath":null}`))
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			if tt.contentType != "-" {
+				req.Header.Set("Content-Type", tt.contentType)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, resp.StatusCode, "body %s", body)
+			if tt.want == 415 {
+				r := response{status: resp.StatusCode, header: resp.Header, body: body}
+				e := r.errorBody(t)
+				assert.Equal(t, failure.Input, e.Kind)
+				assert.Equal(t, "the request body must be sent with Content-Type: application/json", e.Message)
+			}
+		})
+	}
+	assert.EqualValues(t, 4, store.saves.Load(), "only the JSON requests saved")
 }

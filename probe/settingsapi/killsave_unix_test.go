@@ -25,12 +25,32 @@ import (
 // the file still parses, keeps its other keys and holds one whole saved
 // value. A big unrelated key makes each write long enough to be hit.
 func TestProcessKilledMidSaveLeavesAWholeFile(t *testing.T) {
+	t.Run("file", func(t *testing.T) {
+		settings := filepath.Join(testkit.TempDir(t), "settings.json")
+		killMidSave(t, settings, settings)
+	})
+	// Through a symbolic link: the file it leads to is whole and the link
+	// is still a link after every kill.
+	t.Run("symbolic link", func(t *testing.T) {
+		dir := testkit.TempDir(t)
+		target := filepath.Join(dir, "dotfiles", "cursorkit.json")
+		require.NoError(t, os.MkdirAll(filepath.Dir(target), 0o700))
+		link := filepath.Join(dir, "settings.json")
+		require.NoError(t, os.Symlink(target, link))
+		killMidSave(t, link, target)
+		info, err := os.Lstat(link)
+		require.NoError(t, err)
+		assert.NotZero(t, info.Mode()&os.ModeSymlink, "the settings file is still a link")
+	})
+}
+
+// killMidSave runs the saver on settings, SIGKILLs it at random moments and
+// checks file (settings itself, or the file a link leads to) each time.
+func killMidSave(t *testing.T, settings, file string) {
 	self, err := os.Executable()
 	require.NoError(t, err)
-	dir := testkit.TempDir(t)
-	settings := filepath.Join(dir, "settings.json")
 	big := strings.Repeat("b", 256<<10)
-	require.NoError(t, os.WriteFile(settings, []byte(`{"big":"`+big+`","cursorCliBinaryPath":"/first"}`), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte(`{"big":"`+big+`","cursorCliBinaryPath":"/first"}`), 0o600))
 
 	for round := range 12 {
 		cmd := exec.Command(self, settings)
@@ -55,10 +75,10 @@ func TestProcessKilledMidSaveLeavesAWholeFile(t *testing.T) {
 		require.True(t, ok)
 		require.True(t, ws.Signaled(), "round %d: the saver died of SIGKILL, not %v", round, err)
 
-		s, err := cursor.LoadSettings(settings)
+		s, err := cursor.LoadSettings(file)
 		require.NoError(t, err, "round %d: the file parses after a kill", round)
 		assert.True(t, s.BinaryPath == "/first" || isSaverPath(s.BinaryPath), "round %d: a whole value, not %.80q", round, s.BinaryPath)
-		raw, err := os.ReadFile(settings)
+		raw, err := os.ReadFile(file)
 		require.NoError(t, err)
 		assert.Contains(t, string(raw), big, "round %d: other keys are kept", round)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
 // MinTokenLen is the shortest bearer token accepted; a generated token is 64
@@ -49,9 +50,12 @@ func NewToken() (string, error) {
 // exist; created reports that. The file's content is the token, surrounding
 // whitespace ignored.
 //
-// On POSIX an existing file that the group or others may read or write is
-// refused (kind setup): a token anyone on the machine can read protects
-// nothing. On Windows the file's ACL is not inspected; a file created here
+// An existing file is read like every operator-named file (never blocking,
+// a regular file after following links, at most 4 KiB). On POSIX one owned
+// by another user than the running one (root aside), or that the group or
+// others may read or write, is refused (kind setup), as ssh refuses such
+// keys: a token another user can read or replace protects nothing. On
+// Windows neither the owner nor the ACL is inspected; a file created here
 // inherits the user profile's ACL, so keep it under the profile.
 func LoadOrCreateTokenFile(path string) (token string, created bool, err error) {
 	if path == "" {
@@ -70,8 +74,13 @@ func LoadOrCreateTokenFile(path string) (token string, created bool, err error) 
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		// Another process created it between our read and create: use theirs.
+		// Another process created it between our read and create: use
+		// theirs. Still missing, the name is a link to a missing file
+		// (O_EXCL never follows one).
 		token, err = readTokenFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", false, failure.New(failure.Setup, "the token file %s is a symbolic link to a file that does not exist", path)
+		}
 		return token, false, err
 	}
 	if err != nil {
@@ -87,33 +96,22 @@ func LoadOrCreateTokenFile(path string) (token string, created bool, err error) 
 	return token, true, nil
 }
 
-// readTokenFile reads and validates an existing token file. A missing file's
-// error satisfies errors.Is(err, fs.ErrNotExist).
+// readTokenFile reads and validates an existing token file: opened without
+// blocking, a regular file (symbolic links followed) that checkPrivate
+// accepts, at most maxTokenFileBytes. A missing file's error satisfies
+// errors.Is(err, fs.ErrNotExist).
 func readTokenFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		return "", failure.Wrap(failure.Setup, err, "opening the token file")
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return "", failure.Wrap(failure.Setup, err, "reading the token file")
-	}
-	if !info.Mode().IsRegular() {
-		return "", failure.New(failure.Setup, "the token file %s is not a regular file", path)
-	}
-	if err := checkPrivate(path, info); err != nil {
+	data, err := safefile.ReadChecked(path, maxTokenFileBytes, func(info fs.FileInfo) error {
+		return checkPrivate(path, info)
+	})
+	var fe *failure.Error
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return "", err
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenFileBytes+1))
-	if err != nil {
-		return "", failure.Wrap(failure.Setup, err, "reading the token file")
-	}
-	if len(data) > maxTokenFileBytes {
-		return "", failure.New(failure.Setup, "the token file %s is larger than %d bytes", path, maxTokenFileBytes)
+	case errors.As(err, &fe):
+		return "", err // checkPrivate's refusal
+	case err != nil:
+		return "", failure.Wrap(failure.Setup, err, "cannot read the token file")
 	}
 	token := strings.TrimSpace(string(data))
 	if err := ValidateToken(token); err != nil {

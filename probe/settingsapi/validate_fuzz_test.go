@@ -1,8 +1,14 @@
 package settingsapi
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"mime"
 	"net"
+	"net/http/httptest"
 	"net/netip"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -90,3 +96,76 @@ func FuzzParseRefresh(f *testing.F) {
 		}
 	})
 }
+
+// FuzzJSONMediaType checks that only application/json and *+json media
+// types are accepted, and never a missing Content-Type.
+func FuzzJSONMediaType(f *testing.F) {
+	for _, seed := range []string{"", "application/json", "application/json; charset=utf-8", "APPLICATION/JSON",
+		"application/merge-patch+json", "text/plain", "application/jsonx", "json", "application/json;", ";"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, contentType string) {
+		if !jsonMediaType(contentType) {
+			return
+		}
+		mt, _, err := mime.ParseMediaType(contentType)
+		require.NoError(t, err, "accepted %q", contentType)
+		assert.True(t, mt == "application/json" || strings.HasSuffix(mt, "+json"), "accepted %q", contentType)
+	})
+}
+
+// FuzzPutSavesOnlyAbsoluteCursorPaths drives the PUT handler with any path
+// and checks the rule of docs/contract.md ("The settings validation
+// endpoint"): nothing but an absolute path is probed, and nothing is saved
+// unless it is absolute and its --version printed a Cursor build.
+func FuzzPutSavesOnlyAbsoluteCursorPaths(f *testing.F) {
+	for _, seed := range []string{"/opt/cursor-agent", "C:\\x\\cursor-agent.exe", "cursor-agent", "../x/cursor-agent",
+		"./a", " /a ", "\\\\server\\share\\a", "C:a", ""} {
+		f.Add(seed, true)
+		f.Add(seed, false)
+	}
+	f.Fuzz(func(t *testing.T, path string, cursorBuild bool) {
+		body, err := json.Marshal(map[string]string{"binaryPath": path})
+		if err != nil {
+			return
+		}
+		path = string([]rune(path)) // what JSON carries: invalid UTF-8 as U+FFFD
+		store := &memStore{t: t}
+		prober := &probeRecorder{cursorBuild: cursorBuild}
+		h, err := newHandler(Options{Token: testToken}, store, prober)
+		require.NoError(t, err)
+		req := httptest.NewRequest("PUT", "/v1/cursor-cli/settings", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+
+		trimmed := strings.TrimSpace(path)
+		for _, probed := range prober.paths {
+			assert.True(t, filepath.IsAbs(probed), "probed %q", probed)
+		}
+		if rec.Code == 200 && trimmed != "" {
+			assert.True(t, filepath.IsAbs(trimmed) && cursorBuild, "saved %q (Cursor build: %v)", trimmed, cursorBuild)
+			assert.Equal(t, trimmed, store.path)
+		}
+		if rec.Code != 200 {
+			assert.Zero(t, store.saves.Load(), "a refusal saves nothing")
+		}
+	})
+}
+
+// probeRecorder is a prober whose every binary runs, printing a Cursor
+// build or not; it records the paths it probed.
+type probeRecorder struct {
+	cursorBuild bool
+	paths       []string
+}
+
+func (p *probeRecorder) probeExact(_ context.Context, path string) (verdict, error) {
+	p.paths = append(p.paths, path)
+	return verdict{ok: true, exact: true, cursorBuild: p.cursorBuild, report: map[string]any{}}, nil
+}
+
+func (p *probeRecorder) status(context.Context) (any, error) { return nil, nil }
+
+func (p *probeRecorder) models(context.Context, bool) (any, error) { return nil, nil }
