@@ -28,6 +28,7 @@ const (
 	CauseNone           Cause = ""                // no known cause: failure.Other
 	CauseKeychainLocked Cause = "keychain_locked" // the macOS login keychain is locked: failure.Auth
 	CauseIDEMissing     Cause = "ide_missing"     // `cursor` without a Cursor IDE installation: failure.Setup
+	CauseSandbox        Cause = "sandbox"         // Cursor's sandbox cannot be created: failure.Sandbox
 	CauseNetwork        Cause = "network"         // DNS, connection, TLS or proxy failure: failure.Network
 	CauseQuota          Cause = "quota"           // a usage or spend limit: failure.Quota
 	CauseRateLimited    Cause = "rate_limited"    // a rate limit: failure.RateLimited
@@ -44,6 +45,14 @@ var causePhrases = [...]struct {
 }{
 	{CauseKeychainLocked, []string{"keychain is locked"}},
 	{CauseIDEMissing, []string{"no cursor ide installation found"}},
+	// No exact text is documented (docs/contract.md, "The task profile"):
+	// these are the stable cores any wording of the failure keeps.
+	{CauseSandbox, []string{
+		"sandbox unavailable", "sandbox is unavailable", "sandbox not available", "sandbox is not available",
+		"failed to create sandbox", "failed to create the sandbox", "could not create sandbox",
+		"could not create the sandbox", "unable to create sandbox", "unable to create the sandbox",
+		"sandbox could not be created", "sandbox creation failed",
+	}},
 	{CauseNetwork, []string{
 		// DNS
 		"enotfound", "eai_again", "getaddrinfo", "could not resolve host", "name resolution",
@@ -72,7 +81,7 @@ var causePhrases = [...]struct {
 // looks for each cause's stable core ("keychain is locked", "no cursor ide
 // installation found", ENOTFOUND, ECONNREFUSED, a certificate error, "407
 // Proxy Authentication Required", "usage limit", "rate limit", "not logged
-// in"...), so rewordings around it do not matter. A text naming several
+// in", "sandbox unavailable"...), so rewordings around it do not matter. A text naming several
 // causes gets the one of highest precedence (see the Cause constants).
 func Diagnose(text string) Cause {
 	if text == "" {
@@ -96,6 +105,8 @@ func (c Cause) Kind() failure.Kind {
 		return failure.Auth
 	case CauseIDEMissing:
 		return failure.Setup
+	case CauseSandbox:
+		return failure.Sandbox
 	case CauseNetwork:
 		return failure.Network
 	case CauseQuota:
@@ -113,6 +124,8 @@ func (c Cause) Summary() string {
 		return "the macOS login keychain is locked"
 	case CauseIDEMissing:
 		return "this Cursor CLI needs a Cursor IDE installation"
+	case CauseSandbox:
+		return "the Cursor CLI cannot create its sandbox, and a sandboxed run never runs without it"
 	case CauseNetwork:
 		return "the Cursor CLI could not reach Cursor's servers (a DNS, connection, TLS or proxy failure)"
 	case CauseQuota:
@@ -133,6 +146,8 @@ func (c Cause) Fix() string {
 		return "run `security unlock-keychain` and try again"
 	case CauseIDEMissing:
 		return "install cursor-agent and use it (point cursorCliBinaryPath or CURSOR_AGENT_BIN at it), or install the Cursor IDE"
+	case CauseSandbox:
+		return "on Linux enable Landlock (ABI v3) and unprivileged user namespaces (kernel.unprivileged_userns_clone, AppArmor's userns restriction); see cursor.com/docs/agent/tools/terminal"
 	case CauseNetwork:
 		return "check this machine's network connection and DNS, and its proxy settings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and any firewall or TLS-inspecting proxy between it and Cursor's servers"
 	case CauseQuota:

@@ -30,6 +30,14 @@ func TestDiagnose(t *testing.T) {
 		{"Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent.", CauseIDEMissing},
 		{"no cursor ide installation found", CauseIDEMissing},
 		{"NO CURSOR IDE INSTALLATION FOUND on this machine", CauseIDEMissing},
+		// The sandbox: no exact text is documented; the simulator's
+		// hypothetical one and rewordings of the stable core.
+		{"Error: Sandbox unavailable: could not create the terminal sandbox (Landlock ABI v3 and unprivileged user namespaces are required).", CauseSandbox},
+		{"Failed to create sandbox: operation not permitted", CauseSandbox},
+		{"error: the sandbox is not available on this system", CauseSandbox},
+		{"\x1b[31mSANDBOX CREATION FAILED\x1b[0m", CauseSandbox},
+		{"Sandbox unavailable while fetching: getaddrinfo ENOTFOUND api2.cursor.sh", CauseSandbox},
+		{"the sandbox denied write access to /etc/passwd", CauseNone},
 
 		// DNS
 		{"Error: getaddrinfo ENOTFOUND api2.cursor.sh", CauseNetwork},
@@ -89,6 +97,7 @@ func TestCauseKindsAndFixes(t *testing.T) {
 		{CauseNone, failure.Other, ""},
 		{CauseKeychainLocked, failure.Auth, "unlock-keychain"},
 		{CauseIDEMissing, failure.Setup, "cursor-agent"},
+		{CauseSandbox, failure.Sandbox, "Landlock"},
 		{CauseNetwork, failure.Network, "proxy"},
 		{CauseQuota, failure.Quota, "usage limit"},
 		{CauseRateLimited, failure.RateLimited, "try again"},

@@ -32,10 +32,15 @@ type Decoder struct {
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
-// t.Mode and t.Tools. An unknown mode or a bad tool name is a
-// failure.Input error.
+// t.Mode and t.Tools, or for a Sandboxed turn exactly the stream tools of
+// SandboxedTools(t.Mode). An unknown mode, a bad tool name, and a
+// Sandboxed turn Args refuses are failure.Input errors.
 func NewDecoder(t Turn) (*Decoder, error) {
-	allow, err := newAllowlist(t.Mode, t.Tools)
+	newList := newAllowlist
+	if t.Sandboxed {
+		newList = newSandboxedAllowlist
+	}
+	allow, err := newList(t.Mode, t.Tools)
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,12 @@ type Turn struct {
 	// PartialOutput asks for --stream-partial-output: text arrives as
 	// deltas, and the Decoder drops the recaps that come with them.
 	PartialOutput bool
+	// Sandboxed selects the task profile (docs/contract.md, "The task
+	// profile"): Cursor's sandbox, no project configuration, one turn, no
+	// auto-update and an explicit allowlist (SandboxedTools), sent to
+	// Cursor and enforced by the Decoder. Only ModeAsk (consult, review)
+	// and ModeWrite (write) may be sandboxed, and Tools must be empty.
+	Sandboxed bool
 }
 
 // Args returns the arguments, after the program, that run t:
@@ -79,6 +85,18 @@ type Turn struct {
 //	  --mode ask --trust            (ModeAsk)
 //	  [--model ID] [--resume SESSION]
 //
+// and, for a Sandboxed turn, never --force:
+//
+//	--print --output-format stream-json [--stream-partial-output]
+//	  --sandbox enabled --disable-project-configs --single-turn
+//	  --disable-auto-update --allowed-tools LIST
+//	  [--mode ask] --trust          (--mode ask for ModeAsk)
+//	  [--model ID] [--resume SESSION]
+//
+// LIST is SandboxedTools(t.Mode) joined with commas. A Sandboxed turn in
+// another mode than ModeAsk or ModeWrite, or with Tools, is a
+// failure.Input error.
+//
 // An unknown mode, a tool name NewDecoder would refuse, a model or session
 // id that is longer than 256 bytes, starts with '-' or holds whitespace or
 // control characters, and a model of "auto" or "default" (which route to a
@@ -87,6 +105,11 @@ func Args(t Turn) ([]string, error) {
 	mode, err := t.Mode.resolve()
 	if err != nil {
 		return nil, err
+	}
+	if t.Sandboxed {
+		if err := checkSandboxed(mode, t.Tools); err != nil {
+			return nil, err
+		}
 	}
 	for _, name := range t.Tools {
 		if err := validToolName(name); err != nil {
@@ -97,10 +120,17 @@ func Args(t Turn) ([]string, error) {
 	if t.PartialOutput {
 		args = append(args, "--stream-partial-output")
 	}
-	switch mode {
-	case ModeWrite:
+	switch {
+	case t.Sandboxed:
+		args = append(args, "--sandbox", "enabled", "--disable-project-configs", "--single-turn",
+			"--disable-auto-update", "--allowed-tools", strings.Join(SandboxedTools(mode), ","))
+		if mode == ModeAsk {
+			args = append(args, "--mode", "ask")
+		}
+		args = append(args, "--trust")
+	case mode == ModeWrite:
 		args = append(args, "--force", "--trust")
-	case ModeAsk:
+	case mode == ModeAsk:
 		args = append(args, "--mode", "ask", "--trust")
 	default:
 		args = append(args, "--mode", "plan", "--trust")
@@ -150,7 +180,7 @@ func writeTools() []string {
 
 // allowlist is the set of tools a turn may use.
 type allowlist struct {
-	mode  Mode
+	mode  string   // the mode as messages name it: "ask", "sandboxed write"
 	tools []string // sorted, distinct
 }
 
@@ -165,6 +195,32 @@ func newAllowlist(mode Mode, extra []string) (allowlist, error) {
 	if mode == ModeWrite {
 		tools = append(tools, writeTools()...)
 	}
+	return makeAllowlist(string(mode), tools, extra)
+}
+
+// newSandboxedAllowlist returns the tools of mode's task profile
+// (sandboxedTable), or a failure.Input error for a mode that cannot be
+// sandboxed or any extra tool.
+func newSandboxedAllowlist(mode Mode, extra []string) (allowlist, error) {
+	mode, err := mode.resolve()
+	if err != nil {
+		return allowlist{}, err
+	}
+	if err := checkSandboxed(mode, extra); err != nil {
+		return allowlist{}, err
+	}
+	var tools []string
+	for _, e := range sandboxedTable() {
+		if !e.write || mode == ModeWrite {
+			tools = append(tools, e.name)
+		}
+	}
+	return makeAllowlist("sandboxed "+string(mode), tools, nil)
+}
+
+// makeAllowlist returns tools plus extra, sorted and distinct, or a
+// failure.Input error for a bad extra name.
+func makeAllowlist(label string, tools, extra []string) (allowlist, error) {
 	for _, name := range extra {
 		if err := validToolName(name); err != nil {
 			return allowlist{}, err
@@ -172,7 +228,7 @@ func newAllowlist(mode Mode, extra []string) (allowlist, error) {
 		tools = append(tools, name)
 	}
 	slices.Sort(tools)
-	return allowlist{mode: mode, tools: slices.Compact(tools)}, nil
+	return allowlist{mode: label, tools: slices.Compact(tools)}, nil
 }
 
 func (a allowlist) allows(name string) bool {

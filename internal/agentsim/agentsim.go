@@ -85,33 +85,35 @@ const (
 	ScenarioSlowModels  = "slow-models"  // sleeps EnvDelay first
 
 	// --print --output-format stream-json
-	ScenarioNormal             = "normal"               // init, user, thinking, assistant, three tool calls, assistant, result
-	ScenarioDuplicateAssistant = "duplicate-assistant"  // first text again without model_call_id at the end of the turn
-	ScenarioHangBeforeOutput   = "hang-before-output"   // reads the prompt, then prints nothing until killed
-	ScenarioHangMidStream      = "hang-mid-stream"      // init, user, one assistant event, then nothing until killed
-	ScenarioLinger             = "linger"               // after result: stays alive with a worker holding stdout
-	ScenarioOrphanStdout       = "orphan-stdout"        // after result: exits 0 while a worker holds stdout until killed
-	ScenarioSetsidEscape       = "setsid-escape"        // a worker in its own session (Windows: tries job breakaway) holds stdout; lingers
-	ScenarioDoubleFork         = "double-fork"          // an intermediate starts a worker and exits; the worker holds stdout; lingers
-	ScenarioNoResult           = "no-result"            // ends without a result event, exit 0
-	ScenarioMalformedLine      = "malformed-line"       // a truncated JSON line after user; the turn then completes
-	ScenarioBanner             = "banner"               // a non-JSON banner line before init
-	ScenarioUnknownEvent       = "unknown-event"        // an event of an unknown type after init
-	ScenarioBigLine            = "big-line"             // one assistant event of EnvLineBytes (10 MiB) text
-	ScenarioCRLF               = "crlf"                 // every line ends in \r\n
-	ScenarioNoFinalNewline     = "no-final-newline"     // the result line has no trailing newline
-	ScenarioDisallowedTool     = "disallowed-tool"      // starts a worker, then a shellToolCall (mcpToolCall with --force), then hangs
-	ScenarioErrorResult        = "error-result"         // result subtype error, is_error true, exit 1
-	ScenarioUsageLimit         = "usage-limit"          // error result "You've hit your usage limit…" and the same on stderr, exit 1
-	ScenarioUsageLimitStderr   = "usage-limit-stderr"   // no stream at all: the usage-limit text on stderr, exit 1
-	ScenarioRateLimited        = "rate-limited"         // error result about a rate limit, exit 1
-	ScenarioAuthError          = "auth-error"           // error result "Authentication required…", exit 1
-	ScenarioNetworkErrorStderr = "network-error-stderr" // no stream at all: "Error: Connection error: " and EnvNetworkError on stderr, exit 1
-	ScenarioBigStream          = "big-stream"           // EnvStreamBytes of distinct assistant events, fast
-	ScenarioCrash              = "crash"                // init, user, then "panic"-like stderr and exit 2 without a result
-	ScenarioMissingInit        = "missing-init"         // the turn without its system/init event
-	ScenarioNoUsage            = "no-usage"             // the result event has no usage field
-	ScenarioEventAfterResult   = "event-after-result"   // an assistant event follows the result
+	ScenarioNormal              = "normal"                // init, user, thinking, assistant, three tool calls, assistant, result
+	ScenarioDuplicateAssistant  = "duplicate-assistant"   // first text again without model_call_id at the end of the turn
+	ScenarioHangBeforeOutput    = "hang-before-output"    // reads the prompt, then prints nothing until killed
+	ScenarioHangMidStream       = "hang-mid-stream"       // init, user, one assistant event, then nothing until killed
+	ScenarioLinger              = "linger"                // after result: stays alive with a worker holding stdout
+	ScenarioOrphanStdout        = "orphan-stdout"         // after result: exits 0 while a worker holds stdout until killed
+	ScenarioSetsidEscape        = "setsid-escape"         // a worker in its own session (Windows: tries job breakaway) holds stdout; lingers
+	ScenarioDoubleFork          = "double-fork"           // an intermediate starts a worker and exits; the worker holds stdout; lingers
+	ScenarioNoResult            = "no-result"             // ends without a result event, exit 0
+	ScenarioMalformedLine       = "malformed-line"        // a truncated JSON line after user; the turn then completes
+	ScenarioBanner              = "banner"                // a non-JSON banner line before init
+	ScenarioUnknownEvent        = "unknown-event"         // an event of an unknown type after init
+	ScenarioBigLine             = "big-line"              // one assistant event of EnvLineBytes (10 MiB) text
+	ScenarioCRLF                = "crlf"                  // every line ends in \r\n
+	ScenarioNoFinalNewline      = "no-final-newline"      // the result line has no trailing newline
+	ScenarioDisallowedTool      = "disallowed-tool"       // starts a worker, then a shellToolCall (mcpToolCall with --force), then hangs
+	ScenarioErrorResult         = "error-result"          // result subtype error, is_error true, exit 1
+	ScenarioUsageLimit          = "usage-limit"           // error result "You've hit your usage limit…" and the same on stderr, exit 1
+	ScenarioUsageLimitStderr    = "usage-limit-stderr"    // no stream at all: the usage-limit text on stderr, exit 1
+	ScenarioRateLimited         = "rate-limited"          // error result about a rate limit, exit 1
+	ScenarioAuthError           = "auth-error"            // error result "Authentication required…", exit 1
+	ScenarioNetworkErrorStderr  = "network-error-stderr"  // no stream at all: "Error: Connection error: " and EnvNetworkError on stderr, exit 1
+	ScenarioBigStream           = "big-stream"            // EnvStreamBytes of distinct assistant events, fast
+	ScenarioCrash               = "crash"                 // init, user, then "panic"-like stderr and exit 2 without a result
+	ScenarioMissingInit         = "missing-init"          // the turn without its system/init event
+	ScenarioNoUsage             = "no-usage"              // the result event has no usage field
+	ScenarioEventAfterResult    = "event-after-result"    // an assistant event follows the result
+	ScenarioSandboxWriteOutside = "sandbox-write-outside" // two editToolCalls, inside and outside the workspace; with --sandbox enabled $HOME/.cursor/sandbox.json decides each result
+	ScenarioSandboxUnavailable  = "sandbox-unavailable"   // with --sandbox enabled: SandboxUnavailableText on stderr, exit 1, no stream; otherwise the normal turn
 
 	// every command, and workers
 	ScenarioIgnoreSIGTERM = "ignore-sigterm" // POSIX: the simulator and its workers ignore SIGTERM
@@ -136,6 +138,11 @@ const (
 const (
 	KeychainLockedText = "Error: Your macOS login keychain is locked.\nRun security unlock-keychain and try again."
 	IDEMissingText     = "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent."
+	// SandboxUnavailableText is HYPOTHETICAL: Cursor documents no exact
+	// message for a sandbox it cannot create (docs/contract.md, "The task
+	// profile"). It holds the stable core cursor.Diagnose matches,
+	// "sandbox unavailable".
+	SandboxUnavailableText = "Error: Sandbox unavailable: could not create the terminal sandbox (Linux needs Landlock ABI v3 and unprivileged user namespaces). Refusing to run without it."
 )
 
 // Texts of the normal turn, so tests can compare what they decoded.
@@ -171,6 +178,7 @@ type sim struct {
 	stderr    io.Writer
 	getenv    func(string) string
 	scenarios map[string]bool
+	inv       invocation // the parsed command line, once parsed
 }
 
 // Main runs the simulator with args (without the program name), as the real
@@ -194,6 +202,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	}
 	s.notePID("main")
 	inv, err := parseArgs(args)
+	s.inv = inv
 	if err != nil {
 		s.record("")
 		fmt.Fprintf(stderr, "error: %v\n", err)

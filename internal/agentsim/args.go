@@ -26,13 +26,19 @@ type invocation struct {
 	resume              string
 	streamPartialOutput bool
 	workspace           string
-	jsonFormat          bool // status/whoami --format json
+	jsonFormat          bool     // status/whoami --format json
+	sandbox             string   // --sandbox: "", "enabled" or "disabled"
+	allowedTools        []string // --allowed-tools, split at commas
+	disableProject      bool     // --disable-project-configs
+	singleTurn          bool     // --single-turn
+	disableAutoUpdate   bool     // --disable-auto-update
 }
 
 // valueOptions take a value, either as the next argument or after "=".
 var valueOptions = map[string]bool{
 	"--output-format": true, "--model": true, "-m": true, "--mode": true,
 	"--resume": true, "--workspace": true, "--format": true,
+	"--sandbox": true, "--allowed-tools": true,
 }
 
 // parseArgs reads argv the way the real CLI's option parser does, strictly:
@@ -92,6 +98,23 @@ func parseArgs(args []string) (invocation, error) {
 				return inv, fmt.Errorf("option '--format <format>' argument '%s' is invalid. Allowed choices are text, json", value)
 			}
 			inv.jsonFormat = value == "json"
+		case "--sandbox":
+			if value != "enabled" && value != "disabled" {
+				return inv, fmt.Errorf("option '--sandbox <mode>' argument '%s' is invalid. Allowed choices are enabled, disabled", value)
+			}
+			inv.sandbox = value
+		case "--allowed-tools":
+			tools, err := parseToolList(value)
+			if err != nil {
+				return inv, err
+			}
+			inv.allowedTools = tools
+		case "--disable-project-configs":
+			inv.disableProject = true
+		case "--single-turn":
+			inv.singleTurn = true
+		case "--disable-auto-update":
+			inv.disableAutoUpdate = true
 		case "--list-models":
 			return inv, fmt.Errorf("--list-models is unreliable and unsupported by this simulator; use 'models'")
 		default:
@@ -127,4 +150,24 @@ func parseArgs(args []string) (invocation, error) {
 		return inv, fmt.Errorf("only --output-format stream-json is simulated, got %q", inv.outputFormat)
 	}
 	return inv, nil
+}
+
+// parseToolList reads --allowed-tools: one comma-separated list of tool
+// names (letters, digits and '_'), none empty. A repeated option replaces
+// the earlier list, as the real CLI's option parser does for an option
+// that is not variadic.
+func parseToolList(value string) ([]string, error) {
+	names := strings.Split(value, ",")
+	for _, name := range names {
+		ok := name != ""
+		for _, c := range name {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+				ok = false
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("option '--allowed-tools <tools>' argument '%s' is invalid. Expected a comma-separated list of tool names", value)
+		}
+	}
+	return names, nil
 }

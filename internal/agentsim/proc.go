@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,6 +176,61 @@ type Record struct {
 	Cwd        string   `json:"cwd"`
 	PID        int      `json:"pid"`
 	Executable string   `json:"executable"`
+	// Home is the HOME the invocation ran with (USERPROFILE on Windows
+	// when HOME is unset), HomeFiles what was under it (at most
+	// maxHomeFiles entries; HomeFilesTruncated says more were there).
+	Home               string     `json:"home"`
+	HomeFiles          []HomeFile `json:"homeFiles"`
+	HomeFilesTruncated bool       `json:"homeFilesTruncated,omitempty"`
+	// Sandbox and AllowedTools are the parsed --sandbox and
+	// --allowed-tools values ("" and nil when absent or unparsed).
+	Sandbox      string   `json:"sandbox"`
+	AllowedTools []string `json:"allowedTools"`
+}
+
+// HomeFile is one entry under the invocation's HOME: its path relative to
+// HOME, slash-separated, and its mode as fs.FileMode prints it
+// ("-rw-------", "dr-x------", "Lrwxrwxrwx").
+type HomeFile struct {
+	Path string `json:"path"`
+	Mode string `json:"mode"`
+}
+
+// maxHomeFiles bounds the listing of HOME (a real home can be large).
+const maxHomeFiles = 256
+
+// homeDir is the HOME an invocation runs with.
+func (s *sim) homeDir() string {
+	if h := s.getenv("HOME"); h != "" {
+		return h
+	}
+	return s.getenv("USERPROFILE")
+}
+
+// listHome lists what is under home, in lexical order, bounded.
+func listHome(home string) ([]HomeFile, bool) {
+	files := []HomeFile{}
+	truncated := false
+	if home == "" {
+		return files, false
+	}
+	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == home {
+			return nil
+		}
+		if len(files) == maxHomeFiles {
+			truncated = true
+			return filepath.SkipAll
+		}
+		info, ierr := d.Info()
+		if ierr != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(home, p)
+		files = append(files, HomeFile{Path: filepath.ToSlash(rel), Mode: info.Mode().String()})
+		return nil
+	})
+	return files, truncated
 }
 
 func (s *sim) record(stdin string) {
@@ -183,8 +239,11 @@ func (s *sim) record(stdin string) {
 		return
 	}
 	exe, _ := os.Executable()
+	home := s.homeDir()
+	files, truncated := listHome(home)
 	line, err := json.Marshal(Record{Args: append([]string{}, s.args...), Env: os.Environ(), Stdin: stdin,
-		Cwd: osGetwd(), PID: os.Getpid(), Executable: exe})
+		Cwd: osGetwd(), PID: os.Getpid(), Executable: exe, Home: home, HomeFiles: files, HomeFilesTruncated: truncated,
+		Sandbox: s.inv.sandbox, AllowedTools: s.inv.allowedTools})
 	if err != nil {
 		return
 	}

@@ -208,6 +208,10 @@ func (s *sim) print(inv invocation) int {
 		fmt.Fprintln(s.stderr, "Error: No prompt provided. Pass the prompt on stdin.")
 		return 1
 	}
+	if inv.sandbox == "enabled" && s.has(ScenarioSandboxUnavailable) {
+		fmt.Fprintln(s.stderr, SandboxUnavailableText)
+		return 1
+	}
 	if s.has(ScenarioUsageLimitStderr) {
 		fmt.Fprintln(s.stderr, "Error: "+usageLimitMessage)
 		return 1
@@ -296,6 +300,9 @@ func (s *sim) print(inv invocation) int {
 		t.assistant(TextBeforeTool, "mc_1")
 		if s.has(ScenarioDisallowedTool) {
 			return t.disallowedTool()
+		}
+		if s.has(ScenarioSandboxWriteOutside) {
+			t.sandboxWrites(cwd)
 		}
 		t.toolCall(CallIDRead, "mc_1", "readToolCall", obj{{"path", "README.md"}},
 			obj{{"success", obj{{"content", "# Demo\nhello\n"}, {"isEmpty", false}, {"exceededLimit", false}, {"totalLines", 2}}}})

@@ -1,0 +1,336 @@
+package cursor
+
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/safefile"
+)
+
+// sandboxedTool is one row of the task profile's allowlist: the name the
+// companion contract and --allowed-tools use, and the name the Decoder
+// sees (the stream's tool key without its "ToolCall" suffix).
+type sandboxedTool struct {
+	contract string // read_tool_call
+	name     string // read (the stream key is readToolCall)
+	write    bool   // only ModeWrite allows it
+}
+
+// sandboxedTable is the task profile's one allowlist table
+// (docs/contract.md, "The task profile"), in the contract's order. There
+// is no write_tool_call: the contract's write list does not name it.
+func sandboxedTable() []sandboxedTool {
+	return []sandboxedTool{
+		{"read_tool_call", "read", false},
+		{"grep_tool_call", "grep", false},
+		{"glob_tool_call", "glob", false},
+		{"ls_tool_call", "ls", false},
+		{"edit_tool_call", "edit", true},
+		{"delete_tool_call", "delete", true},
+		{"shell_tool_call", "shell", true},
+		{"update_todos_tool_call", "updateTodos", true},
+		{"read_todos_tool_call", "readTodos", true},
+	}
+}
+
+// SandboxedTools returns the tools a Sandboxed turn of mode m may use, by
+// the names the companion contract and --allowed-tools give them
+// ("read_tool_call", ...), in the contract's order: four read-only tools
+// for ModeAsk (consult, review), nine for ModeWrite. Any other mode,
+// which cannot be sandboxed, has none (nil).
+func SandboxedTools(m Mode) []string {
+	if m != ModeAsk && m != ModeWrite {
+		return nil
+	}
+	var names []string
+	for _, e := range sandboxedTable() {
+		if !e.write || m == ModeWrite {
+			names = append(names, e.contract)
+		}
+	}
+	return names
+}
+
+// checkSandboxed refuses what the task profile cannot run: a mode other
+// than ask or write, and extra tools.
+func checkSandboxed(mode Mode, tools []string) error {
+	if mode != ModeAsk && mode != ModeWrite {
+		return failure.New(failure.Input, "the %s mode cannot run sandboxed (only ask and write can)", mode)
+	}
+	if len(tools) > 0 {
+		return failure.New(failure.Input, "a sandboxed turn takes no extra tools: its allowlist is fixed (%d given)", len(tools))
+	}
+	return nil
+}
+
+// HomeSpec describes the private home of one sandboxed turn
+// (docs/contract.md, "The task profile"). Every path must be absolute.
+type HomeSpec struct {
+	// Mode is ModeAsk (consult, review: workspace_readonly) or ModeWrite
+	// (write: workspace_readwrite).
+	Mode Mode
+	// Workspace is the agent's working directory; reads are bounded to it.
+	Workspace string
+	// RuntimeRoot is the language runtime's installation root (GOROOT, a
+	// Node.js prefix...), exposed read-only in ModeWrite; "" exposes none.
+	// The caller chooses it.
+	RuntimeRoot string
+	// GitCommonDir and GitDir are `git rev-parse --git-common-dir` and
+	// `--git-dir` of the workspace. When both are set and differ (a linked
+	// worktree), ModeWrite exposes the common dir read-only and the
+	// worktree's own git dir read-write.
+	GitCommonDir, GitDir string
+	// KeychainDir is the user's keychain directory (~/Library/Keychains).
+	// On macOS the home gets Library/Keychains as a symbolic link to it,
+	// never a copy; "" makes no link. Other systems ignore it.
+	KeychainDir string
+}
+
+// Private home layout (docs/contract.md, "The task profile").
+const (
+	cliConfigFile   = ".cursor/cli-config.json"
+	sandboxFile     = ".cursor/sandbox.json"
+	keychainLink    = "Library/Keychains"
+	homeConfigLimit = 1 << 20
+)
+
+// emptyHomeDirs are the plugin and skill directories Cursor reads under
+// the home, created empty and read-only (0500).
+func emptyHomeDirs() []string {
+	return []string{".cursor/plugins", ".cursor/skills", ".cursor/skills-cursor", ".agents/skills"}
+}
+
+// WritePrivateHome creates home (0700) as the private HOME of a sandboxed
+// turn: .cursor/cli-config.json (permissions that allow the mode's tools
+// and deny the rest), .cursor/sandbox.json (the mode's sandbox policy, no
+// network), empty read-only (0500) plugin and skill directories, and on
+// macOS a symbolic link to spec.KeychainDir. Files are written atomically
+// (internal/safefile), 0600. A home that exists and is not an empty
+// directory, and a bad spec, are failure.Input errors; nothing is written
+// then. Other failures are failure.Setup.
+func WritePrivateHome(home string, spec HomeSpec) error {
+	return writePrivateHome(home, spec, runtime.GOOS)
+}
+
+func writePrivateHome(home string, spec HomeSpec, goos string) error {
+	if err := spec.check(home); err != nil {
+		return err
+	}
+	if entries, err := os.ReadDir(home); err == nil {
+		if len(entries) > 0 {
+			return failure.New(failure.Input, "the private home %s already exists and is not empty", boundedQuote(home, 200))
+		}
+	} else if info, statErr := os.Lstat(home); statErr == nil {
+		return failure.New(failure.Input, "the private home %s exists and is not a directory (%s)", boundedQuote(home, 200), info.Mode().Type())
+	} else if !errors.Is(statErr, fs.ErrNotExist) {
+		return setupErr("cannot inspect the private home", statErr)
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return setupErr("cannot create the private home", err)
+	}
+	if err := os.Chmod(home, 0o700); err != nil && runtime.GOOS != "windows" {
+		return setupErr("cannot make the private home private", err)
+	}
+	files := []struct {
+		rel string
+		v   any
+	}{
+		{cliConfigFile, cliConfig(spec.Mode)},
+		{sandboxFile, sandboxPolicy(spec)},
+	}
+	for _, f := range files {
+		data, err := json.Marshal(f.v, jsontext.WithIndent("  "))
+		if err != nil {
+			return setupErr("cannot encode "+f.rel, err)
+		}
+		if err := safefile.Write(filepath.Join(home, filepath.FromSlash(f.rel)), append(data, '\n'), 0o600); err != nil {
+			return setupErr("cannot write "+f.rel+" in the private home", err)
+		}
+	}
+	for _, rel := range emptyHomeDirs() {
+		dir := filepath.Join(home, filepath.FromSlash(rel))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return setupErr("cannot create "+rel+" in the private home", err)
+		}
+		if err := os.Chmod(dir, 0o500); err != nil && runtime.GOOS != "windows" {
+			return setupErr("cannot make "+rel+" read-only", err)
+		}
+	}
+	if goos == "darwin" && spec.KeychainDir != "" {
+		link := filepath.Join(home, filepath.FromSlash(keychainLink))
+		if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+			return setupErr("cannot create Library in the private home", err)
+		}
+		if err := os.Symlink(spec.KeychainDir, link); err != nil {
+			return setupErr("cannot link the keychain into the private home", err)
+		}
+	}
+	return nil
+}
+
+// check refuses a spec WritePrivateHome cannot honour.
+func (spec HomeSpec) check(home string) error {
+	if spec.Mode != ModeAsk && spec.Mode != ModeWrite {
+		return failure.New(failure.Input, "a private home is for the ask or write mode, not %s", boundedQuote(string(spec.Mode), 40))
+	}
+	paths := []struct{ what, p string }{{"home", home}, {"workspace", spec.Workspace}}
+	for _, o := range []struct{ what, p string }{{"runtime root", spec.RuntimeRoot}, {"git common dir", spec.GitCommonDir},
+		{"git dir", spec.GitDir}, {"keychain dir", spec.KeychainDir}} {
+		if o.p != "" {
+			paths = append(paths, o)
+		}
+	}
+	for _, o := range paths {
+		if o.p == "" || !filepath.IsAbs(o.p) {
+			return failure.New(failure.Input, "the private home's %s must be an absolute path", o.what)
+		}
+		if strings.ContainsFunc(o.p, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+			return failure.New(failure.Input, "the private home's %s holds a control character", o.what)
+		}
+	}
+	return nil
+}
+
+func setupErr(msg string, err error) error {
+	return &failure.Error{Kind: failure.Setup, Message: msg, Detail: err.Error(), Err: err}
+}
+
+// cliPermissions and cliConfigDoc are the generated cli-config.json: the
+// members Cursor documents as required (version, editor.vimMode,
+// permissions.allow, permissions.deny).
+type cliPermissions struct {
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny"`
+}
+
+type cliConfigDoc struct {
+	Version     int             `json:"version"`
+	Editor      map[string]bool `json:"editor"`
+	Permissions cliPermissions  `json:"permissions"`
+}
+
+// cliConfig returns the permissions that match mode's allowlist: reads in
+// the workspace (relative patterns are workspace-scoped) for every mode,
+// writes and shell commands in ModeWrite; everything else denied.
+func cliConfig(mode Mode) cliConfigDoc {
+	allow := []string{"Read(**)"}
+	deny := []string{"Mcp(*, *)", "WebFetch(*)"}
+	if mode == ModeWrite {
+		allow = append(allow, "Write(**)", "Shell(**)")
+	} else {
+		deny = append([]string{"Write(**)", "Shell(**)"}, deny...)
+	}
+	return cliConfigDoc{Version: 1, Editor: map[string]bool{"vimMode": false},
+		Permissions: cliPermissions{Allow: allow, Deny: deny}}
+}
+
+// sandboxDoc is the generated sandbox.json (cursor.com/docs/reference/sandbox.md).
+type sandboxDoc struct {
+	Type                     string        `json:"type"`
+	ReadBoundary             string        `json:"readBoundary"`
+	AdditionalReadonlyPaths  []string      `json:"additionalReadonlyPaths"`
+	AdditionalReadwritePaths []string      `json:"additionalReadwritePaths"`
+	NetworkPolicy            networkPolicy `json:"networkPolicy"`
+}
+
+type networkPolicy struct {
+	Default string `json:"default"`
+}
+
+// sandboxPolicy returns spec's sandbox.json.
+func sandboxPolicy(spec HomeSpec) sandboxDoc {
+	doc := sandboxDoc{Type: "workspace_readonly", ReadBoundary: "workspace", AdditionalReadonlyPaths: []string{},
+		AdditionalReadwritePaths: []string{}, NetworkPolicy: networkPolicy{Default: "deny"}}
+	if spec.Mode != ModeWrite {
+		return doc
+	}
+	doc.Type = "workspace_readwrite"
+	if spec.RuntimeRoot != "" {
+		doc.AdditionalReadonlyPaths = append(doc.AdditionalReadonlyPaths, spec.RuntimeRoot)
+	}
+	if spec.GitCommonDir != "" && spec.GitDir != "" && filepath.Clean(spec.GitCommonDir) != filepath.Clean(spec.GitDir) {
+		doc.AdditionalReadonlyPaths = append(doc.AdditionalReadonlyPaths, spec.GitCommonDir)
+		doc.AdditionalReadwritePaths = append(doc.AdditionalReadwritePaths, spec.GitDir)
+	}
+	return doc
+}
+
+// hookFiles are the workspace files whose hooks run outside Cursor's
+// sandbox, relative to the workspace, slash-separated.
+func hookFiles() []string {
+	return []string{".cursor/hooks.json", ".claude/settings.json", ".claude/settings.local.json"}
+}
+
+// ProjectHooks returns one warning text for each hook file of workspace
+// (.cursor/hooks.json, .claude/settings.json, .claude/settings.local.json)
+// that holds a non-empty "hooks" object: such hooks run outside the
+// sandbox. A file that cannot be read (not a regular file, over 1 MiB,
+// unreadable) or is not a JSON object gets a warning saying so; a missing
+// one none. Reads never block (internal/safefile). It never fails.
+func ProjectHooks(workspace string) []string {
+	var warnings []string
+	for _, rel := range hookFiles() {
+		data, err := safefile.ReadChecked(filepath.Join(workspace, filepath.FromSlash(rel)), homeConfigLimit, nil)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			warnings = append(warnings, "cannot check "+rel+" for project hooks ("+readProblem(err)+"); hooks there would run outside the sandbox")
+			continue
+		}
+		has, err := hasHooks(data)
+		switch {
+		case err != nil:
+			warnings = append(warnings, "cannot check "+rel+" for project hooks (not a JSON object); hooks there would run outside the sandbox")
+		case has:
+			warnings = append(warnings, "project hooks in "+rel+" run outside the sandbox")
+		}
+	}
+	return warnings
+}
+
+// readProblem says why a hook file could not be read, without its path.
+func readProblem(err error) string {
+	var tooLarge *safefile.TooLargeError
+	var notRegular *safefile.NotRegularError
+	switch {
+	case errors.As(err, &tooLarge):
+		return "larger than 1 MiB"
+	case errors.As(err, &notRegular):
+		return "not a regular file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	return "unreadable"
+}
+
+// hasHooks reports whether data, a JSON object (a BOM allowed), has a
+// "hooks" member that is a non-empty object. Data that is not one JSON
+// object is an error.
+func hasHooks(data []byte) (bool, error) {
+	data = []byte(strings.TrimPrefix(string(data), "\ufeff"))
+	var doc map[string]jsontext.Value
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return false, err
+	}
+	if doc == nil {
+		return false, io.ErrUnexpectedEOF
+	}
+	raw, ok := doc["hooks"]
+	if !ok || raw.Kind() != '{' {
+		return false, nil
+	}
+	var hooks map[string]jsontext.Value
+	if err := json.Unmarshal(raw, &hooks); err != nil {
+		return false, err
+	}
+	return len(hooks) > 0, nil
+}
