@@ -98,6 +98,29 @@ func TestRun(t *testing.T) {
 				assert.Equal(t, "p", record[len(record)-1].Stdin, "the prompt travels on stdin only")
 				assert.True(t, o.Usage.Reported)
 			}},
+		{name: "a sandboxed consult turn sends the task profile", turn: cursor.Turn{Prompt: "p", Mode: cursor.ModeAsk, Sandboxed: true},
+			check: func(t *testing.T, o agent.Outcome, _ []event.Event, record []agentsim.Record) {
+				require.NotEmpty(t, record)
+				r := record[len(record)-1]
+				assert.Contains(t, strings.Join(r.Args, " "), "--sandbox enabled --disable-project-configs --single-turn --disable-auto-update --allowed-tools read_tool_call,grep_tool_call,glob_tool_call,ls_tool_call --mode ask --trust")
+				assert.Equal(t, "enabled", r.Sandbox)
+				assert.Equal(t, cursor.SandboxedTools(cursor.ModeAsk), r.AllowedTools)
+			}},
+		{name: "an unavailable sandbox is the sandbox kind", scenario: agentsim.ScenarioSandboxUnavailable,
+			turn: cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite, Sandboxed: true}, kind: failure.Sandbox},
+		{name: "a write outside the workspace is rejected by the sandbox, the turn goes on", scenario: agentsim.ScenarioSandboxWriteOutside,
+			turn: cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite, Sandboxed: true},
+			check: func(t *testing.T, o agent.Outcome, events []event.Event, _ []agentsim.Record) {
+				var statuses []string
+				for _, e := range events {
+					if e.Type == event.TypeToolCompleted && e.Tool.Name == "edit" {
+						statuses = append(statuses, e.Tool.Status)
+					}
+				}
+				assert.Equal(t, []string{"success", "rejected"}, statuses)
+			}},
+		{name: "a sandboxed consult turn refuses an edit as policy", scenario: agentsim.ScenarioSandboxWriteOutside,
+			turn: cursor.Turn{Prompt: "p", Mode: cursor.ModeAsk, Sandboxed: true}, kind: failure.Policy},
 		{name: "a tool outside the mode stops the tree as policy", scenario: agentsim.ScenarioDisallowedTool, turn: cursor.Turn{Prompt: "p"}, kind: failure.Policy},
 		{name: "an error result is the agent's failure", scenario: agentsim.ScenarioUsageLimit, turn: cursor.Turn{Prompt: "p"}, kind: failure.Quota},
 		{name: "a hung agent hits the first-line deadline", scenario: agentsim.ScenarioHangBeforeOutput, turn: cursor.Turn{Prompt: "p"},

@@ -24,6 +24,9 @@ func FuzzParseArgs(f *testing.F) {
 		"--print\x00--output-format\x00stream-json\x00--trust\x00--\x00prompt",
 		"--mode",
 		"--model=",
+		"--print\x00--output-format\x00stream-json\x00--sandbox\x00enabled\x00--disable-project-configs\x00--single-turn\x00--disable-auto-update\x00--allowed-tools\x00read_tool_call,ls_tool_call\x00--mode\x00ask\x00--trust",
+		"--sandbox=maybe",
+		"--allowed-tools=a,,b",
 	} {
 		f.Add(seed)
 	}
@@ -38,6 +41,11 @@ func FuzzParseArgs(f *testing.F) {
 			return
 		}
 		assert.Contains(t, []string{"", "plan", "ask"}, inv.mode)
+		assert.Contains(t, []string{"", "enabled", "disabled"}, inv.sandbox)
+		for _, name := range inv.allowedTools {
+			assert.NotEmpty(t, name)
+			assert.NotContains(t, name, ",")
+		}
 		if inv.command == cmdPrint {
 			assert.True(t, inv.print)
 			assert.Equal(t, "stream-json", inv.outputFormat)
@@ -55,6 +63,12 @@ func TestParseArgs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, invocation{command: cmdPrint, print: true, outputFormat: "stream-json", model: "grok", mode: "ask",
 		force: true, trust: true, resume: "s1", streamPartialOutput: true, workspace: "/w"}, inv)
+	inv, err = parseArgs([]string{"-p", "--output-format", "stream-json", "--sandbox", "enabled", "--disable-project-configs",
+		"--single-turn", "--disable-auto-update", "--allowed-tools", "a,b", "--allowed-tools=read_tool_call", "--trust"})
+	require.NoError(t, err)
+	assert.Equal(t, invocation{command: cmdPrint, print: true, outputFormat: "stream-json", trust: true, sandbox: "enabled",
+		allowedTools: []string{"read_tool_call"}, disableProject: true, singleTurn: true, disableAutoUpdate: true}, inv,
+		"a repeated --allowed-tools replaces the list")
 	inv, err = parseArgs([]string{"--trust", "-v"})
 	require.NoError(t, err)
 	assert.Equal(t, cmdVersion, inv.command)
