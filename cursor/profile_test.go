@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // TestSandboxedArgs: the task profile's exact argv per mode, and its
@@ -152,8 +153,8 @@ func readJSON(t *testing.T, path string, v any) {
 // TestWritePrivateHome: the files, their contents parsed back, the modes,
 // and the keychain link on macOS only.
 func TestWritePrivateHome(t *testing.T) {
-	ws := filepath.Join(t.TempDir(), "ws")
-	abs := func(p string) string { return filepath.Join(t.TempDir(), p) }
+	ws := filepath.Join(testkit.TempDir(t), "ws")
+	abs := func(p string) string { return filepath.Join(testkit.TempDir(t), p) }
 	rt, common, gitdir := abs("go"), abs("repo.git"), abs("repo.git/worktrees/ws")
 	tests := []struct {
 		name        string
@@ -186,7 +187,7 @@ func TestWritePrivateHome(t *testing.T) {
 			if tt.link && runtime.GOOS == "windows" {
 				t.Skip("symbolic links need a privilege on Windows; the link is made on macOS only")
 			}
-			home := filepath.Join(t.TempDir(), "runs", "job", "home")
+			home := filepath.Join(testkit.TempDir(t), "runs", "job", "home")
 			require.NoError(t, writePrivateHome(home, tt.spec, tt.goos))
 
 			var cfg struct {
@@ -257,10 +258,10 @@ func TestWritePrivateHome(t *testing.T) {
 }
 
 func TestWritePrivateHomeRefuses(t *testing.T) {
-	ws := t.TempDir()
-	full := t.TempDir()
+	ws := testkit.TempDir(t)
+	full := testkit.TempDir(t)
 	require.NoError(t, os.WriteFile(filepath.Join(full, "chat"), []byte("x"), 0o600))
-	file := filepath.Join(t.TempDir(), "file")
+	file := filepath.Join(testkit.TempDir(t), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
 	tests := []struct {
 		name string
@@ -270,12 +271,12 @@ func TestWritePrivateHomeRefuses(t *testing.T) {
 	}{
 		{name: "a home that is not empty", home: full, spec: HomeSpec{Mode: ModeAsk, Workspace: ws}, err: "already exists and is not empty"},
 		{name: "a home that is a file", home: file, spec: HomeSpec{Mode: ModeAsk, Workspace: ws}, err: "is not a directory"},
-		{name: "plan", home: filepath.Join(t.TempDir(), "h"), spec: HomeSpec{Mode: ModePlan, Workspace: ws}, err: "ask or write mode"},
-		{name: "no workspace", home: filepath.Join(t.TempDir(), "h"), spec: HomeSpec{Mode: ModeAsk}, err: "workspace must be an absolute path"},
+		{name: "plan", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: ModePlan, Workspace: ws}, err: "ask or write mode"},
+		{name: "no workspace", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: ModeAsk}, err: "workspace must be an absolute path"},
 		{name: "relative home", home: "home", spec: HomeSpec{Mode: ModeAsk, Workspace: ws}, err: "home must be an absolute path"},
-		{name: "relative runtime root", home: filepath.Join(t.TempDir(), "h"), spec: HomeSpec{Mode: ModeWrite, Workspace: ws, RuntimeRoot: "go"},
+		{name: "relative runtime root", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: ModeWrite, Workspace: ws, RuntimeRoot: "go"},
 			err: "runtime root must be an absolute path"},
-		{name: "a control character", home: filepath.Join(t.TempDir(), "h"), spec: HomeSpec{Mode: ModeWrite, Workspace: ws + "\n"},
+		{name: "a control character", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: ModeWrite, Workspace: ws + "\n"},
 			err: "control character"},
 	}
 	for _, tt := range tests {
@@ -290,7 +291,7 @@ func TestWritePrivateHomeRefuses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "a refused home is left as it was")
 
-	empty := filepath.Join(t.TempDir(), "empty")
+	empty := filepath.Join(testkit.TempDir(t), "empty")
 	require.NoError(t, os.Mkdir(empty, 0o755))
 	require.NoError(t, WritePrivateHome(empty, HomeSpec{Mode: ModeAsk, Workspace: ws}), "an existing empty directory is fine")
 }
@@ -332,7 +333,7 @@ func TestProjectHooks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ws := t.TempDir()
+			ws := testkit.TempDir(t)
 			for rel, content := range tt.files {
 				p := filepath.Join(ws, filepath.FromSlash(rel))
 				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))

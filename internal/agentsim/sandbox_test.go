@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/internal/agentsim"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // sandboxArgs is the task profile's argv in write mode.
@@ -50,7 +51,7 @@ func TestSandboxFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := runInProcess(t, map[string]string{"HOME": t.TempDir()}, "p", tt.args...)
+			stdout, stderr, code := runInProcess(t, map[string]string{"HOME": testkit.TempDir(t)}, "p", tt.args...)
 			if tt.err == "" {
 				assert.Equal(t, 0, code, stderr)
 				return
@@ -65,13 +66,13 @@ func TestSandboxFlags(t *testing.T) {
 // TestRecordHoldsHomeAndSandbox: the record names HOME, the files under
 // it with their modes, and the parsed profile values.
 func TestRecordHoldsHomeAndSandbox(t *testing.T) {
-	home := t.TempDir()
+	home := testkit.TempDir(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(home, ".cursor", "skills"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(home, ".cursor", "sandbox.json"), []byte(`{"type":"workspace_readwrite"}`), 0o600))
 	if runtime.GOOS != "windows" {
 		require.NoError(t, os.Chmod(filepath.Join(home, ".cursor", "skills"), 0o500))
 	}
-	record := filepath.Join(t.TempDir(), "record.jsonl")
+	record := filepath.Join(testkit.TempDir(t), "record.jsonl")
 	env := map[string]string{"HOME": home, agentsim.EnvRecord: record}
 	_, stderr, code := runInProcess(t, env, "p", sandboxArgs...)
 	require.Equal(t, 0, code, stderr)
@@ -154,8 +155,8 @@ func TestSandboxEnforcement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			home := t.TempDir()
-			ws := filepath.Join(t.TempDir(), "ws")
+			home := testkit.TempDir(t)
+			ws := filepath.Join(testkit.TempDir(t), "ws")
 			content := tt.sandbox
 			if tt.extraRW {
 				b, _ := json.Marshal(map[string]any{"type": "workspace_readwrite", "additionalReadwritePaths": []string{filepath.Dir(ws)}})
