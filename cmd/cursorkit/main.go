@@ -100,6 +100,7 @@ func commands() []command {
 		{name: "models", usage: modelsUsage, summary: "the model catalog (cached)", run: runModels},
 		{name: "doctor", usage: doctorUsage, summary: "all of the above at once, plus shim diagnostics", run: runDoctor},
 		{name: "run", usage: runUsage, summary: "one supervised prompt turn; PROMPT from the argument or stdin", run: runRun},
+		{name: "task", usage: taskUsage, summary: "one sandboxed, recorded Cursor task in a private home (consult, or --write)", run: runTask},
 		{name: "shim", usage: shimUsage, summary: "how TARGET would be found and launched, exactly", run: runShim},
 		{name: "serve", usage: serveUsage, summary: "the settings validation endpoint (HTTP)", run: runServe},
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},
@@ -116,7 +117,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	global := newFlags("")
 	global.SetInterspersed(false)
 	a.addGlobalFlags(global)
-	global.BoolVar(&a.json, "json", false, "print JSON on stdout, also on failure (probe, status, models, doctor, run, shim explain)")
+	global.BoolVar(&a.json, "json", false, "print JSON on stdout, also on failure (probe, status, models, doctor, run, task, review, shim explain)")
 	help := global.BoolP("help", "h", false, "show this help")
 	// The command is found by pflag's rules even when a flag before it is
 	// bad, so that the command reports the error, as JSON when asked.

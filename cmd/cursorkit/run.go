@@ -71,7 +71,7 @@ func runRun(ctx context.Context, a *app, args []string) int {
 // pipe has not ended).
 func (a *app) readPrompt(ctx context.Context, args []string) (string, error) {
 	if len(args) > 1 {
-		return "", failure.New(failure.Input, "run takes one PROMPT argument (quote it), got %d", len(args))
+		return "", failure.New(failure.Input, "give one PROMPT argument (quote it), got %d", len(args))
 	}
 	var prompt string
 	if len(args) == 1 && args[0] != "-" {
@@ -196,6 +196,9 @@ func (a *app) resolveModel(ctx context.Context, cfg probe.Config, report probe.R
 // over when it has decoded everything read so far (agent's OnDrained).
 type turnWriter struct {
 	asJSON bool
+	// quiet drops the agent's text from human output (a review prints its
+	// verdict instead).
+	quiet  bool
 	out    *bufio.Writer
 	enc    *jsontext.Encoder // --json: event.NewEncoder on out
 	errOut io.Writer
@@ -283,6 +286,9 @@ func (w *turnWriter) render(e event.Event) {
 	}
 	switch e.Type {
 	case event.TypeText:
+		if w.quiet {
+			return
+		}
 		_, _ = w.out.WriteString(e.Text)
 		w.text += int64(len(e.Text))
 		w.textEnded = strings.HasSuffix(e.Text, "\n")

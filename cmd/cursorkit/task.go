@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/probe"
+	"github.com/cursorkit/cursorkit/task"
+)
+
+const taskUsage = "task [--write] [--model ID] [--effort E] [--cwd DIR] [--timeout D] [--json] [--] [PROMPT]"
+
+// jobFlags are the flags task and review share.
+type jobFlags struct {
+	asJSON        bool
+	model, effort string
+	cwd           string
+	total         time.Duration
+}
+
+func (f *jobFlags) add(fs interface {
+	BoolVar(*bool, string, bool, string)
+	StringVar(*string, string, string, string)
+}, a *app) {
+	fs.BoolVar(&f.asJSON, "json", a.json, "print NDJSON events on stdout, ending with an outcome line that carries the job record")
+	fs.StringVar(&f.model, "model", "", "model `ID` or name, resolved through the catalog (auto and default are refused; default: the model of the user's own Cursor configuration)")
+	fs.StringVar(&f.effort, "effort", "", "reasoning `EFFORT` for --model (low, medium, high, xhigh...)")
+	fs.StringVar(&f.cwd, "cwd", "", "the workspace `DIR` (default: the current directory, which must then be its git repository's root)")
+}
+
+func runTask(ctx context.Context, a *app, args []string) int {
+	var f jobFlags
+	var write bool
+	fs := newFlags("task")
+	f.add(fs, a)
+	fs.BoolVar(&write, "write", false, "write mode: the agent may edit files and run commands inside the workspace (default: consult, read-only)")
+	fs.DurationVar(&f.total, "timeout", task.DefaultTotalTimeout, "fail when the task takes longer than `D`")
+	if code, ok := a.parseFlags(fs, taskUsage, args); !ok {
+		return code
+	}
+	if f.total <= 0 {
+		return a.fail(f.asJSON, failure.New(failure.Input, "--timeout must be positive"))
+	}
+	workspace, err := task.Workspace(f.cwd)
+	if err != nil {
+		return a.fail(f.asJSON, err)
+	}
+	prompt, err := a.readPrompt(ctx, fs.Args())
+	if err != nil {
+		return a.fail(f.asJSON, err)
+	}
+	spec := task.Spec{Role: task.RoleTask, Mode: task.ModeConsult, Prompt: prompt, Workspace: workspace}
+	if write {
+		spec.Mode = task.ModeWrite
+	}
+	return a.runJob(ctx, f, spec, jobExtras{})
+}
+
+// jobExtras are what a review adds to a job: its verdict check and the
+// warnings made before it started.
+type jobExtras struct {
+	check    func(string) (jsontext.Value, error)
+	warnings []event.Warning
+	// render prints the verdict of a done review (human output).
+	render func(w io.Writer, verdict jsontext.Value)
+}
+
+// planJob probes the binary and resolves the model: everything that can
+// fail before a record exists.
+func (a *app) planJob(ctx context.Context, f jobFlags, spec *task.Spec) error {
+	if f.effort != "" && f.model == "" {
+		return failure.New(failure.Input, "--effort needs --model")
+	}
+	cfg, err := a.probeConfig()
+	if err != nil {
+		return err
+	}
+	cfg.ReuseVersion = true
+	report, err := probe.Probe(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	spec.Binary, spec.Version = report.Binary, report.Version
+	spec.RequestedModel, spec.RequestedEffort = f.model, f.effort
+	if f.model != "" {
+		catalog, err := probe.Models(ctx, cfg, report, false)
+		if err != nil {
+			return err
+		}
+		if spec.ResolvedModel, spec.EffortApplied, err = probe.ResolveModel(catalog.Models, f.model, f.effort); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runJob runs a planned task or review in the foreground and prints it:
+// human output streams the agent's text (a review's verdict instead) and
+// ends with the footer block; --json prints run's NDJSON events and one
+// outcome line carrying the record as "job" (and a review's verdict as
+// "review").
+func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtras) int {
+	if err := a.planJob(ctx, f, &spec); err != nil {
+		return a.fail(f.asJSON, err)
+	}
+	dataDir, err := task.DataDir(a.getenv)
+	if err != nil {
+		return a.fail(f.asJSON, err)
+	}
+	opts := task.Options{Env: os.Environ(), Turn: task.Defaults(), Check: x.check, Warnings: x.warnings}
+	opts.Turn.TotalTimeout = f.total
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	w := newTurnWriter(f.asJSON, a.stdout, a.stderr, stop)
+	if spec.Role == task.RoleReview && !f.asJSON {
+		w.quiet = true // the verdict is printed, not the raw reply
+	}
+	opts.Turn.OnEvent, opts.Turn.OnDrained = w.event, w.drained
+
+	rec, o, err := task.Run(ctx, task.Store{Dir: dataDir}, spec, opts)
+	w.close()
+	if rec == nil {
+		_ = w.out.Flush()
+		return a.fail(f.asJSON, err)
+	}
+	if f.asJSON {
+		if merr := writeJobOutcome(w.enc, o, rec); merr != nil {
+			fmt.Fprintf(a.stderr, "cursorkit: writing the outcome: %v\n", merr)
+		}
+		_ = w.out.Flush()
+		return failure.ExitCodeOf(err)
+	}
+	if !w.textEnded && w.text > 0 {
+		_ = w.out.WriteByte('\n')
+	}
+	if err == nil && x.render != nil {
+		x.render(w.out, rec.Review)
+	}
+	if w.text > 0 || (err == nil && x.render != nil) {
+		_ = w.out.WriteByte('\n')
+	}
+	printJobFooter(w.out, rec)
+	_ = w.out.Flush()
+	if err != nil && o.Process.StderrTail != "" {
+		fmt.Fprintf(a.stderr, "agent stderr (last lines):\n%s\n", lastLines(o.Process.StderrTail, 10))
+	}
+	return failure.ExitCodeOf(err)
+}
+
+// printJobFooter writes the companion contract's footer block.
+func printJobFooter(w io.Writer, rec *task.Record) {
+	if rec.SessionID != "" {
+		fmt.Fprintf(w, "cursor-session: %s\n", rec.SessionID)
+	}
+	fmt.Fprintf(w, "job: %s\n", rec.ID)
+	fmt.Fprintf(w, "sandbox: %s\n", rec.Sandbox)
+	fmt.Fprintf(w, "delivery: %s\n", rec.Delivery)
+	fmt.Fprintf(w, "semantic: %s\n", rec.Semantic())
+	for _, warn := range rec.Warnings {
+		fmt.Fprintf(w, "warning: %s: %s\n", warn.Code, oneLine(warn.Message))
+	}
+	fmt.Fprintf(w, "state: %s\n", rec.State)
+	if rec.Failure != nil && (rec.State == task.StateError || rec.State == task.StateCancelled) {
+		fmt.Fprintf(w, "failure: %s: %s\n", rec.Failure.Kind, oneLine(rec.Failure.Message))
+	}
+}
+
+// oneLine keeps a footer entry on its line.
+func oneLine(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// writeJobOutcome writes run's outcome line with the job record (and a
+// review's verdict) added as its last members.
+func writeJobOutcome(enc *jsontext.Encoder, o agent.Outcome, rec *task.Record) error {
+	base, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	job, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	line := append(base[:len(base)-1:len(base)-1], `,"job":`...)
+	line = append(line, job...)
+	if len(rec.Review) > 0 {
+		line = append(line, `,"review":`...)
+		line = append(line, rec.Review...)
+	}
+	line = append(line, '}')
+	return enc.WriteValue(jsontext.Value(line))
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/agentsim"
+	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/task"
+)
+
+// jobEnv prepares a task or review against the simulator: the binary, a
+// data directory, an API key, and a workspace; it returns the global
+// flags, the getenv map and the workspace.
+func jobEnv(t *testing.T, scenario string) (flags []string, env map[string]string, data, workspace string) {
+	t.Helper()
+	settings := cursorEnv(t, "", scenario)
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
+	t.Setenv(task.EnvAPIKey, "test-key")
+	data = testkit.TempDir(t)
+	workspace = testkit.TempDir(t)
+	return []string{"--settings", settings, "--binary", bin}, map[string]string{task.EnvData: data}, data, workspace
+}
+
+// outcomeLine is the last NDJSON line of a --json job.
+func outcomeLine(t *testing.T, stdout string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.NotEmpty(t, lines)
+	for _, l := range lines[:len(lines)-1] {
+		var obj map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &obj), "every line is one JSON object: %q", l)
+	}
+	obj := decodeObject(t, lines[len(lines)-1])
+	require.Equal(t, "outcome", obj["type"])
+	return obj
+}
+
+func footer(stdout string) map[string]string {
+	f := map[string]string{}
+	for _, l := range strings.Split(stdout, "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok && !strings.Contains(k, " ") {
+			f[k] = v
+		}
+	}
+	return f
+}
+
+func TestTaskCommand(t *testing.T) {
+	t.Run("consult, human", func(t *testing.T) {
+		flags, env, data, ws := jobEnv(t, "")
+		code, stdout, stderr := runCLI(t, env, "explain the layout", append(flags, "task", "--cwd", ws)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, "The README says hello.")
+		f := footer(stdout)
+		assert.NotEmpty(t, f["cursor-session"])
+		assert.Regexp(t, `^task-\d{8}T\d{6}Z-[0-9a-f]{8}$`, f["job"])
+		assert.Equal(t, "workspace_readonly", f["sandbox"])
+		assert.Equal(t, "foreground", f["delivery"])
+		assert.Equal(t, "consult", f["semantic"])
+		assert.Equal(t, "done", f["state"])
+		assert.NotContains(t, f, "failure")
+		// The footer is the block at the end, in the contract's order.
+		assert.Regexp(t, `(?s)\ncursor-session: .*\njob: .*\nsandbox: .*\ndelivery: foreground\nsemantic: consult\nstate: done\n$`, stdout)
+		rec, err := task.Store{Dir: data}.Load(ws, f["job"])
+		require.NoError(t, err)
+		assert.Equal(t, task.StateDone, rec.State)
+		assert.Equal(t, f["cursor-session"], rec.SessionID)
+	})
+	t.Run("write, json", func(t *testing.T) {
+		flags, env, _, ws := jobEnv(t, "")
+		code, stdout, stderr := runCLI(t, env, "", append(flags, "task", "--write", "--json", "--cwd", ws, "--", "fix the bug")...)
+		require.Equal(t, 0, code, stderr)
+		out := outcomeLine(t, stdout)
+		assert.Equal(t, "done", out["status"])
+		job := out["job"].(map[string]any)
+		assert.Equal(t, "cursor", job["engine"])
+		assert.Equal(t, "write", job["mode"])
+		assert.Equal(t, "task", job["role"])
+		assert.Equal(t, "workspace_readwrite", job["sandbox"])
+		assert.Equal(t, "done", job["state"])
+		assert.Equal(t, out["sessionId"], job["sessionId"])
+		assert.NotContains(t, out, "review")
+	})
+	t.Run("a tool outside the allowlist fails as policy, footer says so", func(t *testing.T) {
+		flags, env, _, ws := jobEnv(t, agentsim.ScenarioDisallowedTool)
+		w := testkit.NewWatch(t)
+		t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
+		code, stdout, _ := runCLI(t, env, "go", append(flags, "task", "--cwd", ws)...)
+		assert.Equal(t, failure.ExitCode(failure.Policy), code)
+		f := footer(stdout)
+		assert.Equal(t, "error", f["state"])
+		assert.True(t, strings.HasPrefix(f["failure"], "policy: "), f["failure"])
+		w.RequireGone(execWait)
+	})
+	t.Run("quota", func(t *testing.T) {
+		flags, env, _, ws := jobEnv(t, agentsim.ScenarioUsageLimit)
+		code, stdout, _ := runCLI(t, env, "", append(flags, "task", "--json", "--cwd", ws, "go")...)
+		assert.Equal(t, failure.ExitCode(failure.Quota), code)
+		job := outcomeLine(t, stdout)["job"].(map[string]any)
+		assert.Equal(t, "error", job["state"])
+		assert.Equal(t, "quota", job["failure"].(map[string]any)["kind"])
+	})
+}
+
+func TestTaskRefusesBeforeAnythingIsMade(t *testing.T) {
+	flags, env, data, ws := jobEnv(t, "")
+	require.NoError(t, os.Mkdir(filepath.Join(ws, ".git"), 0o755))
+	sub := filepath.Join(ws, "pkg")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	for _, tc := range []struct {
+		name string
+		args []string
+		cwd  string
+		code int
+	}{
+		{name: "implicit workspace below the repository root", args: []string{"task", "go"}, cwd: sub, code: failure.ExitInput},
+		{name: "missing --cwd", args: []string{"task", "--cwd", filepath.Join(ws, "nope"), "go"}, code: failure.ExitInput},
+		{name: "empty prompt", args: []string{"task", "--cwd", ws, " "}, code: failure.ExitInput},
+		{name: "effort without model", args: []string{"task", "--cwd", ws, "--effort", "high", "go"}, code: failure.ExitInput},
+		{name: "zero timeout", args: []string{"task", "--cwd", ws, "--timeout", "0s", "go"}, code: failure.ExitInput},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.cwd != "" {
+				t.Chdir(tc.cwd)
+			}
+			code, stdout, _ := runCLI(t, env, "", append(append([]string{}, flags...), append(tc.args, "--json")...)...)
+			assert.Equal(t, tc.code, code)
+			assert.Equal(t, "input", decodeObject(t, stdout)["error"].(map[string]any)["kind"])
+		})
+	}
+	if runtime.GOOS == "linux" {
+		t.Run("no CURSOR_API_KEY is auth", func(t *testing.T) {
+			t.Setenv(task.EnvAPIKey, "")
+			code, _, stderr := runCLI(t, env, "", append(flags, "task", "--cwd", ws, "go")...)
+			assert.Equal(t, failure.ExitCode(failure.Auth), code)
+			assert.Contains(t, stderr, task.EnvAPIKey)
+		})
+	}
+	entries, err := os.ReadDir(data)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "no private home, no record")
+}

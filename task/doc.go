@@ -1,0 +1,18 @@
+// Package task runs the Cursor CLI the way the companion contract asks
+// (docs/contract.md, "Tasks and reviews"): sandboxed, with an explicit tool
+// allowlist, in a private home that hides every other tool's configuration,
+// and with a durable record of every run.
+//
+// A task is one foreground turn of package cursor's sandboxed profile
+// (cursor.Turn.Sandboxed). Before it starts, Run checks the workspace and
+// the credentials, and makes the private home; from the moment the agent may
+// start until the tree is gone, the task's Record is on disk, written
+// atomically: first in state running, then with the outcome. The records are
+// what the background jobs of a later issue list, wait for, cancel and
+// resume.
+//
+// The layout under the data directory (DataDir):
+//
+//	<data>/runs/<id>/home                       the private home of a task
+//	<data>/state/<workspace-key>/jobs/<id>.json its record
+package task

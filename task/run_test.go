@@ -1,0 +1,355 @@
+package task_test
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/agentsim"
+	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/task"
+)
+
+func TestMain(m *testing.M) {
+	testkit.RunIfChild()
+	os.Exit(m.Run())
+}
+
+// fixture is one task's world: a workspace, a data directory, the
+// simulator as cursor-agent, its invocation record and a survivor watch.
+type fixture struct {
+	store     task.Store
+	workspace string
+	record    string
+	bin       cursor.Binary
+	watch     *testkit.Watch
+	env       []string
+}
+
+func newFixture(t testing.TB, scenarios ...string) *fixture {
+	t.Helper()
+	f := &fixture{store: task.Store{Dir: testkit.TempDir(t)}, workspace: testkit.TempDir(t)}
+	f.record = filepath.Join(testkit.TempDir(t), "record.jsonl")
+	path := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
+	f.bin = cursor.Binary{Resolution: discovery.Resolution{Path: path}}
+	f.watch = testkit.NewWatch(t)
+	f.env = append(os.Environ(), agentsim.EnvRecord+"="+f.record, agentsim.EnvPIDDir+"="+f.watch.PIDDir(),
+		task.EnvAPIKey+"=test-key-123", "XDG_CONFIG_HOME=/should/not/pass")
+	if len(scenarios) > 0 {
+		f.env = append(f.env, agentsim.Scenario(scenarios...))
+	}
+	return f
+}
+
+func (f *fixture) spec(mode task.Mode, prompt string) task.Spec {
+	return task.Spec{Role: task.RoleTask, Mode: mode, Prompt: prompt, Workspace: f.workspace, Binary: f.bin, Version: "2026.10.15-abc1234"}
+}
+
+func (f *fixture) options() task.Options {
+	o := task.Options{Env: f.env, Turn: task.Defaults()}
+	o.Turn.FirstLineTimeout, o.Turn.IdleTimeout, o.Turn.TotalTimeout = 20*time.Second, 20*time.Second, time.Minute
+	return o
+}
+
+func TestConsultTask(t *testing.T) {
+	f := newFixture(t)
+	const prompt = "secret-prompt-51c2: explain the layout"
+	opts := f.options()
+	var seenRunning bool
+	var text strings.Builder
+	opts.Turn.OnEvent = func(e event.Event) {
+		if e.Type == event.TypeInit {
+			// The record is on disk, running, before the agent's first event.
+			recs := listRecords(t, f.store)
+			require.Len(t, recs, 1)
+			seenRunning = recs[0].State == task.StateRunning
+		}
+		if e.Type == event.TypeText {
+			text.WriteString(e.Text)
+		}
+	}
+	rec, o, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, prompt), opts)
+	require.NoError(t, err)
+	assert.True(t, seenRunning)
+	assert.Equal(t, agent.StatusDone, o.Status)
+	assert.NotEmpty(t, text.String())
+
+	assert.Equal(t, task.StateDone, rec.State)
+	assert.Nil(t, rec.Failure)
+	assert.Equal(t, "cursor", rec.Engine)
+	assert.Equal(t, task.PolicyReadOnly, rec.Sandbox)
+	assert.Equal(t, "foreground", rec.Delivery)
+	assert.Equal(t, "consult", rec.Semantic())
+	assert.Equal(t, cursor.SandboxedTools(cursor.ModeAsk), rec.AllowedTools)
+	assert.NotEmpty(t, rec.SessionID)
+	assert.NotEmpty(t, rec.RequestID)
+	assert.NotEmpty(t, rec.ObservedModel)
+	assert.Equal(t, f.bin.Resolution.Path, rec.CursorBuildPath)
+	assert.Equal(t, "2026.10.15-abc1234", rec.CursorVersion)
+	assert.True(t, rec.Usage.Reported)
+	require.NotNil(t, rec.EndedAt)
+	assert.Equal(t, f.store.HomeDir(rec.ID), rec.HomeDir)
+
+	saved, err := f.store.Load(f.workspace, rec.ID)
+	require.NoError(t, err)
+	assert.Equal(t, rec.State, saved.State)
+	assert.Equal(t, rec.SessionID, saved.SessionID)
+
+	// What the agent saw: the private home, the profile's flags, the
+	// prompt on stdin only, the key passed through, XDG config gone.
+	inv := lastInvocation(t, f.record)
+	assert.Contains(t, inv.Env, "HOME="+rec.HomeDir)
+	assert.Contains(t, inv.Env, task.EnvAPIKey+"=test-key-123")
+	for _, kv := range inv.Env {
+		assert.False(t, strings.HasPrefix(kv, "XDG_CONFIG_HOME="), kv)
+		assert.NotContains(t, kv, "secret-prompt")
+	}
+	assert.Equal(t, prompt, inv.Stdin)
+	assert.Subset(t, inv.Args, []string{"--sandbox", "enabled", "--disable-project-configs", "--single-turn", "--disable-auto-update", "--mode", "ask"})
+	assert.NotContains(t, inv.Args, "--force")
+	for _, a := range inv.Args {
+		assert.NotContains(t, a, "secret-prompt")
+	}
+	assert.True(t, samePath(t, f.workspace, inv.Cwd))
+	_, err = os.Stat(filepath.Join(rec.HomeDir, ".cursor", "cli-config.json"))
+	assert.NoError(t, err)
+	f.watch.RequireGone(10 * time.Second)
+}
+
+func TestWriteTask(t *testing.T) {
+	f := newFixture(t)
+	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeWrite, "fix it"), f.options())
+	require.NoError(t, err)
+	assert.Equal(t, task.PolicyReadWrite, rec.Sandbox)
+	assert.Equal(t, "write", rec.Semantic())
+	assert.Equal(t, cursor.SandboxedTools(cursor.ModeWrite), rec.AllowedTools)
+	inv := lastInvocation(t, f.record)
+	assert.NotContains(t, inv.Args, "--force")
+	assert.NotContains(t, inv.Args, "ask")
+}
+
+func TestTaskFailuresAreRecorded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		scenario string
+		kind     failure.Kind
+		state    task.State
+		model    string
+		pool     string
+	}{
+		{name: "a tool outside the allowlist", scenario: agentsim.ScenarioDisallowedTool, kind: failure.Policy, state: task.StateError},
+		{name: "quota carries the billing pool", scenario: agentsim.ScenarioUsageLimit, kind: failure.Quota, state: task.StateError, model: "composer-2.5", pool: task.PoolFirstParty},
+		{name: "rate limit carries the billing pool", scenario: agentsim.ScenarioRateLimited, kind: failure.RateLimited, state: task.StateError, model: "gpt-5-high", pool: task.PoolAPI},
+		{name: "protocol", scenario: agentsim.ScenarioNoResult, kind: failure.Protocol, state: task.StateError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.scenario)
+			spec := f.spec(task.ModeConsult, "go")
+			spec.ResolvedModel = tc.model
+			rec, _, err := task.Run(context.Background(), f.store, spec, f.options())
+			require.Error(t, err)
+			assert.Equal(t, tc.kind, failure.KindOf(err))
+			require.NotNil(t, rec)
+			assert.Equal(t, tc.state, rec.State)
+			require.NotNil(t, rec.Failure)
+			assert.Equal(t, tc.kind, rec.Failure.Kind)
+			assert.Equal(t, tc.pool, rec.Failure.BillingPool)
+			saved, err := f.store.Load(f.workspace, rec.ID)
+			require.NoError(t, err)
+			assert.Equal(t, tc.state, saved.State)
+			f.watch.RequireGone(10 * time.Second)
+		})
+	}
+}
+
+func TestCancelledTaskIsRecordedAndLeavesNothing(t *testing.T) {
+	f := newFixture(t, agentsim.ScenarioHangMidStream)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := f.options()
+	opts.Turn.OnEvent = func(e event.Event) {
+		if e.Type == event.TypeText {
+			cancel()
+		}
+	}
+	rec, o, err := task.Run(ctx, f.store, f.spec(task.ModeConsult, "go"), opts)
+	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
+	assert.Equal(t, agent.StatusCancelled, o.Status)
+	require.NotNil(t, rec)
+	assert.Equal(t, task.StateCancelled, rec.State)
+	saved, err := f.store.Load(f.workspace, rec.ID)
+	require.NoError(t, err)
+	assert.Equal(t, task.StateCancelled, saved.State)
+	f.watch.RequireGone(10 * time.Second)
+}
+
+func TestCheckFailsADoneTurn(t *testing.T) {
+	f := newFixture(t)
+	opts := f.options()
+	opts.Check = func(string) (jsontext.Value, error) { return nil, failure.New(failure.Other, "no verdict") }
+	spec := f.spec(task.ModeConsult, "review")
+	spec.Role = task.RoleReview
+	rec, o, err := task.Run(context.Background(), f.store, spec, opts)
+	assert.Equal(t, failure.Other, failure.KindOf(err))
+	assert.Equal(t, agent.StatusError, o.Status)
+	assert.Equal(t, task.StateError, rec.State)
+	assert.Equal(t, "review", rec.Semantic())
+	assert.Empty(t, rec.Review)
+}
+
+func TestPreflightFailuresMakeNothing(t *testing.T) {
+	f := newFixture(t)
+	if runtime.GOOS == "linux" {
+		t.Run("no CURSOR_API_KEY on Linux", func(t *testing.T) {
+			opts := f.options()
+			opts.Env = slices.DeleteFunc(slices.Clone(opts.Env), func(kv string) bool { return strings.HasPrefix(kv, task.EnvAPIKey+"=") })
+			rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), opts)
+			assert.Nil(t, rec)
+			assert.Equal(t, failure.Auth, failure.KindOf(err))
+			assert.Contains(t, err.Error(), task.EnvAPIKey)
+		})
+	}
+	t.Run("unknown mode", func(t *testing.T) {
+		rec, _, err := task.Run(context.Background(), f.store, f.spec("plan", "go"), f.options())
+		assert.Nil(t, rec)
+		assert.Equal(t, failure.Input, failure.KindOf(err))
+	})
+	entries, _ := os.ReadDir(f.store.Dir)
+	assert.Empty(t, entries, "no home, no record")
+	_, err := os.Stat(f.record)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the agent never ran")
+}
+
+func TestProjectHooksAreWarnedAbout(t *testing.T) {
+	f := newFixture(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(f.workspace, ".cursor"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".cursor", "hooks.json"), []byte(`{"version":1,"hooks":{"afterFileEdit":[{"command":"./x.sh"}]}}`), 0o644))
+	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), f.options())
+	require.NoError(t, err)
+	var codes []string
+	for _, w := range rec.Warnings {
+		codes = append(codes, w.Code)
+		if w.Code == task.WarnProjectHooks {
+			assert.Contains(t, w.Message, "hooks.json")
+		}
+	}
+	assert.Contains(t, codes, task.WarnProjectHooks)
+}
+
+func listRecords(t *testing.T, s task.Store) []*task.Record {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(s.Dir, "state", "*", "jobs", "*.json"))
+	require.NoError(t, err)
+	var out []*task.Record
+	for _, p := range paths {
+		id := strings.TrimSuffix(filepath.Base(p), ".json")
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var r task.Record
+		require.NoError(t, jsonUnmarshal(data, &r), id)
+		out = append(out, &r)
+	}
+	return out
+}
+
+func lastInvocation(t *testing.T, path string) agentsim.Record {
+	t.Helper()
+	recs, err := agentsim.ReadRecords(path)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	return recs[len(recs)-1]
+}
+
+func samePath(t *testing.T, a, b string) bool {
+	ia, err1 := os.Stat(a)
+	ib, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
+}
+
+// TestThePrivateHomeIsAllTheAgentSees: the agent's HOME holds the
+// generated configuration and nothing of the user's.
+func TestThePrivateHomeIsAllTheAgentSees(t *testing.T) {
+	f := newFixture(t)
+	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), f.options())
+	require.NoError(t, err)
+	inv := lastInvocation(t, f.record)
+	assert.True(t, samePath(t, rec.HomeDir, inv.Home), "%s != %s", inv.Home, rec.HomeDir)
+	var files []string
+	for _, hf := range inv.HomeFiles {
+		files = append(files, filepath.ToSlash(hf.Path))
+	}
+	assert.Contains(t, files, ".cursor/cli-config.json")
+	assert.Contains(t, files, ".cursor/sandbox.json")
+	for _, p := range files {
+		assert.True(t, strings.HasPrefix(p, ".cursor") || strings.HasPrefix(p, ".agents") || strings.HasPrefix(p, "Library"), "unexpected %s in the private home", p)
+	}
+	assert.Equal(t, "enabled", inv.Sandbox)
+	assert.NotEmpty(t, inv.AllowedTools)
+}
+
+// TestTheSandboxDecidesWrites: in write mode the simulator's sandbox,
+// reading the private home's sandbox.json, lets an edit inside the
+// workspace through and rejects one outside; in consult mode both are
+// rejected.
+func TestTheSandboxDecidesWrites(t *testing.T) {
+	for _, tc := range []struct {
+		mode          task.Mode
+		inside, outer string
+	}{
+		{mode: task.ModeWrite, inside: "success", outer: "rejected"},
+		{mode: task.ModeConsult, inside: "rejected", outer: "rejected"},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			f := newFixture(t, agentsim.ScenarioSandboxWriteOutside)
+			opts := f.options()
+			status := map[string]string{}
+			opts.Turn.OnEvent = func(e event.Event) {
+				if e.Type == event.TypeToolCompleted {
+					status[e.Tool.CallID] = e.Tool.Status
+				}
+			}
+			_, _, err := task.Run(context.Background(), f.store, f.spec(tc.mode, "edit"), opts)
+			if tc.mode == task.ModeConsult {
+				// editToolCall is outside the consult allowlist: the
+				// local check stops the turn first.
+				assert.Equal(t, failure.Policy, failure.KindOf(err))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.inside, status["toolu_edit_in"])
+			assert.Equal(t, tc.outer, status["toolu_edit_out"])
+		})
+	}
+}
+
+func TestAnUnavailableSandboxFailsTheTask(t *testing.T) {
+	f := newFixture(t, agentsim.ScenarioSandboxUnavailable)
+	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeWrite, "go"), f.options())
+	assert.Equal(t, failure.Sandbox, failure.KindOf(err), "%v", err)
+	require.NotNil(t, rec)
+	assert.Equal(t, task.StateError, rec.State)
+	assert.Equal(t, failure.Sandbox, rec.Failure.Kind)
+}
+
+func TestAWorkspaceSandboxFileIsWarnedAbout(t *testing.T) {
+	f := newFixture(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(f.workspace, ".cursor"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".cursor", "sandbox.json"), []byte(`{"type":"insecure_none"}`), 0o644))
+	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), f.options())
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(rec.Warnings, func(w event.Warning) bool { return w.Code == task.WarnWorkspaceSandbox }))
+}

@@ -1,0 +1,180 @@
+package task
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/safefile"
+)
+
+// EnvData names the data directory, overriding the per-user default.
+const EnvData = "CURSORKIT_DATA"
+
+// maxRecordBytes bounds a record read back: a record is a few kilobytes.
+const maxRecordBytes = 1 << 20
+
+// DataDir is where tasks keep their homes and records: EnvData when set
+// (it must be an absolute path), else the operating system's per-user data
+// directory + "cursorkit": $XDG_DATA_HOME or ~/.local/share on Linux and
+// the BSDs, ~/Library/Application Support on macOS, %LocalAppData% on
+// Windows. getenv is os.Getenv in production.
+func DataDir(getenv func(string) string) (string, error) {
+	if v := strings.TrimSpace(getenv(EnvData)); v != "" {
+		if !filepath.IsAbs(v) {
+			return "", failure.New(failure.Input, "%s must be an absolute path", EnvData)
+		}
+		return filepath.Clean(v), nil
+	}
+	var base string
+	switch runtime.GOOS {
+	case "windows":
+		base = getenv("LocalAppData")
+	case "darwin", "ios":
+		if h := getenv("HOME"); h != "" {
+			base = filepath.Join(h, "Library", "Application Support")
+		}
+	default:
+		base = getenv("XDG_DATA_HOME")
+		if !filepath.IsAbs(base) {
+			base = ""
+			if h := getenv("HOME"); h != "" {
+				base = filepath.Join(h, ".local", "share")
+			}
+		}
+	}
+	if !filepath.IsAbs(base) {
+		return "", failure.New(failure.Setup, "there is no per-user data directory (HOME or LocalAppData is unset); set %s to an absolute directory", EnvData)
+	}
+	return filepath.Join(base, "cursorkit"), nil
+}
+
+// Store keeps task records and private homes under one data directory.
+type Store struct {
+	// Dir is the data directory (DataDir).
+	Dir string
+}
+
+// WorkspaceKey names a workspace's directory of records: the workspace's
+// base name, reduced to letters, digits, '.', '_' and '-' (at most 40), a
+// dash, and 16 hex digits of the SHA-256 of its absolute path (folded to
+// lower case on Windows, where paths are case-insensitive), so two
+// workspaces of the same name never share records.
+func WorkspaceKey(workspace string) string {
+	p := filepath.Clean(workspace)
+	if runtime.GOOS == "windows" {
+		p = strings.ToLower(p)
+	}
+	sum := sha256.Sum256([]byte(p))
+	var name strings.Builder
+	for _, r := range filepath.Base(filepath.Clean(workspace)) {
+		if name.Len() >= 40 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			name.WriteRune(r)
+		default:
+			name.WriteByte('_')
+		}
+	}
+	n := strings.Trim(name.String(), ".")
+	if n == "" {
+		n = "workspace"
+	}
+	return n + "-" + hex.EncodeToString(sum[:8])
+}
+
+// NewID returns a new job id: the role, the start time in UTC and eight
+// random hex digits, as in "task-20261201T180512Z-3f9a1c0b". Ids sort by
+// start time within a role.
+func NewID(role Role, now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return string(role) + "-" + now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// CheckID refuses what NewID cannot have made: the id names files, so it
+// must never hold a path separator or dot-dot. The error is failure.Input
+// and quotes at most 80 bytes of the id.
+func CheckID(id string) error {
+	role, rest, ok := strings.Cut(id, "-")
+	valid := ok && (role == string(RoleTask) || role == string(RoleReview)) && len(rest) == len("20060102T150405Z-3f9a1c0b")
+	if valid {
+		if _, err := time.Parse("20060102T150405Z", rest[:16]); err != nil || rest[16] != '-' {
+			valid = false
+		} else if _, err := hex.DecodeString(rest[17:]); err != nil || strings.ToLower(rest[17:]) != rest[17:] {
+			valid = false
+		}
+	}
+	if !valid {
+		q := id
+		if len(q) > 80 {
+			q = q[:80] + "…"
+		}
+		return failure.New(failure.Input, "%q is not a job id (want task-YYYYMMDDTHHMMSSZ-xxxxxxxx or review-…)", q)
+	}
+	return nil
+}
+
+// HomeDir is the private home of job id.
+func (s Store) HomeDir(id string) string { return filepath.Join(s.Dir, "runs", id, "home") }
+
+// RecordPath is where the record of job id of workspace lives.
+func (s Store) RecordPath(workspace, id string) string {
+	return filepath.Join(s.Dir, "state", WorkspaceKey(workspace), "jobs", id+".json")
+}
+
+// Save writes r atomically (a temporary file renamed over the record, see
+// internal/safefile), creating its directories: a reader sees the old
+// record or the new one, never a torn one, and a crash mid-save leaves the
+// old one.
+func (s Store) Save(r *Record) error {
+	if err := CheckID(r.ID); err != nil {
+		return err
+	}
+	path := s.RecordPath(r.Workspace, r.ID)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return failure.Wrap(failure.Setup, err, "creating the job directory")
+	}
+	data, err := json.Marshal(r, jsontext.WithIndent("  "))
+	if err != nil {
+		return failure.Wrap(failure.Other, err, "encoding the job record")
+	}
+	if err := safefile.Write(path, append(data, '\n'), 0o600); err != nil {
+		return failure.Wrap(failure.Setup, err, "writing the job record")
+	}
+	return nil
+}
+
+// Load reads the record of job id of workspace. A missing record is
+// failure.Input ("no job ..."); a record that does not decode is
+// failure.Error naming the file.
+func (s Store) Load(workspace, id string) (*Record, error) {
+	if err := CheckID(id); err != nil {
+		return nil, err
+	}
+	path := s.RecordPath(workspace, id)
+	data, err := safefile.Read(path, maxRecordBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, failure.New(failure.Input, "no job %s in this workspace", id)
+	}
+	if err != nil {
+		return nil, failure.Wrap(failure.Setup, err, "reading the job record")
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, failure.Wrap(failure.Other, err, "the job record %s does not decode", path)
+	}
+	return &r, nil
+}
