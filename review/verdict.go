@@ -57,7 +57,7 @@ const (
 	// maxScanBytes bounds the bytes the search for the first JSON object
 	// may decode over all its attempts, so prose full of braces costs
 	// linear time at worst.
-	maxScanBytes = 64 << 20
+	maxScanBytes = 16 << 20
 	// maxLine is the largest line number accepted.
 	maxLine = 1<<31 - 1
 	// excerptBytes bounds a quoted value in a message.
@@ -104,15 +104,28 @@ func firstObject(text string) (string, bool) {
 			break
 		}
 		i += j
-		dec := jsontext.NewDecoder(bytes.NewReader(b[i:]), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+		r := &countingReader{r: bytes.NewReader(b[i:])}
+		dec := jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 		v, err := dec.ReadValue()
 		if err == nil {
 			return string(v), true
 		}
-		budget -= max(dec.InputOffset(), 1)
+		budget -= max(r.n, 1)
 		i++
 	}
 	return "", false
+}
+
+// countingReader counts the bytes a decoder took.
+type countingReader struct {
+	r *bytes.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // problem is a validation failure at a path.
