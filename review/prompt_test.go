@@ -47,7 +47,13 @@ func TestPrompt(t *testing.T) {
 			excludes: []string{"b/c.go"}},
 		{name: "first file larger than the limit", d: small, limit: 100, wantCut: true, wantNotShown: []string{"a.go", "b.go", "c.go"},
 			contains: []string{"files not shown in full: a.go, b.go, c.go;", "diff --git a/a.go b/a.go\n"}, excludes: []string{"line 19"}},
-		{name: "truncated at collection", d: func() Diff { d := small; d.Truncated = true; d.Size = 1 << 30; d.Files = append(d.Files, "d.bin"); return d }(),
+		{name: "truncated at collection", d: func() Diff {
+			d := small
+			d.Truncated = true
+			d.Size = 1 << 30
+			d.Files = append(d.Files, "d.bin")
+			return d
+		}(),
 			wantCut: true, wantNotShown: []string{"d.bin"}, contains: []string{"[diff cut: " + strconv.Itoa(3*sectionLen) + " of 1073741824 bytes shown; files not shown in full: d.bin;"}},
 		{name: "branch", d: Diff{Scope: ScopeBranch, Base: "origin/main", Files: []string{"x"}, Text: fileDiff("x", 1), Size: int64(len(fileDiff("x", 1)))},
 			contains: []string{"since its merge base with origin/main (1 changed file)"}},

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/agentsim"
 )
 
 const validObject = `{"verdict":"request_changes","summary":"Two problems.","findings":[` +
@@ -208,4 +209,28 @@ func FuzzParseVerdict(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, v, back)
 	})
+}
+
+// TestSimulatorReviewReplies: the simulator's review replies parse as the
+// command tests will expect.
+func TestSimulatorReviewReplies(t *testing.T) {
+	v, err := ParseVerdict(agentsim.ReviewVerdictJSON)
+	require.NoError(t, err)
+	assert.Equal(t, VerdictRequestChanges, v.Verdict)
+	require.Len(t, v.Findings, 2)
+	assert.Equal(t, Finding{Severity: SeverityMedium, File: "server/log.go", Line: 0, Title: "Secret in logs",
+		Body: `The log line prints the "{token}" field; redact it.`}, v.Findings[1])
+
+	v, err = ParseVerdict(agentsim.ReviewProseJSONText)
+	require.NoError(t, err)
+	assert.Equal(t, VerdictApprove, v.Verdict)
+	assert.Equal(t, []Finding{{Severity: SeverityInfo, File: "README.md", Line: 3, Title: "Typo", Body: "'recieve' should be 'receive'."}}, v.Findings)
+
+	_, err = ParseVerdict(agentsim.ReviewInvalidJSONText)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `verdict is "maybe"`)
+
+	_, err = ParseVerdict(agentsim.ReviewNoJSONText)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "holds no JSON object")
 }

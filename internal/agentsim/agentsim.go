@@ -113,6 +113,13 @@ const (
 	ScenarioNoUsage            = "no-usage"             // the result event has no usage field
 	ScenarioEventAfterResult   = "event-after-result"   // an assistant event follows the result
 
+	// review replies (review.go): a read tool call, then the text as one
+	// assistant event and as the result
+	ScenarioReviewJSON        = "review-json"         // ReviewVerdictJSON alone: request_changes with two findings
+	ScenarioReviewProseJSON   = "review-prose-json"   // ReviewProseJSONText: prose, a ```json fenced verdict, prose
+	ScenarioReviewInvalidJSON = "review-invalid-json" // ReviewInvalidJSONText: an object that parses but has verdict "maybe"
+	ScenarioReviewNoJSON      = "review-no-json"      // ReviewNoJSONText: prose only
+
 	// every command, and workers
 	ScenarioIgnoreSIGTERM = "ignore-sigterm" // POSIX: the simulator and its workers ignore SIGTERM
 )
