@@ -101,6 +101,7 @@ func commands() []command {
 		{name: "doctor", usage: doctorUsage, summary: "all of the above at once, plus shim diagnostics", run: runDoctor},
 		{name: "run", usage: runUsage, summary: "one supervised prompt turn; PROMPT from the argument or stdin", run: runRun},
 		{name: "task", usage: taskUsage, summary: "one sandboxed, recorded Cursor task in a private home (consult, or --write)", run: runTask},
+		{name: "review", usage: reviewUsage, summary: "review the working tree or the branch: a read-only task whose reply is a validated verdict", run: runReview},
 		{name: "shim", usage: shimUsage, summary: "how TARGET would be found and launched, exactly", run: runShim},
 		{name: "serve", usage: serveUsage, summary: "the settings validation endpoint (HTTP)", run: runServe},
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},

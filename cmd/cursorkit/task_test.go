@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -22,7 +23,13 @@ import (
 // flags, the getenv map and the workspace.
 func jobEnv(t *testing.T, scenario string) (flags []string, env map[string]string, data, workspace string) {
 	t.Helper()
+	// PATH holds no cursor-agent, but git when the machine has it (a
+	// review runs git through discovery, on PATH).
+	gitPath, _ := exec.LookPath("git")
 	settings := cursorEnv(t, "", scenario)
+	if gitPath != "" {
+		t.Setenv("PATH", os.Getenv("PATH")+string(os.PathListSeparator)+filepath.Dir(gitPath))
+	}
 	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 	t.Setenv(task.EnvAPIKey, "test-key")
 	data = testkit.TempDir(t)
@@ -127,6 +134,8 @@ func TestTaskRefusesBeforeAnythingIsMade(t *testing.T) {
 		{name: "empty prompt", args: []string{"task", "--cwd", ws, " "}, code: failure.ExitInput},
 		{name: "effort without model", args: []string{"task", "--cwd", ws, "--effort", "high", "go"}, code: failure.ExitInput},
 		{name: "zero timeout", args: []string{"task", "--cwd", ws, "--timeout", "0s", "go"}, code: failure.ExitInput},
+		{name: "review with an argument", args: []string{"review", "--cwd", ws, "extra"}, code: failure.ExitInput},
+		{name: "review with a bad scope", args: []string{"review", "--cwd", ws, "--scope", "everything"}, code: failure.ExitInput},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.cwd != "" {
@@ -148,4 +157,81 @@ func TestTaskRefusesBeforeAnythingIsMade(t *testing.T) {
 	entries, err := os.ReadDir(data)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "no private home, no record")
+}
+
+// gitRepo makes a repository with one commit and returns it.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	testkit.SkipIfWine(t, "the Wine prefix has no git.exe")
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := testkit.TempDir(t)
+	gitRun(t, dir, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644))
+	gitRun(t, dir, "add", ".")
+	gitRun(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "one")
+	return dir
+}
+
+func gitRun(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+}
+
+func TestReviewCommand(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		code     int
+		verdict  string
+	}{
+		{scenario: agentsim.ScenarioReviewJSON, code: 0, verdict: "request_changes"},
+		{scenario: agentsim.ScenarioReviewProseJSON, code: 0, verdict: "approve"},
+		{scenario: agentsim.ScenarioReviewInvalidJSON, code: failure.ExitCode(failure.Other)},
+		{scenario: agentsim.ScenarioReviewNoJSON, code: failure.ExitCode(failure.Other)},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			flags, env, _, _ := jobEnv(t, tc.scenario)
+			repo := gitRepo(t)
+			require.NoError(t, os.WriteFile(filepath.Join(repo, "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644))
+
+			code, stdout, stderr := runCLI(t, env, "", append(flags, "review", "--cwd", repo, "--json")...)
+			require.Equal(t, tc.code, code, stderr)
+			out := outcomeLine(t, stdout)
+			job := out["job"].(map[string]any)
+			assert.Equal(t, "review", job["role"])
+			assert.Equal(t, "consult", job["mode"])
+			assert.Equal(t, "workspace_readonly", job["sandbox"])
+			if tc.verdict == "" {
+				assert.Equal(t, "error", out["status"])
+				assert.Equal(t, "error", job["state"])
+				assert.NotContains(t, out, "review")
+				return
+			}
+			assert.Equal(t, tc.verdict, out["review"].(map[string]any)["verdict"])
+			assert.Equal(t, tc.verdict, job["review"].(map[string]any)["verdict"])
+
+			// Human output: the verdict, not the raw reply.
+			code, stdout, _ = runCLI(t, env, "", append(flags, "review", "--cwd", repo)...)
+			require.Equal(t, 0, code)
+			assert.Contains(t, stdout, "verdict: "+tc.verdict)
+			assert.Contains(t, stdout, "summary: ")
+			assert.NotContains(t, stdout, `"verdict"`)
+			f := footer(stdout)
+			assert.Equal(t, "review", f["semantic"])
+			assert.Equal(t, "done", f["state"])
+		})
+	}
+	t.Run("a clean tree with no branch commits is input", func(t *testing.T) {
+		flags, env, data, _ := jobEnv(t, agentsim.ScenarioReviewJSON)
+		repo := gitRepo(t)
+		code, stdout, _ := runCLI(t, env, "", append(flags, "review", "--cwd", repo, "--scope", "working-tree", "--json")...)
+		assert.Equal(t, failure.ExitInput, code)
+		assert.Equal(t, "input", decodeObject(t, stdout)["error"].(map[string]any)["kind"])
+		entries, _ := os.ReadDir(data)
+		assert.Empty(t, entries)
+	})
 }

@@ -115,6 +115,13 @@ const (
 	ScenarioSandboxWriteOutside = "sandbox-write-outside" // two editToolCalls, inside and outside the workspace; with --sandbox enabled $HOME/.cursor/sandbox.json decides each result
 	ScenarioSandboxUnavailable  = "sandbox-unavailable"   // with --sandbox enabled: SandboxUnavailableText on stderr, exit 1, no stream; otherwise the normal turn
 
+	// review replies (review.go): a read tool call, then the text as one
+	// assistant event and as the result
+	ScenarioReviewJSON        = "review-json"         // ReviewVerdictJSON alone: request_changes with two findings
+	ScenarioReviewProseJSON   = "review-prose-json"   // ReviewProseJSONText: prose, a ```json fenced verdict, prose
+	ScenarioReviewInvalidJSON = "review-invalid-json" // ReviewInvalidJSONText: an object that parses but has verdict "maybe"
+	ScenarioReviewNoJSON      = "review-no-json"      // ReviewNoJSONText: prose only
+
 	// every command, and workers
 	ScenarioIgnoreSIGTERM = "ignore-sigterm" // POSIX: the simulator and its workers ignore SIGTERM
 )

@@ -284,6 +284,10 @@ func (s *sim) print(inv invocation) int {
 		return 1
 	}
 
+	if text, ok := s.reviewText(); ok {
+		return t.review(text)
+	}
+
 	t.w.event(obj{{"type", "thinking"}, {"subtype", "delta"}, {"text", "Let me "}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
 	t.w.event(obj{{"type", "thinking"}, {"subtype", "delta"}, {"text", "look at the README."}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
 	t.w.event(obj{{"type", "thinking"}, {"subtype", "completed"}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})

@@ -1,0 +1,414 @@
+package review
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
+)
+
+// Scope says which change a review covers (docs/contract.md, "Review").
+type Scope string
+
+// The scopes.
+const (
+	// ScopeAuto is the working tree when it is dirty, else the branch.
+	ScopeAuto Scope = "auto"
+	// ScopeWorkingTree is every uncommitted change against HEAD: staged,
+	// unstaged and untracked files (ignored files excluded).
+	ScopeWorkingTree Scope = "working-tree"
+	// ScopeBranch is the range from the merge base of the base and HEAD
+	// to HEAD.
+	ScopeBranch Scope = "branch"
+)
+
+// ParseScope returns the Scope named s ("" is ScopeAuto); any other value
+// is a failure.Input error.
+func ParseScope(s string) (Scope, error) {
+	switch sc := Scope(strings.TrimSpace(s)); sc {
+	case "":
+		return ScopeAuto, nil
+	case ScopeAuto, ScopeWorkingTree, ScopeBranch:
+		return sc, nil
+	}
+	return "", failure.New(failure.Input, "unknown review scope %q: want auto, working-tree or branch", detail.Cut(detail.Bound(s), 40))
+}
+
+// Where a branch review's base came from.
+const (
+	BaseFromFlag     = "flag"        // given by the caller (--base)
+	BaseFromUpstream = "upstream"    // the current branch's upstream (@{upstream})
+	BaseFromOrigin   = "origin/HEAD" // the remote origin's default branch
+	BaseFromMain     = "main"        // a local or remote-tracking main
+	BaseFromMaster   = "master"      // a local or remote-tracking master
+)
+
+// Bounds of collection (docs/contract.md, "Review").
+const (
+	// MaxCollectBytes is how much diff text Collect keeps; the rest is
+	// counted in Diff.Size and Diff.Truncated says so.
+	MaxCollectBytes = 8 << 20
+	// MaxUntrackedDiffs is how many untracked files get their content
+	// diffed; the rest are named in Diff.Files only (Diff.Truncated).
+	MaxUntrackedDiffs = 200
+)
+
+// Diff is the change under review.
+type Diff struct {
+	// Scope is the scope used: ScopeWorkingTree or ScopeBranch, never
+	// ScopeAuto. Requested is what the caller asked for.
+	Scope     Scope `json:"scope"`
+	Requested Scope `json:"requested"`
+	// Root is the repository's top-level directory; every path is
+	// relative to it.
+	Root string `json:"root"`
+	// Base is what the change is compared with: for a branch, the base
+	// ref as given or chosen ("origin/main"); for the working tree,
+	// "HEAD", or "" when HEAD has no commit yet (then every file is new).
+	Base string `json:"base"`
+	// BaseSource says where a branch's base came from (BaseFrom*);
+	// empty for the working tree.
+	BaseSource string `json:"baseSource,omitempty"`
+	// MergeBase is the commit a branch range starts at; Head is HEAD's
+	// commit ("" when there is none).
+	MergeBase string `json:"mergeBase,omitempty"`
+	Head      string `json:"head,omitempty"`
+	// Files are the changed paths, sorted, each once; Untracked are those
+	// of them that git does not track yet (working tree only).
+	Files     []string `json:"files"`
+	Untracked []string `json:"untracked,omitempty"`
+	// Text is the unified diff (git's format, a/ and b/ prefixes;
+	// binary files named, not shown). Size counts every byte git printed
+	// for it; Truncated reports that Text holds less than the whole change
+	// (MaxCollectBytes, MaxUntrackedDiffs).
+	Text      string `json:"-"`
+	Size      int64  `json:"size"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// Collect collects the change in the git repository holding dir
+// (docs/contract.md, "Review"). scope ScopeAuto is the working tree when
+// it has any staged, unstaged or untracked (not ignored) change, else the
+// branch. base is the branch's base ref; empty picks the current
+// branch's upstream, else origin/HEAD, else main, else master.
+//
+// Every git command runs supervised (discovery, shim, supervise), bounded
+// in time and output. Errors: failure.Input for a directory that is not
+// in a git work tree, a bad base, a HEAD without commits for a branch
+// review, and an empty change ("nothing to review: ..."); failure.Setup
+// when git is not on PATH; failure.Cancelled or failure.Timeout when ctx
+// or a command's bound ends first; failure.Process for another git
+// failure. Messages name the problem, never the diff or the environment.
+func Collect(ctx context.Context, dir string, scope Scope, base string) (Diff, error) {
+	return collectWith(ctx, nil, runtime.GOOS, dir, scope, base)
+}
+
+// collectWith is Collect with the environment git runs in (nil: this
+// process's) and the OS whose rules resolve it.
+func collectWith(ctx context.Context, env []string, goos, dir string, scope Scope, base string) (Diff, error) {
+	if err := ctx.Err(); err != nil {
+		return Diff{}, failure.Wrap(failure.Cancelled, err, "review cancelled")
+	}
+	switch scope {
+	case "":
+		scope = ScopeAuto
+	case ScopeAuto, ScopeWorkingTree, ScopeBranch:
+	default:
+		_, err := ParseScope(string(scope))
+		return Diff{}, err
+	}
+	base = strings.TrimSpace(base)
+	if strings.HasPrefix(base, "-") || strings.ContainsFunc(base, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return Diff{}, failure.New(failure.Input, "bad base ref %q: a ref does not start with '-' or hold control characters", detail.Cut(detail.Bound(base), 80))
+	}
+	g, err := newGit(ctx, env, goos)
+	if err != nil {
+		return Diff{}, err
+	}
+	g.dir = dir
+	root, err := g.toplevel(ctx, dir)
+	if err != nil {
+		return Diff{}, err
+	}
+	g.dir = root
+	d := Diff{Requested: scope, Root: root, Files: []string{}}
+	if d.Head, err = g.head(ctx); err != nil {
+		return Diff{}, err
+	}
+	if scope == ScopeAuto {
+		dirty, err := g.dirty(ctx)
+		if err != nil {
+			return Diff{}, err
+		}
+		scope = ScopeBranch
+		if dirty {
+			scope = ScopeWorkingTree
+		}
+	}
+	d.Scope = scope
+	if scope == ScopeWorkingTree {
+		err = g.workingTree(ctx, &d)
+	} else {
+		err = g.branch(ctx, &d, base)
+	}
+	if err != nil {
+		return Diff{}, err
+	}
+	if d.Size == 0 && len(d.Files) == 0 {
+		return Diff{}, failure.New(failure.Input, "%s", nothingMessage(d))
+	}
+	return d, nil
+}
+
+// nothingMessage explains an empty change.
+func nothingMessage(d Diff) string {
+	switch {
+	case d.Scope == ScopeWorkingTree:
+		return "nothing to review: the working tree is clean (no staged, unstaged or untracked changes)"
+	case d.Requested == ScopeAuto:
+		return "nothing to review: the working tree is clean and HEAD has no commits beyond " + d.Base + " (" + d.BaseSource + ")"
+	}
+	return "nothing to review: HEAD has no commits beyond " + d.Base + " (" + d.BaseSource + ")"
+}
+
+// toplevel returns the work tree's root, or failure.Input when dir is not
+// inside one.
+func (g *git) toplevel(ctx context.Context, dir string) (string, error) {
+	r, err := g.short(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", err
+	}
+	root := strings.TrimRight(string(r.out), "\r\n")
+	if r.exitCode != 0 || root == "" {
+		return "", failure.New(failure.Input, "not a git work tree: %s", detail.Bound(dir)).WithDetail(r.why())
+	}
+	return root, nil
+}
+
+// head returns HEAD's commit id, "" when the branch has no commit yet.
+func (g *git) head(ctx context.Context) (string, error) {
+	r, err := g.short(ctx, "rev-parse", "--verify", "-q", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	switch r.exitCode {
+	case 0:
+		return strings.TrimSpace(string(r.out)), nil
+	case 1:
+		return "", nil
+	}
+	return "", r.failed("rev-parse HEAD")
+}
+
+// dirty reports whether the working tree has a staged, unstaged or
+// untracked (not ignored) change.
+func (g *git) dirty(ctx context.Context) (bool, error) {
+	r, err := g.short(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none")
+	if err != nil {
+		return false, err
+	}
+	if r.exitCode != 0 {
+		return false, r.failed("status")
+	}
+	return len(r.out) > 0 || r.truncated, nil
+}
+
+// diffFlags are the flags of every diff: git's own format whatever the
+// configuration (no external diff, no textconv, no colour, a/ and b/
+// prefixes), renames found.
+var diffFlags = []string{"--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", "--find-renames"}
+
+// workingTree collects staged, unstaged and untracked changes.
+func (g *git) workingTree(ctx context.Context, d *Diff) error {
+	from := "HEAD"
+	if d.Head == "" {
+		// No commit yet: everything staged is new, compared with the empty tree.
+		r, err := g.short(ctx, "hash-object", "-t", "tree", "--stdin")
+		if err != nil {
+			return err
+		}
+		if r.exitCode != 0 {
+			return r.failed("hash-object")
+		}
+		from = strings.TrimSpace(string(r.out))
+	} else {
+		d.Base = "HEAD"
+	}
+	files, err := g.names(ctx, "diff", from)
+	if err != nil {
+		return err
+	}
+	text := &bytes.Buffer{}
+	if err := g.diffInto(ctx, d, text, append(append([]string{"diff"}, diffFlags...), from, "--")...); err != nil {
+		return err
+	}
+	r, err := g.run(ctx, MaxCollectBytes, "ls-files", "--others", "--exclude-standard", "-z")
+	if err != nil {
+		return err
+	}
+	if r.exitCode != 0 || r.truncated {
+		return r.failed("ls-files")
+	}
+	untracked := splitZ(r.out)
+	for i, path := range untracked {
+		if i >= MaxUntrackedDiffs || text.Len() >= MaxCollectBytes {
+			d.Truncated = true
+			break
+		}
+		args := append(append([]string{"diff", "--no-index"}, diffFlags...), "--", "/dev/null", path)
+		if err := g.diffInto(ctx, d, text, args...); err != nil {
+			return err
+		}
+	}
+	d.Untracked = untracked
+	d.Files = sortedUnique(append(files, untracked...))
+	d.Text = text.String()
+	return nil
+}
+
+// diffInto runs one diff command, appending its output to text within
+// MaxCollectBytes and counting its size into d. Exit 1 is "differences
+// found" (diff --no-index).
+func (g *git) diffInto(ctx context.Context, d *Diff, text *bytes.Buffer, args ...string) error {
+	r, err := g.run(ctx, max(MaxCollectBytes-text.Len(), 0), args...)
+	if err != nil {
+		return err
+	}
+	if r.exitCode != 0 && (r.exitCode != 1 || !slices.Contains(args, "--no-index")) {
+		return r.failed(args[0])
+	}
+	text.Write(r.out)
+	d.Size += r.size
+	d.Truncated = d.Truncated || r.truncated
+	return nil
+}
+
+// names lists the paths a diff command touches.
+func (g *git) names(ctx context.Context, args ...string) ([]string, error) {
+	args = append(append(slices.Clone(args[:1]), "--name-only", "-z", "--no-ext-diff", "--find-renames"), args[1:]...)
+	args = append(args, "--")
+	r, err := g.run(ctx, MaxCollectBytes, args...)
+	if err != nil {
+		return nil, err
+	}
+	if r.exitCode != 0 || r.truncated {
+		return nil, r.failed(args[0] + " --name-only")
+	}
+	return splitZ(r.out), nil
+}
+
+// branch collects the range from the merge base of base and HEAD to HEAD.
+func (g *git) branch(ctx context.Context, d *Diff, base string) error {
+	if d.Head == "" {
+		return failure.New(failure.Input, "nothing to review: HEAD has no commits yet, so there is no branch to compare, and the working tree is clean")
+	}
+	if base != "" {
+		ok, err := g.exists(ctx, base)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return failure.New(failure.Input, "base %q is not a commit in this repository", detail.Cut(base, 120))
+		}
+		d.Base, d.BaseSource = base, BaseFromFlag
+	} else if err := g.defaultBase(ctx, d); err != nil {
+		return err
+	}
+	r, err := g.short(ctx, "merge-base", "--end-of-options", d.Base, "HEAD")
+	if err != nil {
+		return err
+	}
+	switch r.exitCode {
+	case 0:
+		d.MergeBase = strings.TrimSpace(string(r.out))
+	case 1:
+		return failure.New(failure.Input, "base %q and HEAD have no common ancestor", detail.Cut(d.Base, 120))
+	default:
+		return failure.New(failure.Input, "base %q is not a commit in this repository", detail.Cut(d.Base, 120)).WithDetail(r.why())
+	}
+	files, err := g.names(ctx, "diff", d.MergeBase, "HEAD")
+	if err != nil {
+		return err
+	}
+	text := &bytes.Buffer{}
+	if err := g.diffInto(ctx, d, text, append(append([]string{"diff"}, diffFlags...), d.MergeBase, "HEAD", "--")...); err != nil {
+		return err
+	}
+	d.Files = sortedUnique(files)
+	d.Text = text.String()
+	return nil
+}
+
+// exists reports whether ref names an object; merge-base then refuses one
+// that is not a commit. (No "^{commit}": a git.cmd shim refuses '^'.)
+func (g *git) exists(ctx context.Context, ref string) (bool, error) {
+	r, err := g.short(ctx, "rev-parse", "--verify", "-q", "--end-of-options", ref)
+	if err != nil {
+		return false, err
+	}
+	return r.exitCode == 0, nil
+}
+
+// defaultBase picks a branch review's base when none is given: the
+// current branch's upstream, else origin/HEAD's branch, else main, else
+// master (local branch first, then origin's).
+func (g *git) defaultBase(ctx context.Context, d *Diff) error {
+	r, err := g.short(ctx, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
+	if err != nil {
+		return err
+	}
+	if up := strings.TrimSpace(string(r.out)); r.exitCode == 0 && up != "" {
+		d.Base, d.BaseSource = up, BaseFromUpstream
+		return nil
+	}
+	r, err = g.short(ctx, "symbolic-ref", "-q", "--short", "refs/remotes/origin/HEAD")
+	if err != nil {
+		return err
+	}
+	if ref := strings.TrimSpace(string(r.out)); r.exitCode == 0 && ref != "" {
+		if ok, err := g.exists(ctx, ref); err != nil {
+			return err
+		} else if ok {
+			d.Base, d.BaseSource = ref, BaseFromOrigin
+			return nil
+		}
+	}
+	for _, name := range []string{BaseFromMain, BaseFromMaster} {
+		for _, ref := range []string{name, "origin/" + name} {
+			ok, err := g.exists(ctx, ref)
+			if err != nil {
+				return err
+			}
+			if ok {
+				d.Base, d.BaseSource = ref, name
+				return nil
+			}
+		}
+	}
+	return failure.New(failure.Input, "no base to compare the branch with: the branch has no upstream, and there is no origin/HEAD, main or master; pass --base REF")
+}
+
+// splitZ splits NUL-terminated names.
+func splitZ(b []byte) []string {
+	var out []string
+	for _, f := range bytes.Split(b, []byte{0}) {
+		if len(f) > 0 {
+			out = append(out, string(f))
+		}
+	}
+	return out
+}
+
+func sortedUnique(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	if s == nil {
+		s = []string{}
+	}
+	return s
+}

@@ -1,0 +1,358 @@
+package review
+
+import (
+	"bytes"
+	"encoding/json/jsontext"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
+)
+
+// The verdicts.
+const (
+	VerdictApprove        = "approve"
+	VerdictRequestChanges = "request_changes"
+)
+
+// The severities of a finding, most severe first.
+const (
+	SeverityCritical = "critical"
+	SeverityHigh     = "high"
+	SeverityMedium   = "medium"
+	SeverityLow      = "low"
+	SeverityInfo     = "info"
+)
+
+// Severities returns the severities, most severe first.
+func Severities() []string {
+	return []string{SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo}
+}
+
+// Verdict is the reply a review must contain (docs/contract.md, "Review").
+type Verdict struct {
+	Verdict  string    `json:"verdict"`
+	Summary  string    `json:"summary"`
+	Findings []Finding `json:"findings"`
+}
+
+// Finding is one problem the reviewer found. Line is a line of the new
+// version of File (1 and up), or 0 for a finding about the whole file; an
+// empty File is a finding about the whole change (then Line is 0).
+type Finding struct {
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Title    string `json:"title"`
+	Body     string `json:"body"`
+}
+
+// Bounds of reading a reply.
+const (
+	// maxScanBytes bounds the bytes the search for the first JSON object
+	// may decode over all its attempts, so prose full of braces costs
+	// linear time at worst.
+	maxScanBytes = 16 << 20
+	// maxLine is the largest line number accepted.
+	maxLine = 1<<31 - 1
+	// excerptBytes bounds a quoted value in a message.
+	excerptBytes = 40
+)
+
+// ParseVerdict extracts the first JSON object from a review's result text
+// (inside prose or a ```json fence: the first '{' that starts a complete
+// JSON object) and validates it strictly (docs/contract.md, "Review"):
+// exactly the members verdict (approve or request_changes), summary (a
+// non-empty string) and findings (an array, possibly empty, of objects
+// with exactly severity (critical, high, medium, low or info), file (a
+// string), line (an integer, 0 or more; 0 with an empty file), title (a
+// non-empty string) and body (a string)); no member repeated, none
+// unknown, valid UTF-8. Text after the object is ignored.
+//
+// A missing or invalid object is a failure.Other error (exit 1) whose
+// message names what is wrong and where ("findings[1].severity"); it
+// quotes at most a short excerpt of one value, never the reply. There is
+// no fallback to prose.
+func ParseVerdict(resultText string) (Verdict, error) {
+	obj, ok := firstObject(resultText)
+	if !ok {
+		return Verdict{}, failure.New(failure.Other,
+			"the review reply holds no JSON object: the agent must reply with one {verdict, summary, findings} object (the result text was %d bytes)", len(resultText))
+	}
+	v, err := validate(obj)
+	if err != nil {
+		return Verdict{}, failure.New(failure.Other, "the review reply's JSON object is invalid: %s", err.Error())
+	}
+	return v, nil
+}
+
+// firstObject returns the first complete JSON object in text: at the first
+// '{' where one starts. Duplicate names and invalid UTF-8 do not stop it
+// (validate refuses them with a clear message rather than the search
+// moving on to an object nested inside).
+func firstObject(text string) (string, bool) {
+	b := []byte(text)
+	budget := int64(maxScanBytes)
+	for i := 0; i < len(b) && budget > 0; {
+		j := bytes.IndexByte(b[i:], '{')
+		if j < 0 {
+			break
+		}
+		i += j
+		r := &countingReader{r: bytes.NewReader(b[i:])}
+		dec := jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+		v, err := dec.ReadValue()
+		if err == nil {
+			return string(v), true
+		}
+		budget -= max(r.n, 1)
+		i++
+	}
+	return "", false
+}
+
+// countingReader counts the bytes a decoder took.
+type countingReader struct {
+	r *bytes.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// problem is a validation failure at a path.
+type problem struct{ msg string }
+
+func (p *problem) Error() string { return p.msg }
+
+func problemf(format string, args ...any) error { return &problem{msg: fmt.Sprintf(format, args...)} }
+
+// validate decodes obj (one complete JSON object) into a Verdict,
+// strictly.
+func validate(obj string) (Verdict, error) {
+	if !utf8.ValidString(obj) {
+		return Verdict{}, problemf("it is not valid UTF-8")
+	}
+	dec := jsontext.NewDecoder(strings.NewReader(obj), jsontext.AllowDuplicateNames(true))
+	var v Verdict
+	seen := map[string]bool{}
+	err := readObject(dec, "", func(name, path string) error {
+		if seen[name] {
+			return problemf("%s is repeated", path)
+		}
+		seen[name] = true
+		var err error
+		switch name {
+		case "verdict":
+			if v.Verdict, err = readString(dec, path); err == nil && v.Verdict != VerdictApprove && v.Verdict != VerdictRequestChanges {
+				err = problemf("verdict is %s; want approve or request_changes", quote(v.Verdict))
+			}
+		case "summary":
+			if v.Summary, err = readString(dec, path); err == nil && strings.TrimSpace(v.Summary) == "" {
+				err = problemf("summary is empty")
+			}
+		case "findings":
+			v.Findings, err = readFindings(dec)
+		default:
+			err = problemf("%s is not a member of a verdict (want verdict, summary, findings)", path)
+		}
+		return err
+	})
+	if err != nil {
+		return Verdict{}, err
+	}
+	for _, name := range []string{"verdict", "summary", "findings"} {
+		if !seen[name] {
+			return Verdict{}, problemf("%s is missing", name)
+		}
+	}
+	return v, nil
+}
+
+// readObject reads one object, calling member for each name (unescaped)
+// with its path; member must read the value.
+func readObject(dec *jsontext.Decoder, at string, member func(name, path string) error) error {
+	if k := dec.PeekKind(); k != '{' {
+		return typeProblem(dec, at, "an object")
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return syntax(err)
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return syntax(err)
+		}
+		name := tok.String()
+		path := name
+		if at != "" {
+			path = at + "." + name
+		}
+		if !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) || len(name) > excerptBytes {
+			path = at + "." + quote(name)
+			if at == "" {
+				path = quote(name)
+			}
+		}
+		if err := member(name, path); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return syntax(err)
+	}
+	return nil
+}
+
+func readFindings(dec *jsontext.Decoder) ([]Finding, error) {
+	if dec.PeekKind() != '[' {
+		return nil, typeProblem(dec, "findings", "an array")
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, syntax(err)
+	}
+	out := []Finding{}
+	for i := 0; dec.PeekKind() != ']'; i++ {
+		f, err := readFinding(dec, "findings["+strconv.Itoa(i)+"]")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, syntax(err)
+	}
+	return out, nil
+}
+
+func readFinding(dec *jsontext.Decoder, at string) (Finding, error) {
+	var f Finding
+	seen := map[string]bool{}
+	err := readObject(dec, at, func(name, path string) error {
+		if seen[name] {
+			return problemf("%s is repeated", path)
+		}
+		seen[name] = true
+		var err error
+		switch name {
+		case "severity":
+			if f.Severity, err = readString(dec, path); err == nil && !validSeverity(f.Severity) {
+				err = problemf("%s is %s; want one of %s", path, quote(f.Severity), strings.Join(Severities(), ", "))
+			}
+		case "file":
+			f.File, err = readString(dec, path)
+		case "line":
+			f.Line, err = readLine(dec, path)
+		case "title":
+			if f.Title, err = readString(dec, path); err == nil && strings.TrimSpace(f.Title) == "" {
+				err = problemf("%s is empty", path)
+			}
+		case "body":
+			f.Body, err = readString(dec, path)
+		default:
+			err = problemf("%s is not a member of a finding (want severity, file, line, title, body)", path)
+		}
+		return err
+	})
+	if err != nil {
+		return Finding{}, err
+	}
+	for _, name := range []string{"severity", "file", "line", "title", "body"} {
+		if !seen[name] {
+			return Finding{}, problemf("%s.%s is missing", at, name)
+		}
+	}
+	if f.File == "" && f.Line != 0 {
+		return Finding{}, problemf("%s.line is %d but %s.file is empty (a change-wide finding has line 0)", at, f.Line, at)
+	}
+	return f, nil
+}
+
+func validSeverity(s string) bool {
+	for _, known := range Severities() {
+		if s == known {
+			return true
+		}
+	}
+	return false
+}
+
+// readString reads a string value.
+func readString(dec *jsontext.Decoder, path string) (string, error) {
+	if dec.PeekKind() != '"' {
+		return "", typeProblem(dec, path, "a string")
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return "", syntax(err)
+	}
+	return tok.String(), nil
+}
+
+// readLine reads a line number: an integer literal from 0 to maxLine
+// (no fraction, exponent or sign).
+func readLine(dec *jsontext.Decoder, path string) (int, error) {
+	if dec.PeekKind() != '0' {
+		return 0, typeProblem(dec, path, "an integer (0 for the whole file)")
+	}
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return 0, syntax(err)
+	}
+	s := string(raw)
+	n, perr := strconv.Atoi(s)
+	if perr != nil || n < 0 || n > maxLine || strings.ContainsAny(s, ".eE+-") {
+		return 0, problemf("%s is %s; want an integer from 0 (the whole file) to %d", path, quote(s), maxLine)
+	}
+	return n, nil
+}
+
+// typeProblem reports the value at path as the wrong type, and skips it.
+func typeProblem(dec *jsontext.Decoder, path, want string) error {
+	got := kindName(dec.PeekKind())
+	return problemf("%s is %s; want %s", path, got, want)
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "missing"
+}
+
+// syntax wraps a decoder error (not expected: the object was read whole
+// once) without quoting the input.
+func syntax(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return problemf("it ends early")
+	}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		return problemf("it is not valid JSON at byte %d", se.ByteOffset)
+	}
+	return problemf("it is not valid JSON")
+}
+
+// quote is a bounded, escaped excerpt of a value for a message.
+func quote(s string) string {
+	return strconv.Quote(detail.Cut(s, excerptBytes))
+}
