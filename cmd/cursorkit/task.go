@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/cursorkit/cursorkit/agent"
@@ -90,7 +91,11 @@ func (a *app) planJob(ctx context.Context, f jobFlags, spec *task.Spec) error {
 	}
 	spec.Binary, spec.Version = report.Binary, report.Version
 	spec.RequestedModel, spec.RequestedEffort = f.model, f.effort
-	if f.model != "" {
+	if strings.Contains(f.model, "[") && f.effort == "" {
+		// A bracketed id passes through untouched (probe.ResolveModel):
+		// no catalog needed.
+		spec.ResolvedModel = f.model
+	} else if f.model != "" {
 		catalog, err := probe.Models(ctx, cfg, report, false)
 		if err != nil {
 			return err

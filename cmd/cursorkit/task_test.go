@@ -118,6 +118,47 @@ func TestTaskCommand(t *testing.T) {
 	})
 }
 
+// TestTaskModels: --model and --effort resolve through the catalog as for
+// run, and the record says what was asked, what it resolved to and which
+// billing pool it draws on.
+func TestTaskModels(t *testing.T) {
+	for _, tc := range []struct {
+		model, effort  string
+		resolved, pool string
+		effortApplied  bool
+	}{
+		{model: "gpt-5.1-codex", effort: "high", resolved: "gpt-5.1-codex-high", pool: "api", effortApplied: true},
+		{model: "gpt-5.1-codex", effort: "xhigh", resolved: "gpt-5.1-codex-extra-high", pool: "api", effortApplied: true},
+		{model: "composer-1", effort: "high", resolved: "composer-1", pool: "first-party"},
+		{model: "claude-opus-4-8[effort=high]", resolved: "claude-opus-4-8[effort=high]", pool: "api"},
+	} {
+		t.Run(tc.model+" "+tc.effort, func(t *testing.T) {
+			flags, env, _, ws := jobEnv(t, "")
+			args := append(flags, "task", "--json", "--cwd", ws, "--model", tc.model)
+			if tc.effort != "" {
+				args = append(args, "--effort", tc.effort)
+			}
+			code, stdout, stderr := runCLI(t, env, "", append(args, "go")...)
+			require.Equal(t, 0, code, stderr)
+			job := outcomeLine(t, stdout)["job"].(map[string]any)
+			assert.Equal(t, tc.model, job["requestedModel"])
+			assert.Equal(t, tc.effort, job["requestedEffort"])
+			assert.Equal(t, tc.resolved, job["resolvedModel"])
+			assert.Equal(t, tc.effortApplied, job["effortApplied"])
+			assert.Equal(t, tc.pool, job["billingPool"])
+			assert.NotEmpty(t, job["observedModel"])
+		})
+	}
+	t.Run("an unknown model is input before anything is made", func(t *testing.T) {
+		flags, env, data, ws := jobEnv(t, "")
+		code, stdout, _ := runCLI(t, env, "", append(flags, "task", "--json", "--cwd", ws, "--model", "no-such-model", "go")...)
+		assert.Equal(t, failure.ExitInput, code)
+		assert.Equal(t, "input", decodeObject(t, stdout)["error"].(map[string]any)["kind"])
+		entries, _ := os.ReadDir(data)
+		assert.Empty(t, entries)
+	})
+}
+
 func TestTaskRefusesBeforeAnythingIsMade(t *testing.T) {
 	flags, env, data, ws := jobEnv(t, "")
 	require.NoError(t, os.Mkdir(filepath.Join(ws, ".git"), 0o755))
