@@ -83,8 +83,9 @@ type HomeSpec struct {
 	// Node.js prefix...), exposed read-only in ModeWrite; "" exposes none.
 	// The caller chooses it.
 	RuntimeRoot string
-	// GitCommonDir and GitDir are `git rev-parse --git-common-dir` and
-	// `--git-dir` of the workspace. When both are set and differ (a linked
+	// GitCommonDir and GitDir are the workspace's git directories, as
+	// `git rev-parse --git-common-dir` and `--git-dir` print them (package
+	// task reads them from .git without running git). When both are set and differ (a linked
 	// worktree), ModeWrite exposes the common dir read-only and the
 	// worktree's own git dir read-write.
 	GitCommonDir, GitDir string

@@ -217,10 +217,12 @@ func (g *git) dirty(ctx context.Context) (bool, error) {
 	return len(r.out) > 0 || r.truncated, nil
 }
 
-// diffFlags are the flags of every diff: git's own format whatever the
+// diffFlags returns the flags of every diff: git's own format whatever the
 // configuration (no external diff, no textconv, no colour, a/ and b/
 // prefixes), renames found.
-var diffFlags = []string{"--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", "--find-renames"}
+func diffFlags() []string {
+	return []string{"--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", "--find-renames"}
+}
 
 // workingTree collects staged, unstaged and untracked changes.
 func (g *git) workingTree(ctx context.Context, d *Diff) error {
@@ -243,7 +245,7 @@ func (g *git) workingTree(ctx context.Context, d *Diff) error {
 		return err
 	}
 	text := &bytes.Buffer{}
-	if err := g.diffInto(ctx, d, text, append(append([]string{"diff"}, diffFlags...), from, "--")...); err != nil {
+	if err := g.diffInto(ctx, d, text, append(append([]string{"diff"}, diffFlags()...), from, "--")...); err != nil {
 		return err
 	}
 	r, err := g.run(ctx, MaxCollectBytes, "ls-files", "--others", "--exclude-standard", "-z")
@@ -259,7 +261,7 @@ func (g *git) workingTree(ctx context.Context, d *Diff) error {
 			d.Truncated = true
 			break
 		}
-		args := append(append([]string{"diff", "--no-index"}, diffFlags...), "--", "/dev/null", path)
+		args := append(append([]string{"diff", "--no-index"}, diffFlags()...), "--", "/dev/null", path)
 		if err := g.diffInto(ctx, d, text, args...); err != nil {
 			return err
 		}
@@ -335,7 +337,7 @@ func (g *git) branch(ctx context.Context, d *Diff, base string) error {
 		return err
 	}
 	text := &bytes.Buffer{}
-	if err := g.diffInto(ctx, d, text, append(append([]string{"diff"}, diffFlags...), d.MergeBase, "HEAD", "--")...); err != nil {
+	if err := g.diffInto(ctx, d, text, append(append([]string{"diff"}, diffFlags()...), d.MergeBase, "HEAD", "--")...); err != nil {
 		return err
 	}
 	d.Files = sortedUnique(files)

@@ -26,45 +26,52 @@ const (
 	gitStderrTail = 4 << 10
 )
 
-// gitConfig are the -c settings every git command gets: paths printed as
+// gitConfig returns the -c settings every git command gets: paths printed as
 // they are, no filesystem monitor (a hook command the repository's
 // configuration could name), no colour.
-var gitConfig = []string{
-	"-c", "core.quotepath=off",
-	"-c", "core.fsmonitor=false",
-	"-c", "color.ui=false",
-	"--no-pager",
+func gitConfig() []string {
+	return []string{
+		"-c", "core.quotepath=off",
+		"-c", "core.fsmonitor=false",
+		"-c", "color.ui=false",
+		"--no-pager",
+	}
 }
 
-// gitEnvDrop are the variables a child git never inherits: the external
+// gitEnvDrop returns the variables a child git never inherits: the external
 // diff and pager commands, and everything that would point git at another
 // repository than the one at the directory under review.
-var gitEnvDrop = []string{
-	"GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "PAGER",
-	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-	"GIT_PREFIX", "GIT_CEILING_DIRECTORIES",
+func gitEnvDrop() []string {
+	return []string{
+		"GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "PAGER",
+		"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+		"GIT_PREFIX", "GIT_CEILING_DIRECTORIES",
+	}
 }
 
-// gitEnvSet are added to every git command's environment: never prompt,
+// gitEnvSet returns added to every git command's environment: never prompt,
 // never page, take no optional locks (a review does not write the index),
 // and print messages in English for the few that are read.
-var gitEnvSet = []string{
-	"GIT_TERMINAL_PROMPT=0",
-	"GIT_PAGER=cat",
-	"PAGER=cat",
-	"GIT_OPTIONAL_LOCKS=0",
-	"LC_ALL=C",
+func gitEnvSet() []string {
+	return []string{
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_PAGER=cat",
+		"PAGER=cat",
+		"GIT_OPTIONAL_LOCKS=0",
+		"LC_ALL=C",
+	}
 }
 
-// gitEnv returns env without gitEnvDrop and with gitEnvSet.
+// gitEnv returns env without gitEnvDrop() and with gitEnvSet().
 func gitEnv(env []string, foldCase bool) []string {
-	out := make([]string, 0, len(env)+len(gitEnvSet))
+	drop, set := gitEnvDrop(), gitEnvSet()
+	out := make([]string, 0, len(env)+len(set))
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if slices.ContainsFunc(gitEnvDrop, func(d string) bool {
+		if slices.ContainsFunc(drop, func(d string) bool {
 			return name == d || foldCase && strings.EqualFold(name, d)
-		}) || slices.ContainsFunc(gitEnvSet, func(s string) bool {
+		}) || slices.ContainsFunc(set, func(s string) bool {
 			n, _, _ := strings.Cut(s, "=")
 			return name == n || foldCase && strings.EqualFold(name, n)
 		}) {
@@ -72,7 +79,7 @@ func gitEnv(env []string, foldCase bool) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, gitEnvSet...)
+	return append(out, set...)
 }
 
 // git runs git commands in one directory the way cursorkit runs every
@@ -137,7 +144,7 @@ func lookup(env []string, name, goos string) string {
 // (not started, timed out, cancelled, killed) is an error; the exit code
 // is the caller's to judge.
 func (g *git) run(ctx context.Context, limit int, args ...string) (gitResult, error) {
-	argv := append(slices.Clone(gitConfig), args...)
+	argv := append(slices.Clone(gitConfig()), args...)
 	plan, err := shim.Build(g.res, argv, g.shim)
 	if err != nil {
 		return gitResult{}, failure.Wrap(failure.KindOf(err), err, "git %s cannot be launched", args[0])

@@ -2,7 +2,6 @@ package task
 
 import (
 	"encoding/json/jsontext"
-	"strings"
 	"time"
 
 	"github.com/cursorkit/cursorkit/event"
@@ -38,25 +37,6 @@ const (
 	StateCancelled State = "cancelled"
 )
 
-// Billing pools: the subscription pool a quota failure exhausts.
-const (
-	PoolFirstParty = "first-party" // composer-* models
-	PoolAPI        = "api"         // every other model
-)
-
-// BillingPool is the pool model draws on: first-party for Cursor's own
-// composer-* models, api for every other; "" when model is unknown.
-func BillingPool(model string) string {
-	m := strings.ToLower(strings.TrimSpace(model))
-	switch {
-	case m == "":
-		return ""
-	case strings.HasPrefix(m, "composer"):
-		return PoolFirstParty
-	}
-	return PoolAPI
-}
-
 // Failure is why a job did not end done. BillingPool is set for quota and
 // rate_limited failures: the pool that failed, not the engine.
 type Failure struct {
@@ -84,10 +64,12 @@ type Record struct {
 	RequestID string `json:"requestId"`
 
 	// RequestedModel and RequestedEffort are the flags; ResolvedModel the
-	// catalog id they resolved to ("" when none was asked: the user's own
-	// configured model); EffortApplied whether the effort is part of it;
-	// ObservedModel the display name the init event reported (it may
-	// differ from the catalog's for the same model: no drift).
+	// catalog id they resolved to ("" when none was asked: Cursor's
+	// default model, as the private home hides the user's own
+	// configuration, the model chosen there included); EffortApplied
+	// whether the effort is part of it; ObservedModel the display name the
+	// init event reported (it may differ from the catalog's for the same
+	// model: no drift).
 	RequestedModel  string `json:"requestedModel"`
 	ResolvedModel   string `json:"resolvedModel"`
 	ObservedModel   string `json:"observedModel"`

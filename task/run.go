@@ -32,10 +32,6 @@ const (
 	PolicyReadWrite = "workspace_readwrite"
 )
 
-// EnvAPIKey is the credential the Cursor CLI reads on Linux; a task passes
-// it through unchanged and never reads or copies a credential file.
-const EnvAPIKey = "CURSOR_API_KEY"
-
 // Spec is one task or review to run.
 type Spec struct {
 	Role Role
@@ -60,10 +56,11 @@ type Spec struct {
 
 // Options configure a run.
 type Options struct {
-	// Env is the environment the private one is made from (nil:
-	// os.Environ()): HOME points at the task's private home, the XDG
-	// configuration, data and state directories are removed so that they
-	// follow it, and everything else, EnvAPIKey included, passes unchanged.
+	// Env is the environment the agent's is made from (nil: os.Environ()),
+	// by cursor.PrivateEnv: HOME (and USERPROFILE on Windows) point at the
+	// task's private home, CURSOR_CONFIG_DIR and the XDG configuration,
+	// data and state directories are removed, and everything else,
+	// cursor.EnvAPIKey included, passes unchanged.
 	Env []string
 	// Turn carries the deadlines, graces and event callbacks (start from
 	// Defaults; Dir and Env are the task's own and are ignored).
@@ -75,6 +72,10 @@ type Options struct {
 	// Warnings are the caller's own warnings (a review's cut diff), recorded
 	// before the turn's.
 	Warnings []event.Warning
+	// OnStart, when set, is called once the record is saved in state
+	// running, before the agent starts: a caller prints the pre-launch
+	// warnings there (project hooks run before the turn ends).
+	OnStart func(*Record)
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -92,22 +93,25 @@ func Defaults() agent.Options {
 	}
 }
 
-// Warnings a task adds before launch.
+// Warnings a task adds.
 const (
-	// WarnProjectHooks: project hooks run outside the sandbox.
+	// WarnProjectHooks: project hooks run outside the sandbox (before
+	// launch).
 	WarnProjectHooks = "project_hooks"
-	// WarnWorkspaceSandbox: the workspace's own .cursor/sandbox.json takes
-	// priority over the private home's (docs/contract.md, "The task
-	// profile") and may widen the task's policy.
-	WarnWorkspaceSandbox = "workspace_sandbox"
+	// WarnRecordNotSaved: the record's final save failed twice; the file
+	// still says running (the turn's own verdict stands).
+	WarnRecordNotSaved = "record_not_saved"
 )
 
 // Run runs spec in the foreground and returns its final record, the turn's
-// outcome and the verdict (nil exactly when the job ended done). Failures
-// before the private home and the record exist (a missing credential, an
-// unusable data directory) return a nil record. Once the record exists
-// every return leaves it saved in its final state, whatever the turn did,
-// cancellation included: the record's save uses no context.
+// outcome and the error, nil exactly when the job ended done. Failures
+// before the record exists (a bad mode, a missing credential, a workspace
+// sandbox.json that could widen the policy, a data directory inside the
+// workspace, a private home or first save that failed) return a nil record
+// and leave nothing behind. Once the record exists every return leaves it
+// saved in its final state, whatever the turn did, cancellation included:
+// saving uses no context. When even the final save fails twice, the
+// record returned carries a WarnRecordNotSaved warning.
 func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, agent.Outcome, error) {
 	now := opts.Now
 	if now == nil {
@@ -132,7 +136,13 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 	if env == nil {
 		env = os.Environ()
 	}
-	if err := checkCredentials(env); err != nil {
+	if err := cursor.CheckCredentials(env); err != nil {
+		return nil, agent.Outcome{}, err
+	}
+	if err := cursor.CheckWorkspaceSandbox(spec.Workspace, cmode); err != nil {
+		return nil, agent.Outcome{}, err
+	}
+	if err := checkApart(store.Dir, spec.Workspace); err != nil {
 		return nil, agent.Outcome{}, err
 	}
 
@@ -143,41 +153,42 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 	hs := cursor.HomeSpec{Mode: cmode, Workspace: spec.Workspace, GitDir: gitDir, GitCommonDir: commonDir}
 	if spec.Mode == ModeWrite {
 		denv := discovery.EnvFromOS()
-		denv.Path = lookup(env, "PATH")
-		hs.RuntimeRoot = RuntimeRoot(ctx, denv)
+		denv.Path = envValue(env, "PATH")
+		hs.RuntimeRoot = cursor.RuntimeRoot(ctx, denv)
 	}
 	if runtime.GOOS == "darwin" {
-		hs.KeychainDir = keychainDir(env)
+		hs.KeychainDir = cursor.KeychainDir(env)
 	}
 	if err := cursor.WritePrivateHome(home, hs); err != nil {
+		store.removeRun(id)
 		return nil, agent.Outcome{}, err
 	}
 
-	pool := BillingPool(spec.ResolvedModel)
 	rec := &Record{
 		Engine: "cursor", ID: id, Role: spec.Role, Mode: spec.Mode, Workspace: spec.Workspace,
 		CursorVersion: spec.Version, CursorBuildPath: spec.Binary.Resolution.Path,
 		RequestedModel: spec.RequestedModel, ResolvedModel: spec.ResolvedModel,
-		RequestedEffort: spec.RequestedEffort, EffortApplied: spec.EffortApplied, BillingPool: pool,
+		RequestedEffort: spec.RequestedEffort, EffortApplied: spec.EffortApplied, BillingPool: cursor.BillingPool(spec.ResolvedModel),
 		Sandbox: policy, Delivery: "foreground", AllowedTools: cursor.SandboxedTools(cmode), HomeDir: home,
 		Warnings: slices.Clone(opts.Warnings), State: StateRunning, CreatedAt: created, UpdatedAt: created,
 	}
 	for _, h := range cursor.ProjectHooks(spec.Workspace) {
 		rec.Warnings = append(rec.Warnings, event.Warning{Code: WarnProjectHooks, Message: h})
 	}
-	if _, err := os.Lstat(filepath.Join(spec.Workspace, ".cursor", "sandbox.json")); err == nil {
-		rec.Warnings = append(rec.Warnings, event.Warning{Code: WarnWorkspaceSandbox, Message: ".cursor/sandbox.json in the workspace takes priority over the task's sandbox policy and may widen it"})
-	}
 	if rec.Warnings == nil {
 		rec.Warnings = []event.Warning{}
 	}
 	if err := store.Save(rec); err != nil {
+		store.removeRun(id)
 		return nil, agent.Outcome{}, err
+	}
+	if opts.OnStart != nil {
+		opts.OnStart(rec)
 	}
 
 	topts := opts.Turn
 	topts.Dir = spec.Workspace
-	topts.Env = privateEnv(env, home)
+	topts.Env = cursor.PrivateEnv(env, home)
 	var resultText string
 	onEvent := topts.OnEvent
 	topts.OnEvent = func(e event.Event) {
@@ -202,10 +213,38 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 		}
 	}
 	finish(rec, o, err, now())
-	if serr := store.Save(rec); serr != nil && err == nil {
-		err = serr
+	if serr := store.Save(rec); serr != nil {
+		if serr = store.Save(rec); serr != nil {
+			rec.Warnings = append(rec.Warnings, event.Warning{Code: WarnRecordNotSaved, Message: serr.Error()})
+		}
 	}
 	return rec, o, err
+}
+
+// checkApart refuses a data directory inside the workspace or a workspace
+// inside the data directory: in write mode the agent could rewrite its
+// own sandbox policy, its records or another task's home.
+func checkApart(dataDir, workspace string) error {
+	d, w := realPath(dataDir), realPath(workspace)
+	if within(w, d) || within(d, w) {
+		return failure.New(failure.Input, "the workspace %s and the data directory %s overlap: the agent could change its own sandbox and records; move the data directory (CURSORKIT_DATA) or pick another workspace", workspace, dataDir)
+	}
+	return nil
+}
+
+// realPath is path with its links resolved as far as it exists.
+func realPath(path string) string {
+	p := filepath.Clean(path)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// within reports whether path is root or below it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // finish puts a turn's outcome into its record.
@@ -217,7 +256,7 @@ func finish(rec *Record, o agent.Outcome, err error, at time.Time) {
 		rec.ObservedModel = o.Model
 	}
 	if rec.BillingPool == "" {
-		rec.BillingPool = BillingPool(rec.ObservedModel)
+		rec.BillingPool = cursor.BillingPool(rec.ObservedModel)
 	}
 	rec.Usage = o.Usage
 	rec.Warnings = append(rec.Warnings, o.Warnings...)
@@ -238,62 +277,14 @@ func finish(rec *Record, o agent.Outcome, err error, at time.Time) {
 	}
 }
 
-// checkCredentials fails a task that cannot authenticate before anything
-// is made: on Linux the Cursor CLI in a private home has only EnvAPIKey.
-func checkCredentials(env []string) error {
-	if runtime.GOOS != "linux" {
-		return nil
-	}
-	if strings.TrimSpace(lookup(env, EnvAPIKey)) == "" {
-		return failure.New(failure.Auth, "%s is not set: a task runs the Cursor CLI in a private home, where its login is not visible; create an API key in the Cursor dashboard and export %s", EnvAPIKey, EnvAPIKey)
-	}
-	return nil
-}
-
-// keychainDir is the user's keychain directory on macOS, which the private
-// home links to (never copies).
-func keychainDir(env []string) string {
-	if h := lookup(env, "HOME"); h != "" {
-		return h + "/Library/Keychains"
-	}
-	return ""
-}
-
-func lookup(env []string, name string) string {
+// envValue is the last value of name in env (case-insensitively on
+// Windows), as os/exec would pass it.
+func envValue(env []string, name string) string {
 	v := ""
 	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && envKeyEqual(k, name) {
-			v = val // the last one wins, as in os/exec
+		if k, val, ok := strings.Cut(kv, "="); ok && (k == name || runtime.GOOS == "windows" && strings.EqualFold(k, name)) {
+			v = val
 		}
 	}
 	return v
-}
-
-func envKeyEqual(a, b string) bool {
-	if runtime.GOOS == "windows" {
-		return strings.EqualFold(a, b)
-	}
-	return a == b
-}
-
-// privateEnv is env with HOME (and on Windows USERPROFILE, where the CLI
-// reads its configuration) set to home, and the variables that would lead
-// the agent to the user's own configuration removed: CURSOR_CONFIG_DIR and
-// the XDG configuration, data and state directories (which then follow
-// HOME). Everything else passes unchanged.
-func privateEnv(env []string, home string) []string {
-	replaced := []string{"HOME", "USERPROFILE", "CURSOR_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"}
-	out := make([]string, 0, len(env)+2)
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if slices.ContainsFunc(replaced, func(name string) bool { return envKeyEqual(k, name) }) {
-			continue
-		}
-		out = append(out, kv)
-	}
-	out = append(out, "HOME="+home)
-	if runtime.GOOS == "windows" {
-		out = append(out, "USERPROFILE="+home)
-	}
-	return out
 }

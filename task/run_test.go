@@ -3,6 +3,7 @@ package task_test
 import (
 	"context"
 	"encoding/json/jsontext"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -48,7 +49,7 @@ func newFixture(t testing.TB, scenarios ...string) *fixture {
 	f.bin = cursor.Binary{Resolution: discovery.Resolution{Path: path}}
 	f.watch = testkit.NewWatch(t)
 	f.env = append(os.Environ(), agentsim.EnvRecord+"="+f.record, agentsim.EnvPIDDir+"="+f.watch.PIDDir(),
-		task.EnvAPIKey+"=test-key-123", "XDG_CONFIG_HOME=/should/not/pass")
+		cursor.EnvAPIKey+"=test-key-123", "XDG_CONFIG_HOME=/should/not/pass")
 	if len(scenarios) > 0 {
 		f.env = append(f.env, agentsim.Scenario(scenarios...))
 	}
@@ -113,7 +114,7 @@ func TestConsultTask(t *testing.T) {
 	// prompt on stdin only, the key passed through, XDG config gone.
 	inv := lastInvocation(t, f.record)
 	assert.Contains(t, inv.Env, "HOME="+rec.HomeDir)
-	assert.Contains(t, inv.Env, task.EnvAPIKey+"=test-key-123")
+	assert.Contains(t, inv.Env, cursor.EnvAPIKey+"=test-key-123")
 	for _, kv := range inv.Env {
 		assert.False(t, strings.HasPrefix(kv, "XDG_CONFIG_HOME="), kv)
 		assert.NotContains(t, kv, "secret-prompt")
@@ -150,15 +151,22 @@ func TestTaskFailuresAreRecorded(t *testing.T) {
 		state    task.State
 		model    string
 		pool     string
+		write    bool
 	}{
 		{name: "a tool outside the allowlist", scenario: agentsim.ScenarioDisallowedTool, kind: failure.Policy, state: task.StateError},
-		{name: "quota carries the billing pool", scenario: agentsim.ScenarioUsageLimit, kind: failure.Quota, state: task.StateError, model: "composer-2.5", pool: task.PoolFirstParty},
-		{name: "rate limit carries the billing pool", scenario: agentsim.ScenarioRateLimited, kind: failure.RateLimited, state: task.StateError, model: "gpt-5-high", pool: task.PoolAPI},
+		{name: "quota carries the billing pool", scenario: agentsim.ScenarioUsageLimit, kind: failure.Quota, state: task.StateError, model: "composer-2.5", pool: cursor.PoolFirstParty},
+		{name: "rate limit carries the billing pool", scenario: agentsim.ScenarioRateLimited, kind: failure.RateLimited, state: task.StateError, model: "gpt-5-high", pool: cursor.PoolAPI},
 		{name: "protocol", scenario: agentsim.ScenarioNoResult, kind: failure.Protocol, state: task.StateError},
+		{name: "network", scenario: agentsim.ScenarioNetworkError, kind: failure.Network, state: task.StateError},
+		{name: "a tool outside the write allowlist", scenario: agentsim.ScenarioDisallowedTool, kind: failure.Policy, state: task.StateError, write: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.scenario)
-			spec := f.spec(task.ModeConsult, "go")
+			mode := task.ModeConsult
+			if tc.write {
+				mode = task.ModeWrite
+			}
+			spec := f.spec(mode, "go")
 			spec.ResolvedModel = tc.model
 			rec, _, err := task.Run(context.Background(), f.store, spec, f.options())
 			require.Error(t, err)
@@ -216,11 +224,11 @@ func TestPreflightFailuresMakeNothing(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		t.Run("no CURSOR_API_KEY on Linux", func(t *testing.T) {
 			opts := f.options()
-			opts.Env = slices.DeleteFunc(slices.Clone(opts.Env), func(kv string) bool { return strings.HasPrefix(kv, task.EnvAPIKey+"=") })
+			opts.Env = slices.DeleteFunc(slices.Clone(opts.Env), func(kv string) bool { return strings.HasPrefix(kv, cursor.EnvAPIKey+"=") })
 			rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), opts)
 			assert.Nil(t, rec)
 			assert.Equal(t, failure.Auth, failure.KindOf(err))
-			assert.Contains(t, err.Error(), task.EnvAPIKey)
+			assert.Contains(t, err.Error(), cursor.EnvAPIKey)
 		})
 	}
 	t.Run("unknown mode", func(t *testing.T) {
@@ -345,11 +353,102 @@ func TestAnUnavailableSandboxFailsTheTask(t *testing.T) {
 	assert.Equal(t, failure.Sandbox, rec.Failure.Kind)
 }
 
-func TestAWorkspaceSandboxFileIsWarnedAbout(t *testing.T) {
+// TestPreflightRefusalsLeaveNothing: a workspace sandbox.json that could
+// widen the policy, and a data directory inside the workspace, fail the
+// task before its home or record exist.
+func TestPreflightRefusalsLeaveNothing(t *testing.T) {
+	t.Run("a widening workspace sandbox.json is sandbox", func(t *testing.T) {
+		f := newFixture(t)
+		require.NoError(t, os.MkdirAll(filepath.Join(f.workspace, ".cursor"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".cursor", "sandbox.json"), []byte(`{"type":"insecure_none"}`), 0o644))
+		rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeWrite, "go"), f.options())
+		assert.Nil(t, rec)
+		assert.Equal(t, failure.Sandbox, failure.KindOf(err))
+		entries, _ := os.ReadDir(f.store.Dir)
+		assert.Empty(t, entries)
+	})
+	t.Run("a strict workspace sandbox.json runs", func(t *testing.T) {
+		f := newFixture(t)
+		require.NoError(t, os.MkdirAll(filepath.Join(f.workspace, ".cursor"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".cursor", "sandbox.json"), []byte(`{"type":"workspace_readonly"}`), 0o644))
+		_, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), f.options())
+		assert.NoError(t, err)
+	})
+	for _, inside := range []bool{true, false} {
+		t.Run(fmt.Sprintf("data directory and workspace overlap (data inside: %v)", inside), func(t *testing.T) {
+			f := newFixture(t)
+			if inside {
+				f.store.Dir = filepath.Join(f.workspace, ".cursorkit-data")
+			} else {
+				f.workspace = filepath.Join(f.store.Dir, "ws")
+				require.NoError(t, os.MkdirAll(f.workspace, 0o755))
+			}
+			rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeWrite, "go"), f.options())
+			assert.Nil(t, rec)
+			assert.Equal(t, failure.Input, failure.KindOf(err))
+			_, err = os.Stat(filepath.Join(f.store.Dir, "runs"))
+			assert.ErrorIs(t, err, os.ErrNotExist)
+		})
+	}
+}
+
+// TestOnStartSeesTheRunningRecord: OnStart runs once, after the record is
+// saved running and before the agent's first event.
+func TestOnStartSeesTheRunningRecord(t *testing.T) {
 	f := newFixture(t)
-	require.NoError(t, os.MkdirAll(filepath.Join(f.workspace, ".cursor"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".cursor", "sandbox.json"), []byte(`{"type":"insecure_none"}`), 0o644))
-	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), f.options())
+	require.NoError(t, os.MkdirAll(filepath.Join(f.workspace, ".claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".claude", "settings.json"), []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]}}`), 0o644))
+	opts := f.options()
+	var order []string
+	opts.OnStart = func(r *task.Record) {
+		order = append(order, "start:"+string(r.State))
+		saved, err := f.store.Load(f.workspace, r.ID)
+		require.NoError(t, err)
+		assert.Equal(t, task.StateRunning, saved.State)
+		assert.True(t, slices.ContainsFunc(r.Warnings, func(w event.Warning) bool { return w.Code == task.WarnProjectHooks }))
+	}
+	opts.Turn.OnEvent = func(e event.Event) {
+		if e.Type == event.TypeInit {
+			order = append(order, "init")
+		}
+	}
+	_, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), opts)
 	require.NoError(t, err)
-	assert.True(t, slices.ContainsFunc(rec.Warnings, func(w event.Warning) bool { return w.Code == task.WarnWorkspaceSandbox }))
+	assert.Equal(t, []string{"start:running", "init"}, order)
+}
+
+// TestTaskSupervision: the task's deadlines and graces hold: a total
+// deadline fails it as timeout with nothing left; an agent that lingers
+// after its result is stopped after the exit grace with a late_close
+// warning, and the task stays done.
+func TestTaskSupervision(t *testing.T) {
+	t.Run("total deadline", func(t *testing.T) {
+		f := newFixture(t, agentsim.ScenarioHangMidStream)
+		opts := f.options()
+		opts.Turn.TotalTimeout = 300 * time.Millisecond
+		rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), opts)
+		assert.Equal(t, failure.Timeout, failure.KindOf(err))
+		assert.Equal(t, task.StateError, rec.State)
+		assert.Equal(t, failure.Timeout, rec.Failure.Kind)
+		f.watch.RequireGone(10 * time.Second)
+	})
+	t.Run("late close", func(t *testing.T) {
+		f := newFixture(t, agentsim.ScenarioLinger)
+		opts := f.options()
+		opts.Turn.ExitGrace = 200 * time.Millisecond
+		rec, o, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), opts)
+		require.NoError(t, err)
+		assert.Equal(t, agent.StatusDone, o.Status)
+		assert.Equal(t, task.StateDone, rec.State)
+		assert.True(t, slices.ContainsFunc(rec.Warnings, func(w event.Warning) bool { return w.Code == event.WarnLateClose }), "%v", rec.Warnings)
+		f.watch.RequireGone(10 * time.Second)
+	})
+	t.Run("defaults", func(t *testing.T) {
+		d := task.Defaults()
+		assert.Equal(t, 30*time.Second, d.FirstLineTimeout)
+		assert.Equal(t, 120*time.Second, d.IdleTimeout)
+		assert.Equal(t, 540*time.Second, d.TotalTimeout)
+		assert.Equal(t, 15*time.Second, d.ExitGrace)
+		assert.Equal(t, 5*time.Second, d.StopGrace)
+	})
 }

@@ -127,6 +127,20 @@ func CheckID(id string) error {
 	return nil
 }
 
+// removeRun removes what a task that never started left of job id (its
+// private home), best effort: it is called on a failure path.
+func (s Store) removeRun(id string) {
+	dir := filepath.Join(s.Dir, "runs", id)
+	// The home's plugin and skill directories are read-only.
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+}
+
 // HomeDir is the private home of job id.
 func (s Store) HomeDir(id string) string { return filepath.Join(s.Dir, "runs", id, "home") }
 

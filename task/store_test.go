@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/testkit"
@@ -117,7 +118,7 @@ func sampleRecord(t *testing.T, workspace string) *Record {
 	return &Record{Engine: "cursor", ID: NewID(RoleTask, now), Role: RoleTask, Mode: ModeConsult, Workspace: workspace,
 		CursorVersion: "2026.10.15-abc", CursorBuildPath: "/bin/cursor-agent", SessionID: "s1", RequestID: "r1",
 		RequestedModel: "gpt-5", ResolvedModel: "gpt-5-high", ObservedModel: "GPT-5", RequestedEffort: "high", EffortApplied: true,
-		BillingPool: PoolAPI, Usage: event.Usage{Reported: true, InputTokens: &in, OutputTokens: &out},
+		BillingPool: cursor.PoolAPI, Usage: event.Usage{Reported: true, InputTokens: &in, OutputTokens: &out},
 		Sandbox: PolicyReadOnly, Delivery: "foreground", AllowedTools: []string{"read_tool_call"}, HomeDir: "/d/runs/x/home",
 		Warnings: []event.Warning{{Code: "late_close", Message: "m"}}, State: StateDone, CreatedAt: now, UpdatedAt: now, EndedAt: &now}
 }
@@ -218,11 +219,4 @@ func TestSavesReplaceTheRecordWhole(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Dir(s.RecordPath(ws, r.ID)))
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file is left")
-}
-
-func TestBillingPool(t *testing.T) {
-	for model, want := range map[string]string{"": "", "composer-2.5": PoolFirstParty, "Composer 2.5 Fast": PoolFirstParty,
-		"composer-2.5-fast": PoolFirstParty, "gpt-5-high": PoolAPI, "grok-4.7-high-fast": PoolAPI, "muse-spark-1.3-xhigh": PoolAPI} {
-		assert.Equal(t, want, BillingPool(model), model)
-	}
 }

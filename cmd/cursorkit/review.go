@@ -16,7 +16,7 @@ import (
 
 const reviewUsage = "review [--scope auto|working-tree|branch] [--base REF] [--focus TEXT] [--model ID] [--effort E] [--cwd DIR] [--json]"
 
-// WarnDiffCut is the warning of a review whose diff did not fit the prompt.
+// warnDiffCut is the warning of a review whose diff did not fit the prompt.
 const warnDiffCut = "diff_cut"
 
 func runReview(ctx context.Context, a *app, args []string) int {
@@ -52,7 +52,10 @@ func runReview(ctx context.Context, a *app, args []string) int {
 		warnings = append(warnings, event.Warning{Code: warnDiffCut, Message: fmt.Sprintf(
 			"the diff is larger than a prompt: %d of %d bytes shown, %d files not shown in full", p.ShownBytes, p.TotalBytes, len(p.NotShown))})
 	}
-	spec := task.Spec{Role: task.RoleReview, Mode: task.ModeConsult, Prompt: p.Text, Workspace: workspace}
+	// The agent reads the change's files: its workspace is the
+	// repository's root, whose paths the diff uses, even when --cwd named
+	// a directory below it.
+	spec := task.Spec{Role: task.RoleReview, Mode: task.ModeConsult, Prompt: p.Text, Workspace: diff.Root}
 	return a.runJob(ctx, f, spec, jobExtras{check: checkVerdict, warnings: warnings, render: renderVerdict})
 }
 

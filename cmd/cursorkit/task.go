@@ -32,7 +32,7 @@ func (f *jobFlags) add(fs interface {
 	StringVar(*string, string, string, string)
 }, a *app) {
 	fs.BoolVar(&f.asJSON, "json", a.json, "print NDJSON events on stdout, ending with an outcome line that carries the job record")
-	fs.StringVar(&f.model, "model", "", "model `ID` or name, resolved through the catalog (auto and default are refused; default: the model of the user's own Cursor configuration)")
+	fs.StringVar(&f.model, "model", "", "model `ID` or name, resolved through the catalog (auto and default are refused; default: Cursor's default model, as the private home hides the user's own choice)")
 	fs.StringVar(&f.effort, "effort", "", "reasoning `EFFORT` for --model (low, medium, high, xhigh...)")
 	fs.StringVar(&f.cwd, "cwd", "", "the workspace `DIR` (default: the current directory, which must then be its git repository's root)")
 }
@@ -129,6 +129,15 @@ func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtra
 		w.quiet = true // the verdict is printed, not the raw reply
 	}
 	opts.Turn.OnEvent, opts.Turn.OnDrained = w.event, w.drained
+	if !f.asJSON {
+		// Hooks run while the turn does: say so before it starts, not
+		// only in the footer.
+		opts.OnStart = func(rec *task.Record) {
+			for _, warn := range rec.Warnings {
+				fmt.Fprintf(a.stderr, "warning: %s: %s\n", warn.Code, oneLine(warn.Message))
+			}
+		}
+	}
 
 	rec, o, err := task.Run(ctx, task.Store{Dir: dataDir}, spec, opts)
 	w.close()
@@ -192,6 +201,9 @@ func oneLine(s string) string {
 // writeJobOutcome writes run's outcome line with the job record (and a
 // review's verdict) added as its last members.
 func writeJobOutcome(enc *jsontext.Encoder, o agent.Outcome, rec *task.Record) error {
+	// The outcome's warnings are the job's: those made before the turn
+	// (hooks, a cut diff) and the turn's own, as the record has them.
+	o.Warnings = rec.Warnings
 	base, err := json.Marshal(o)
 	if err != nil {
 		return err

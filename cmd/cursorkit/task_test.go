@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
@@ -31,7 +33,8 @@ func jobEnv(t *testing.T, scenario string) (flags []string, env map[string]strin
 		t.Setenv("PATH", os.Getenv("PATH")+string(os.PathListSeparator)+filepath.Dir(gitPath))
 	}
 	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
-	t.Setenv(task.EnvAPIKey, "test-key")
+	t.Setenv(cursor.EnvAPIKey, "test-key")
+	t.Setenv(agentsim.EnvRecord, filepath.Join(testkit.TempDir(t), "sim-record.jsonl"))
 	data = testkit.TempDir(t)
 	workspace = testkit.TempDir(t)
 	return []string{"--settings", settings, "--binary", bin}, map[string]string{task.EnvData: data}, data, workspace
@@ -107,6 +110,48 @@ func TestTaskCommand(t *testing.T) {
 		assert.Equal(t, "error", f["state"])
 		assert.True(t, strings.HasPrefix(f["failure"], "policy: "), f["failure"])
 		w.RequireGone(execWait)
+	})
+	t.Run("an unavailable sandbox fails as sandbox, exit 8", func(t *testing.T) {
+		flags, env, _, ws := jobEnv(t, agentsim.ScenarioSandboxUnavailable)
+		code, stdout, _ := runCLI(t, env, "go", append(flags, "task", "--write", "--cwd", ws)...)
+		assert.Equal(t, failure.ExitCode(failure.Sandbox), code)
+		assert.Equal(t, 8, code)
+		f := footer(stdout)
+		assert.Equal(t, "error", f["state"])
+		assert.True(t, strings.HasPrefix(f["failure"], "sandbox: "), f["failure"])
+	})
+	t.Run("a tool outside the write allowlist stops the tree, exit 8", func(t *testing.T) {
+		flags, env, _, ws := jobEnv(t, agentsim.ScenarioDisallowedTool)
+		w := testkit.NewWatch(t)
+		t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
+		code, stdout, _ := runCLI(t, env, "go", append(flags, "task", "--write", "--cwd", ws)...)
+		assert.Equal(t, 8, code)
+		assert.True(t, strings.HasPrefix(footer(stdout)["failure"], "policy: "))
+		w.RequireGone(execWait)
+	})
+	t.Run("--timeout stops the task", func(t *testing.T) {
+		flags, env, _, ws := jobEnv(t, agentsim.ScenarioHangMidStream)
+		w := testkit.NewWatch(t)
+		t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
+		code, stdout, _ := runCLI(t, env, "go", append(flags, "task", "--timeout", "500ms", "--cwd", ws)...)
+		assert.Equal(t, failure.ExitCode(failure.Timeout), code)
+		assert.True(t, strings.HasPrefix(footer(stdout)["failure"], "timeout: "), footer(stdout)["failure"])
+		w.RequireGone(execWait)
+	})
+	t.Run("hook warnings before launch and in the footer", func(t *testing.T) {
+		flags, env, _, ws := jobEnv(t, "")
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, ".cursor"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, ".cursor", "hooks.json"), []byte(`{"version":1,"hooks":{"stop":[{"command":"./x"}]}}`), 0o644))
+		code, stdout, stderr := runCLI(t, env, "go", append(flags, "task", "--cwd", ws)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Regexp(t, `(?m)^warning: project_hooks: .*hooks\.json`, stderr)
+		// Before the agent's first activity line.
+		assert.Less(t, strings.Index(stderr, "warning: project_hooks"), strings.Index(stderr, "· session"))
+		assert.Regexp(t, `(?m)^warning: project_hooks: .*hooks\.json.*\nstate: done\n$`, stdout)
+		code, stdout, _ = runCLI(t, env, "go", append(flags, "task", "--json", "--cwd", ws)...)
+		require.Equal(t, 0, code)
+		out := outcomeLine(t, stdout)
+		assert.Equal(t, "project_hooks", out["warnings"].([]any)[0].(map[string]any)["code"], "the outcome's warnings are the job's")
 	})
 	t.Run("quota", func(t *testing.T) {
 		flags, env, _, ws := jobEnv(t, agentsim.ScenarioUsageLimit)
@@ -189,10 +234,10 @@ func TestTaskRefusesBeforeAnythingIsMade(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" {
 		t.Run("no CURSOR_API_KEY is auth", func(t *testing.T) {
-			t.Setenv(task.EnvAPIKey, "")
+			t.Setenv(cursor.EnvAPIKey, "")
 			code, _, stderr := runCLI(t, env, "", append(flags, "task", "--cwd", ws, "go")...)
 			assert.Equal(t, failure.ExitCode(failure.Auth), code)
-			assert.Contains(t, stderr, task.EnvAPIKey)
+			assert.Contains(t, stderr, cursor.EnvAPIKey)
 		})
 	}
 	entries, err := os.ReadDir(data)
@@ -275,4 +320,86 @@ func TestReviewCommand(t *testing.T) {
 		entries, _ := os.ReadDir(data)
 		assert.Empty(t, entries)
 	})
+}
+
+func TestJobFooter(t *testing.T) {
+	var b strings.Builder
+	printJobFooter(&b, &task.Record{ID: "task-20261201T180512Z-3f9a1c0b", Mode: task.ModeWrite, Role: task.RoleTask,
+		Sandbox: "workspace_readwrite", Delivery: "foreground", State: task.StateCancelled,
+		Warnings: []event.Warning{{Code: "late_close", Message: "two\nlines"}},
+		Failure:  &task.Failure{Kind: failure.Cancelled, Message: "stopped by SIGINT"}})
+	assert.Equal(t, "job: task-20261201T180512Z-3f9a1c0b\nsandbox: workspace_readwrite\ndelivery: foreground\nsemantic: write\n"+
+		"warning: late_close: two lines\nstate: cancelled\nfailure: cancelled: stopped by SIGINT\n", b.String())
+}
+
+func TestReviewDiffs(t *testing.T) {
+	t.Run("a diff too large for a prompt is cut with a warning", func(t *testing.T) {
+		flags, env, _, _ := jobEnv(t, agentsim.ScenarioReviewJSON)
+		repo := gitRepo(t)
+		big := strings.Repeat("line of a generated file that is far too long to review whole\n", 6000)
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "big.txt"), []byte(big), 0o644))
+		code, stdout, stderr := runCLI(t, env, "", append(flags, "review", "--cwd", repo, "--json")...)
+		require.Equal(t, 0, code, stderr)
+		out := outcomeLine(t, stdout)
+		var codes []any
+		for _, w := range out["job"].(map[string]any)["warnings"].([]any) {
+			codes = append(codes, w.(map[string]any)["code"])
+		}
+		assert.Contains(t, codes, "diff_cut")
+		rec := lastSimRecord(t)
+		assert.Contains(t, rec.Stdin, "[diff cut: ")
+	})
+	t.Run("the branch against --base", func(t *testing.T) {
+		flags, env, _, _ := jobEnv(t, agentsim.ScenarioReviewJSON)
+		repo := gitRepo(t)
+		gitRun(t, repo, "checkout", "-q", "-b", "feature")
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "b.go"), []byte("package a\n\nvar B = 1\n"), 0o644))
+		gitRun(t, repo, "add", ".")
+		gitRun(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "two")
+		code, stdout, stderr := runCLI(t, env, "", append(flags, "review", "--cwd", repo, "--scope", "branch", "--base", "main", "--json")...)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, "request_changes", outcomeLine(t, stdout)["review"].(map[string]any)["verdict"])
+		assert.Contains(t, lastSimRecord(t).Stdin, "b.go")
+	})
+	t.Run("an implicit directory below the repository root is input", func(t *testing.T) {
+		flags, env, data, _ := jobEnv(t, agentsim.ScenarioReviewJSON)
+		repo := gitRepo(t)
+		sub := filepath.Join(repo, "sub")
+		require.NoError(t, os.Mkdir(sub, 0o755))
+		t.Chdir(sub)
+		code, stdout, _ := runCLI(t, env, "", append(flags, "review", "--json")...)
+		assert.Equal(t, failure.ExitInput, code)
+		assert.Equal(t, "input", decodeObject(t, stdout)["error"].(map[string]any)["kind"])
+		entries, _ := os.ReadDir(data)
+		assert.Empty(t, entries)
+	})
+	t.Run("an explicit --cwd below the root reviews from the root", func(t *testing.T) {
+		flags, env, _, _ := jobEnv(t, agentsim.ScenarioReviewJSON)
+		repo := gitRepo(t)
+		sub := filepath.Join(repo, "sub")
+		require.NoError(t, os.Mkdir(sub, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644))
+		code, stdout, stderr := runCLI(t, env, "", append(flags, "review", "--cwd", sub, "--json")...)
+		require.Equal(t, 0, code, stderr)
+		job := outcomeLine(t, stdout)["job"].(map[string]any)
+		assert.True(t, sameDir(t, repo, job["workspace"].(string)))
+		assert.True(t, sameDir(t, repo, lastSimRecord(t).Cwd))
+	})
+}
+
+// lastSimRecord is the simulator's record of its last invocation (jobEnv
+// names the record file).
+func lastSimRecord(t *testing.T) agentsim.Record {
+	t.Helper()
+	recs, err := agentsim.ReadRecords(os.Getenv(agentsim.EnvRecord))
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	return recs[len(recs)-1]
+}
+
+func sameDir(t *testing.T, a, b string) bool {
+	t.Helper()
+	ia, err1 := os.Stat(a)
+	ib, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
 }

@@ -100,7 +100,7 @@ const (
 	ScenarioBigLine             = "big-line"              // one assistant event of EnvLineBytes (10 MiB) text
 	ScenarioCRLF                = "crlf"                  // every line ends in \r\n
 	ScenarioNoFinalNewline      = "no-final-newline"      // the result line has no trailing newline
-	ScenarioDisallowedTool      = "disallowed-tool"       // starts a worker, then a shellToolCall (mcpToolCall with --force), then hangs
+	ScenarioDisallowedTool      = "disallowed-tool"       // starts a worker, then a shellToolCall (mcpToolCall in a write turn: --force, or --sandbox enabled without --mode), then hangs
 	ScenarioErrorResult         = "error-result"          // result subtype error, is_error true, exit 1
 	ScenarioUsageLimit          = "usage-limit"           // error result "You've hit your usage limit…" and the same on stderr, exit 1
 	ScenarioUsageLimitStderr    = "usage-limit-stderr"    // no stream at all: the usage-limit text on stderr, exit 1

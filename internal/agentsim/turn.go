@@ -372,7 +372,9 @@ func (t *turn) disallowedTool() int {
 		fmt.Fprintf(t.s.stderr, "cursor-agent-sim: worker: %v\n", err)
 		return 3
 	}
-	if t.inv.force && t.inv.mode == "" {
+	// A write turn (--force, or a sandboxed one without --mode) allows
+	// shell: it gets an MCP call instead.
+	if (t.inv.force || t.inv.sandbox == "enabled") && t.inv.mode == "" {
 		t.toolCall("toolu_mcp", "mc_1", "mcpToolCall", obj{{"name", "github-create_issue"},
 			{"args", obj{{"title", "hello"}}}, {"toolName", "create_issue"}, {"providerIdentifier", "github"}}, nil)
 	} else {
