@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,4 +160,32 @@ func TestADetachedChildGetsACleanEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "CURSORKIT_TOKEN")
 	assert.NotContains(t, string(b), launch.LaunchIDEnv+"=", "a detached child belongs to no tree")
+}
+
+// A caller that itself runs under a launch (Linux: the launch guard;
+// Windows: a kill-on-close job without breakaway) cannot take its detached
+// child out of that tree: the outer launcher's promise wins, and closing
+// the caller's Process kills the detached child too.
+func TestADetachedChildOfALaunchedCallerDiesWithItsTree(t *testing.T) {
+	ctx := context.Background()
+	dir := testkit.TempDir(t)
+	w := testkit.NewWatch(t)
+	out := filepath.Join(dir, "out.txt")
+	p, err := launch.Start(ctx, selfPlan("exit", out), launch.Options{Env: testkit.ChildEnv("detach")})
+	require.NoError(t, err)
+	defer p.Close()
+	line, err := bufio.NewReader(p.Stdout()).ReadString('\n')
+	require.NoError(t, err)
+	var pid int
+	var created, warnings string
+	_, err = fmt.Sscanf(strings.TrimRight(line, "\r\n"), "detached %d %s %q", &pid, &created, &warnings)
+	require.NoError(t, err, "report %q", line)
+	w.Add(pid)
+	if runtime.GOOS == "windows" {
+		assert.Contains(t, warnings, "no_breakaway")
+	} else {
+		assert.Empty(t, warnings)
+	}
+	require.NoError(t, p.Close())
+	w.RequireGone(deadline)
 }
