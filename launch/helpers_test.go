@@ -41,7 +41,7 @@ const envlessSleeper = "--envless-sleeper"
 // own tests (testkit.ChildEnv(name)); os.Args[1:] are their parameters.
 func childRoles() []testkit.Role {
 	var roles []testkit.Role
-	for _, name := range []string{"echo", "echo-hold", "env", "exit", "touch", "sleep", "daemonize", "tree", "supervisor"} {
+	for _, name := range []string{"echo", "echo-hold", "env", "exit", "touch", "sleep", "daemonize", "tree", "supervisor", "detach"} {
 		roles = append(roles, testkit.Role{Name: name, Run: func(args []string) int { return runChild(name, args) }})
 	}
 	return roles
@@ -118,6 +118,18 @@ func runChild(mode string, args []string) int {
 		fmt.Printf("tree %d\n", p.Pid())
 		_, _ = io.Copy(os.Stdout, p.Stdout())
 		testkit.SleepForever()
+	case "detach": // args: "exit" or "hold", the sleeper's output file; detach a sleeper and report it
+		d, err := launch.StartDetached(context.Background(), selfPlan("detached"),
+			launch.DetachOptions{Env: testkit.ChildEnv("sleep"), Stdout: args[1], Stderr: args[1]})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Printf("detached %d %s %q\n", d.PID, d.Created.Format(time.RFC3339Nano), strings.Join(d.Warnings, "; "))
+		if args[0] == "hold" {
+			testkit.SleepForever()
+		}
+		return 0
 	}
 	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 	return 2

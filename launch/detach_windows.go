@@ -1,0 +1,84 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/cursorkit/cursorkit/internal/procid"
+	"github.com/cursorkit/cursorkit/shim"
+)
+
+// startDetached starts cmd without a console in a new process group,
+// breaking away from this process's job when it may.
+func startDetached(_ context.Context, cmd *exec.Cmd, plan shim.Plan) (Detached, error) {
+	flags := uint32(windows.DETACHED_PROCESS | windows.CREATE_NEW_PROCESS_GROUP)
+	var warnings []string
+	switch breakawayAllowed() {
+	case breakawayNeeded:
+		flags |= windows.CREATE_BREAKAWAY_FROM_JOB
+	case breakawayForbidden:
+		warnings = append(warnings, WarningNoBreakaway)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: plan.CommandLine, CreationFlags: flags}
+	err := cmd.Start()
+	if err != nil && flags&windows.CREATE_BREAKAWAY_FROM_JOB != 0 && errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+		// The job said breakaway is fine, CreateProcess says no: start
+		// inside it rather than not at all.
+		retry := exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
+			SysProcAttr: &syscall.SysProcAttr{CmdLine: plan.CommandLine, CreationFlags: flags &^ windows.CREATE_BREAKAWAY_FROM_JOB}}
+		cmd = &retry
+		err = cmd.Start()
+		warnings = append(warnings, WarningNoBreakaway)
+	}
+	if err != nil {
+		return Detached{}, startError(err)
+	}
+	var id procid.Identity
+	var idErr error
+	herr := cmd.Process.WithHandle(func(h uintptr) { id, idErr = procid.OfHandle(windows.Handle(h)) })
+	_ = cmd.Process.Release()
+	if herr != nil || idErr != nil {
+		return Detached{Identity: procid.Identity{PID: cmd.Process.Pid}, Warnings: warnings}, errors.Join(herr, idErr)
+	}
+	return Detached{Identity: id, Warnings: warnings}, nil
+}
+
+type breakaway int
+
+const (
+	breakawayNotInJob  breakaway = iota // not in a job: nothing to leave
+	breakawaySilent                     // the job lets children out by itself
+	breakawayNeeded                     // the job allows CREATE_BREAKAWAY_FROM_JOB
+	breakawayForbidden                  // the job keeps its children
+)
+
+// breakawayAllowed says whether this process is in a job and what that job
+// lets a child do. A job that cannot be queried is treated as allowing
+// breakaway (StartDetached retries without it if CreateProcess refuses).
+func breakawayAllowed() breakaway {
+	isProcessInJob := windows.NewLazySystemDLL("kernel32.dll").NewProc("IsProcessInJob")
+	var inJob int32
+	if isProcessInJob.Find() == nil {
+		if r, _, _ := isProcessInJob.Call(uintptr(windows.CurrentProcess()), 0, uintptr(unsafe.Pointer(&inJob))); r != 0 && inJob == 0 {
+			return breakawayNotInJob
+		}
+	}
+	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+	if err := windows.QueryInformationJobObject(0, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil); err != nil {
+		return breakawayNeeded
+	}
+	switch flags := info.BasicLimitInformation.LimitFlags; {
+	case flags&windows.JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK != 0:
+		return breakawaySilent
+	case flags&windows.JOB_OBJECT_LIMIT_BREAKAWAY_OK != 0:
+		return breakawayNeeded
+	}
+	return breakawayForbidden
+}
