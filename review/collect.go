@@ -3,6 +3,10 @@ package review
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -260,6 +264,13 @@ func (g *git) workingTree(ctx context.Context, d *Diff) error {
 		if i >= MaxUntrackedDiffs || text.Len() >= MaxCollectBytes {
 			d.Truncated = true
 			break
+		}
+		// Only a regular file or a link has content git can show: a FIFO
+		// would block git (or fail the whole review), a socket or device
+		// has none. Such a file is named, never read.
+		if info, err := os.Lstat(filepath.Join(d.Root, filepath.FromSlash(path))); err == nil && !info.Mode().IsRegular() && info.Mode()&fs.ModeSymlink == 0 {
+			fmt.Fprintf(text, "[not shown: %s is not a regular file]\n", path)
+			continue
 		}
 		args := append(append([]string{"diff", "--no-index"}, diffFlags()...), "--", "/dev/null", path)
 		if err := g.diffInto(ctx, d, text, args...); err != nil {
