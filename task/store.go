@@ -130,7 +130,7 @@ func CheckID(id string) error {
 // removeRun removes what a task that never started left of job id (its
 // private home), best effort: it is called on a failure path.
 func (s Store) removeRun(id string) {
-	dir := filepath.Join(s.Dir, "runs", id)
+	dir := s.runDir(id)
 	// The home's plugin and skill directories are read-only.
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
@@ -140,6 +140,9 @@ func (s Store) removeRun(id string) {
 	})
 	_ = os.RemoveAll(dir)
 }
+
+// runDir holds what job id keeps besides its record: its home and output.
+func (s Store) runDir(id string) string { return filepath.Join(s.Dir, "runs", id) }
 
 // HomeDir is the private home of job id.
 func (s Store) HomeDir(id string) string { return filepath.Join(s.Dir, "runs", id, "home") }
