@@ -54,8 +54,8 @@ const (
 // directory beside its destination and renamed into place, so a crash
 // leaves no half chat under a name Cursor reads.
 func CopyChat(fromHome, toHome, session string) (ChatCopy, error) {
-	if session == "" || session == "." || session == ".." || strings.ContainsAny(session, `/\:`) || len(session) > 200 {
-		return "", failure.New(failure.Input, "%s is not a Cursor session id", quoteBounded(session))
+	if err := checkSessionID(session); err != nil {
+		return "", err
 	}
 	type pair struct{ from, to string }
 	var found, roots []pair
@@ -73,6 +73,9 @@ func CopyChat(fromHome, toHome, session string) (ChatCopy, error) {
 			return "", failure.Wrap(failure.Setup, err, "listing the chats of the parent job's home")
 		}
 		for _, h := range hashes {
+			if err := plainDirs(from, h); err != nil {
+				return "", err // a link here could lead anywhere
+			}
 			dir := filepath.Join(from, h, session)
 			if info, err := os.Lstat(dir); err == nil && info.IsDir() {
 				found = append(found, pair{dir, filepath.Join(toHome, root, h, session)})
@@ -100,15 +103,30 @@ func CopyChat(fromHome, toHome, session string) (ChatCopy, error) {
 	return what, nil
 }
 
+// checkSessionID refuses a session id that could name anything but one
+// directory entry (Cursor's are UUIDs; only that much is assumed).
+func checkSessionID(session string) error {
+	bad := session == "" || session == "." || session == ".." || len(session) > 200 || strings.ContainsAny(session, `/\:`)
+	for _, r := range session {
+		if r < 0x20 || r == 0x7f {
+			bad = true
+		}
+	}
+	if bad {
+		return failure.New(failure.Input, "%s is not a Cursor session id", quoteBounded(session))
+	}
+	return nil
+}
+
 // plainDirs checks that every element of rel below home is a directory,
-// not a link: a missing one's error wraps fs.ErrNotExist.
+// not a link: a missing one's error (failure.Setup) wraps fs.ErrNotExist.
 func plainDirs(home, rel string) error {
 	p := home
 	for _, el := range strings.Split(rel, string(filepath.Separator)) {
 		p = filepath.Join(p, el)
 		info, err := os.Lstat(p)
 		if err != nil {
-			return err
+			return failure.Wrap(failure.Setup, err, "reading the parent job's chats")
 		}
 		if !info.IsDir() {
 			return failure.New(failure.Setup, "%s in the parent job's home is not a plain directory (%s); the chat is not copied", p, info.Mode().Type())
