@@ -47,8 +47,8 @@ func TestCopyChat(t *testing.T) {
 			".config/cursor/chats/" + hash + "/" + chatSession + "/store.db": "db",
 		}, ChatSession, []string{".config/cursor/chats/" + hash + "/" + chatSession + "/store.db"}, nil},
 		{"not found: every chat tree (the fallback)", map[string]string{
-			".cursor/chats/" + hash + "/other/store.db":     "x",
-			".config/cursor/chats/x/y/z/store.db":           "y",
+			".cursor/chats/" + hash + "/other/store.db":    "x",
+			".config/cursor/chats/x/y/z/store.db":          "y",
 			".cursor/projects/p/agent-transcripts/t.jsonl": "t",
 		}, ChatAll, []string{".cursor/chats/" + hash + "/other/store.db", ".config/cursor/chats/x/y/z/store.db"},
 			[]string{".cursor/projects/p/agent-transcripts/t.jsonl"}},

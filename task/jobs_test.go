@@ -107,6 +107,16 @@ func TestOutputRoundTrip(t *testing.T) {
 	assert.False(t, end.Torn)
 	assert.Contains(t, string(end.Outcome), `"type":"outcome"`)
 
+	// A writer killed mid-line leaves a torn last line: left out, no failure.
+	f, err := os.OpenFile(s.OutputPath(id), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"type":"text","te`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	end, err = s.ReadOutput(id, func(jsontext.Value) error { return nil })
+	require.NoError(t, err)
+	assert.True(t, end.Torn)
+	assert.Equal(t, 3, end.Events)
 	_, err = s.ReadOutput(NewID(RoleTask, time.Now()), func(jsontext.Value) error { return nil })
 	assert.Equal(t, failure.Input, failure.KindOf(err))
 }
