@@ -42,10 +42,9 @@ func (s Store) Prune(workspace string, keep int) ([]string, error) {
 		if err != nil || r.ID != f.id || !r.State.Terminal() {
 			continue
 		}
-		s.removeRun(f.id)
-		if _, err := os.Lstat(s.runDir(f.id)); !errors.Is(err, fs.ErrNotExist) {
+		if err := s.removeRunDir(f.id); err != nil {
 			if first == nil {
-				first = failure.New(failure.Setup, "pruning job %s: its run directory %s could not be removed", f.id, s.runDir(f.id))
+				first = failure.Wrap(failure.Setup, err, "pruning job %s: its run directory could not be removed", f.id)
 			}
 			continue // keep the record naming what is left
 		}

@@ -129,7 +129,11 @@ func CheckID(id string) error {
 
 // removeRun removes what a task that never started left of job id (its
 // private home), best effort: it is called on a failure path.
-func (s Store) removeRun(id string) {
+func (s Store) removeRun(id string) { _ = s.removeRunDir(id) }
+
+// removeRunDir removes job id's run directory (home and output) and says
+// what kept it from going; a missing one is gone.
+func (s Store) removeRunDir(id string) error {
 	dir := s.runDir(id)
 	// The home's plugin and skill directories are read-only.
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -138,7 +142,7 @@ func (s Store) removeRun(id string) {
 		}
 		return nil
 	})
-	_ = os.RemoveAll(dir)
+	return os.RemoveAll(dir)
 }
 
 // runDir holds what job id keeps besides its record: its home and output.
