@@ -8,11 +8,14 @@
 // the credentials, and makes the private home; from the moment the agent may
 // start until the tree is gone, the task's Record is on disk, written
 // atomically: first in state running, then with the outcome. The records are
-// what the background jobs of a later issue list, wait for, cancel and
-// resume.
+// what the background jobs list, wait for, cancel and resume: Find, List,
+// History, Resumable and ResumeFrom read them, Prune keeps a workspace's
+// history bounded, CopyChat carries a session's chat into a resume's home
+// (docs/contract.md, "Jobs").
 //
 // The layout under the data directory (DataDir):
 //
 //	<data>/runs/<id>/home                       the private home of a task
+//	<data>/runs/<id>/events.ndjson              a background job's output
 //	<data>/state/<workspace-key>/jobs/<id>.json its record
 package task

@@ -27,15 +27,48 @@ const (
 )
 
 // State is where a job is. A foreground task is running from its first
-// save until it ends done, error or cancelled.
+// save until it ends done, error or cancelled. A background job is
+// starting until its worker records the agent's identity, then running;
+// died is what a reader concludes of a running job whose process is gone
+// or no longer the one recorded, or of a starting job past its grace
+// (docs/contract.md, "Jobs").
 type State string
 
 const (
+	StateStarting  State = "starting"
 	StateRunning   State = "running"
 	StateDone      State = "done"
 	StateError     State = "error"
 	StateCancelled State = "cancelled"
+	StateDied      State = "died"
 )
+
+// Terminal reports whether s is a final state: done, error, cancelled or
+// died. A record in a final state is never written again (its writer's
+// last save made it so), which is what makes pruning safe.
+func (s State) Terminal() bool {
+	switch s {
+	case StateDone, StateError, StateCancelled, StateDied:
+		return true
+	}
+	return false
+}
+
+// Deliveries: a foreground task prints as it runs; a background job runs
+// in a detached worker and keeps its output (Store.OutputPath).
+const (
+	DeliveryForeground = "foreground"
+	DeliveryBackground = "background"
+)
+
+// ProcessRef names one process for good: its PID and its creation time, so
+// a reused PID is never taken for it. It has the JSON shape of package
+// internal/procid's Identity ({"pid","created"}), which replaces it once
+// that package lands.
+type ProcessRef struct {
+	PID     int       `json:"pid"`
+	Created time.Time `json:"created"`
+}
 
 // Failure is why a job did not end done. BillingPool is set for quota and
 // rate_limited failures: the pool that failed, not the engine.
@@ -80,7 +113,7 @@ type Record struct {
 	Usage event.Usage `json:"usage"`
 
 	// Sandbox is the sandbox policy the task ran under; Delivery is
-	// "foreground" (the background jobs of a later issue say "background");
+	// DeliveryForeground or DeliveryBackground;
 	// AllowedTools the allowlist sent to the agent and enforced locally.
 	Sandbox      string   `json:"sandbox"`
 	Delivery     string   `json:"delivery"`
@@ -90,6 +123,24 @@ type Record struct {
 	Warnings []event.Warning `json:"warnings"`
 	State    State           `json:"state"`
 	Failure  *Failure        `json:"failure"`
+
+	// The members below are the background jobs' (issue 13); all are
+	// optional, so a record written before them reads as it was.
+	//
+	// Worker is the detached cursorkit worker running the job, Agent the
+	// agent it supervises; nil until known.
+	Worker *ProcessRef `json:"worker,omitempty"`
+	Agent  *ProcessRef `json:"agent,omitempty"`
+	// LauncherSession is CURSORKIT_SESSION as the launching command saw
+	// it: an orchestrator's tag for its jobs ("" when unset).
+	LauncherSession string `json:"launcherSession,omitempty"`
+	// ParentJob is the job whose session this one resumes, ResumedSession
+	// that session id; both "" for a fresh session.
+	ParentJob      string `json:"parentJob,omitempty"`
+	ResumedSession string `json:"resumedSession,omitempty"`
+	// Output is the file keeping the run's events (Store.OutputPath), ""
+	// when none was kept (a foreground task prints them instead).
+	Output string `json:"output,omitempty"`
 
 	// Review is a review's validated verdict (package review), absent for
 	// a task and for a review that failed.

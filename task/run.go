@@ -169,7 +169,7 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 		CursorVersion: spec.Version, CursorBuildPath: spec.Binary.Resolution.Path,
 		RequestedModel: spec.RequestedModel, ResolvedModel: spec.ResolvedModel,
 		RequestedEffort: spec.RequestedEffort, EffortApplied: spec.EffortApplied, BillingPool: cursor.BillingPool(spec.ResolvedModel),
-		Sandbox: policy, Delivery: "foreground", AllowedTools: cursor.SandboxedTools(cmode), HomeDir: home,
+		Sandbox: policy, Delivery: DeliveryForeground, AllowedTools: cursor.SandboxedTools(cmode), HomeDir: home,
 		Warnings: slices.Clone(opts.Warnings), State: StateRunning, CreatedAt: created, UpdatedAt: created,
 	}
 	for _, h := range cursor.ProjectHooks(spec.Workspace) {

@@ -26,7 +26,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testkit.RunIfChild()
+	testkit.RunIfChild(crashRoles()...)
 	os.Exit(m.Run())
 }
 

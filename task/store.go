@@ -129,8 +129,12 @@ func CheckID(id string) error {
 
 // removeRun removes what a task that never started left of job id (its
 // private home), best effort: it is called on a failure path.
-func (s Store) removeRun(id string) {
-	dir := filepath.Join(s.Dir, "runs", id)
+func (s Store) removeRun(id string) { _ = s.removeRunDir(id) }
+
+// removeRunDir removes job id's run directory (home and output) and says
+// what kept it from going; a missing one is gone.
+func (s Store) removeRunDir(id string) error {
+	dir := s.runDir(id)
 	// The home's plugin and skill directories are read-only.
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
@@ -138,8 +142,27 @@ func (s Store) removeRun(id string) {
 		}
 		return nil
 	})
-	_ = os.RemoveAll(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		// Wine answers some of os.RemoveAll's POSIX-semantics deletes
+		// with "Invalid function": remove entry by entry, deepest first,
+		// with the plain deletes, then judge by RemoveAll again.
+		var paths []string
+		_ = filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+			if err == nil {
+				paths = append(paths, path)
+			}
+			return nil
+		})
+		for i := len(paths) - 1; i >= 0; i-- {
+			_ = os.Remove(paths[i])
+		}
+		return os.RemoveAll(dir)
+	}
+	return nil
 }
+
+// runDir holds what job id keeps besides its record: its home and output.
+func (s Store) runDir(id string) string { return filepath.Join(s.Dir, "runs", id) }
 
 // HomeDir is the private home of job id.
 func (s Store) HomeDir(id string) string { return filepath.Join(s.Dir, "runs", id, "home") }

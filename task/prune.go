@@ -1,0 +1,60 @@
+package task
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// DefaultRetention is how many jobs a workspace keeps (docs/contract.md,
+// "Jobs"): past it the oldest jobs in a final state are pruned.
+const DefaultRetention = 200
+
+// Prune keeps the newest keep jobs of workspace (keep <= 0:
+// DefaultRetention) and removes the older ones that are in a final state:
+// first their run directory (private home and output file), then their
+// record. It returns the ids removed, oldest first.
+//
+// The rule that makes it safe against the jobs' own writers: only a
+// record read in a final state is pruned, and a record in a final state is
+// never written again (a job's last save is the one that makes it final;
+// a starting or running job, whose writer may still save, is never
+// pruned, whatever its age). A record that cannot be read is kept. A
+// crash between the two removals leaves a final record without its run
+// directory, which the next Prune removes; a job whose removal fails
+// stays for the next one, and the first such failure is returned
+// (failure.Setup) with the ids that were removed.
+func (s Store) Prune(workspace string, keep int) ([]string, error) {
+	if keep <= 0 {
+		keep = DefaultRetention
+	}
+	files := s.jobFiles(workspace)
+	if len(files) <= keep {
+		return nil, nil
+	}
+	var removed []string
+	var first error
+	for i := len(files) - 1; i >= keep; i-- {
+		f := files[i]
+		r, err := s.readRecord(f.path)
+		if err != nil || r.ID != f.id || !r.State.Terminal() {
+			continue
+		}
+		if err := s.removeRunDir(f.id); err != nil {
+			if first == nil {
+				first = failure.Wrap(failure.Setup, err, "pruning job %s: its run directory could not be removed", f.id)
+			}
+			continue // keep the record naming what is left
+		}
+		if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if first == nil {
+				first = failure.Wrap(failure.Setup, err, "pruning job %s", f.id)
+			}
+			continue
+		}
+		removed = append(removed, f.id)
+	}
+	return removed, first
+}
