@@ -52,6 +52,9 @@ type Spec struct {
 	EffortApplied                   bool
 	// PartialOutput asks for --stream-partial-output.
 	PartialOutput bool
+	// Background prepares a job a detached worker will execute: state
+	// starting, delivery background.
+	Background bool
 }
 
 // Options configure a run.
@@ -76,6 +79,9 @@ type Options struct {
 	// running, before the agent starts: a caller prints the pre-launch
 	// warnings there (project hooks run before the turn ends).
 	OnStart func(*Record)
+	// Output, when set, receives the job's events and outcome as they
+	// come (Store.CreateOutput), for jobs result.
+	Output *OutputWriter
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -104,46 +110,53 @@ const (
 )
 
 // Run runs spec in the foreground and returns its final record, the turn's
-// outcome and the error, nil exactly when the job ended done. Failures
-// before the record exists (a bad mode, a missing credential, a workspace
-// sandbox.json that could widen the policy, a data directory inside the
-// workspace, a private home or first save that failed) return a nil record
-// and leave nothing behind. Once the record exists every return leaves it
-// saved in its final state, whatever the turn did, cancellation included:
-// saving uses no context. When even the final save fails twice, the
-// record returned carries a WarnRecordNotSaved warning.
+// outcome and the error, nil exactly when the job ended done: Prepare,
+// then Execute. Failures before the record exists (a bad mode, a missing
+// credential, a workspace sandbox.json that could widen the policy, a
+// data directory inside the workspace, a private home or first save that
+// failed) return a nil record and leave nothing behind. Once the record
+// exists every return leaves it saved in its final state, whatever the
+// turn did, cancellation included: saving uses no context. When even the
+// final save fails twice, the record returned carries a WarnRecordNotSaved
+// warning.
 func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, agent.Outcome, error) {
-	now := opts.Now
-	if now == nil {
-		now = time.Now
+	rec, err := Prepare(ctx, store, spec, opts)
+	if err != nil {
+		return nil, agent.Outcome{}, err
 	}
+	return Execute(ctx, store, rec, spec.Prompt, spec.Binary, opts)
+}
+
+// Prepare does everything a job needs before its agent starts: the
+// checks, the private home and the first save of its record, in state
+// running (foreground) or starting (spec.Background: a detached worker
+// will Execute it). It returns the saved record, or an error and nothing
+// left behind.
+func Prepare(ctx context.Context, store Store, spec Spec, opts Options) (*Record, error) {
+	now := clock(opts)
 	if spec.Role == RoleReview {
 		spec.Mode = ModeConsult
 	}
-	cmode, policy := cursor.ModeAsk, PolicyReadOnly
-	switch spec.Mode {
-	case ModeConsult:
-	case ModeWrite:
-		cmode, policy = cursor.ModeWrite, PolicyReadWrite
-	default:
-		return nil, agent.Outcome{}, failure.New(failure.Input, "unknown task mode %q", string(spec.Mode))
+	cmode, policy, err := modes(spec.Mode)
+	if err != nil {
+		return nil, err
 	}
 	turn := cursor.Turn{Prompt: spec.Prompt, Mode: cmode, Model: spec.ResolvedModel, Sandboxed: true, PartialOutput: spec.PartialOutput}
 	if _, err := cursor.Args(turn); err != nil {
-		return nil, agent.Outcome{}, err
+		return nil, err
 	}
 	env := opts.Env
 	if env == nil {
 		env = os.Environ()
 	}
 	if err := cursor.CheckCredentials(env); err != nil {
-		return nil, agent.Outcome{}, err
+		return nil, err
 	}
 	if err := cursor.CheckWorkspaceSandbox(spec.Workspace, cmode); err != nil {
-		return nil, agent.Outcome{}, err
+		return nil, err
 	}
 	if err := checkApart(store.Dir, spec.Workspace); err != nil {
-		return nil, agent.Outcome{}, err
+		return nil, err
 	}
 
 	created := now()
@@ -161,7 +174,7 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 	}
 	if err := cursor.WritePrivateHome(home, hs); err != nil {
 		store.removeRun(id)
-		return nil, agent.Outcome{}, err
+		return nil, err
 	}
 
 	rec := &Record{
@@ -171,6 +184,10 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 		RequestedEffort: spec.RequestedEffort, EffortApplied: spec.EffortApplied, BillingPool: cursor.BillingPool(spec.ResolvedModel),
 		Sandbox: policy, Delivery: DeliveryForeground, AllowedTools: cursor.SandboxedTools(cmode), HomeDir: home,
 		Warnings: slices.Clone(opts.Warnings), State: StateRunning, CreatedAt: created, UpdatedAt: created,
+		LauncherSession: strings.TrimSpace(envValue(env, EnvSession)),
+	}
+	if spec.Background {
+		rec.Delivery, rec.State = DeliveryBackground, StateStarting
 	}
 	for _, h := range cursor.ProjectHooks(spec.Workspace) {
 		rec.Warnings = append(rec.Warnings, event.Warning{Code: WarnProjectHooks, Message: h})
@@ -180,15 +197,38 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 	}
 	if err := store.Save(rec); err != nil {
 		store.removeRun(id)
-		return nil, agent.Outcome{}, err
+		return nil, err
+	}
+	return rec, nil
+}
+
+// Execute runs the agent of a prepared job (Prepare's record, here or in a
+// detached worker) on bin with prompt, and saves the record as running,
+// then final: the turn, a review's Check, the outcome. Its events go to
+// opts.Turn.OnEvent and, when opts.Output is set, to that output file.
+func Execute(ctx context.Context, store Store, rec *Record, prompt string, bin cursor.Binary, opts Options) (*Record, agent.Outcome, error) {
+	now := clock(opts)
+	cmode, _, err := modes(rec.Mode)
+	if err != nil {
+		return rec, agent.Outcome{}, err
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if rec.State == StateStarting {
+		rec.State, rec.UpdatedAt = StateRunning, now()
+		if err := store.Save(rec); err != nil {
+			return rec, agent.Outcome{}, err
+		}
 	}
 	if opts.OnStart != nil {
 		opts.OnStart(rec)
 	}
-
+	turn := cursor.Turn{Prompt: prompt, Mode: cmode, Model: rec.ResolvedModel, Sandboxed: true}
 	topts := opts.Turn
-	topts.Dir = spec.Workspace
-	topts.Env = cursor.PrivateEnv(env, home)
+	topts.Dir = rec.Workspace
+	topts.Env = cursor.PrivateEnv(env, rec.HomeDir)
 	var resultText string
 	onEvent := topts.OnEvent
 	topts.OnEvent = func(e event.Event) {
@@ -199,11 +239,14 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 		case event.TypeInit:
 			rec.SessionID, rec.ObservedModel = e.Init.SessionID, e.Init.Model
 		}
+		if opts.Output != nil {
+			_ = opts.Output.Events(e) // a full disk loses output, never the job
+		}
 		if onEvent != nil {
 			onEvent(e)
 		}
 	}
-	o, err := cursor.Run(ctx, spec.Binary, turn, topts)
+	o, err := cursor.Run(ctx, bin, turn, topts)
 	if err == nil && opts.Check != nil {
 		var v jsontext.Value
 		if v, err = opts.Check(resultText); err == nil {
@@ -212,6 +255,9 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 			o.Status, o.Kind, o.Message = agent.StatusError, failure.KindOf(err), err.Error()
 		}
 	}
+	if opts.Output != nil {
+		_ = opts.Output.Outcome(o)
+	}
 	finish(rec, o, err, now())
 	if serr := store.Save(rec); serr != nil {
 		if serr = store.Save(rec); serr != nil {
@@ -219,6 +265,28 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 		}
 	}
 	return rec, o, err
+}
+
+// EnvSession is the launcher session an orchestrator tags its jobs with
+// (docs/contract.md, "Jobs").
+const EnvSession = "CURSORKIT_SESSION"
+
+func clock(opts Options) func() time.Time {
+	if opts.Now != nil {
+		return opts.Now
+	}
+	return time.Now
+}
+
+// modes maps a task mode to Cursor's mode and the sandbox policy.
+func modes(m Mode) (cursor.Mode, string, error) {
+	switch m {
+	case ModeConsult:
+		return cursor.ModeAsk, PolicyReadOnly, nil
+	case ModeWrite:
+		return cursor.ModeWrite, PolicyReadWrite, nil
+	}
+	return "", "", failure.New(failure.Input, "unknown task mode %q", string(m))
 }
 
 // checkApart refuses a data directory inside the workspace or a workspace
