@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -90,6 +91,8 @@ type command struct {
 	usage   string
 	summary string
 	run     func(ctx context.Context, a *app, args []string) int
+	// hidden keeps a command out of the usage (the job worker's).
+	hidden bool
 }
 
 // commands lists the subcommands in the order usage shows them.
@@ -105,6 +108,8 @@ func commands() []command {
 		{name: "shim", usage: shimUsage, summary: "how TARGET would be found and launched, exactly", run: runShim},
 		{name: "serve", usage: serveUsage, summary: "the settings validation endpoint (HTTP)", run: runServe},
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},
+		{name: "jobs", usage: "jobs status|result|cancel [ID] [flags]", summary: "background jobs: state, output (--wait), cancel", run: runJobs},
+		{name: workerCommand, hidden: true, run: runWorker},
 		{name: "exec", usage: execUsage, summary: "supervise any program (resolution, shim, deadlines, tree kill)", run: runExec},
 	}
 }
@@ -175,6 +180,7 @@ func usage(w io.Writer, global *pflag.FlagSet) {
 	fmt.Fprintln(w, "\ncommands:")
 	cmds := commands()
 	width := 0
+	cmds = slices.DeleteFunc(cmds, func(c command) bool { return c.hidden })
 	for _, c := range cmds {
 		width = max(width, len(c.usage))
 	}

@@ -17,11 +17,12 @@ import (
 	"github.com/cursorkit/cursorkit/task"
 )
 
-const taskUsage = "task [--write] [--model ID] [--effort E] [--cwd DIR] [--timeout D] [--json] [--] [PROMPT]"
+const taskUsage = "task [--write] [--model ID] [--effort E] [--cwd DIR] [--timeout D] [--background] [--json] [--] [PROMPT]"
 
 // jobFlags are the flags task and review share.
 type jobFlags struct {
 	asJSON        bool
+	background    bool
 	model, effort string
 	cwd           string
 	total         time.Duration
@@ -35,6 +36,7 @@ func (f *jobFlags) add(fs interface {
 	fs.StringVar(&f.model, "model", "", "model `ID` or name, resolved through the catalog (auto and default are refused; default: Cursor's default model, as the private home hides the user's own choice)")
 	fs.StringVar(&f.effort, "effort", "", "reasoning `EFFORT` for --model (low, medium, high, xhigh...)")
 	fs.StringVar(&f.cwd, "cwd", "", "the workspace `DIR` (default: the current directory, which must then be its git repository's root)")
+	fs.BoolVar(&f.background, "background", false, "detach into a worker and print the job id at once (see cursorkit jobs)")
 }
 
 func runTask(ctx context.Context, a *app, args []string) int {
@@ -122,6 +124,9 @@ func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtra
 	}
 	opts := task.Options{Env: os.Environ(), Turn: task.Defaults(), Check: x.check, Warnings: x.warnings}
 	opts.Turn.TotalTimeout = f.total
+	if f.background {
+		return a.startBackground(ctx, f, task.Store{Dir: dataDir}, spec, opts)
+	}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	w := newTurnWriter(f.asJSON, a.stdout, a.stderr, stop)
