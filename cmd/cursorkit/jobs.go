@@ -179,13 +179,15 @@ func judge(ctx context.Context, store task.Store, rec *task.Record) *task.Record
 	return rec
 }
 
-const jobsUsage = "jobs status [ID] [--all] | result ID [--wait] | cancel ID  [--cwd DIR] [--json]"
+const jobsUsage = "jobs status [ID] [--all] | result ID [--wait] | cancel ID | history [--all] [--limit N]  [--cwd DIR] [--json]"
 
 // runJobs is `cursorkit jobs SUBCOMMAND`.
 func runJobs(ctx context.Context, a *app, args []string) int {
 	var asJSON, all, wait bool
 	var cwd string
+	var limit int
 	fs := newFlags("jobs")
+	fs.IntVar(&limit, "limit", task.DefaultHistoryLimit, "history: at most `N` jobs, newest first")
 	fs.BoolVar(&asJSON, "json", a.json, "print JSON on stdout")
 	fs.BoolVar(&all, "all", false, "status: every workspace's jobs")
 	fs.BoolVar(&wait, "wait", false, "result: wait while the job runs (CURSORKIT_WAIT_TIMEOUT)")
@@ -195,7 +197,7 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return a.usageError(asJSON, jobsUsage, errors.New("jobs needs a subcommand: status, result or cancel"))
+		return a.usageError(asJSON, jobsUsage, errors.New("jobs needs a subcommand: status, result, cancel or history"))
 	}
 	dataDir, err := task.DataDir(a.getenv)
 	if err != nil {
@@ -217,6 +219,14 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 		id = ids[0]
 	}
 	switch sub {
+	case "history":
+		if id != "" {
+			return a.usageError(asJSON, jobsUsage, errors.New("jobs history takes no job id"))
+		}
+		if limit < 1 || limit > task.MaxHistoryLimit {
+			return a.fail(asJSON, failure.New(failure.Input, "--limit must be between 1 and %d", task.MaxHistoryLimit))
+		}
+		return a.jobsList(ctx, store, workspace, all, limit, asJSON)
 	case "status":
 		return a.jobsStatus(ctx, store, workspace, id, all, asJSON)
 	case "result":
@@ -247,6 +257,13 @@ func (a *app) jobsStatus(ctx context.Context, store task.Store, workspace, id st
 		}
 		return failure.ExitOK
 	}
+	return a.jobsList(ctx, store, workspace, all, task.DefaultHistoryLimit, asJSON)
+}
+
+// jobsList prints the newest jobs of the workspace (the current
+// directory's by default) or, with all, of every workspace: a safe
+// projection, no prompt and no output.
+func (a *app) jobsList(ctx context.Context, store task.Store, workspace string, all bool, limit int, asJSON bool) int {
 	if !all && workspace == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -257,7 +274,7 @@ func (a *app) jobsStatus(ctx context.Context, store task.Store, workspace, id st
 	if all {
 		workspace = ""
 	}
-	recs, err := store.List(workspace, task.DefaultHistoryLimit)
+	recs, err := store.List(workspace, limit)
 	if err != nil {
 		return a.fail(asJSON, err)
 	}
@@ -270,8 +287,11 @@ func (a *app) jobsStatus(ctx context.Context, store task.Store, workspace, id st
 		return failure.ExitOK
 	}
 	for _, e := range entries {
-		data, _ := json.Marshal(e)
-		fmt.Fprintln(a.stdout, string(data))
+		fmt.Fprintf(a.stdout, "%s  %-9s %-7s %-10s %s", e.ID, e.State, e.Mode, e.Delivery, orDash(e.Model))
+		if e.ResumeSession != "" {
+			fmt.Fprintf(a.stdout, "  --resume %s", e.ResumeSession)
+		}
+		fmt.Fprintln(a.stdout)
 	}
 	return failure.ExitOK
 }
@@ -314,6 +334,8 @@ func (a *app) jobsResult(ctx context.Context, store task.Store, workspace, id st
 // carrying the record as it is now.
 func (a *app) printOutput(store task.Store, rec *task.Record, asJSON bool) error {
 	var outcome jsontext.Value
+	var text int
+	textEnded := false
 	_, err := store.ReadOutput(rec.ID, func(v jsontext.Value) error {
 		var head struct {
 			Type string `json:"type"`
@@ -329,6 +351,8 @@ func (a *app) printOutput(store task.Store, rec *task.Record, asJSON bool) error
 			return err
 		}
 		if head.Type == "text" && rec.Role != task.RoleReview {
+			text += len(head.Text)
+			textEnded = strings.HasSuffix(head.Text, "\n")
 			_, err := io.WriteString(a.stdout, head.Text)
 			return err
 		}
@@ -345,10 +369,18 @@ func (a *app) printOutput(store task.Store, rec *task.Record, asJSON bool) error
 		_, err = fmt.Fprintln(a.stdout, string(line))
 		return err
 	}
-	if rec.Role == task.RoleReview && len(rec.Review) > 0 {
+	// The foreground's layout: the text ended by a newline, the verdict of
+	// a review, a blank line, the footer.
+	if text > 0 && !textEnded {
+		fmt.Fprintln(a.stdout)
+	}
+	verdict := rec.Role == task.RoleReview && len(rec.Review) > 0
+	if verdict {
 		renderVerdict(a.stdout, rec.Review)
 	}
-	fmt.Fprintln(a.stdout)
+	if text > 0 || verdict {
+		fmt.Fprintln(a.stdout)
+	}
 	printJobFooter(a.stdout, rec)
 	return nil
 }
