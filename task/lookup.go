@@ -145,6 +145,9 @@ func (s Store) List(workspace string, limit int) ([]*Record, error) {
 		}
 		out = append(out, r)
 	}
+	// Ids order jobs to the second; jobs started within one second are
+	// ordered by their creation time, read from the records shown.
+	slices.SortStableFunc(out, func(a, b *Record) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return out, nil
 }
 

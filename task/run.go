@@ -55,6 +55,10 @@ type Spec struct {
 	// Background prepares a job a detached worker will execute: state
 	// starting, delivery background.
 	Background bool
+	// Resume is the job whose session this one continues (Store.ResumeFrom):
+	// its chat is copied into the new private home before launch and the
+	// agent gets --resume with its session.
+	Resume *Record
 }
 
 // Options configure a run.
@@ -107,6 +111,8 @@ const (
 	// WarnRecordNotSaved: the record's final save failed twice; the file
 	// still says running (the turn's own verdict stands).
 	WarnRecordNotSaved = "record_not_saved"
+	// WarnNoChat: a resume found no chat to copy from the job it resumes.
+	WarnNoChat = "no_chat"
 )
 
 // Run runs spec in the foreground and returns its final record, the turn's
@@ -189,6 +195,21 @@ func Prepare(ctx context.Context, store Store, spec Spec, opts Options) (*Record
 	if spec.Background {
 		rec.Delivery, rec.State = DeliveryBackground, StateStarting
 	}
+	if p := spec.Resume; p != nil {
+		if p.SessionID == "" || !p.State.Terminal() || p.Workspace != spec.Workspace || p.Mode != spec.Mode {
+			store.removeRun(id)
+			return nil, failure.New(failure.Input, "job %s cannot be resumed here: only a finished job of the same workspace and mode that recorded a session can", p.ID)
+		}
+		rec.ParentJob, rec.ResumedSession = p.ID, p.SessionID
+		copied, err := CopyChat(p.HomeDir, home, p.SessionID)
+		if err != nil {
+			store.removeRun(id)
+			return nil, err
+		}
+		if copied == ChatNone {
+			rec.Warnings = append(rec.Warnings, event.Warning{Code: WarnNoChat, Message: "the resumed job's home holds no chat; the agent resumes from what Cursor keeps itself"})
+		}
+	}
 	for _, h := range cursor.ProjectHooks(spec.Workspace) {
 		rec.Warnings = append(rec.Warnings, event.Warning{Code: WarnProjectHooks, Message: h})
 	}
@@ -225,7 +246,7 @@ func Execute(ctx context.Context, store Store, rec *Record, prompt string, bin c
 	if opts.OnStart != nil {
 		opts.OnStart(rec)
 	}
-	turn := cursor.Turn{Prompt: prompt, Mode: cmode, Model: rec.ResolvedModel, Sandboxed: true}
+	turn := cursor.Turn{Prompt: prompt, Mode: cmode, Model: rec.ResolvedModel, Resume: rec.ResumedSession, Sandboxed: true}
 	topts := opts.Turn
 	topts.Dir = rec.Workspace
 	topts.Env = cursor.PrivateEnv(env, rec.HomeDir)

@@ -17,7 +17,7 @@ import (
 	"github.com/cursorkit/cursorkit/task"
 )
 
-const taskUsage = "task [--write] [--model ID] [--effort E] [--cwd DIR] [--timeout D] [--background] [--json] [--] [PROMPT]"
+const taskUsage = "task [--write] [--model ID] [--effort E] [--cwd DIR] [--timeout D] [--resume SESSION|--resume-last|--fresh] [--background] [--json] [--] [PROMPT]"
 
 // jobFlags are the flags task and review share.
 type jobFlags struct {
@@ -44,6 +44,11 @@ func runTask(ctx context.Context, a *app, args []string) int {
 	var write bool
 	fs := newFlags("task")
 	f.add(fs, a)
+	var resume string
+	var resumeLast, fresh bool
+	fs.StringVar(&resume, "resume", "", "continue the session `ID` of a finished task of this workspace and mode")
+	fs.BoolVar(&resumeLast, "resume-last", false, "continue the newest finished task of this workspace and mode (only this CURSORKIT_SESSION's when set)")
+	fs.BoolVar(&fresh, "fresh", false, "start a new session (the default)")
 	fs.BoolVar(&write, "write", false, "write mode: the agent may edit files and run commands inside the workspace (default: consult, read-only)")
 	fs.DurationVar(&f.total, "timeout", task.DefaultTotalTimeout, "fail when the task takes longer than `D`")
 	if code, ok := a.parseFlags(fs, taskUsage, args); !ok {
@@ -63,6 +68,26 @@ func runTask(ctx context.Context, a *app, args []string) int {
 	spec := task.Spec{Role: task.RoleTask, Mode: task.ModeConsult, Prompt: prompt, Workspace: workspace}
 	if write {
 		spec.Mode = task.ModeWrite
+	}
+	chosen := 0
+	for _, on := range []bool{resume != "", resumeLast, fresh} {
+		if on {
+			chosen++
+		}
+	}
+	if chosen > 1 {
+		return a.fail(f.asJSON, failure.New(failure.Input, "--resume, --resume-last and --fresh exclude each other"))
+	}
+	if resume != "" || resumeLast {
+		dataDir, err := task.DataDir(a.getenv)
+		if err != nil {
+			return a.fail(f.asJSON, err)
+		}
+		parent, err := task.Store{Dir: dataDir}.ResumeFrom(workspace, spec.Mode, strings.TrimSpace(os.Getenv(task.EnvSession)), resume)
+		if err != nil {
+			return a.fail(f.asJSON, err)
+		}
+		spec.Resume = parent
 	}
 	return a.runJob(ctx, f, spec, jobExtras{})
 }
