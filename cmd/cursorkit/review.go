@@ -14,7 +14,7 @@ import (
 	"github.com/cursorkit/cursorkit/task"
 )
 
-const reviewUsage = "review [--scope auto|working-tree|branch] [--base REF] [--focus TEXT] [--model ID] [--effort E] [--cwd DIR] [--json]"
+const reviewUsage = "review [--scope auto|working-tree|branch] [--base REF] [--focus TEXT] [--model ID] [--effort E] [--cwd DIR] [--background] [--json]"
 
 // warnDiffCut is the warning of a review whose diff did not fit the prompt.
 const warnDiffCut = "diff_cut"
