@@ -38,16 +38,16 @@ type Prompt struct {
 }
 
 // NewPrompt builds the review prompt for d with DefaultDiffLimit.
-func NewPrompt(d Diff, focus string) Prompt { return NewPromptLimit(d, focus, DefaultDiffLimit) }
+func NewPrompt(d Diff, focus string) Prompt { return newPromptLimit(d, focus, DefaultDiffLimit) }
 
-// NewPromptLimit builds the review prompt for d, holding at most limit
+// newPromptLimit builds the review prompt for d, holding at most limit
 // bytes of diff (DefaultDiffLimit when limit ≤ 0). focus, trimmed, is
 // quoted into the prompt when not empty. A diff over the limit, or one
 // Collect already truncated, is cut at a file boundary when it can be (at
 // a line boundary inside the first file otherwise) and the prompt states
 // it before the diff: "[diff cut: N of M bytes shown; files not shown in
 // full: ...]". It is never cut silently.
-func NewPromptLimit(d Diff, focus string, limit int) Prompt {
+func newPromptLimit(d Diff, focus string, limit int) Prompt {
 	if limit <= 0 {
 		limit = DefaultDiffLimit
 	}

@@ -68,7 +68,7 @@ func TestPrompt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := NewPromptLimit(tt.d, tt.focus, tt.limit)
+			p := newPromptLimit(tt.d, tt.focus, tt.limit)
 			assert.Equal(t, tt.wantCut, p.Cut)
 			if tt.wantCut {
 				assert.Equal(t, tt.wantNotShown, p.NotShown)
@@ -98,7 +98,7 @@ func TestPrompt(t *testing.T) {
 func TestPromptNeverCutsSilently(t *testing.T) {
 	d := diffOf("a.go", "b.go", "c.go", "d.go")
 	for limit := 1; limit < len(d.Text)+10; limit += 37 {
-		p := NewPromptLimit(d, "", limit)
+		p := newPromptLimit(d, "", limit)
 		if p.Cut {
 			require.Contains(t, p.Text, "[diff cut: "+strconv.FormatInt(p.ShownBytes, 10)+" of "+strconv.Itoa(len(d.Text))+" bytes shown")
 		} else {

@@ -9,7 +9,7 @@
 // start until the tree is gone, the task's Record is on disk, written
 // atomically: first in state running, then with the outcome. The records are
 // what the background jobs list, wait for, cancel and resume: Find, List,
-// History, Resumable and ResumeFrom read them, Prune keeps a workspace's
+// History and ResumeFrom read them, Prune keeps a workspace's
 // history bounded, CopyChat carries a session's chat into a resume's home
 // (docs/contract.md, "Jobs").
 //

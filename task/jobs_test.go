@@ -165,7 +165,7 @@ func TestParseOutput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
-			end, err := ParseOutput(strings.NewReader(tc.in), func(v jsontext.Value) error { n++; return nil })
+			end, err := parseOutput(strings.NewReader(tc.in), func(v jsontext.Value) error { n++; return nil })
 			if tc.kind != "" {
 				assert.Equal(t, tc.kind, failure.KindOf(err))
 				return
@@ -178,7 +178,7 @@ func TestParseOutput(t *testing.T) {
 		})
 	}
 	t.Run("over-long line", func(t *testing.T) {
-		_, err := ParseOutput(strings.NewReader(`{"type":"text","text":"`+strings.Repeat("x", MaxOutputLine)+`"}`+"\n"), func(jsontext.Value) error { return nil })
+		_, err := parseOutput(strings.NewReader(`{"type":"text","text":"`+strings.Repeat("x", MaxOutputLine)+`"}`+"\n"), func(jsontext.Value) error { return nil })
 		assert.Equal(t, failure.Other, failure.KindOf(err))
 	})
 }
@@ -189,7 +189,7 @@ func FuzzParseOutput(f *testing.F) {
 	f.Add([]byte("\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n := 0
-		end, err := ParseOutput(bytes.NewReader(data), func(v jsontext.Value) error {
+		end, err := parseOutput(bytes.NewReader(data), func(v jsontext.Value) error {
 			n++
 			if !bytes.HasPrefix(v, []byte("{")) || bytes.ContainsAny(v, "\n") {
 				t.Fatalf("handed on %q", v)
@@ -320,13 +320,13 @@ func TestResumable(t *testing.T) {
 	for _, j := range jobs {
 		require.NoError(t, s.Save(j))
 	}
-	got, err := s.Resumable(ws, ModeConsult, "")
+	got, err := s.resumableSessions(ws, ModeConsult, "")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c-old", "c-died", "c-err"}, got)
-	got, err = s.Resumable(ws, ModeConsult, "orch")
+	got, err = s.resumableSessions(ws, ModeConsult, "orch")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c-died", "c-err"}, got)
-	got, err = s.Resumable(ws, ModeWrite, "")
+	got, err = s.resumableSessions(ws, ModeWrite, "")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"w-1"}, got)
 

@@ -215,12 +215,12 @@ func resumable(r *Record, workspace string, mode Mode, launcher string) bool {
 		WorkspaceKey(r.Workspace) == WorkspaceKey(workspace) && (launcher == "" || r.LauncherSession == launcher)
 }
 
-// Resumable returns the session ids a task of workspace and mode may
+// resumableSessions returns the session ids a task of workspace and mode may
 // resume, newest first, each once: those recorded by jobs of that
 // workspace and mode in a final state, and only jobs of launcher session
 // launcher when it is not "" (CURSORKIT_SESSION). A session is never
 // invented: one no job recorded is not there.
-func (s Store) Resumable(workspace string, mode Mode, launcher string) ([]string, error) {
+func (s Store) resumableSessions(workspace string, mode Mode, launcher string) ([]string, error) {
 	recs, err := s.List(workspace, 0)
 	if err != nil {
 		return nil, err
@@ -235,7 +235,7 @@ func (s Store) Resumable(workspace string, mode Mode, launcher string) ([]string
 }
 
 // ResumeFrom returns the job a task of workspace and mode resumes: the
-// newest eligible job (as Resumable) that recorded session, or with
+// newest eligible job (as resumableSessions) that recorded session, or with
 // session "" (--resume-last) the newest eligible job of all. None is
 // failure.Input, listing at most MaxResumableListed resumable session ids
 // (and quoting at most 80 bytes of the id asked for).

@@ -169,7 +169,7 @@ func (s Store) ReadOutput(id string, each func(jsontext.Value) error) (OutputEnd
 		return OutputEnd{}, failure.Wrap(failure.Setup, err, "opening the job's output file")
 	}
 	defer f.Close()
-	end, err := ParseOutput(f, each)
+	end, err := parseOutput(f, each)
 	var fe *failure.Error
 	if err != nil && errors.As(err, &fe) && fe.Kind == failure.Other {
 		return end, failure.Wrap(failure.Other, err, "the output file %s", path)
@@ -177,8 +177,8 @@ func (s Store) ReadOutput(id string, each func(jsontext.Value) error) (OutputEnd
 	return end, err
 }
 
-// ParseOutput is ReadOutput's parser, on any reader.
-func ParseOutput(r io.Reader, each func(jsontext.Value) error) (OutputEnd, error) {
+// parseOutput is ReadOutput's parser, on any reader.
+func parseOutput(r io.Reader, each func(jsontext.Value) error) (OutputEnd, error) {
 	var end OutputEnd
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte

@@ -251,6 +251,7 @@ func Execute(ctx context.Context, store Store, rec *Record, prompt string, bin c
 	topts.Dir = rec.Workspace
 	topts.Env = cursor.PrivateEnv(env, rec.HomeDir)
 	var resultText string
+	var pending []event.Event
 	onEvent := topts.OnEvent
 	topts.OnEvent = func(e event.Event) {
 		switch e.Type {
@@ -261,13 +262,33 @@ func Execute(ctx context.Context, store Store, rec *Record, prompt string, bin c
 			rec.SessionID, rec.ObservedModel = e.Init.SessionID, e.Init.Model
 		}
 		if opts.Output != nil {
-			_ = opts.Output.Events(e) // a full disk loses output, never the job
+			pending = append(pending, e)
 		}
 		if onEvent != nil {
 			onEvent(e)
 		}
 	}
+	// The output file gets each burst of events in one write, when the
+	// stream is drained, not a write per line.
+	flush := func() {
+		if len(pending) > 0 {
+			_ = opts.Output.Events(pending...) // a full disk loses output, never the job
+			pending = pending[:0]
+		}
+	}
+	if opts.Output != nil {
+		onDrained := topts.OnDrained
+		topts.OnDrained = func() {
+			flush()
+			if onDrained != nil {
+				onDrained()
+			}
+		}
+	}
 	o, err := cursor.Run(ctx, bin, turn, topts)
+	if opts.Output != nil {
+		flush()
+	}
 	if err == nil && opts.Check != nil {
 		var v jsontext.Value
 		if v, err = opts.Check(resultText); err == nil {

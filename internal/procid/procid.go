@@ -19,16 +19,16 @@
 //     in a container (docker, lxc), computed as now minus /proc/uptime and
 //     truncated, so two reads of the same process, in one program or two,
 //     can differ by up to a second. Matches therefore accepts creation
-//     times up to Slack apart. A reused PID passes only if the recorded
+//     times up to 1 s + 10 ms apart (the slack; 0 on Windows). A reused PID passes only if the recorded
 //     process exited and the PID came round again within that second of its
 //     creation; the act path (Signal, Kill) then still pins the process
 //     with a pidfd before it verifies, so no signal reaches a process that
 //     was not verified.
 //   - Elsewhere (macOS, the BSDs): microseconds or better from the kernel,
-//     compared with the same Slack as Linux.
+//     compared with the same slack as Linux.
 //
 // A wall-clock step (NTP, a manual change) between the recording and the
-// check moves Linux's computed creation time with it; a step over Slack
+// check moves Linux's computed creation time with it; a step over the slack
 // makes the process look gone (a false "not alive", never a signal to a
 // wrong process).
 package procid
@@ -99,20 +99,15 @@ func Of(ctx context.Context, pid int) (Identity, error) {
 // Self returns the identity of this process.
 func Self() (Identity, error) { return Of(context.Background(), os.Getpid()) }
 
-// Slack is how far apart two creation times of the same process may read
-// and still match (see the package comment): 0 on Windows, one second
-// plus a clock tick elsewhere.
-const Slack = slack
-
 // Matches reports whether other is the same process as id: the same PID and
-// creation times at most Slack apart, both taken at the millisecond. An
+// creation times at most the slack apart, both taken at the millisecond. An
 // identity without a creation time matches nothing.
 func (id Identity) Matches(other Identity) bool {
 	if id.PID != other.PID || id.PID <= 0 || id.Created.IsZero() || other.Created.IsZero() {
 		return false
 	}
 	d := id.Created.Truncate(time.Millisecond).Sub(other.Created.Truncate(time.Millisecond))
-	return d.Abs() <= Slack
+	return d.Abs() <= slack
 }
 
 // Alive reports whether the process id names still runs: a process has the
