@@ -99,10 +99,21 @@ func TestCancelABackgroundTask(t *testing.T) {
 // so far ending in state: running and exit 12.
 func TestResultWaitBudget(t *testing.T) {
 	flags, env, _, ws := backgroundEnv(t, agentsim.ScenarioHangMidStream)
-	code, stdout, stderr := runCLI(t, env, "go", append(flags, "task", "--background", "--json", "--cwd", ws)...)
+	// The job's own deadline ends it; the test waits for that (its worker
+	// having stopped the agent's tree) before its directories go.
+	code, stdout, stderr := runCLI(t, env, "go", append(flags, "task", "--background", "--timeout", "3s", "--json", "--cwd", ws)...)
 	require.Equal(t, 0, code, stderr)
 	id := decodeObject(t, stdout)["id"].(string)
-	t.Cleanup(func() { runCLI(t, env, "", "jobs", "cancel", id) })
+	t.Cleanup(func() {
+		wait := map[string]string{"CURSORKIT_WAIT_TIMEOUT": "60s", "CURSORKIT_WAIT_POLL": "50ms"}
+		for k, v := range env {
+			if _, set := wait[k]; !set {
+				wait[k] = v
+			}
+		}
+		code, _, _ := runCLI(t, wait, "", "jobs", "result", id, "--wait")
+		assert.Equal(t, 10, code, "the job ends at its own deadline")
+	})
 	env["CURSORKIT_WAIT_TIMEOUT"] = "300ms"
 	env["CURSORKIT_WAIT_POLL"] = "20ms"
 	code, stdout, _ = runCLI(t, env, "", "jobs", "result", id, "--wait")
