@@ -70,6 +70,10 @@ type Options struct {
 	// it writes for each event flushes there, so output leaves promptly
 	// yet a burst of events costs one write.
 	OnDrained func()
+	// OnStarted, when set, is called once with the agent's PID (its direct
+	// process: a shim's cmd.exe or PowerShell on Windows) before its output
+	// is read; it must be quick (supervise.Options.OnStarted).
+	OnStarted func(pid int)
 }
 
 // Outcome statuses.
@@ -129,6 +133,7 @@ func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts O
 		DrainGrace:       drainGrace,
 		OnLine:           t.line,
 		OnDrained:        opts.OnDrained,
+		OnStarted:        opts.OnStarted,
 		OnOversizedLine: func(size int64) {
 			t.emit(event.Event{Type: event.TypeWarning, Warning: &event.Warning{
 				Code: supervise.WarnOversizedLine, Message: "skipped a stdout line of " + strconv.FormatInt(size, 10) + " bytes"}})

@@ -53,6 +53,7 @@ func (f *fakeChild) closePipes() {
 func (f *fakeChild) stdout() io.ReadCloser { return f.outR }
 func (f *fakeChild) stderr() io.ReadCloser { return f.errR }
 func (f *fakeChild) warnings() []string    { return f.launchWarn }
+func (f *fakeChild) pid() int              { return 4242 }
 
 func (f *fakeChild) wait() exitStatus {
 	<-f.exitDone

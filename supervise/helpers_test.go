@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 func childRoles() []testkit.Role {
 	var roles []testkit.Role
 	for _, name := range []string{"exit", "crlf", "bigline", "echo", "silent", "ready-then-silent", "chatty",
-		"ignore-term", "result-then-linger", "tree", "daemonize", "sleep", "gen"} {
+		"ignore-term", "result-then-linger", "tree", "daemonize", "sleep", "gen", "pid"} {
 		roles = append(roles, testkit.Role{Name: name, Run: func(args []string) int { return runChild(name, args) }})
 	}
 	return roles
@@ -55,6 +55,9 @@ func runChild(mode string, args []string) int {
 		}
 		out.Flush()
 		return code
+	case "pid": // its own process id, one line
+		fmt.Fprintln(out, os.Getpid())
+		return 0
 	case "crlf":
 		fmt.Fprint(out, "first\r\nsecond\r\n\r\nlast without newline")
 		return 0

@@ -25,6 +25,7 @@ func (l launchChild) stderr() io.ReadCloser { return l.p.Stderr() }
 func (l launchChild) terminate() error      { return l.p.Terminate() }
 func (l launchChild) close() error          { return l.p.Close() }
 func (l launchChild) warnings() []string    { return l.p.Warnings() }
+func (l launchChild) pid() int              { return l.p.Pid() }
 
 func (l launchChild) wait() exitStatus {
 	st, err := l.p.Wait()

@@ -94,6 +94,11 @@ type Options struct {
 	// Lines says how stdout is cut; TrimEndings when zero.
 	Lines LineMode
 
+	// OnStarted, when set, is called once with the direct child's PID
+	// after it started and before any of its output is read (from the
+	// starting goroutine: it delays the reading, so it must be quick). A
+	// caller records the process there (an identity for a later stop).
+	OnStarted func(pid int)
 	// OnLine is called sequentially, from one goroutine, for every stdout
 	// line, including a final line without a terminator. line is only
 	// valid during the call. OnLine must not block for long: stdout is not

@@ -3,6 +3,7 @@ package supervise
 import (
 	"context"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,26 @@ func TestProcessOutput(t *testing.T) {
 			assert.Equal(t, int64(len(lens)), o.Lines)
 		})
 	}
+}
+
+// TestProcessOnStarted: OnStarted gets the child's PID before its first
+// line.
+func TestProcessOnStarted(t *testing.T) {
+	started := 0
+	var lines []string
+	opts := Options{
+		OnStarted: func(pid int) { started = pid },
+		OnLine: func(l []byte) error {
+			if started == 0 {
+				return failure.New(failure.Other, "a line before OnStarted")
+			}
+			lines = append(lines, string(l))
+			return nil
+		},
+	}
+	o := waitOutcome(t, startSelf(t, context.Background(), opts, "pid"))
+	require.Equal(t, Exited, o.Ending, "%v %q", o.Err, o.StderrTail)
+	assert.Equal(t, []string{strconv.Itoa(started)}, lines)
 }
 
 func TestProcessDeadlines(t *testing.T) {

@@ -54,6 +54,8 @@ type child interface {
 	close() error
 	// warnings are launch's own remarks (a fallback used, for example).
 	warnings() []string
+	// pid is the direct child's process id.
+	pid() int
 }
 
 // exitStatus is how the direct child ended.
@@ -168,6 +170,9 @@ func newSession(ctx context.Context, opts Options, spawn func() (child, error)) 
 	}
 	s.firstLine.Store(-1)
 	s.tail = newTailRing(s.opts.StderrTailBytes)
+	if opts.OnStarted != nil {
+		opts.OnStarted(c.pid())
+	}
 
 	exitCh := make(chan exitStatus, 1)
 	go func() { exitCh <- c.wait() }()

@@ -420,6 +420,63 @@ func TestPrune(t *testing.T) {
 // TestPruneWhileJobsSave: jobs that keep saving (running) while Prune runs
 // are never pruned and their records stay whole; jobs that finish during
 // it are pruned only on a later pass, as whole final records.
+// TestAFinalRecordIsNeverWrittenAgain: a job ends once; whoever ended it
+// first (its worker, jobs cancel, the died judgement) wins.
+func TestAFinalRecordIsNeverWrittenAgain(t *testing.T) {
+	s := Store{Dir: testkit.TempDir(t)}
+	ws := testkit.TempDir(t)
+	r := jobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateRunning, ModeConsult, "s")
+	require.NoError(t, s.Save(r))
+
+	cancelled, err := s.Update(ws, r.ID, func(cur *Record) bool {
+		cur.State = StateCancelled
+		return true
+	})
+	require.NoError(t, err)
+	assert.Equal(t, StateCancelled, cancelled.State)
+
+	late := *r
+	late.State = StateDone
+	err = s.Save(&late)
+	require.ErrorIs(t, err, ErrFinal)
+	assert.Equal(t, failure.Process, failure.KindOf(err))
+	require.NoError(t, s.Save(cancelled), "saving the final record itself again is harmless")
+	got, err := s.Load(ws, r.ID)
+	require.NoError(t, err)
+	assert.Equal(t, StateCancelled, got.State)
+
+	declined, err := s.Update(ws, r.ID, func(cur *Record) bool { return false })
+	require.NoError(t, err)
+	assert.Equal(t, StateCancelled, declined.State)
+	_, err = s.Update(ws, "task-20200101T000000Z-00000000", func(*Record) bool { return true })
+	assert.Equal(t, failure.Input, failure.KindOf(err))
+}
+
+// TestUpdatesTakeTurns: every concurrent Update sees the one before it
+// (a lost update would lose a warning).
+func TestUpdatesTakeTurns(t *testing.T) {
+	s := Store{Dir: testkit.TempDir(t)}
+	ws := testkit.TempDir(t)
+	r := jobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateRunning, ModeConsult, "s")
+	require.NoError(t, s.Save(r))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 10 {
+				_, err := s.Update(ws, r.ID, func(cur *Record) bool {
+					cur.Warnings = append(cur.Warnings, event.Warning{Code: "w", Message: fmt.Sprint(g, i)})
+					return true
+				})
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	got, err := s.Load(ws, r.ID)
+	require.NoError(t, err)
+	assert.Len(t, got.Warnings, 40)
+}
+
 func TestPruneWhileJobsSave(t *testing.T) {
 	s := Store{Dir: testkit.TempDir(t)}
 	ws := testkit.TempDir(t)
@@ -472,4 +529,26 @@ func TestPruneWhileJobsSave(t *testing.T) {
 			assert.False(t, strings.HasSuffix(e.Name(), ".tmp"), e.Name())
 		}
 	}
+}
+
+// TestSweep: what killed writers left goes; records, their runs and
+// anything younger than the bound stay.
+func TestSweep(t *testing.T) {
+	s := Store{Dir: testkit.TempDir(t)}
+	ws := testkit.TempDir(t)
+	kept := jobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateDone, ModeConsult, "s")
+	require.NoError(t, s.Save(kept))
+	jobs := filepath.Dir(s.RecordPath(ws, kept.ID))
+	orphan := NewID(RoleTask, time.Date(2026, 5, 1, 0, 1, 0, 0, time.UTC))
+	require.NoError(t, os.MkdirAll(s.HomeDir(orphan), 0o700))
+	tmp := filepath.Join(jobs, "."+orphan+".json.123.tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte(`{"id":`), 0o600))
+
+	assert.Zero(t, s.Sweep(time.Hour), "too young")
+	assert.Equal(t, 2, s.Sweep(0))
+	assert.NoFileExists(t, tmp)
+	assert.NoDirExists(t, s.runDir(orphan))
+	assert.DirExists(t, s.runDir(kept.ID))
+	_, err := s.Load(ws, kept.ID)
+	assert.NoError(t, err)
 }

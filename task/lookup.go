@@ -151,6 +151,21 @@ func (s Store) List(workspace string, limit int) ([]*Record, error) {
 	return out, nil
 }
 
+// Unfinished returns every record, of every workspace, that is not in a
+// final state (starting or running), newest first: what may still have
+// processes to stop. It reads every record, so it is for the rare
+// sweep (jobs cleanup), not a listing. A record that does not decode is
+// left out.
+func (s Store) Unfinished() ([]*Record, error) {
+	var out []*Record
+	for _, f := range s.jobFiles("") {
+		if r, err := s.readRecord(f.path); err == nil && !r.State.Terminal() {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // HistoryEntry is a job as history shows it: a safe projection of its
 // record, with no prompt (a record never holds one), no output text and no
 // failure message (it may quote the agent), only the failure's kind.

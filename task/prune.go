@@ -4,6 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
 )
@@ -57,4 +60,47 @@ func (s Store) Prune(workspace string, keep int) ([]string, error) {
 		removed = append(removed, f.id)
 	}
 	return removed, first
+}
+
+// Sweep removes what writers killed mid-way left behind, once it is older
+// than olderThan: the temporary file of a record save that never got
+// renamed, and the run directory (private home) of a job whose record was
+// never saved (its launching command killed between the two). Nothing a
+// record names is touched. It returns how many it removed; it is best
+// effort, for a worker to call after Prune.
+func (s Store) Sweep(olderThan time.Duration) int {
+	cutoff := time.Now().Add(-olderThan)
+	old := func(path string) bool {
+		info, err := os.Lstat(path)
+		return err == nil && !info.ModTime().After(cutoff)
+	}
+	removed := 0
+	records := map[string]bool{}
+	for _, key := range s.workspaceKeys() {
+		dir := filepath.Join(s.Dir, "state", key, "jobs")
+		names, _ := readNames(dir)
+		for _, n := range names {
+			if id, ok := strings.CutSuffix(n, ".json"); ok {
+				records[id] = true
+				continue
+			}
+			if p := filepath.Join(dir, n); strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp") && old(p) && os.Remove(p) == nil {
+				removed++
+			}
+		}
+	}
+	runs, _ := readNames(filepath.Join(s.Dir, "runs"))
+	for _, id := range runs {
+		if CheckID(id) != nil || records[id] || !old(s.runDir(id)) {
+			continue
+		}
+		// Read again: a record saved since the listing keeps its run.
+		if _, err := s.Find("", id); err == nil {
+			continue
+		}
+		if s.removeRunDir(id) == nil {
+			removed++
+		}
+	}
+	return removed
 }

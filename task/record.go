@@ -62,9 +62,8 @@ const (
 )
 
 // ProcessRef names one process for good: its PID and its creation time, so
-// a reused PID is never taken for it. It has the JSON shape of package
-// internal/procid's Identity ({"pid","created"}), which replaces it once
-// that package lands.
+// a reused PID is never taken for it (the JSON shape of package
+// internal/procid's Identity, which acts on it).
 type ProcessRef struct {
 	PID     int       `json:"pid"`
 	Created time.Time `json:"created"`
@@ -127,8 +126,11 @@ type Record struct {
 	// The members below are the background jobs' (issue 13); all are
 	// optional, so a record written before them reads as it was.
 	//
-	// Worker is the detached cursorkit worker running the job, Agent the
-	// agent it supervises; nil until known.
+	// Worker is the cursorkit process running the job: a background job's
+	// detached worker, or a foreground job's own command (Options.Owner);
+	// nil until known, and for a foreground job run without an owner.
+	// Agent is the agent's process (its direct one: a shim's interpreter
+	// on Windows), recorded as it starts.
 	Worker *ProcessRef `json:"worker,omitempty"`
 	Agent  *ProcessRef `json:"agent,omitempty"`
 	// LauncherSession is CURSORKIT_SESSION as the launching command saw

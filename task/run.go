@@ -15,6 +15,7 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/procid"
 )
 
 // The task's supervision defaults (docs/contract.md, "Tasks and reviews").
@@ -86,6 +87,15 @@ type Options struct {
 	// Output, when set, receives the job's events and outcome as they
 	// come (Store.CreateOutput), for jobs result.
 	Output *OutputWriter
+	// Owner, when set, is recorded as the job's Worker: the process that
+	// runs the job and stops it cleanly, the agent's tree first, when it
+	// gets a polite stop signal (SIGTERM; a kill on Windows, where its
+	// kill-on-close Job Object takes the tree), as cursorkit's own command
+	// does. jobs cancel then stops the job through it, and the job is
+	// judged died once it is gone. Leave it nil in a program that does not
+	// stop that way: nothing then signals it. Prepare ignores it for a
+	// background job (its worker records itself).
+	Owner *ProcessRef
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -194,6 +204,9 @@ func Prepare(ctx context.Context, store Store, spec Spec, opts Options) (*Record
 	}
 	if spec.Background {
 		rec.Delivery, rec.State = DeliveryBackground, StateStarting
+	} else if opts.Owner != nil {
+		owner := *opts.Owner
+		rec.Worker = &owner
 	}
 	if p := spec.Resume; p != nil {
 		if p.SessionID == "" || !p.State.Terminal() || p.Workspace != spec.Workspace || p.Mode != spec.Mode {
@@ -250,6 +263,18 @@ func Execute(ctx context.Context, store Store, rec *Record, prompt string, bin c
 	topts := opts.Turn
 	topts.Dir = rec.Workspace
 	topts.Env = cursor.PrivateEnv(env, rec.HomeDir)
+	// The agent's identity is recorded as it starts, for jobs cancel to
+	// wait on; a failed read or save of it costs the record that detail
+	// only, never the turn.
+	topts.OnStarted = func(pid int) {
+		if id, err := procid.Of(ctx, pid); err == nil {
+			rec.Agent, rec.UpdatedAt = &ProcessRef{PID: id.PID, Created: id.Created}, now()
+			_ = store.Save(rec)
+		}
+		if opts.Turn.OnStarted != nil {
+			opts.Turn.OnStarted(pid)
+		}
+	}
 	var resultText string
 	var pending []event.Event
 	onEvent := topts.OnEvent

@@ -70,6 +70,8 @@ func TestConsultTask(t *testing.T) {
 	f := newFixture(t)
 	const prompt = "secret-prompt-51c2: explain the layout"
 	opts := f.options()
+	owner := &task.ProcessRef{PID: os.Getpid(), Created: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	opts.Owner = owner
 	var seenRunning bool
 	var text strings.Builder
 	opts.Turn.OnEvent = func(e event.Event) {
@@ -109,6 +111,13 @@ func TestConsultTask(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, rec.State, saved.State)
 	assert.Equal(t, rec.SessionID, saved.SessionID)
+	// The owner and the agent's process, for jobs cancel and the died
+	// judgement.
+	assert.Equal(t, owner, saved.Worker)
+	require.NotNil(t, saved.Agent)
+	assert.Positive(t, saved.Agent.PID)
+	assert.NotEqual(t, os.Getpid(), saved.Agent.PID)
+	assert.False(t, saved.Agent.Created.IsZero())
 
 	// What the agent saw: the private home, the profile's flags, the
 	// prompt on stdin only, the key passed through, XDG config gone.

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/filelock"
 	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
@@ -172,14 +174,93 @@ func (s Store) RecordPath(workspace, id string) string {
 	return filepath.Join(s.Dir, "state", WorkspaceKey(workspace), "jobs", id+".json")
 }
 
+// ErrFinal is wrapped by the error of a save over a record in a final
+// state: a job ends once, and another process (jobs cancel, or the
+// judgement that its worker died) may have ended it first.
+var ErrFinal = errors.New("the job's record is already final")
+
+// lockWait bounds the wait for a record's lock: a holder keeps it for the
+// read and the atomic write of one record, milliseconds.
+const lockWait = 10 * time.Second
+
 // Save writes r atomically (a temporary file renamed over the record, see
 // internal/safefile), creating its directories: a reader sees the old
 // record or the new one, never a torn one, and a crash mid-save leaves the
-// old one.
+// old one. Writers of one record take turns (a lock the operating system
+// drops when its holder dies, however it dies). A record in a final state
+// is never written again: saving over one returns an error wrapping
+// ErrFinal (kind process), unless r is that very record (a repeated save).
 func (s Store) Save(r *Record) error {
 	if err := CheckID(r.ID); err != nil {
 		return err
 	}
+	l, err := s.lockRecord(r.Workspace, r.ID)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	if cur, err := s.readRecord(s.RecordPath(r.Workspace, r.ID)); err == nil && cur.State.Terminal() &&
+		(cur.State != r.State || !cur.UpdatedAt.Equal(r.UpdatedAt)) {
+		return failure.Wrap(failure.Process, ErrFinal, "job %s already ended (%s)", r.ID, cur.State)
+	}
+	return s.write(r)
+}
+
+// Update changes the record of job id of workspace in one turn of its
+// writers: fn gets the record as it is now and says whether to save what
+// it made of it. It returns the record as saved (or as read, when fn
+// declined). An unknown job is failure.Input, as for Load.
+func (s Store) Update(workspace, id string, fn func(*Record) bool) (*Record, error) {
+	if err := CheckID(id); err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(s.RecordPath(workspace, id)); err != nil {
+		return nil, failure.New(failure.Input, "no job %s in this workspace", id)
+	}
+	l, err := s.lockRecord(workspace, id)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	r, err := s.Load(workspace, id)
+	if err != nil {
+		return nil, err
+	}
+	if !fn(r) {
+		return r, nil
+	}
+	return r, s.write(r)
+}
+
+// lockRecord takes the writers' lock of job id: runs/<id>/record.lock, so
+// it goes with the run directory when the job is pruned. A run directory
+// that is missing while the record exists is a prune in progress (of a
+// final record); one missing with the record is a new record's (a
+// library caller's, or a test's), made here.
+func (s Store) lockRecord(workspace, id string) (*filelock.Lock, error) {
+	dir := s.runDir(id)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(s.RecordPath(workspace, id)); err == nil {
+			return nil, failure.Wrap(failure.Process, ErrFinal, "job %s is being pruned", id)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, failure.Wrap(failure.Setup, err, "creating the job's run directory")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
+	defer cancel()
+	l, err := filelock.Acquire(ctx, filepath.Join(dir, "record.lock"))
+	switch {
+	case errors.Is(err, filelock.ErrBusy):
+		return nil, failure.Wrap(failure.Resource, err, "job %s: another process kept its record locked for %s", id, lockWait)
+	case err != nil:
+		return nil, failure.Wrap(failure.Setup, err, "locking the record of job %s", id)
+	}
+	return l, nil
+}
+
+// write is Save's write, under the record's lock.
+func (s Store) write(r *Record) error {
 	path := s.RecordPath(r.Workspace, r.ID)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return failure.Wrap(failure.Setup, err, "creating the job directory")
@@ -190,6 +271,13 @@ func (s Store) Save(r *Record) error {
 	}
 	if err := safefile.Write(path, append(data, '\n'), 0o600); err != nil {
 		return failure.Wrap(failure.Setup, err, "writing the job record")
+	}
+	// A writer killed mid-save leaves its temporary file; under the lock
+	// no other write of this record is under way, so any left is such.
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+r.ID+".json.*.tmp")); len(left) > 0 {
+		for _, f := range left {
+			_ = os.Remove(f)
+		}
 	}
 	return nil
 }

@@ -12,7 +12,8 @@ import (
 const cliRole = "cli"
 
 func cliRoles() []testkit.Role {
-	return []testkit.Role{{Name: cliRole, Run: runCLIProcess}}
+	return []testkit.Role{{Name: cliRole, Run: runCLIProcess}, {Name: noWorkerRole, Run: func([]string) int { return 0 }},
+		{Name: pidWorkerRole, Run: runPIDWorker}}
 }
 
 func runCLIProcess(args []string) int {

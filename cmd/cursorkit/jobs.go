@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cursorkit/cursorkit/cursor"
@@ -30,9 +31,22 @@ const workerCommand = "__job-worker"
 // executable (a wrapper's, or a test's).
 const envWorkerBin = "CURSORKIT_WORKER_BIN"
 
-// pidlessGrace is how long a job may stay starting without a worker
-// identity before it is judged died (docs/contract.md, "Jobs").
-const pidlessGrace = 30 * time.Second
+// defaultStartGrace is how long a background job may stay starting
+// without a worker identity before it is judged died (docs/contract.md,
+// "Jobs"); envStartGrace overrides it.
+const (
+	defaultStartGrace = 30 * time.Second
+	envStartGrace     = "CURSORKIT_START_GRACE"
+)
+
+// sweepAfter is how old what a killed writer left must be before a worker
+// sweeps it (task.Store.Sweep).
+const sweepAfter = time.Hour
+
+// startGrace is the grace this command gives a job without a worker.
+func (a *app) startGrace() time.Duration {
+	return envDuration(a.getenv, envStartGrace, defaultStartGrace)
+}
 
 // promptFile is where a background job's prompt waits for its worker,
 // readable by the user only; the worker removes it once read. The prompt
@@ -117,7 +131,25 @@ func runWorker(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		return failJob(err)
 	}
-	rec.Worker = &task.ProcessRef{PID: self.PID, Created: self.Created}
+	// The identity goes on record first, so that jobs cancel can reach
+	// this worker from now on; a job already final was cancelled (or
+	// judged died) before its worker came: nothing runs.
+	rec, err = store.Update(workspace, id, func(r *task.Record) bool {
+		if r.State.Terminal() {
+			return false
+		}
+		r.Worker = &task.ProcessRef{PID: self.PID, Created: self.Created}
+		return true
+	})
+	if err != nil {
+		fmt.Fprintf(a.stderr, "cursorkit worker: %v\n", err)
+		return failure.ExitCodeOf(err)
+	}
+	if rec.State.Terminal() {
+		_ = os.Remove(promptFile(store, id))
+		fmt.Fprintf(a.stderr, "cursorkit worker: job %s ended (%s) before its worker started: nothing to run\n", id, rec.State)
+		return failure.ExitOK
+	}
 	prompt, err := safefile.Read(promptFile(store, id), maxPromptBytes)
 	if err != nil {
 		return failJob(failure.Wrap(failure.Setup, err, "reading the job's prompt"))
@@ -142,62 +174,81 @@ func runWorker(ctx context.Context, a *app, args []string) int {
 	if _, perr := store.Prune(rec.Workspace, task.DefaultRetention); perr != nil {
 		fmt.Fprintf(a.stderr, "cursorkit worker: pruning: %v\n", perr)
 	}
+	store.Sweep(sweepAfter)
 	return failure.ExitCodeOf(err)
 }
 
-// judge returns rec with a running or starting state checked against its
-// worker: a worker that is gone, or whose PID now names another process,
-// makes the job died; a job still without a worker past pidlessGrace too.
-// The verdict is saved (the worker can no longer save anything).
-func judge(ctx context.Context, store task.Store, rec *task.Record) *task.Record {
-	if rec.State.Terminal() || rec.Delivery != task.DeliveryBackground {
+// judge returns rec with a running or starting state checked against the
+// process that runs it (Record.Worker: a background job's worker, a
+// foreground job's own command): one that is gone, or whose PID now names
+// another process, makes the job died; so does a background job still
+// without a worker past grace. A foreground job with no owner on
+// record (run through the library) is left as it is. The verdict is saved
+// in one turn of the record's writers, so a job that ended meanwhile
+// keeps its own final state.
+func judge(ctx context.Context, store task.Store, rec *task.Record, grace time.Duration) *task.Record {
+	if rec.State.Terminal() {
 		return rec
 	}
 	var why string
 	switch {
-	case rec.Worker == nil:
-		if time.Since(rec.CreatedAt) > pidlessGrace {
-			why = fmt.Sprintf("no worker recorded itself within %s", pidlessGrace)
-		}
-	default:
+	case rec.Worker != nil:
 		alive, err := procid.Identity{PID: rec.Worker.PID, Created: rec.Worker.Created}.Alive(ctx)
 		if err == nil && !alive {
-			why = fmt.Sprintf("its worker (pid %d) is gone", rec.Worker.PID)
+			why = fmt.Sprintf("the cursorkit process running it (pid %d) is gone", rec.Worker.PID)
 		}
+	case rec.Delivery == task.DeliveryBackground && time.Since(rec.CreatedAt) > grace:
+		why = fmt.Sprintf("no worker recorded itself within %s", grace)
 	}
 	if why == "" {
 		return rec
 	}
-	// Read again: the worker may have saved its final record meanwhile.
-	if fresh, err := store.Find(rec.Workspace, rec.ID); err == nil && fresh.State.Terminal() {
-		return fresh
+	// The dead worker's tree is being killed by the launch guard (Linux)
+	// or its Job Object (Windows) as its worker goes: a job is only died
+	// once its agent is gone too, and an agent still there after the
+	// grace is killed, through its identity.
+	if rec.Agent != nil {
+		agent := procid.Identity{PID: rec.Agent.PID, Created: rec.Agent.Created}
+		if !waitGone(ctx, agent, 2*time.Second) {
+			_ = agent.Kill(ctx)
+			waitGone(ctx, agent, 5*time.Second)
+		}
 	}
-	now := time.Now()
-	rec.State, rec.UpdatedAt, rec.EndedAt = task.StateDied, now, &now
-	rec.Failure = &task.Failure{Kind: failure.Died, Message: "the job died: " + why}
-	_ = store.Save(rec)
-	return rec
+	judged, err := store.Update(rec.Workspace, rec.ID, func(r *task.Record) bool {
+		if r.State.Terminal() || (r.Worker != nil && !sameProcess(r.Worker, rec.Worker)) {
+			return false // it ended, or a worker came, meanwhile
+		}
+		now := time.Now()
+		r.State, r.UpdatedAt, r.EndedAt = task.StateDied, now, &now
+		r.Failure = &task.Failure{Kind: failure.Died, Message: "the job died: " + why}
+		return true
+	})
+	if err != nil {
+		return rec
+	}
+	return judged
 }
 
-const jobsUsage = "jobs status [ID] [--all] | result ID [--wait] | cancel ID | history [--all] [--limit N]  [--cwd DIR] [--json]"
+const jobsUsage = "jobs status [ID] [--all] | result ID [--wait] | cancel ID | history [--all] [--limit N] | cleanup --session ID  [--cwd DIR] [--json]"
 
 // runJobs is `cursorkit jobs SUBCOMMAND`.
 func runJobs(ctx context.Context, a *app, args []string) int {
 	var asJSON, all, wait bool
-	var cwd string
+	var cwd, session string
 	var limit int
 	fs := newFlags("jobs")
 	fs.IntVar(&limit, "limit", task.DefaultHistoryLimit, "history: at most `N` jobs, newest first")
 	fs.BoolVar(&asJSON, "json", a.json, "print JSON on stdout")
 	fs.BoolVar(&all, "all", false, "status: every workspace's jobs")
 	fs.BoolVar(&wait, "wait", false, "result: wait while the job runs (CURSORKIT_WAIT_TIMEOUT)")
+	fs.StringVar(&session, "session", "", "cleanup: the launcher session `ID` (CURSORKIT_SESSION) whose running jobs to stop")
 	fs.StringVar(&cwd, "cwd", "", "the workspace `DIR` (default: search every workspace by id; status lists the current one)")
 	if code, ok := a.parseFlags(fs, jobsUsage, args); !ok {
 		return code
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return a.usageError(asJSON, jobsUsage, errors.New("jobs needs a subcommand: status, result, cancel or history"))
+		return a.usageError(asJSON, jobsUsage, errors.New("jobs needs a subcommand: status, result, cancel, history or cleanup"))
 	}
 	dataDir, err := task.DataDir(a.getenv)
 	if err != nil {
@@ -218,7 +269,18 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 	if len(ids) == 1 {
 		id = ids[0]
 	}
+	if session != "" && sub != "cleanup" {
+		return a.usageError(asJSON, jobsUsage, fmt.Errorf("--session is cleanup's; jobs %s takes none", sub))
+	}
 	switch sub {
+	case "cleanup":
+		if id != "" {
+			return a.usageError(asJSON, jobsUsage, errors.New("jobs cleanup takes no job id: it stops every running job of --session"))
+		}
+		if strings.TrimSpace(session) == "" {
+			return a.usageError(asJSON, jobsUsage, errors.New("jobs cleanup needs --session ID (the CURSORKIT_SESSION its jobs were started with)"))
+		}
+		return a.jobsCleanup(ctx, store, strings.TrimSpace(session), asJSON)
 	case "history":
 		if id != "" {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs history takes no job id"))
@@ -249,7 +311,7 @@ func (a *app) jobsStatus(ctx context.Context, store task.Store, workspace, id st
 		if err != nil {
 			return a.fail(asJSON, err)
 		}
-		rec = judge(ctx, store, rec)
+		rec = judge(ctx, store, rec, a.startGrace())
 		if asJSON {
 			a.writeJSON(rec)
 		} else {
@@ -280,7 +342,7 @@ func (a *app) jobsList(ctx context.Context, store task.Store, workspace string, 
 	}
 	entries := make([]task.HistoryEntry, 0, len(recs))
 	for _, r := range recs {
-		entries = append(entries, judge(ctx, store, r).Project())
+		entries = append(entries, judge(ctx, store, r, a.startGrace()).Project())
 	}
 	if asJSON {
 		a.writeJSON(map[string]any{"jobs": entries})
@@ -307,7 +369,8 @@ func (a *app) jobsResult(ctx context.Context, store task.Store, workspace, id st
 	}
 	budget, poll := envDuration(a.getenv, "CURSORKIT_WAIT_TIMEOUT", 10*time.Minute), envDuration(a.getenv, "CURSORKIT_WAIT_POLL", 200*time.Millisecond)
 	deadline := time.Now().Add(budget)
-	for rec = judge(ctx, store, rec); wait && !rec.State.Terminal() && time.Now().Before(deadline); rec = judge(ctx, store, rec) {
+	grace := a.startGrace()
+	for rec = judge(ctx, store, rec, grace); wait && !rec.State.Terminal() && time.Now().Before(deadline); rec = judge(ctx, store, rec, grace) {
 		select {
 		case <-ctx.Done():
 			return a.fail(asJSON, failure.Wrap(failure.Cancelled, context.Cause(ctx), "stopped waiting for job %s", id))
@@ -333,23 +396,18 @@ func (a *app) jobsResult(ctx context.Context, store task.Store, workspace, id st
 // agent's text and the footer, or run's NDJSON with the outcome line
 // carrying the record as it is now.
 func (a *app) printOutput(store task.Store, rec *task.Record, asJSON bool) error {
-	var outcome jsontext.Value
 	var text int
 	textEnded := false
-	_, err := store.ReadOutput(rec.ID, func(v jsontext.Value) error {
+	end, err := store.ReadOutput(rec.ID, func(v jsontext.Value) error {
+		if asJSON {
+			_, err := fmt.Fprintln(a.stdout, string(v))
+			return err
+		}
 		var head struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}
 		_ = json.Unmarshal(v, &head)
-		if head.Type == "outcome" {
-			outcome = v.Clone()
-			return nil
-		}
-		if asJSON {
-			_, err := fmt.Fprintln(a.stdout, string(v))
-			return err
-		}
 		if head.Type == "text" && rec.Role != task.RoleReview {
 			text += len(head.Text)
 			textEnded = strings.HasSuffix(head.Text, "\n")
@@ -358,7 +416,11 @@ func (a *app) printOutput(store task.Store, rec *task.Record, asJSON bool) error
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	outcome := end.Outcome
+	if failure.Is(err, failure.Input) {
+		err = nil // no output kept (a job that never started its agent)
+	}
+	if err != nil {
 		return err
 	}
 	if asJSON {
@@ -408,52 +470,195 @@ func (a *app) jobsCancel(ctx context.Context, store task.Store, workspace, id st
 	if err != nil {
 		return a.fail(asJSON, err)
 	}
-	rec = judge(ctx, store, rec)
-	if rec.State.Terminal() {
-		if asJSON {
-			a.writeJSON(map[string]string{"id": rec.ID, "state": string(rec.State), "cancelled": "no: the job had already ended"})
-		} else {
-			fmt.Fprintf(a.stdout, "job %s had already ended (%s): nothing to cancel\n", rec.ID, rec.State)
-		}
-		return failure.ExitOK
-	}
-	if rec.Worker == nil {
-		return a.fail(asJSON, failure.New(failure.Process, "job %s has no worker yet; try again in a moment", id))
-	}
-	w := procid.Identity{PID: rec.Worker.PID, Created: rec.Worker.Created}
-	// A polite stop first where there is one (the worker stops the agent's
-	// tree and records cancelled); Windows has none: the worker is killed
-	// and its kill-on-close job takes the agent's tree with it.
-	if err := w.Signal(ctx, stopSignal()); err != nil && !errors.Is(err, procid.ErrGone) {
-		if kerr := w.Kill(ctx); kerr != nil && !errors.Is(kerr, procid.ErrGone) {
-			return a.fail(asJSON, kerr)
-		}
-	}
-	deadline := time.Now().Add(task.DefaultStopGrace + 5*time.Second)
-	for time.Now().Before(deadline) {
-		if alive, err := w.Alive(ctx); err == nil && !alive {
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // polling a process we do not own
-	}
-	if alive, _ := w.Alive(ctx); alive {
-		_ = w.Kill(ctx)
-	}
-	if fresh, err := store.Find(rec.Workspace, id); err == nil {
-		rec = fresh
-	}
-	if !rec.State.Terminal() {
-		now := time.Now()
-		rec.State, rec.UpdatedAt, rec.EndedAt = task.StateCancelled, now, &now
-		rec.Failure = &task.Failure{Kind: failure.Cancelled, Message: "cancelled by jobs cancel"}
-		_ = store.Save(rec)
+	rec, cancelled, err := cancelJob(ctx, store, rec, a.startGrace())
+	if err != nil {
+		return a.fail(asJSON, err)
 	}
 	if asJSON {
-		a.writeJSON(map[string]string{"id": rec.ID, "state": string(rec.State)})
+		a.writeJSON(cancelAnswer(rec, cancelled))
+	} else if !cancelled {
+		fmt.Fprintf(a.stdout, "job %s had already ended (%s): nothing to cancel\n", rec.ID, rec.State)
 	} else {
 		fmt.Fprintf(a.stdout, "job: %s\nstate: %s\n", rec.ID, rec.State)
 	}
 	return failure.ExitOK
+}
+
+// jobsCleanup stops every unfinished job of launcher session (the jobs
+// started with CURSORKIT_SESSION set to it), each through its recorded
+// identity, all at once, and answers when all of them are gone: an
+// orchestrator's session-end hook. Jobs of other sessions, and foreground
+// jobs with no owner on record, are never touched.
+func (a *app) jobsCleanup(ctx context.Context, store task.Store, session string, asJSON bool) int {
+	recs, err := store.Unfinished()
+	if err != nil {
+		return a.fail(asJSON, err)
+	}
+	type result struct {
+		rec       *task.Record
+		cancelled bool
+		err       error
+	}
+	var results []*result
+	var wg sync.WaitGroup
+	grace := a.startGrace()
+	for _, r := range recs {
+		if r.LauncherSession != session {
+			continue
+		}
+		res := &result{rec: r}
+		results = append(results, res)
+		wg.Go(func() { res.rec, res.cancelled, res.err = cancelJob(ctx, store, r, grace) })
+	}
+	wg.Wait()
+	code := failure.ExitOK
+	answers := make([]map[string]any, 0, len(results))
+	for _, res := range results {
+		m := cancelAnswer(res.rec, res.cancelled)
+		if res.err != nil {
+			m["error"] = errorObject{Kind: failure.KindOf(res.err), Message: res.err.Error()}
+			if code == failure.ExitOK {
+				code = failure.ExitCodeOf(res.err)
+			}
+		}
+		answers = append(answers, m)
+		if asJSON {
+			continue
+		}
+		switch {
+		case res.err != nil:
+			fmt.Fprintf(a.stdout, "%s  %s  not stopped: %v\n", res.rec.ID, res.rec.State, res.err)
+		case res.cancelled:
+			fmt.Fprintf(a.stdout, "%s  cancelled\n", res.rec.ID)
+		default:
+			fmt.Fprintf(a.stdout, "%s  %s (had already ended)\n", res.rec.ID, res.rec.State)
+		}
+	}
+	if asJSON {
+		a.writeJSON(map[string]any{"session": session, "jobs": answers})
+	} else if len(results) == 0 {
+		fmt.Fprintf(a.stdout, "no running job of session %s\n", session)
+	}
+	return code
+}
+
+// cancelAnswer is jobs cancel's --json object for one job.
+func cancelAnswer(rec *task.Record, cancelled bool) map[string]any {
+	m := map[string]any{"id": rec.ID, "state": string(rec.State), "cancelled": cancelled}
+	if !cancelled {
+		m["reason"] = "the job had already ended"
+	}
+	return m
+}
+
+// cancelJob stops job rec and returns its record once the process running
+// it and the agent are gone, and whether this call stopped it (false: it
+// had already ended). Every process is acted on through its recorded
+// identity, so a reused PID is never signalled:
+//   - a background job still without a worker is recorded cancelled, and
+//     its worker, when it comes, runs nothing;
+//   - otherwise the process running it gets the polite stop (SIGTERM; on
+//     Windows, where there is none, a kill, and its kill-on-close Job
+//     Object takes the agent's tree): it stops the agent's tree and records
+//     cancelled itself. Past the stop grace it is killed, and the launch
+//     guard (Linux) or the Job Object (Windows) takes the tree.
+//
+// A foreground job with no owner on record (run through the library) is a
+// process error: nothing here may stop it.
+func cancelJob(ctx context.Context, store task.Store, rec *task.Record, grace time.Duration) (*task.Record, bool, error) {
+	rec = judge(ctx, store, rec, grace)
+	if rec.State.Terminal() {
+		return rec, false, nil
+	}
+	if rec.Worker == nil {
+		if rec.Delivery != task.DeliveryBackground {
+			return rec, false, failure.New(failure.Process, "job %s runs in a program that recorded no process to stop it through: stop it there", rec.ID)
+		}
+		r, err := store.Update(rec.Workspace, rec.ID, func(r *task.Record) bool {
+			if r.State.Terminal() || r.Worker != nil {
+				return false
+			}
+			markCancelled(r)
+			return true
+		})
+		if err != nil {
+			return rec, false, err
+		}
+		if r.Worker == nil {
+			return r, r.State == task.StateCancelled, nil
+		}
+		rec = r // its worker came meanwhile: stop it
+	}
+	w := procid.Identity{PID: rec.Worker.PID, Created: rec.Worker.Created}
+	if err := w.Signal(ctx, stopSignal()); err != nil && !errors.Is(err, procid.ErrGone) {
+		if errors.Is(err, procid.ErrMismatch) {
+			return judge(ctx, store, rec, grace), false, nil // not the job's process any more: it died
+		}
+		if kerr := w.Kill(ctx); kerr != nil && !errors.Is(kerr, procid.ErrGone) {
+			return rec, false, kerr
+		}
+	}
+	// The worker stops the agent within its stop grace; past that, and a
+	// margin, it is killed.
+	if !waitGone(ctx, w, task.DefaultStopGrace+5*time.Second) {
+		_ = w.Kill(ctx)
+		waitGone(ctx, w, 5*time.Second)
+	}
+	if fresh, err := store.Find(rec.Workspace, rec.ID); err == nil {
+		rec = fresh
+	}
+	// A killed worker's tree is killed by the launch guard or the Job
+	// Object as the worker goes; the answer waits for the agent too.
+	if rec.Agent != nil {
+		agent := procid.Identity{PID: rec.Agent.PID, Created: rec.Agent.Created}
+		if !waitGone(ctx, agent, 5*time.Second) {
+			_ = agent.Kill(ctx)
+			waitGone(ctx, agent, 5*time.Second)
+		}
+	}
+	r, err := store.Update(rec.Workspace, rec.ID, func(r *task.Record) bool {
+		if r.State.Terminal() {
+			return false
+		}
+		markCancelled(r)
+		return true
+	})
+	if err != nil {
+		return rec, false, err
+	}
+	return r, r.State == task.StateCancelled, nil
+}
+
+// markCancelled makes r cancelled by jobs cancel.
+func markCancelled(r *task.Record) {
+	now := time.Now()
+	r.State, r.UpdatedAt, r.EndedAt = task.StateCancelled, now, &now
+	r.Failure = &task.Failure{Kind: failure.Cancelled, Message: "cancelled by jobs cancel"}
+}
+
+// waitGone polls id until its process is gone (true) or within passed.
+// A process this one did not start cannot be waited for: polling is the
+// portable way.
+func waitGone(ctx context.Context, id procid.Identity, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for {
+		if alive, err := id.Alive(ctx); err == nil && !alive {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// sameProcess reports whether a and b name the same process.
+func sameProcess(a, b *task.ProcessRef) bool {
+	return a != nil && b != nil && a.PID == b.PID && a.Created.Equal(b.Created)
 }
 
 // envDuration is a duration from the environment, def when unset or bad.

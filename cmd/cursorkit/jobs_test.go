@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,9 @@ import (
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/task"
 )
+
+// noWorkerRole is a worker that never comes: it exits at once.
+const noWorkerRole = "no-worker"
 
 // backgroundEnv is jobEnv plus this test binary installed as the worker
 // (it plays the CLI: cliRole).
@@ -43,7 +49,10 @@ func TestBackgroundTask(t *testing.T) {
 	assert.Equal(t, "done", job["state"])
 	assert.Equal(t, "background", job["delivery"])
 	assert.NotNil(t, job["worker"])
+	assert.NotNil(t, job["agent"])
 	assert.Equal(t, "done", out["status"])
+	// The outcome the worker stored, not one made up from the record.
+	assert.Equal(t, true, out["usage"].(map[string]any)["reported"], "usage is the stored outcome's")
 
 	code, stdout, _ = runCLI(t, env, "", "jobs", "result", id)
 	require.Equal(t, 0, code)
@@ -144,4 +153,178 @@ func TestAKilledWorkerIsDiedAndLeavesNothing(t *testing.T) {
 	code, stdout, _ = runCLI(t, env, "", "jobs", "result", id, "--json")
 	assert.Equal(t, 11, code)
 	assert.Equal(t, "died", outcomeLine(t, stdout)["job"].(map[string]any)["state"])
+}
+
+// simEnv is the simulator's settings of this test's environment, for a
+// child that testkit.ChildEnv would otherwise strip them from.
+func simEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(strings.ToUpper(kv), "CURSORKIT_SIM_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// waitRunning waits until job id runs its agent (recorded) and returns the
+// record.
+func waitRunning(t *testing.T, data, id string) *task.Record {
+	t.Helper()
+	var rec *task.Record
+	testkit.Eventually(t, "job "+id+" to run its agent", execWait, func() bool {
+		r, err := task.Store{Dir: data}.Find("", id)
+		if err == nil && r.State == task.StateRunning && r.Worker != nil && r.Agent != nil {
+			rec = r
+			return true
+		}
+		return false
+	})
+	return rec
+}
+
+func alive(t *testing.T, p *task.ProcessRef) bool {
+	t.Helper()
+	ok, err := procid.Identity{PID: p.PID, Created: p.Created}.Alive(context.Background())
+	require.NoError(t, err)
+	return ok
+}
+
+// TestCleanupStopsItsSessionsJobsOnly: jobs cleanup --session stops every
+// running job started with that CURSORKIT_SESSION, trees included, and no
+// other.
+func TestCleanupStopsItsSessionsJobsOnly(t *testing.T) {
+	flags, env, data, ws := backgroundEnv(t, agentsim.ScenarioHangMidStream)
+	w := testkit.NewWatch(t)
+	t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
+	start := func(session string) string {
+		t.Setenv(task.EnvSession, session)
+		code, stdout, stderr := runCLI(t, env, "go", append(flags, "task", "--background", "--json", "--cwd", ws)...)
+		require.Equal(t, 0, code, stderr)
+		return decodeObject(t, stdout)["id"].(string)
+	}
+	ours := []string{start("orchestrator-1"), start("orchestrator-1")}
+	other := start("orchestrator-2")
+	var agents []*task.ProcessRef
+	for _, id := range ours {
+		agents = append(agents, waitRunning(t, data, id).Agent)
+	}
+	otherAgent := waitRunning(t, data, other).Agent
+
+	code, stdout, stderr := runCLI(t, env, "", "jobs", "cleanup", "--session", "orchestrator-1", "--json")
+	require.Equal(t, 0, code, stderr)
+	answer := decodeObject(t, stdout)
+	assert.Equal(t, "orchestrator-1", answer["session"])
+	jobs := answer["jobs"].([]any)
+	require.Len(t, jobs, 2)
+	for _, j := range jobs {
+		m := j.(map[string]any)
+		assert.Contains(t, ours, m["id"])
+		assert.Equal(t, "cancelled", m["state"])
+		assert.Equal(t, true, m["cancelled"])
+	}
+	for _, a := range agents {
+		assert.False(t, alive(t, a), "the answer comes after the agents are gone")
+	}
+	rec, err := task.Store{Dir: data}.Find("", other)
+	require.NoError(t, err)
+	assert.Equal(t, task.StateRunning, rec.State, "another session's job is not touched")
+	assert.True(t, alive(t, otherAgent))
+
+	code, stdout, _ = runCLI(t, env, "", "jobs", "cleanup", "--session", "orchestrator-1")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "no running job of session orchestrator-1")
+	code, _, stderr = runCLI(t, env, "", "jobs", "cleanup")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "needs --session")
+	code, _, _ = runCLI(t, env, "", "jobs", "cleanup", "--session", "x", other)
+	assert.Equal(t, 2, code)
+	code, _, _ = runCLI(t, env, "", "jobs", "status", "--session", "x")
+	assert.Equal(t, 2, code)
+
+	code, stdout, stderr = runCLI(t, env, "", "jobs", "cleanup", "--session", "orchestrator-2")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, other+"  cancelled")
+	w.RequireGone(execWait)
+}
+
+// TestCancelBeforeTheWorkerCame: a job cancelled while it has no worker yet
+// is cancelled at once, and its worker, when it comes, runs nothing.
+func TestCancelBeforeTheWorkerCame(t *testing.T) {
+	flags, env, data, ws := jobEnv(t, "")
+	// A worker that never comes: the program started exits at once.
+	env[envWorkerBin] = testkit.Install(t, testkit.TempDir(t), "no-worker", noWorkerRole)
+	code, stdout, stderr := runCLI(t, env, "secret-prompt-77", append(flags, "task", "--background", "--json", "--cwd", ws)...)
+	require.Equal(t, 0, code, stderr)
+	id := decodeObject(t, stdout)["id"].(string)
+
+	code, stdout, stderr = runCLI(t, env, "", "jobs", "cancel", id, "--json")
+	require.Equal(t, 0, code, stderr)
+	answer := decodeObject(t, stdout)
+	assert.Equal(t, "cancelled", answer["state"])
+	assert.Equal(t, true, answer["cancelled"])
+
+	code, _, stderr = runCLI(t, env, "", workerCommand, "--data", data, "--workspace", ws, "--id", id)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stderr, "before its worker started: nothing to run")
+	assert.NotContains(t, stderr, "secret-prompt-77")
+	_, err := os.Stat(promptFile(task.Store{Dir: data}, id))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the prompt does not stay behind")
+	rec, err := task.Store{Dir: data}.Find("", id)
+	require.NoError(t, err)
+	assert.Equal(t, task.StateCancelled, rec.State)
+	assert.Nil(t, rec.Worker)
+	assert.Nil(t, rec.Agent, "no agent ever started")
+}
+
+// TestCancelAForegroundTask: jobs cancel from another terminal stops a
+// foreground task through its own command, which records cancelled (on
+// Windows the command is killed, its Job Object takes the tree, and jobs
+// cancel records it).
+func TestCancelAForegroundTask(t *testing.T) {
+	flags, env, data, ws := jobEnv(t, agentsim.ScenarioHangMidStream)
+	w := testkit.NewWatch(t)
+	t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
+	cmd := exec.Command(testBinary(t), append(flags, "task", "--json", "--cwd", ws)...)
+	cmd.Env = testkit.ChildEnv(cliRole, append(simEnv(), task.EnvData+"="+data)...)
+	cmd.Stdin = strings.NewReader("go")
+	var out strings.Builder
+	cmd.Stdout = &out
+	require.NoError(t, cmd.Start())
+	exited := make(chan int, 1)
+	go func() { _ = cmd.Wait(); exited <- cmd.ProcessState.ExitCode() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+
+	var id string
+	testkit.Eventually(t, "the foreground job to run its agent", execWait, func() bool {
+		recs, _ := task.Store{Dir: data}.List("", 1)
+		if len(recs) == 1 && recs[0].Agent != nil {
+			id = recs[0].ID
+			return true
+		}
+		return false
+	})
+	rec, err := task.Store{Dir: data}.Find("", id)
+	require.NoError(t, err)
+	require.NotNil(t, rec.Worker)
+	assert.Equal(t, cmd.Process.Pid, rec.Worker.PID, "the foreground command owns its job")
+	assert.Equal(t, "foreground", rec.Delivery)
+
+	code, stdout, stderr := runCLI(t, env, "", "jobs", "cancel", id)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "state: cancelled")
+	select {
+	case code := <-exited:
+		exited <- code
+		if runtime.GOOS != "windows" {
+			assert.Equal(t, 130, code, "the command stopped its turn as cancelled")
+			assert.Contains(t, out.String(), `"status":"cancelled"`)
+		}
+	case <-time.After(execWait):
+		t.Fatal("the foreground command did not exit")
+	}
+	w.RequireGone(execWait)
+	rec, err = task.Store{Dir: data}.Find("", id)
+	require.NoError(t, err)
+	assert.Equal(t, task.StateCancelled, rec.State)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/task"
 )
@@ -151,6 +152,12 @@ func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtra
 	opts.Turn.TotalTimeout = f.total
 	if f.background {
 		return a.startBackground(ctx, f, task.Store{Dir: dataDir}, spec, opts)
+	}
+	// This command owns the job: jobs cancel stops it through this process
+	// (its SIGTERM, or on Windows its kill, stops the agent's tree), and
+	// the job is judged died if it is killed.
+	if self, err := procid.Self(); err == nil {
+		opts.Owner = &task.ProcessRef{PID: self.PID, Created: self.Created}
 	}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
