@@ -33,6 +33,23 @@
 //     single probe command (`cursorkit probe`, `status`, `models
 //     --refresh`), with a fast simulator and with status and models slowed
 //     to 200 ms. Goal: overhead-ms (doctor minus the slowest) <= 10.
+//   - BenchmarkBackground: the caller's wall time of the built `cursorkit
+//     task --background --json` against the simulator (probe, checks,
+//     private home, record, prompt file, detached worker's start), each
+//     job waited for (done, worker and agent gone) before the next round,
+//     against `cursorkit version` (plain process start). Goal:
+//     background-ms <= 100.
+//   - BenchmarkJobsStatusCLI: the built `cursorkit jobs status ID --json`
+//     without --cwd, over 100 workspaces of 20 records, against `cursorkit
+//     version`. Goal: status-ms <= 20.
+//   - BenchmarkJobsHistoryCLI: the built `cursorkit jobs history --all
+//     --limit 20 --json` over 10,000 records in 50 workspaces, against
+//     `cursorkit version`. Goal: history-ms <= 100.
+//
+// The records of the two jobs benchmarks are written beforehand through
+// task.Store; the same lookups in process (no process start) are
+// BenchmarkFind and BenchmarkHistory in package task, next to the code
+// they measure, as is BenchmarkTaskOverhead (a task over a plain turn).
 //
 // The kill latency (median <= 20 ms, no survivor) and the supervised pipe
 // throughput are measured in package supervise (BenchmarkKillLatency,
