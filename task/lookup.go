@@ -102,30 +102,40 @@ func sortKey(id string) string {
 
 // jobFiles lists the record files of workspace ("" for every workspace),
 // newest first, by name alone: temporary files of a save in progress and
-// anything that is not a job id are left out.
-func (s Store) jobFiles(workspace string) []jobFile {
+// anything that is not a job id are left out. With keep > 0 only the
+// newest keep of each workspace are kept (a listing of the newest jobs
+// needs no more), so a listing over many records sorts and builds paths
+// for few of them.
+func (s Store) jobFiles(workspace string, keep int) []jobFile {
 	keys := s.workspaceKeys()
 	if workspace != "" {
 		keys = []string{WorkspaceKey(workspace)}
+	}
+	newestFirst := func(a, b string) int {
+		if c := strings.Compare(sortKey(b), sortKey(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(b, a)
 	}
 	var files []jobFile
 	for _, key := range keys {
 		dir := filepath.Join(s.Dir, "state", key, "jobs")
 		names, _ := readNames(dir)
+		ids := names[:0]
 		for _, n := range names {
-			id, ok := strings.CutSuffix(n, ".json")
-			if !ok || CheckID(id) != nil {
-				continue
+			if id, ok := strings.CutSuffix(n, ".json"); ok && idShape(id) {
+				ids = append(ids, id)
 			}
-			files = append(files, jobFile{id: id, path: filepath.Join(dir, n)})
+		}
+		if keep > 0 && len(ids) > keep {
+			slices.SortFunc(ids, newestFirst)
+			ids = ids[:keep]
+		}
+		for _, id := range ids {
+			files = append(files, jobFile{id: id, path: filepath.Join(dir, id+".json")})
 		}
 	}
-	slices.SortFunc(files, func(a, b jobFile) int {
-		if c := strings.Compare(sortKey(b.id), sortKey(a.id)); c != 0 {
-			return c
-		}
-		return strings.Compare(b.id, a.id)
-	})
+	slices.SortFunc(files, func(a, b jobFile) int { return newestFirst(a.id, b.id) })
 	return files
 }
 
@@ -135,7 +145,13 @@ func (s Store) jobFiles(workspace string) []jobFile {
 // record that vanished meanwhile (pruned) or does not decode is left out.
 func (s Store) List(workspace string, limit int) ([]*Record, error) {
 	var out []*Record
-	for _, f := range s.jobFiles(workspace) {
+	// A few more than limit per workspace: a record that does not read
+	// is skipped, and the next one of its workspace may be needed.
+	keep := 0
+	if limit > 0 {
+		keep = limit + 8
+	}
+	for _, f := range s.jobFiles(workspace, keep) {
 		if limit > 0 && len(out) == limit {
 			break
 		}
@@ -158,7 +174,7 @@ func (s Store) List(workspace string, limit int) ([]*Record, error) {
 // left out.
 func (s Store) Unfinished() ([]*Record, error) {
 	var out []*Record
-	for _, f := range s.jobFiles("") {
+	for _, f := range s.jobFiles("", 0) {
 		if r, err := s.readRecord(f.path); err == nil && !r.State.Terminal() {
 			out = append(out, r)
 		}

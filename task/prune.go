@@ -33,7 +33,7 @@ func (s Store) Prune(workspace string, keep int) ([]string, error) {
 	if keep <= 0 {
 		keep = DefaultRetention
 	}
-	files := s.jobFiles(workspace)
+	files := s.jobFiles(workspace, 0)
 	if len(files) <= keep {
 		return nil, nil
 	}

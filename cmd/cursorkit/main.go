@@ -108,7 +108,7 @@ func commands() []command {
 		{name: "shim", usage: shimUsage, summary: "how TARGET would be found and launched, exactly", run: runShim},
 		{name: "serve", usage: serveUsage, summary: "the settings validation endpoint (HTTP)", run: runServe},
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},
-		{name: "jobs", usage: "jobs status|result|cancel [ID] [flags]", summary: "background jobs: state, output (--wait), cancel", run: runJobs},
+		{name: "jobs", usage: "jobs status|result|cancel|history|cleanup [ID] [flags]", summary: "background jobs: state, output (--wait), cancel, history, cleanup --session", run: runJobs},
 		{name: workerCommand, hidden: true, run: runWorker},
 		{name: "exec", usage: execUsage, summary: "supervise any program (resolution, shim, deadlines, tree kill)", run: runExec},
 	}
