@@ -12,8 +12,7 @@ import (
 const cliRole = "cli"
 
 func cliRoles() []testkit.Role {
-	return []testkit.Role{{Name: cliRole, Run: runCLIProcess}, {Name: noWorkerRole, Run: func([]string) int { return 0 }},
-		{Name: pidWorkerRole, Run: runPIDWorker}}
+	return []testkit.Role{{Name: cliRole, Run: runCLIProcess}, {Name: pidWorkerRole, Run: runPIDWorker}}
 }
 
 func runCLIProcess(args []string) int {

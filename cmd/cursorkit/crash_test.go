@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,8 +37,9 @@ func runPIDWorker(args []string) int {
 
 // TestKillsAtRandomPoints is the jobs' crash test: each round starts a
 // background task from a cursorkit process of its own and kills, with
-// kill -9 (TerminateProcess on Windows), at random points: that caller,
-// the job's worker, and (every other round) a concurrent `jobs cancel`.
+// kill -9 (TerminateProcess on Windows), at random points: that caller
+// (not on Windows, see below), the job's worker, and (every other round)
+// a concurrent `jobs cancel`.
 // `jobs status` runs all along (it saves the died judgement). After each
 // round the job's state must be final and true, nothing it started may
 // survive, and every record of the store must decode.
@@ -46,6 +48,11 @@ func TestKillsAtRandomPoints(t *testing.T) {
 	if testkit.UnderWine() {
 		rounds, kills = 10, 1500*time.Millisecond // a Wine process start costs ~0.3 s
 	}
+	// Windows: a cursorkit killed between CreateProcess and
+	// AssignProcessToJobObject leaves that child outside any job
+	// (docs/contract.md, "Supervision": the known gap), so the caller,
+	// which probes the agent, is killed only once it is done there.
+	killCaller := runtime.GOOS != "windows"
 	flags, env, data, _ := jobEnv(t, "")
 	env[envStartGrace] = "500ms" // a job its caller left without a worker is died soon
 	workerBin := testkit.Install(t, testkit.TempDir(t), "cursorkit", pidWorkerRole)
@@ -67,8 +74,10 @@ func TestKillsAtRandomPoints(t *testing.T) {
 		caller.Env, caller.Stdin = childEnv, strings.NewReader("go")
 		require.NoError(t, caller.Start())
 		w.Add(caller.Process.Pid)
-		randomly(kills / 2)
-		_ = caller.Process.Kill()
+		if killCaller {
+			randomly(kills / 2)
+			_ = caller.Process.Kill()
+		}
 		_ = caller.Wait()
 
 		recs, err := store.List(ws, 0)

@@ -18,9 +18,6 @@ import (
 	"github.com/cursorkit/cursorkit/task"
 )
 
-// noWorkerRole is a worker that never comes: it exits at once.
-const noWorkerRole = "no-worker"
-
 // backgroundEnv is jobEnv plus this test binary installed as the worker
 // (it plays the CLI: cliRole).
 func backgroundEnv(t *testing.T, scenario string) (flags []string, env map[string]string, data, ws string) {
@@ -251,14 +248,16 @@ func TestCleanupStopsItsSessionsJobsOnly(t *testing.T) {
 // TestCancelBeforeTheWorkerCame: a job cancelled while it has no worker yet
 // is cancelled at once, and its worker, when it comes, runs nothing.
 func TestCancelBeforeTheWorkerCame(t *testing.T) {
-	flags, env, data, ws := jobEnv(t, "")
-	// A worker that never comes: the program started exits at once.
-	env[envWorkerBin] = testkit.Install(t, testkit.TempDir(t), "no-worker", noWorkerRole)
-	code, stdout, stderr := runCLI(t, env, "secret-prompt-77", append(flags, "task", "--background", "--json", "--cwd", ws)...)
-	require.Equal(t, 0, code, stderr)
-	id := decodeObject(t, stdout)["id"].(string)
+	_, env, data, ws := jobEnv(t, "")
+	// A background job as --background prepares it, its worker not started.
+	store := task.Store{Dir: data}
+	rec, err := task.Prepare(context.Background(), store, task.Spec{Role: task.RoleTask, Mode: task.ModeConsult,
+		Prompt: "secret-prompt-77", Workspace: ws, Background: true}, task.Options{})
+	require.NoError(t, err)
+	id := rec.ID
+	require.NoError(t, os.WriteFile(promptFile(store, id), []byte("secret-prompt-77"), 0o600))
 
-	code, stdout, stderr = runCLI(t, env, "", "jobs", "cancel", id, "--json")
+	code, stdout, stderr := runCLI(t, env, "", "jobs", "cancel", id, "--json")
 	require.Equal(t, 0, code, stderr)
 	answer := decodeObject(t, stdout)
 	assert.Equal(t, "cancelled", answer["state"])
@@ -268,9 +267,9 @@ func TestCancelBeforeTheWorkerCame(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stderr, "before its worker started: nothing to run")
 	assert.NotContains(t, stderr, "secret-prompt-77")
-	_, err := os.Stat(promptFile(task.Store{Dir: data}, id))
+	_, err = os.Stat(promptFile(store, id))
 	assert.ErrorIs(t, err, os.ErrNotExist, "the prompt does not stay behind")
-	rec, err := task.Store{Dir: data}.Find("", id)
+	rec, err = store.Find("", id)
 	require.NoError(t, err)
 	assert.Equal(t, task.StateCancelled, rec.State)
 	assert.Nil(t, rec.Worker)
