@@ -44,7 +44,7 @@ func childRoles() []testkit.Role {
 	for _, name := range []string{"echo", "echo-hold", "env", "exit", "touch", "sleep", "daemonize", "tree", "supervisor", "detach"} {
 		roles = append(roles, testkit.Role{Name: name, Run: func(args []string) int { return runChild(name, args) }})
 	}
-	return roles
+	return append(roles, osRoles()...)
 }
 
 // runChild implements the helper behaviours the tests start.

@@ -4,8 +4,10 @@
 // POSIX: no shell, a new process group, explicit environment and working
 // directory, and stdin a pipe (the prompt travels only there, never in argv or
 // the environment). Windows: a kill-on-close Job Object without breakaway; the
-// child starts suspended in a new process group, is assigned to the job and
-// only then resumed, so no grandchild can start outside the job.
+// child is created suspended in a new process group already inside the job
+// (PROC_THREAD_ATTRIBUTE_JOB_LIST; before Windows 10 1607 it is assigned
+// right after CreateProcess) and only then resumed, so no grandchild can
+// start outside the job, and a kill of this program at any point takes it.
 //
 // KillTree finds descendants that left the group (setsid) by parent chain in
 // process-table snapshots, checking PID and start time before any signal.

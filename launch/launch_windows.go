@@ -28,46 +28,81 @@ type sysProcess struct {
 	// jobbed records that the tree ran in a job: once Close terminated
 	// and released it, nothing of the tree is left to kill.
 	jobbed bool
+	// process is the child's handle from CreateProcess, held until Close
+	// (so its PID cannot be reused while KillTree may still use it); 0
+	// once released.
+	process windows.Handle
+	// afterCreate, set by tests only (export_windows_test.go), runs with
+	// the child's PID right after CreateProcess created it, suspended:
+	// before it is resumed, and in the fallback before its job assignment.
+	afterCreate func(pid int)
+	// noJobList makes start take the fallback of Windows before 10 1607
+	// (tests only).
+	noJobList bool
 }
 
+// start creates the child suspended and inside its kill-on-close job at
+// once (PROC_THREAD_ATTRIBUTE_JOB_LIST), then resumes it: from the instant
+// the child exists, closing the job's handle, which this process's death
+// does, kills it, so no kill of this program at any point leaves a child
+// outside a job. Where the job list is unsupported (before Windows 10 1607)
+// the child is assigned to the job after CreateProcess, before it runs, and
+// the launch records warningJobAfterStart; where the job is refused
+// (nesting forbidden) the child runs without a job (WarningNoJob).
 func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdin io.Reader) error {
 	job, err := newKillOnCloseJob()
 	if err != nil {
 		return failure.Wrap(failure.Process, err, "cannot create a job object")
 	}
-	flags := uint32(windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP)
+	flags := uint32(windows.CREATE_NEW_PROCESS_GROUP)
 	if !hasConsole() {
 		// With a console the child shares it, which is what lets
 		// Terminate's CTRL_BREAK_EVENT reach it; without one, do not
 		// open a window.
 		flags |= windows.CREATE_NO_WINDOW
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: plan.CommandLine, CreationFlags: flags}
-	afterStart, onFailure, err := p.pipes(cmd)
+	child, err := p.stdioPipes()
 	if err != nil {
 		windows.CloseHandle(job)
 		return err
 	}
+	failed := func() {
+		closeFiles(p.stdin, p.stdout, p.stderr)
+		if job != 0 {
+			windows.CloseHandle(job)
+		}
+	}
 	if err := ctx.Err(); err != nil {
-		onFailure()
-		windows.CloseHandle(job)
+		closeFiles(child[:]...)
+		failed()
 		return failure.Wrap(failure.Cancelled, err, "launch cancelled before start")
 	}
-	if err := cmd.Start(); err != nil {
-		onFailure()
-		windows.CloseHandle(job)
+	cmdLine := plan.CommandLine
+	if cmdLine == "" {
+		cmdLine = windows.ComposeCommandLine(cmd.Args)
+	}
+	c, err := createProcess(createSpec{
+		program: cmd.Path, cmdLine: cmdLine, env: cmd.Environ(), dir: cmd.Dir, flags: flags,
+		stdio: [3]uintptr{child[0].Fd(), child[1].Fd(), child[2].Fd()},
+		job:   job, noJobList: p.sys.noJobList,
+	})
+	closeFiles(child[:]...)
+	if err != nil {
+		failed()
 		return startError(err)
 	}
-	afterStart()
-	p.cmd = cmd
-	p.root = proc{Pid: cmd.Process.Pid, PPid: os.Getpid()}
+	p.root = proc{Pid: c.pid, PPid: os.Getpid(), StartTime: creationTime(c.process)}
+	if p.sys.afterCreate != nil {
+		p.sys.afterCreate(c.pid)
+	}
 
 	var assignErr, resumeErr error
-	herr := cmd.Process.WithHandle(func(h uintptr) {
-		handle := windows.Handle(h)
-		p.root.StartTime = creationTime(handle)
-		assignErr = windows.AssignProcessToJobObject(job, handle)
-		if assignErr != nil && errors.Is(assignErr, windows.ERROR_ACCESS_DENIED) {
+	if !c.inJob {
+		assignErr = windows.AssignProcessToJobObject(job, c.process)
+		switch {
+		case assignErr == nil:
+			p.warnings = append(p.warnings, warningJobAfterStart)
+		case errors.Is(assignErr, windows.ERROR_ACCESS_DENIED):
 			// Nested jobs refused (before Windows 8, or a job that
 			// forbids it): run without a job rather than not at all.
 			windows.CloseHandle(job)
@@ -75,33 +110,25 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 			assignErr = nil
 			p.warnings = append(p.warnings, WarningNoJob)
 		}
-		if assignErr == nil {
-			resumeErr = resumeProcess(handle)
+	}
+	if assignErr == nil {
+		if _, err := windows.ResumeThread(c.thread); err != nil {
+			resumeErr = os.NewSyscallError("ResumeThread", err)
 		}
-		if assignErr != nil || resumeErr != nil {
-			// Never leave the child suspended or loose.
-			_ = windows.TerminateProcess(handle, 1)
-		}
-	})
-	if herr == nil && assignErr == nil && resumeErr == nil {
+	}
+	windows.CloseHandle(c.thread)
+	if assignErr == nil && resumeErr == nil {
+		p.sys.process = c.process
 		p.sys.job, p.sys.jobbed = job, job != 0
 		p.feedStdin(stdin)
 		return nil
 	}
-	if herr != nil {
-		_ = cmd.Process.Kill()
-	}
-	_ = cmd.Wait()
-	if job != 0 {
-		windows.CloseHandle(job)
-	}
-	p.stdin.Close()
-	p.stdout.Close()
-	p.stderr.Close()
-	switch {
-	case herr != nil:
-		return failure.Wrap(failure.Process, herr, "cannot reach the started child")
-	case assignErr != nil:
+	// Never leave the child suspended or loose.
+	_ = windows.TerminateProcess(c.process, 1)
+	_, _ = windows.WaitForSingleObject(c.process, windows.INFINITE)
+	windows.CloseHandle(c.process)
+	failed()
+	if assignErr != nil {
 		return failure.Wrap(failure.Process, assignErr, "cannot assign the child to its job object")
 	}
 	return failure.Wrap(failure.Process, resumeErr, "cannot resume the child")
@@ -122,21 +149,6 @@ func newKillOnCloseJob() (windows.Handle, error) {
 		return 0, err
 	}
 	return job, nil
-}
-
-// resumeProcess resumes every thread of a process started suspended. Go
-// closes the main thread's handle after CreateProcess, so ResumeThread on it
-// is impossible; NtResumeProcess needs only the process handle.
-func resumeProcess(h windows.Handle) error {
-	proc := windows.NewLazySystemDLL("ntdll.dll").NewProc("NtResumeProcess")
-	if err := proc.Find(); err != nil {
-		return err
-	}
-	status, _, _ := proc.Call(uintptr(h))
-	if status != 0 {
-		return windows.NTStatus(status)
-	}
-	return nil
 }
 
 // hasConsole reports whether this process is attached to a console.
@@ -160,21 +172,33 @@ func creationTime(h windows.Handle) uint64 {
 }
 
 func (p *Process) waitExit() (ExitStatus, error) {
-	err := p.cmd.Wait()
-	if p.cmd.ProcessState != nil {
-		return ExitStatus{Code: p.cmd.ProcessState.ExitCode()}, nil
+	ev, err := windows.WaitForSingleObject(p.sys.process, windows.INFINITE)
+	if ev != windows.WAIT_OBJECT_0 {
+		if err == nil {
+			err = errors.New("unexpected wait result")
+		}
+		return ExitStatus{}, failure.Wrap(failure.Process, err, "cannot wait for the child")
 	}
-	return ExitStatus{}, failure.Wrap(failure.Process, err, "cannot wait for the child")
+	var code uint32
+	if err := windows.GetExitCodeProcess(p.sys.process, &code); err != nil {
+		return ExitStatus{}, failure.Wrap(failure.Process, err, "cannot read the child's exit code")
+	}
+	return ExitStatus{Code: int(code)}, nil
 }
 
-// release closes the job handle; Close has already terminated the job.
+// release closes the child's handle and the job's; Close has already
+// terminated the job and waited for the child.
 func (p *Process) release() error {
-	if p.sys.job == 0 {
-		return nil
+	var err error
+	if p.sys.process != 0 {
+		err = windows.CloseHandle(p.sys.process)
+		p.sys.process = 0
 	}
-	err := windows.CloseHandle(p.sys.job)
-	p.sys.job = 0
-	return failure.Wrap(failure.Process, err, "cannot close the job object")
+	if p.sys.job != 0 {
+		err = errors.Join(err, windows.CloseHandle(p.sys.job))
+		p.sys.job = 0
+	}
+	return failure.Wrap(failure.Process, err, "cannot close the child's handles")
 }
 
 func (p *Process) terminate() error {
@@ -251,18 +275,21 @@ func (p *Process) killTreeWithoutJob(useTaskkill bool) (KillReport, error) {
 		}
 		windows.CloseHandle(h)
 	}
-	if err := p.cmd.Process.Kill(); err != nil && !rootGone(err) {
-		errs = append(errs, failure.Wrap(failure.Process, err, "cannot kill the child"))
+	if h := p.sys.process; h != 0 {
+		// Released (0) only after Close waited for the child: then
+		// nothing is left to kill. TerminateProcess of a child that has
+		// exited fails (ERROR_ACCESS_DENIED), which is no error here.
+		if err := windows.TerminateProcess(h, 1); err != nil && !processExited(h) {
+			errs = append(errs, failure.Wrap(failure.Process, err, "cannot kill the child"))
+		}
 	}
 	return report, errors.Join(errs...)
 }
 
-// rootGone reports whether os.Process.Kill failed only because the child
-// is already reaped: os.ErrProcessDone, or EINVAL, which Windows' Kill
-// returns once Wait has released the process handle (launch never calls
-// Release itself, so EINVAL means exactly that).
-func rootGone(err error) bool {
-	return errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.EINVAL)
+// processExited reports whether the process behind h has exited.
+func processExited(h windows.Handle) bool {
+	ev, err := windows.WaitForSingleObject(h, 0)
+	return err == nil && ev == windows.WAIT_OBJECT_0
 }
 
 // taskkillTree runs %SystemRoot%\System32\taskkill.exe /T /F /PID pid, by

@@ -6,7 +6,12 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
+
+// osRoles are the child roles of this OS's tests alone.
+func osRoles() []testkit.Role { return nil }
 
 func composeCommandLine(argv []string) string { return strings.Join(argv, " ") }
 
