@@ -1,0 +1,372 @@
+// Package mcpstage stages MCP servers into a worktree's .cursor/mcp.json.
+// (Temporary package comment of compose.go: doc.go holds the real one.)
+package mcpstage
+
+import (
+	"bytes"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// This file composes the config bytes: the operator's content of the
+// current file with cursorkit's entries put in. Decisions (issue 14's
+// "operator keys kept in their order and spelling"):
+//
+//   - Operator content is never decoded into maps. Names and values are
+//     carried as the raw bytes of the file and only re-indented
+//     (jsontext.Value.Indent keeps strings and numbers as written), so a
+//     name written "\u0041" stays "\u0041" and 1.0E+2 stays 1.0E+2.
+//   - Names are matched in their decoded form, as JSON.parse (Cursor) sees
+//     them: "mcp\u0053ervers" is the servers object, and a server named
+//     "cursorkit\u002dtools-x" is ours.
+//   - Duplicate names are kept as they are (jsontext's AllowDuplicateNames):
+//     operator duplicates inside mcpServers or anywhere else survive
+//     verbatim, and every member whose name has the prefix is removed, all
+//     copies. Only a second top-level "mcpServers" is refused (unparsable):
+//     which one Cursor would use is not ours to guess.
+//   - The file must be UTF-8 text holding exactly one JSON object (RFC 8259).
+//     Unparsable, each a failure.Setup the caller treats as a file to
+//     quarantine: zero bytes or only whitespace; a leading byte order mark
+//     (Node's JSON.parse, Cursor's parser, rejects it); bytes that are not
+//     valid UTF-8; a syntax error; a top-level value that is not an object;
+//     anything but whitespace after the object; an mcpServers that is not
+//     an object; a second top-level mcpServers. An escaped lone surrogate
+//     ("\ud800") is valid JSON text for JSON.parse and is kept verbatim.
+//   - Error messages give a byte offset, never the file's text: mcp.json
+//     holds servers' env, which is often a token.
+
+// Entry is one MCP server as Cursor's mcp.json holds it.
+type Entry struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`          // always written, [] when empty
+	Env     map[string]string `json:"env,omitempty"` // written with keys sorted (deterministic bytes)
+}
+
+// keyedEntry is an entry with its server key (the name under mcpServers).
+type keyedEntry struct {
+	Key   string
+	Entry Entry
+}
+
+// serversName is the top-level member holding the MCP servers.
+const serversName = "mcpServers"
+
+// compose returns the config bytes: current's content (nil: there is no
+// file) with every member of "mcpServers" whose key starts with prefix
+// removed, then entries appended to "mcpServers" in the order given
+// (mcpServers created, as the last top-level member, when absent and there
+// are entries); the whole document re-indented by two spaces with a final
+// newline. An mcpServers left empty stays, as "mcpServers": {}.
+//
+// Every entry must pass checkEntry and have a distinct key that starts with
+// prefix and is longer than it, and the prefix must not be empty (an empty
+// prefix would claim every operator server): failure.Input otherwise.
+// An unparsable current (see the decisions above) is failure.Setup.
+func compose(current []byte, prefix string, entries []keyedEntry) ([]byte, error) {
+	if err := checkPrefix(prefix); err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(entries))
+	for i, e := range entries {
+		if !utf8.ValidString(e.Key) || !strings.HasPrefix(e.Key, prefix) || len(e.Key) == len(prefix) {
+			return nil, failure.New(failure.Input, "MCP server key %d is not the prefix %q followed by a name", i+1, prefix)
+		}
+		if seen[e.Key] {
+			return nil, failure.New(failure.Input, "MCP server key %q is given twice", e.Key)
+		}
+		seen[e.Key] = true
+		if err := checkEntry(e.Entry); err != nil {
+			return nil, err
+		}
+	}
+	doc, err := parseConfig(current)
+	if err != nil {
+		return nil, err
+	}
+
+	// The new document, compact; Indent formats it at the end.
+	var b []byte
+	b = append(b, '{')
+	writeServers := func() error {
+		b = append(b, '{')
+		n := 0
+		for _, m := range doc.servers {
+			if strings.HasPrefix(m.name, prefix) {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(append(append(b, m.rawName...), ':'), m.rawValue...)
+			n++
+		}
+		for _, e := range entries {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			name, err := jsontext.AppendQuote(b, e.Key)
+			if err != nil {
+				return failure.Wrap(failure.Input, err, "MCP server key %q", e.Key)
+			}
+			b = append(name, ':')
+			value, err := json.Marshal(e.Entry, json.Deterministic(true))
+			if err != nil {
+				return failure.Wrap(failure.Input, err, "MCP server %q cannot be written", e.Key)
+			}
+			b = append(b, value...)
+			n++
+		}
+		b = append(b, '}')
+		return nil
+	}
+	for i, m := range doc.members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(b, m.rawName...), ':')
+		if i == doc.serversAt {
+			if err := writeServers(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		b = append(b, m.rawValue...)
+	}
+	if doc.serversAt < 0 && len(entries) > 0 {
+		if len(doc.members) > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(b, `"`+serversName+`"`...), ':')
+		if err := writeServers(); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, '}')
+
+	v := jsontext.Value(b)
+	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
+		// Not reached: the pieces came from a successful parse and
+		// json.Marshal. The cause is left out: its text may quote the file.
+		return nil, failure.New(failure.Other, "composing the MCP config failed")
+	}
+	return append(v, '\n'), nil
+}
+
+// ourKeys lists the keys of "mcpServers" that start with prefix, in file
+// order, each once (a duplicated key is listed at its first place). A nil
+// current (no file) and a file without mcpServers have none. Errors as
+// compose's: failure.Input for an empty prefix, failure.Setup for an
+// unparsable current.
+func ourKeys(current []byte, prefix string) ([]string, error) {
+	if err := checkPrefix(prefix); err != nil {
+		return nil, err
+	}
+	doc, err := parseConfig(current)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for _, m := range doc.servers {
+		if strings.HasPrefix(m.name, prefix) && !seen[m.name] {
+			seen[m.name] = true
+			keys = append(keys, m.name)
+		}
+	}
+	return keys, nil
+}
+
+// checkEntry validates an entry before it is staged: a command that is not
+// empty or only spaces; no NUL byte and only valid UTF-8 in the command,
+// the args, env names and values; env names neither empty nor holding '='.
+// Failures are failure.Input; messages never quote args or env values.
+func checkEntry(e Entry) error {
+	if strings.TrimSpace(e.Command) == "" {
+		return failure.New(failure.Input, "the MCP server's command is empty")
+	}
+	if !cleanString(e.Command) {
+		return failure.New(failure.Input, "the MCP server's command holds a NUL byte or is not valid UTF-8")
+	}
+	for i, a := range e.Args {
+		if !cleanString(a) {
+			return failure.New(failure.Input, "argument %d of the MCP server holds a NUL byte or is not valid UTF-8", i+1)
+		}
+	}
+	for name, value := range e.Env {
+		switch {
+		case name == "":
+			return failure.New(failure.Input, "an environment variable name of the MCP server is empty")
+		case strings.Contains(name, "=") || !cleanString(name):
+			// Not quoted: a "NAME=value" mistake would show the value.
+			return failure.New(failure.Input, "an environment variable name of the MCP server holds '=', a NUL byte or invalid UTF-8")
+		case !cleanString(value):
+			return failure.New(failure.Input, "the MCP server's environment variable %s holds a NUL byte or is not valid UTF-8", name)
+		}
+	}
+	return nil
+}
+
+// cleanString reports whether s is valid UTF-8 without NUL bytes.
+func cleanString(s string) bool {
+	return utf8.ValidString(s) && !strings.Contains(s, "\x00")
+}
+
+func checkPrefix(prefix string) error {
+	if prefix == "" || !utf8.ValidString(prefix) {
+		return failure.New(failure.Input, "the MCP server key prefix must be non-empty UTF-8")
+	}
+	return nil
+}
+
+// member is one object member as the file has it.
+type member struct {
+	name     string // decoded, for matching
+	rawName  []byte // the name's bytes in the file, escapes and all
+	rawValue []byte // the value's bytes in the file (nil for mcpServers)
+}
+
+// config is a parsed mcp.json: its top-level members and those of
+// mcpServers, in file order.
+type config struct {
+	members   []member
+	serversAt int      // index of mcpServers in members, -1 when absent
+	servers   []member // mcpServers's members
+}
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// parseConfig splits current into members; nil is a config with none.
+func parseConfig(current []byte) (config, error) {
+	doc := config{serversAt: -1}
+	if current == nil {
+		return doc, nil
+	}
+	if bytes.HasPrefix(current, bom) {
+		return doc, unparsable("it starts with a byte order mark")
+	}
+	if !utf8.Valid(current) {
+		return doc, unparsable("it is not valid UTF-8")
+	}
+	// AllowInvalidUTF8 only lets escaped lone surrogates through: raw bytes
+	// were checked above.
+	dec := jsontext.NewDecoder(bytes.NewReader(current),
+		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	tok, err := dec.ReadToken()
+	switch {
+	case errors.Is(err, io.EOF):
+		return doc, unparsable("it is empty")
+	case err != nil:
+		return doc, syntaxError(err)
+	case tok.Kind() != '{':
+		return doc, unparsable("its top-level value is not an object")
+	}
+	for dec.PeekKind() == '"' {
+		m, err := readName(dec)
+		if err != nil {
+			return doc, err
+		}
+		if m.name != serversName {
+			if m.rawValue, err = readValue(dec); err != nil {
+				return doc, err
+			}
+			doc.members = append(doc.members, m)
+			continue
+		}
+		if doc.serversAt >= 0 {
+			return doc, unparsable("it has more than one \"mcpServers\"")
+		}
+		if k := dec.PeekKind(); k != '{' {
+			if k == 0 { // a syntax error: let ReadValue report it
+				_, err := dec.ReadValue()
+				return doc, syntaxError(err)
+			}
+			return doc, unparsable("its \"mcpServers\" is not an object")
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return doc, syntaxError(err)
+		}
+		for dec.PeekKind() == '"' {
+			s, err := readName(dec)
+			if err != nil {
+				return doc, err
+			}
+			if s.rawValue, err = readValue(dec); err != nil {
+				return doc, err
+			}
+			doc.servers = append(doc.servers, s)
+		}
+		if err := endObject(dec); err != nil {
+			return doc, err
+		}
+		doc.serversAt = len(doc.members)
+		doc.members = append(doc.members, m)
+	}
+	if err := endObject(dec); err != nil {
+		return doc, err
+	}
+	switch _, err := dec.ReadToken(); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return doc, syntaxError(err)
+	default:
+		return doc, unparsable("it holds more than one JSON value")
+	}
+	return doc, nil
+}
+
+// readName reads an object member's name: its raw bytes and decoded form
+// (lone surrogates as U+FFFD, as JSON.parse shows them).
+func readName(dec *jsontext.Decoder) (member, error) {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return member{}, syntaxError(err)
+	}
+	m := member{rawName: bytes.Clone(raw)}
+	if err := json.Unmarshal(m.rawName, &m.name, jsontext.AllowInvalidUTF8(true)); err != nil {
+		return member{}, syntaxError(err)
+	}
+	return m, nil
+}
+
+// readValue reads a member's value, raw.
+func readValue(dec *jsontext.Decoder) ([]byte, error) {
+	value, err := dec.ReadValue()
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	return bytes.Clone(value), nil
+}
+
+// endObject reads the '}' that must come after an object's last member.
+func endObject(dec *jsontext.Decoder) error {
+	if _, err := dec.ReadToken(); err != nil {
+		return syntaxError(err)
+	}
+	// PeekKind saw no name, and a token other than '}' in name position
+	// is a syntax error ReadToken reports, so the token is '}'.
+	return nil
+}
+
+// unparsable is the failure for a config compose cannot work on.
+func unparsable(why string) error {
+	return failure.New(failure.Setup, "the MCP config is not one JSON object: %s", why)
+}
+
+// syntaxError reports a jsontext error by its offset only: its text may
+// quote the file (secrets in env).
+func syntaxError(err error) error {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		return failure.New(failure.Setup, "the MCP config is not valid JSON: syntax error at byte offset %d", se.ByteOffset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return unparsable("it ends early")
+	}
+	return failure.New(failure.Setup, "the MCP config is not valid JSON")
+}
