@@ -1,5 +1,3 @@
-// Package mcpstage stages MCP servers into a worktree's .cursor/mcp.json.
-// (Temporary package comment of compose.go: doc.go holds the real one.)
 package mcpstage
 
 import (
