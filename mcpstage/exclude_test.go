@@ -110,8 +110,6 @@ func TestExclusionRoundTrip(t *testing.T) {
 	}
 }
 
-func ptr(s string) *string { return &s }
-
 func TestExclusionKeepsTheFileMode(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("Windows has no permission bits to keep")

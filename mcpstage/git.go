@@ -1,6 +1,3 @@
-// Package mcpstage stages MCP server entries in a worktree's
-// .cursor/mcp.json crash-safely (issue 14). Temporary package comment until
-// doc.go lands.
 package mcpstage
 
 import (
