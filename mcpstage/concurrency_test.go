@@ -143,7 +143,7 @@ func TestConcurrentStagersAndAnOperator(t *testing.T) {
 	if testkit.UnderWine() || testing.Short() {
 		procs, cycles = 4, 10
 	}
-	dir := shapes(t)["repository"]
+	dir := aShape(t, "repository")
 	work := testkit.TempDir(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".cursor"), 0o755))
 	exe, err := os.Executable()

@@ -82,7 +82,12 @@ func TestKilledAtEveryStep(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 14))
 	sh := shapes(t)
-	kinds := []string{"repository", "worktree", "none"}
+	var kinds []string
+	for _, k := range []string{"repository", "worktree", "none"} {
+		if _, ok := sh[k]; ok {
+			kinds = append(kinds, k)
+		}
+	}
 	points := append([]string{"random"}, mcpstage.FaultPoints...)
 	killedAt := map[string]int{}
 	finished, stuck := 0, 0

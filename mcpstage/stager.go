@@ -439,6 +439,11 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 	st.Leases[id] = &leaseRecord{Key: lease.Key, Entry: entry, AcquiredAt: now, HeartbeatAt: now,
 		Owner: LeaseOwner{PID: self.PID, Created: self.Created, Hostname: host}}
 	if err := s.sync(st, cur); err != nil {
+		// Not staged: the lease must not linger in the manifest (a
+		// journalled write that never happened is discarded by the next
+		// recovery either way).
+		delete(st.Leases, id)
+		_ = writeState(s.statePath, st)
 		return Lease{}, err
 	}
 	return lease, nil
