@@ -37,9 +37,11 @@ func operatorBytes(n int) []byte {
 }
 
 // runOperator rewrites DIR/.cursor/mcp.json with its own valid content
-// (never cursorkit's keys) until the stop file appears, in WORK.
+// (never cursorkit's keys) every PACE until the stop file appears in
+// WORK. Args: DIR WORK PACE.
 func runOperator(args []string) int {
 	dir, work := args[0], args[1]
+	pace, _ := time.ParseDuration(args[2])
 	config := filepath.Join(dir, ".cursor", "mcp.json")
 	for n := 1; ; n++ {
 		if _, err := os.Stat(filepath.Join(work, opStop)); err == nil {
@@ -47,12 +49,22 @@ func runOperator(args []string) int {
 		}
 		_ = os.WriteFile(filepath.Join(work, opInflight), nil, 0o644)
 		tmp := config + ".operator"
-		if os.WriteFile(tmp, operatorBytes(n), 0o644) == nil {
-			_ = os.Rename(tmp, config)
+		// Windows refuses a rename over a file another process has open
+		// (a stager reading it): the operator tries again, as an editor's
+		// save would, and counts only a write that landed.
+		written := false
+		for try := 0; !written && try < 200; try++ {
+			written = os.WriteFile(tmp, operatorBytes(n), 0o644) == nil && os.Rename(tmp, config) == nil
+			if !written {
+				time.Sleep(time.Millisecond) // a retry pace
+			}
+		}
+		if !written {
+			return 1
 		}
 		_ = os.WriteFile(filepath.Join(work, opCounter), []byte(strconv.Itoa(n)), 0o644)
 		_ = os.Remove(filepath.Join(work, opInflight))
-		time.Sleep(15 * time.Millisecond) // the operator's pace, not a wait
+		time.Sleep(pace) // the operator's pace, not a wait
 	}
 }
 
@@ -139,16 +151,21 @@ func runStager(args []string) int {
 // its lease whenever no operator write overlapped, and at the end the
 // file holds the operator's last bytes exactly.
 func TestConcurrentStagersAndAnOperator(t *testing.T) {
-	procs, cycles := 8, 50
-	if testkit.UnderWine() || testing.Short() {
+	procs, cycles, pace := 8, 50, "15ms"
+	if testing.Short() {
 		procs, cycles = 4, 10
+	}
+	if testkit.UnderWine() {
+		// Each Wine process step takes tens of milliseconds: a slower
+		// operator leaves quiet windows to check in.
+		procs, cycles, pace = 4, 10, "300ms"
 	}
 	dir := aShape(t, "repository")
 	work := testkit.TempDir(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".cursor"), 0o755))
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	operator := exec.Command(exe, dir, work)
+	operator := exec.Command(exe, dir, work, pace)
 	operator.Env = testkit.ChildEnv("operator")
 	require.NoError(t, operator.Start())
 	opDone := make(chan error, 1)

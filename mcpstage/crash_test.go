@@ -99,7 +99,7 @@ func TestKilledAtEveryStep(t *testing.T) {
 			baseline = operatorConfig
 		}
 		cursorDir := filepath.Join(dir, ".cursor")
-		require.NoError(t, os.RemoveAll(cursorDir))
+		removeTree(t, cursorDir)
 		if baseline != "" {
 			require.NoError(t, os.MkdirAll(cursorDir, 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(cursorDir, "mcp.json"), []byte(baseline), 0o644))
@@ -140,7 +140,7 @@ func TestKilledAtEveryStep(t *testing.T) {
 			// it and the operator removes it, as here.
 			stuck++
 			lock := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(err.Error(), " has no owner file", 2)[0], "the lock "))
-			require.NoError(t, os.RemoveAll(lock))
+			removeTree(t, lock)
 			_, err = s.Reconcile(ctx)
 		}
 		require.NoError(t, err, "round %d (%s at %s #%d)", i, kind, point, k)

@@ -91,7 +91,7 @@ func TestStageReleaseRestoresEverything(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				cursorDir := filepath.Join(dir, ".cursor")
 				config := filepath.Join(cursorDir, "mcp.json")
-				require.NoError(t, os.RemoveAll(cursorDir))
+				removeTree(t, cursorDir)
 				if baseline != "" {
 					require.NoError(t, os.MkdirAll(cursorDir, 0o755))
 					require.NoError(t, os.WriteFile(config, []byte(baseline), 0o644))
@@ -145,9 +145,26 @@ func TestStageReleaseRestoresEverything(t *testing.T) {
 				if shape != "none" {
 					assert.Equal(t, before, porcelain(t, dir))
 				}
-				require.NoError(t, os.RemoveAll(cursorDir))
+				removeTree(t, cursorDir)
 			})
 		}
+	}
+}
+
+// removeTree removes dir and everything in it, deepest first, with
+// os.Remove: Wine answers os.RemoveAll's delete calls "Invalid function".
+func removeTree(t *testing.T, dir string) {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err == nil {
+			paths = append(paths, path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	for i := len(paths) - 1; i >= 0; i-- {
+		require.NoError(t, os.Remove(paths[i]))
 	}
 }
 

@@ -197,7 +197,7 @@ func TestCleanupStopsItsSessionsJobsOnly(t *testing.T) {
 	start := func(session string) string {
 		t.Setenv(task.EnvSession, session)
 		code, stdout, stderr := runCLI(t, env, "go", append(flags, "task", "--background", "--json", "--cwd", ws)...)
-		require.Equal(t, 0, code, stderr)
+		require.Equal(t, 0, code, "%s %s", stdout, stderr)
 		return decodeObject(t, stdout)["id"].(string)
 	}
 	ours := []string{start("orchestrator-1"), start("orchestrator-1")}
