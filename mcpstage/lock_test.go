@@ -34,11 +34,6 @@ const (
 	envRounds  = "MCPSTAGE_TEST_ROUNDS"
 )
 
-func TestMain(m *testing.M) {
-	testkit.RunIfChild(holdRole, contendRole, sleepRole)
-	os.Exit(m.Run())
-}
-
 // holdRole takes the lock and keeps it until it is killed.
 var holdRole = testkit.Role{Name: "mcpstage-hold", Run: func([]string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,6 +20,10 @@ import (
 // that testkit.Install puts where the CLI looks for cursor-agent.
 func TestMain(m *testing.M) {
 	testkit.RunIfChild(append(execRoles(), cliRoles()...)...)
+	if v := probeTimeoutForTests(); v != "" {
+		// The same bound for the cursorkit processes tests start.
+		_ = os.Setenv(envProbeTimeout, v)
+	}
 	os.Exit(m.Run())
 }
 
@@ -263,4 +268,25 @@ func TestNothingOutlivesAProbe(t *testing.T) {
 			w.RequireGone(execWait)
 		})
 	}
+}
+
+// TestProbeTimeoutFromTheEnvironment: CURSORKIT_PROBE_TIMEOUT bounds the
+// --version probe; a bad value is input, named.
+func TestProbeTimeoutFromTheEnvironment(t *testing.T) {
+	settings := cursorEnv(t, "", agentsim.ScenarioSlowVersion)
+	bin := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
+	w := testkit.NewWatch(t)
+	t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
+	t.Setenv(agentsim.EnvDelay, "60s")
+
+	code, stdout, _ := runCLI(t, map[string]string{envProbeTimeout: "soon"}, "", "--settings", settings, "--binary", bin, "probe", "--json")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, decodeObject(t, stdout)["error"].(map[string]any)["message"], envProbeTimeout)
+
+	start := time.Now()
+	code, stdout, _ = runCLI(t, map[string]string{envProbeTimeout: "1s"}, "", "--settings", settings, "--binary", bin, "probe", "--json")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stdout, "did not finish within 1s")
+	assert.Less(t, time.Since(start), 30*time.Second, "the 60 s version was cut at the bound")
+	w.RequireGone(execWait)
 }

@@ -1,0 +1,197 @@
+package mcpstage_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/mcpstage"
+)
+
+// The operator of the concurrency test announces its writes: inflight
+// exists while one is under way, and the counter is bumped after each.
+const (
+	opInflight = "operator.inflight"
+	opCounter  = "operator.counter"
+	opStop     = "operator.stop"
+)
+
+// operatorBytes is the operator's config of generation n, in the
+// canonical layout (two-space indent, final newline) so a cleanup that
+// strips cursorkit's keys gives it back byte for byte.
+func operatorBytes(n int) []byte {
+	return fmt.Appendf(nil, "{\n  \"mcpServers\": {\n    \"operator\": {\n      \"command\": \"op\",\n      \"args\": [\n        \"%d\"\n      ]\n    }\n  },\n  \"generation\": %d\n}\n", n, n)
+}
+
+// runOperator rewrites DIR/.cursor/mcp.json with its own valid content
+// (never cursorkit's keys) until the stop file appears, in WORK.
+func runOperator(args []string) int {
+	dir, work := args[0], args[1]
+	config := filepath.Join(dir, ".cursor", "mcp.json")
+	for n := 1; ; n++ {
+		if _, err := os.Stat(filepath.Join(work, opStop)); err == nil {
+			return 0
+		}
+		_ = os.WriteFile(filepath.Join(work, opInflight), nil, 0o644)
+		tmp := config + ".operator"
+		if os.WriteFile(tmp, operatorBytes(n), 0o644) == nil {
+			_ = os.Rename(tmp, config)
+		}
+		_ = os.WriteFile(filepath.Join(work, opCounter), []byte(strconv.Itoa(n)), 0o644)
+		_ = os.Remove(filepath.Join(work, opInflight))
+		time.Sleep(15 * time.Millisecond) // the operator's pace, not a wait
+	}
+}
+
+// quiet reads the operator's counter, "" while a write is under way.
+func quiet(work string) string {
+	if _, err := os.Stat(filepath.Join(work, opInflight)); err == nil {
+		return ""
+	}
+	b, _ := os.ReadFile(filepath.Join(work, opCounter))
+	return "n" + string(b)
+}
+
+// runStager is one of the concurrency test's processes: args DIR WORK
+// CYCLES. Each cycle stages, heartbeats and releases; after the stage and
+// the heartbeat it checks that its key is in the config whenever no
+// operator write overlapped the operation and the read. Lock contention
+// (resource) is retried, as a caller would. It prints "checked N
+// skipped M retried R".
+func runStager(args []string) int {
+	dir, work := args[0], args[1]
+	cycles, _ := strconv.Atoi(args[2])
+	ctx := context.Background()
+	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	checked, skipped, retried := 0, 0, 0
+	retry := func(op func() error) error {
+		for {
+			err := op()
+			if err == nil || failure.KindOf(err) != failure.Resource {
+				return err
+			}
+			retried++
+			time.Sleep(time.Duration(retried%7+1) * time.Millisecond)
+		}
+	}
+	check := func(key, before string) error {
+		b, err := os.ReadFile(filepath.Join(dir, ".cursor", "mcp.json"))
+		after := quiet(work)
+		if before == "" || after != before {
+			skipped++
+			return nil
+		}
+		checked++
+		if err != nil || !strings.Contains(string(b), key) {
+			return fmt.Errorf("key %s missing with no operator write in between: %q (%v)", key, b, err)
+		}
+		return nil
+	}
+	for range cycles {
+		before := quiet(work)
+		var lease mcpstage.Lease
+		if err := retry(func() (err error) { lease, err = s.Stage(ctx, entry); return err }); err != nil {
+			fmt.Fprintln(os.Stderr, "stage:", err)
+			return 1
+		}
+		if err := check(lease.Key, before); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		before = quiet(work)
+		if err := retry(func() error { return s.Heartbeat(ctx, lease.ID) }); err != nil {
+			fmt.Fprintln(os.Stderr, "heartbeat:", err)
+			return 1
+		}
+		if err := check(lease.Key, before); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if err := retry(func() error { return s.Release(ctx, lease.ID) }); err != nil {
+			fmt.Fprintln(os.Stderr, "release:", err)
+			return 1
+		}
+	}
+	fmt.Printf("checked %d skipped %d retried %d\n", checked, skipped, retried)
+	return 0
+}
+
+// TestConcurrentStagersAndAnOperator: 8 processes stage, heartbeat and
+// release 50 times each while an operator process keeps rewriting the
+// config with its own valid content: every process finds its key during
+// its lease whenever no operator write overlapped, and at the end the
+// file holds the operator's last bytes exactly.
+func TestConcurrentStagersAndAnOperator(t *testing.T) {
+	procs, cycles := 8, 50
+	if testkit.UnderWine() || testing.Short() {
+		procs, cycles = 4, 10
+	}
+	dir := shapes(t)["repository"]
+	work := testkit.TempDir(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".cursor"), 0o755))
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	operator := exec.Command(exe, dir, work)
+	operator.Env = testkit.ChildEnv("operator")
+	require.NoError(t, operator.Start())
+	opDone := make(chan error, 1)
+	go func() { opDone <- operator.Wait() }()
+	t.Cleanup(func() { _ = operator.Process.Kill(); <-opDone })
+
+	var wg sync.WaitGroup
+	outs := make([]string, procs)
+	for i := range procs {
+		wg.Go(func() {
+			cmd := exec.Command(exe, dir, work, strconv.Itoa(cycles))
+			cmd.Env = testkit.ChildEnv("stager")
+			out, err := cmd.CombinedOutput()
+			outs[i] = string(out)
+			assert.NoError(t, err, "stager %d: %s", i, out)
+		})
+	}
+	wg.Wait()
+	require.NoError(t, os.WriteFile(filepath.Join(work, opStop), nil, 0o644))
+	select {
+	case err := <-opDone:
+		require.NoError(t, err)
+		opDone <- err
+	case <-time.After(20 * time.Second):
+		t.Fatal("the operator did not stop")
+	}
+	n, err := os.ReadFile(filepath.Join(work, opCounter))
+	require.NoError(t, err)
+	last, err := strconv.Atoi(string(n))
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join(dir, ".cursor", "mcp.json"))
+	require.NoError(t, err)
+	assert.Equal(t, string(operatorBytes(last)), string(got), "the operator's last bytes, exactly")
+	var v any
+	require.NoError(t, json.Unmarshal(got, &v))
+	assert.NoFileExists(t, filepath.Join(dir, ".cursor", mcpstage.StateFile))
+	total := 0
+	for i, o := range outs {
+		var c, s, r int
+		_, err := fmt.Sscanf(strings.TrimSpace(o), "checked %d skipped %d retried %d", &c, &s, &r)
+		require.NoError(t, err, "stager %d: %q", i, o)
+		total += c
+	}
+	assert.Positive(t, total, "some checks ran with no operator write in between")
+	t.Logf("%d stagers x %d cycles, %d operator writes; outputs: %q", procs, cycles, last, outs)
+}

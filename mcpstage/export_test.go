@@ -1,0 +1,18 @@
+package mcpstage
+
+import "github.com/cursorkit/cursorkit/internal/testkit"
+
+// LockRoles are lock_test.go's child roles, for the package's one
+// TestMain (stager_test.go).
+var LockRoles = []testkit.Role{holdRole, contendRole, sleepRole}
+
+// WithFault returns opts with a fault hook: fn is called at every named
+// step of the protocol (tests kill the process there).
+func WithFault(opts Options, fn func(point string)) Options {
+	opts.fault = fn
+	return opts
+}
+
+// FaultPoints are the named steps, in the order a stage and a last
+// release pass them.
+var FaultPoints = []string{"bootstrap-excluded", "bootstrap-created-dir", "locked", "baseline", "journalled", "replaced", "promoted", "state-removed", "unexcluded", "unlocked"}

@@ -1,0 +1,342 @@
+package mcpstage_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/mcpstage"
+)
+
+// gitOrSkip returns git's path, or skips: the worktree shapes need a real
+// git (the Wine lane has none unless the machine's Windows git is set up).
+func gitOrSkip(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git on PATH: the repository shapes need it")
+	}
+	return path
+}
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(gitOrSkip(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// shapes are the three worktree shapes: a plain repository, a linked
+// worktree and a directory outside any repository.
+func shapes(t *testing.T) map[string]string {
+	t.Helper()
+	repo := testkit.TempDir(t)
+	git(t, repo, "init", "-q")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "README"), []byte("r\n"), 0o644))
+	git(t, repo, "add", "README")
+	git(t, repo, "commit", "-q", "-m", "init")
+	linked := filepath.Join(testkit.TempDir(t), "linked")
+	git(t, repo, "worktree", "add", "-q", linked)
+	return map[string]string{"repository": repo, "worktree": linked, "none": testkit.TempDir(t)}
+}
+
+var entry = mcpstage.Entry{Command: "node", Args: []string{"server.js", "--port", "0"}, Env: map[string]string{"TOKEN": "t0k3n"}}
+
+const operatorConfig = "{\n    \"mcpServers\": {\"operator\": {\"command\": \"op\",   \"args\": []}},\n  \"other\": 1\n}"
+
+func readMaybe(t *testing.T, path string) (string, bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return "", false
+	}
+	require.NoError(t, err)
+	return string(b), true
+}
+
+// porcelain is git status of the worktree, ignored files left out.
+func porcelain(t *testing.T, dir string) string {
+	t.Helper()
+	return git(t, dir, "status", "--porcelain", "--untracked-files=all")
+}
+
+func TestStageReleaseRestoresEverything(t *testing.T) {
+	ctx := context.Background()
+	for shape, dir := range shapes(t) {
+		for _, baseline := range []string{"", operatorConfig} {
+			name := shape + "/no config"
+			if baseline != "" {
+				name = shape + "/operator config"
+			}
+			t.Run(name, func(t *testing.T) {
+				cursorDir := filepath.Join(dir, ".cursor")
+				config := filepath.Join(cursorDir, "mcp.json")
+				require.NoError(t, os.RemoveAll(cursorDir))
+				if baseline != "" {
+					require.NoError(t, os.MkdirAll(cursorDir, 0o755))
+					require.NoError(t, os.WriteFile(config, []byte(baseline), 0o644))
+				}
+				var before string
+				if shape != "none" {
+					before = porcelain(t, dir)
+				}
+				s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+				require.NoError(t, err)
+				lease, err := s.Stage(ctx, entry)
+				require.NoError(t, err)
+				assert.Equal(t, mcpstage.DefaultKeyPrefix+lease.ID, lease.Key)
+
+				got, ok := readMaybe(t, config)
+				require.True(t, ok)
+				var doc struct {
+					MCPServers map[string]json.RawMessage `json:"mcpServers"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(got), &doc))
+				assert.Contains(t, doc.MCPServers, lease.Key)
+				if baseline != "" {
+					assert.Contains(t, doc.MCPServers, "operator")
+				}
+				assert.True(t, strings.HasSuffix(got, "}\n"))
+				st, err := s.Status(ctx)
+				require.NoError(t, err)
+				assert.True(t, st.Staged)
+				require.Len(t, st.Leases, 1)
+				assert.Equal(t, []string{"TOKEN"}, st.Leases[0].EnvNames)
+				assert.NotContains(t, mustJSON(t, st), "t0k3n", "status never shows env values")
+				if shape != "none" {
+					assert.True(t, st.Excluded)
+					assert.Equal(t, withoutConfig(before), porcelain(t, dir), "git sees none of cursorkit's files (the config is excluded too)")
+				}
+
+				require.NoError(t, s.Release(ctx, lease.ID))
+				got, ok = readMaybe(t, config)
+				if baseline == "" {
+					assert.False(t, ok, "no config before, none after")
+					assert.NoDirExists(t, cursorDir, "cursorkit made .cursor/ and removed it")
+				} else {
+					assert.Equal(t, baseline, got, "the baseline, byte for byte")
+				}
+				assert.NoFileExists(t, filepath.Join(cursorDir, ".cursorkit-mcp-state.json"))
+				assert.NoDirExists(t, filepath.Join(cursorDir, ".cursorkit-mcp.lock"))
+				st, err = s.Status(ctx)
+				require.NoError(t, err)
+				assert.False(t, st.Staged)
+				assert.False(t, st.Excluded)
+				if shape != "none" {
+					assert.Equal(t, before, porcelain(t, dir))
+				}
+				require.NoError(t, os.RemoveAll(cursorDir))
+			})
+		}
+	}
+}
+
+// withoutConfig is a git status without the line of an untracked
+// .cursor/mcp.json, which the exclusion hides while something is staged.
+func withoutConfig(status string) string {
+	var keep []string
+	for _, l := range strings.SplitAfter(status, "\n") {
+		if l != "" && strings.TrimSpace(l) != "?? .cursor/mcp.json" {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "")
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestPeersKeepEachOthersEntries(t *testing.T) {
+	ctx := context.Background()
+	dir := shapes(t)["repository"]
+	a, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+	require.NoError(t, err)
+	b, err := mcpstage.New(ctx, filepath.Join(dir), mcpstage.Options{})
+	require.NoError(t, err)
+	la, err := a.Stage(ctx, entry)
+	require.NoError(t, err)
+	lb, err := b.Stage(ctx, mcpstage.Entry{Command: "python3", Args: []string{"tools.py"}})
+	require.NoError(t, err)
+	config := filepath.Join(dir, ".cursor", "mcp.json")
+	got, _ := readMaybe(t, config)
+	assert.Contains(t, got, la.Key)
+	assert.Contains(t, got, lb.Key)
+
+	require.NoError(t, a.Release(ctx, la.ID))
+	got, _ = readMaybe(t, config)
+	assert.NotContains(t, got, la.Key)
+	assert.Contains(t, got, lb.Key, "a release never drops a peer's entry")
+	require.NoError(t, b.Heartbeat(ctx, lb.ID))
+	err = a.Heartbeat(ctx, la.ID)
+	assert.Equal(t, failure.Input, failure.KindOf(err), "a released lease is unknown")
+	require.NoError(t, b.Release(ctx, lb.ID))
+	assert.NoDirExists(t, filepath.Join(dir, ".cursor"))
+}
+
+func TestOperatorEditIsKept(t *testing.T) {
+	ctx := context.Background()
+	dir := shapes(t)["repository"]
+	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+	require.NoError(t, err)
+	lease, err := s.Stage(ctx, entry)
+	require.NoError(t, err)
+	config := filepath.Join(dir, ".cursor", "mcp.json")
+	// The operator adds a server of their own and drops cursorkit's.
+	edit := `{"mcpServers": {"mine": {"command": "x", "args": []}}}`
+	require.NoError(t, os.WriteFile(config, []byte(edit), 0o644))
+	require.NoError(t, s.Heartbeat(ctx, lease.ID))
+	got, _ := readMaybe(t, config)
+	assert.Contains(t, got, `"mine"`)
+	assert.Contains(t, got, lease.Key, "cursorkit's entry comes from the manifest")
+	st, err := s.Status(ctx)
+	require.NoError(t, err)
+	assert.True(t, st.OperatorEdit)
+
+	require.NoError(t, s.Release(ctx, lease.ID))
+	got, ok := readMaybe(t, config)
+	require.True(t, ok, "an operator's config is never removed")
+	assert.Equal(t, edit, got, "the operator's latest bytes, exactly")
+	assert.DirExists(t, filepath.Join(dir, ".cursor"), "the operator's file keeps .cursor/")
+}
+
+func TestQuarantine(t *testing.T) {
+	ctx := context.Background()
+	dir := shapes(t)["worktree"]
+	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+	require.NoError(t, err)
+	lease, err := s.Stage(ctx, entry)
+	require.NoError(t, err)
+	config := filepath.Join(dir, ".cursor", "mcp.json")
+	broken := []byte(`{"mcpServers": {"` + lease.Key + `": {"command": "node"`)
+	require.NoError(t, os.WriteFile(config, broken, 0o644))
+
+	require.NoError(t, s.Release(ctx, lease.ID))
+	got, _ := readMaybe(t, config)
+	assert.Equal(t, string(broken), got, "a quarantined config is never written")
+	_, err = s.Stage(ctx, entry)
+	require.Error(t, err)
+	assert.Equal(t, failure.Setup, failure.KindOf(err))
+	assert.Contains(t, err.Error(), "To recover")
+	st, err := s.Status(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, st.Quarantine)
+	assert.True(t, st.Excluded, "the exclusion stays while quarantined")
+
+	// Parseable but still holding a cursorkit key: still quarantined.
+	require.NoError(t, os.WriteFile(config, []byte(`{"mcpServers": {"`+lease.Key+`": {"command": "node"}}}`), 0o644))
+	r, err := s.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.True(t, r.Quarantined)
+
+	require.NoError(t, os.WriteFile(config, []byte(`{"mcpServers": {}}`), 0o644))
+	r, err = s.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.False(t, r.Quarantined)
+	assert.True(t, r.Cleaned)
+	got, _ = readMaybe(t, config)
+	assert.Equal(t, `{"mcpServers": {}}`, got, "the repaired file is the operator's")
+	st, err = s.Status(ctx)
+	require.NoError(t, err)
+	assert.False(t, st.Staged)
+	assert.False(t, st.Excluded)
+}
+
+func TestRefusals(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+	}{
+		{"tracked config", func(t *testing.T, dir string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, ".cursor"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ".cursor", "mcp.json"), []byte(`{}`), 0o644))
+			git(t, dir, "add", "-f", ".cursor/mcp.json")
+		}},
+		{".cursor is a file", func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ".cursor"), nil, 0o644))
+		}},
+		{"mcp.json is a directory", func(t *testing.T, dir string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, ".cursor", "mcp.json"), 0o755))
+		}},
+		{".cursor is a symbolic link", func(t *testing.T, dir string) {
+			if runtime.GOOS == "windows" {
+				t.Skip("symbolic links need a privilege on Windows")
+			}
+			require.NoError(t, os.Symlink(testkit.TempDir(t), filepath.Join(dir, ".cursor")))
+		}},
+		{"mcp.json is a symbolic link", func(t *testing.T, dir string) {
+			if runtime.GOOS == "windows" {
+				t.Skip("symbolic links need a privilege on Windows")
+			}
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, ".cursor"), 0o755))
+			require.NoError(t, os.Symlink(filepath.Join(testkit.TempDir(t), "x.json"), filepath.Join(dir, ".cursor", "mcp.json")))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := testkit.TempDir(t)
+			git(t, dir, "init", "-q")
+			tt.setup(t, dir)
+			s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+			require.NoError(t, err)
+			_, err = s.Stage(ctx, entry)
+			require.Error(t, err)
+			assert.Equal(t, failure.Setup, failure.KindOf(err), err.Error())
+			assert.NoFileExists(t, filepath.Join(dir, ".cursor", ".cursorkit-mcp-state.json"))
+		})
+	}
+}
+
+// TestDeadLeasesAreDropped: a lease whose owner (on this host) is gone is
+// dropped at the next reconcile, before its TTL.
+func TestDeadLeasesAreDropped(t *testing.T) {
+	ctx := context.Background()
+	dir := shapes(t)["repository"]
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	child := exec.Command(exe)
+	child.Env = testkit.ChildEnv("exit")
+	require.NoError(t, child.Start())
+	s, err := mcpstage.New(ctx, dir, mcpstage.Options{OwnerPID: child.Process.Pid})
+	require.NoError(t, err)
+	lease, err := s.Stage(ctx, entry)
+	require.NoError(t, err)
+	_ = child.Wait()
+	r, err := s.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{lease.ID}, r.Dropped)
+	assert.True(t, r.Cleaned)
+	assert.NoDirExists(t, filepath.Join(dir, ".cursor"))
+}
+
+func TestMain(m *testing.M) {
+	testkit.RunIfChild(append(mcpstage.LockRoles,
+		testkit.Role{Name: "exit", Run: func([]string) int {
+			// Lives long enough to be staged for.
+			time.Sleep(300 * time.Millisecond)
+			return 0
+		}},
+		testkit.Role{Name: "cycle", Run: runCycle},
+		testkit.Role{Name: "operator", Run: runOperator},
+		testkit.Role{Name: "stager", Run: runStager},
+	)...)
+	os.Exit(m.Run())
+}

@@ -1,0 +1,154 @@
+package mcpstage
+
+import (
+	"bytes"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/safefile"
+)
+
+// maxStateBytes bounds the state file read back: it holds the baseline
+// and the last config bytes, each bounded by maxConfigBytes.
+const maxStateBytes = 4*maxConfigBytes + 1<<20
+
+// maxConfigBytes bounds the config file read: an mcp.json is a few
+// kilobytes; past this it is not a config cursorkit should rewrite.
+const maxConfigBytes = 4 << 20
+
+// content is a config file's bytes, or its absence.
+type content struct {
+	Present bool   `json:"present"`
+	Raw     []byte `json:"raw,omitempty"`
+}
+
+// same reports whether a and b are the same bytes (or both absent).
+func (a content) same(b content) bool {
+	return a.Present == b.Present && (!a.Present || bytes.Equal(a.Raw, b.Raw))
+}
+
+// Mutation kinds of the journal.
+const (
+	kindWrite      = "write"      // cursorkit's entries composed into the config
+	kindRestore    = "restore"    // the baseline bytes put back
+	kindDelete     = "delete"     // the config removed (the baseline had none)
+	kindQuarantine = "quarantine" // reserved: a quarantine is recorded, the config never written
+)
+
+// pending is a journalled mutation: the config bytes about to be
+// written, before they are.
+type pending struct {
+	Kind string `json:"kind"`
+	content
+	Seq int64 `json:"seq"`
+}
+
+// confirmed is the last config bytes cursorkit wrote, or read and
+// accepted (an operator edit).
+type confirmed struct {
+	content
+	Seq int64 `json:"seq"`
+}
+
+// quarantine marks a worktree whose config an operator made unparsable.
+type quarantine struct {
+	Since  time.Time `json:"since"`
+	Reason string    `json:"reason"`
+}
+
+// LeaseOwner is the process a lease belongs to.
+type LeaseOwner struct {
+	PID      int       `json:"pid"`
+	Created  time.Time `json:"created"`
+	Hostname string    `json:"hostname"`
+}
+
+// leaseRecord is one lease in the manifest: the complete entry, so any
+// process can recompose it.
+type leaseRecord struct {
+	Key         string     `json:"key"`
+	Entry       Entry      `json:"entry"`
+	Owner       LeaseOwner `json:"owner"`
+	AcquiredAt  time.Time  `json:"acquiredAt"`
+	HeartbeatAt time.Time  `json:"heartbeatAt"`
+}
+
+// state is the manifest, .cursor/.cursorkit-mcp-state.json: the baseline,
+// the journal, the quarantine latch and every live lease.
+type state struct {
+	Version int `json:"version"`
+	// CreatedDir: cursorkit made .cursor/ (so the last cleanup may remove
+	// it, if empty).
+	CreatedDir bool `json:"createdDir"`
+	// Baseline is the config as it was before cursorkit's first write.
+	Baseline *content `json:"baseline,omitempty"`
+	// Confirmed and Pending are the journal.
+	Confirmed *confirmed `json:"confirmed,omitempty"`
+	Pending   *pending   `json:"pending,omitempty"`
+	// OperatorEdit latches once the config held bytes cursorkit did not
+	// write: the baseline is never restored over them.
+	OperatorEdit bool                    `json:"operatorEdit"`
+	Quarantine   *quarantine             `json:"quarantine,omitempty"`
+	Leases       map[string]*leaseRecord `json:"leases"`
+}
+
+const stateVersion = 1
+
+// readState reads the manifest; a missing one is (nil, nil).
+func readState(path string) (*state, error) {
+	data, err := safefile.Read(path, maxStateBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, failure.Wrap(failure.Setup, err, "reading the staging state %s", path)
+	}
+	var st state
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, failure.Wrap(failure.Setup, err, "the staging state %s does not decode: if no cursorkit process uses this worktree, run `cursorkit mcp reconcile`, or remove it", path)
+	}
+	if st.Version != stateVersion {
+		return nil, failure.New(failure.Setup, "the staging state %s has version %d; this cursorkit knows %d", path, st.Version, stateVersion)
+	}
+	if st.Leases == nil {
+		st.Leases = map[string]*leaseRecord{}
+	}
+	return &st, nil
+}
+
+// writeState replaces the manifest atomically.
+func writeState(path string, st *state) error {
+	data, err := json.Marshal(st, jsontext.WithIndent("  "))
+	if err != nil {
+		return failure.Wrap(failure.Other, err, "encoding the staging state")
+	}
+	if err := safefile.Write(path, append(data, '\n'), 0o600); err != nil {
+		return failure.Wrap(failure.Setup, err, "writing the staging state")
+	}
+	return nil
+}
+
+// readConfig reads the config file's bytes, refusing anything but a
+// regular file (a symbolic link, a directory in its place).
+func readConfig(path string) (content, error) {
+	info, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return content{}, nil
+	}
+	if err != nil {
+		return content{}, failure.Wrap(failure.Setup, err, "inspecting %s", path)
+	}
+	if !info.Mode().IsRegular() {
+		return content{}, failure.New(failure.Setup, "%s is not a regular file (%s): cursorkit does not stage into it", path, info.Mode().Type())
+	}
+	data, err := safefile.Read(path, maxConfigBytes)
+	if err != nil {
+		return content{}, failure.Wrap(failure.Setup, err, "reading %s", path)
+	}
+	return content{Present: true, Raw: data}, nil
+}
