@@ -380,7 +380,7 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 	}
 	started := time.Now()
 	if mcp != nil {
-		mcp.heartbeat(ctx, w.warning)
+		mcp.heartbeat(ctx, a.mcpHeartbeatEvery(), w.warning)
 	}
 	o, err := cursor.Run(ctx, report.Binary, turn, opts)
 	if mcp != nil {

@@ -30,8 +30,17 @@ const (
 	warnMCPRelease = "mcp_release"
 )
 
-// mcpHeartbeatEvery is how often a turn's lease is renewed; tests shorten it.
-var mcpHeartbeatEvery = mcpstage.HeartbeatEvery
+// envMCPHeartbeat sets how often a turn's lease is renewed (a Go
+// duration below mcpstage.LeaseTTL; mcpstage.HeartbeatEvery otherwise).
+const envMCPHeartbeat = "CURSORKIT_MCP_HEARTBEAT"
+
+// mcpHeartbeatEvery is the renewal period this command uses.
+func (a *app) mcpHeartbeatEvery() time.Duration {
+	if d := envDuration(a.getenv, envMCPHeartbeat, mcpstage.HeartbeatEvery); d < mcpstage.LeaseTTL {
+		return d
+	}
+	return mcpstage.HeartbeatEvery
+}
 
 // mcpReleaseTimeout bounds the release after the turn, which runs on a
 // fresh context: the turn's may be cancelled (a stop signal) by then.
@@ -203,15 +212,15 @@ func stageMCP(ctx context.Context, dir string, entry mcpstage.Entry) (*mcpLease,
 	return &mcpLease{stager: s, lease: lease}, nil
 }
 
-// heartbeat renews the lease every mcpHeartbeatEvery until ctx ends or
+// heartbeat renews the lease every period until ctx ends or
 // stopHeartbeat is called. A failed renewal is a warning (onWarn, and the
 // turn's outcome), never the end of the turn.
-func (m *mcpLease) heartbeat(ctx context.Context, onWarn func(event.Warning)) {
+func (m *mcpLease) heartbeat(ctx context.Context, every time.Duration, onWarn func(event.Warning)) {
 	ctx, m.stopBeat = context.WithCancel(ctx)
 	m.beatDone = make(chan struct{})
 	go func() {
 		defer close(m.beatDone)
-		tick := time.NewTicker(mcpHeartbeatEvery)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {

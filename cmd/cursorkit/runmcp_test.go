@@ -406,9 +406,6 @@ func TestReadMCPServer(t *testing.T) {
 // is a warning event, the turn goes on, and a release that finds nothing
 // to release is a warning too.
 func TestRunMCPServerHeartbeats(t *testing.T) {
-	saved := mcpHeartbeatEvery
-	mcpHeartbeatEvery = 50 * time.Millisecond
-	t.Cleanup(func() { mcpHeartbeatEvery = saved })
 	flags, _, w := mcpEnv(t, agentsim.ScenarioHangMidStream)
 	dir := testkit.TempDir(t)
 	server := writeMCPServerFile(t, mcpServerJSON)
@@ -420,7 +417,15 @@ func TestRunMCPServerHeartbeats(t *testing.T) {
 	go func() {
 		var errOut bytes.Buffer
 		done <- run(ctx, append(flags, "run", "--json", "--cwd", dir, "--mcp-server", server, "hi"),
-			strings.NewReader(""), &out, &errOut, func(string) string { return "" })
+			strings.NewReader(""), &out, &errOut, func(k string) string {
+				switch k {
+				case envMCPHeartbeat:
+					return "50ms"
+				case envProbeTimeout:
+					return probeTimeoutForTests()
+				}
+				return ""
+			})
 	}()
 	stager, err := mcpstage.New(context.Background(), dir, mcpstage.Options{})
 	require.NoError(t, err)
