@@ -255,7 +255,12 @@ func TestRunMCPServerCancelled(t *testing.T) {
 			go func() {
 				var errOut bytes.Buffer
 				done <- run(ctx, append(flags, "run", "--json", "--cwd", dir, "--mcp-server", server, "hi"),
-					strings.NewReader(""), pw, &errOut, func(string) string { return "" })
+					strings.NewReader(""), pw, &errOut, func(k string) string {
+						if k == envProbeTimeout {
+							return probeTimeoutForTests()
+						}
+						return ""
+					})
 			}()
 			select {
 			case <-pr: // the first event arrived: the agent runs
