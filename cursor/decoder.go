@@ -32,9 +32,10 @@ type Decoder struct {
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
-// t.Mode and t.Tools, or for a Sandboxed turn exactly the stream tools of
-// SandboxedTools(t.Mode). An unknown mode, a bad tool name, and a
-// Sandboxed turn Args refuses are failure.Input errors.
+// t.Mode and t.Tools and the MCP tools of the servers t.MCPServers names,
+// or for a Sandboxed turn exactly the stream tools of
+// SandboxedTools(t.Mode). An unknown mode, a bad tool name or MCP server
+// key, and a Sandboxed turn Args refuses are failure.Input errors.
 func NewDecoder(t Turn) (*Decoder, error) {
 	newList := newAllowlist
 	if t.Sandboxed {
@@ -42,6 +43,14 @@ func NewDecoder(t Turn) (*Decoder, error) {
 	}
 	allow, err := newList(t.Mode, t.Tools)
 	if err != nil {
+		return nil, err
+	}
+	if t.Sandboxed {
+		if err := checkSandboxedMCP(t.MCPServers); err != nil {
+			return nil, err
+		}
+	}
+	if allow, err = allow.withMCPServers(t.MCPServers); err != nil {
 		return nil, err
 	}
 	d := &Decoder{allow: allow, r: newLineReader(), tools: map[string]*event.Tool{}}
@@ -146,7 +155,13 @@ func (d *Decoder) toolCall(f *fields, line []byte) ([]event.Event, error) {
 	if t.Name == "" && started != nil {
 		t.Name = started.Name
 	}
-	if fe := d.allow.check(t.Name); fe != nil {
+	// A completed call may carry only its result (Cursor's completed
+	// mcpToolCall has no args): the started call's args name its server.
+	args := t.Args
+	if args == nil && started != nil {
+		args = started.Args
+	}
+	if fe := d.allow.check(t.Name, args); fe != nil {
 		return nil, d.fail(fe.WithDetail(fmt.Sprintf("line %d, call_id %s", d.line, boundedQuote(t.CallID, 64))))
 	}
 	switch f.w.Subtype {

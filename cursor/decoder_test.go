@@ -295,6 +295,71 @@ func TestDecoderPolicy(t *testing.T) {
 	}
 }
 
+func TestDecoderMCPServers(t *testing.T) {
+	const staged = "cursorkit-tools-0b8e6c2a-41f7-4c8e-9d1e-5a2f3b4c6d7e"
+	mcpWith := func(args string) string {
+		return `{"type":"tool_call","subtype":"started","call_id":"toolu_m","tool_call":{"mcpToolCall":{"args":` + args + `}},"session_id":"abc"}`
+	}
+	tests := []struct {
+		name    string
+		turn    Turn
+		lines   []string
+		allowed bool
+		msg     string
+		errLine int
+	}{
+		{name: "the staged server's call and its result", turn: Turn{Mode: ModeWrite, MCPServers: []string{staged}},
+			lines: []string{mcpStartedOf(staged), mcpCompletedOnly}, allowed: true},
+		{name: "one of several servers, in plan mode", turn: Turn{MCPServers: []string{"a", staged, "b"}},
+			lines: []string{mcpStartedOf(staged), mcpCompletedOnly}, allowed: true},
+		{name: "another server", turn: Turn{Mode: ModeWrite, MCPServers: []string{staged}},
+			lines: []string{mcpStartedOf("github")}, msg: `tool of the MCP server "github", which the turn does not allow (allowed MCP servers: ` + staged + `)`, errLine: 3},
+		{name: "a server that only starts like the staged one", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpStartedOf(staged + "x")}, msg: "which the turn does not allow", errLine: 3},
+		{name: "the name alone does not identify the server", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpWith(`{"name":"` + staged + `-search","toolName":"search"}`)}, msg: "cannot be identified", errLine: 3},
+		{name: "a providerIdentifier that is not a string", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpWith(`{"providerIdentifier":["` + staged + `"]}`)}, msg: "cannot be identified", errLine: 3},
+		{name: "an empty providerIdentifier", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpWith(`{"providerIdentifier":""}`)}, msg: "cannot be identified", errLine: 3},
+		{name: "a null providerIdentifier", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpWith(`{"providerIdentifier":null}`)}, msg: "cannot be identified", errLine: 3},
+		{name: "args that are not an object", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpWith(`"` + staged + `"`)}, msg: "cannot be identified", errLine: 3},
+		{name: "no args at all", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpStarted}, msg: "cannot be identified", errLine: 3},
+		{name: "the last providerIdentifier counts", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpWith(`{"providerIdentifier":"` + staged + `","providerIdentifier":"github"}`)}, msg: `"github"`, errLine: 3},
+		{name: "the last providerIdentifier counts, allowed", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpWith(`{"providerIdentifier":"github","providerIdentifier":"` + staged + `"}`)}, allowed: true},
+		{name: "a completed call never started cannot name its server", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpCompletedOnly}, msg: "cannot be identified", errLine: 3},
+		{name: "a completed call naming another server", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{mcpStartedOf(staged), strings.Replace(mcpStartedOf("github"), `"started"`, `"completed"`, 1)}, msg: `"github"`, errLine: 4},
+		{name: "MCP servers allow no other tool", turn: Turn{MCPServers: []string{staged}},
+			lines: []string{getMcpStarted}, msg: `"getMcpTools"`, errLine: 3},
+		{name: "without MCP servers every MCP call is refused", turn: Turn{Mode: ModeWrite},
+			lines: []string{mcpStartedOf(staged)}, msg: `tool "mcp", which the write mode does not allow`, errLine: 3},
+		{name: "Tools naming mcp still allow every server", turn: Turn{Tools: []string{"mcp"}, MCPServers: []string{staged}},
+			lines: []string{mcpStartedOf("github")}, allowed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDecoder(t, tt.turn)
+			r := feedAll(t, d, seq(initLine, snap("m1", "Working."), tt.lines))
+			if tt.allowed {
+				require.NoError(t, r.err)
+				return
+			}
+			require.Error(t, r.err)
+			assert.Equal(t, failure.Policy, failure.KindOf(r.err))
+			assert.Equal(t, tt.errLine, r.errLine)
+			assert.Contains(t, r.err.Error(), tt.msg)
+			assert.Equal(t, r.err, d.End(0, ""), "End reports the policy failure")
+		})
+	}
+}
+
 func TestDecoderOddToolSubtypePassesThrough(t *testing.T) {
 	d := newDecoder(t, Turn{})
 	line := `{"type":"tool_call","subtype":"progress","call_id":"c","tool_call":{"readToolCall":{}}}`

@@ -69,6 +69,17 @@
 // call. A tool call outside the list, or one whose tool cannot be
 // identified, makes Feed return a failure.Policy error at once.
 //
+// Turn.MCPServers allows the mcp tool of those servers only (unless
+// Tools names "mcp", which allows every server's): the server of a call
+// is the string providerIdentifier of its args object, as Cursor's
+// mcpToolCall carries it ({"name": "SERVER-TOOL", "args": {...},
+// "toolCallId": ..., "providerIdentifier": "SERVER", "toolName": "TOOL"});
+// a completed call without args is judged by its started call's. A call
+// whose server is not one of them, or cannot be found there, is a
+// failure.Policy error like any other tool outside the list. Args passes
+// --approve-mcps only for a turn with MCP servers, and never for a
+// Sandboxed one, which may name none.
+//
 // # Deduplication
 //
 // Cursor can send the same assistant text more than once. Without

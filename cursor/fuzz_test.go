@@ -31,7 +31,10 @@ func seedLines() []string {
 		// an object, or the other way round.
 		`null`, `{"type":"assistant","message":{"content":[null,{"type":"text","text":"a"}]}}`,
 		`{"type":"tool_call","subtype":"started","tool_call":null}`, `{"type":"tool_call","tool_call":{"readToolCall":null}}`,
-		`{"type":"result","usage":null,"duration_ms":null,"is_error":null}`, `{"type":"user","message":null}`)
+		`{"type":"result","usage":null,"duration_ms":null,"is_error":null}`, `{"type":"user","message":null}`,
+		// Cursor's MCP tool call (TestDecoderMCPServers) and near misses.
+		mcpStartedOf("github"), mcpCompletedOnly, mcpStartedOf("cursorkit-tools-1"),
+		`{"type":"tool_call","subtype":"started","call_id":"toolu_m","tool_call":{"mcpToolCall":{"args":{"providerIdentifier":7}}}}`)
 }
 
 // assistantHead is how Cursor starts an assistant event with one text
@@ -181,9 +184,16 @@ func FuzzFeed(f *testing.F) {
 	f.Add([]byte("#18\n#0\n#6\n#6\n#4\n#9\n#10\n#12"), byte(3))
 	f.Add([]byte("#0\n#13\n#14\n#15\n#16\n#17\n#19\n#20\n#11\n#11"), byte(1))
 	f.Add([]byte(strings.Join(seq("banner", initLine, deltaLine("x"), shellStarted), "\r\n")), byte(1))
+	f.Add([]byte(strings.Join(seq(initLine, userLine, mcpStartedOf("cursorkit-tools-1"), mcpCompletedOnly, resultLine), "\n")), byte(4+3))
+	f.Add([]byte(strings.Join(seq(initLine, mcpCompletedOnly, resultLine), "\n")), byte(4))
+	f.Add([]byte(strings.Join(seq(initLine, mcpStartedOf("github"), resultLine), "\n")), byte(4+1))
 	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
 		modes := []Mode{"", ModePlan, ModeAsk, ModeWrite}
-		d := newDecoder(t, Turn{Mode: modes[int(mode)%len(modes)], Tools: []string{"mcp"}})
+		turn := Turn{Mode: modes[int(mode)%len(modes)], Tools: []string{"mcp"}}
+		if mode&4 != 0 { // only the MCP tools of one server
+			turn.Tools, turn.MCPServers = nil, []string{"cursorkit-tools-1"}
+		}
+		d := newDecoder(t, turn)
 		d.keepText()
 		var failed error
 		var texts strings.Builder
@@ -307,10 +317,47 @@ func FuzzTools(f *testing.F) {
 		}
 		for _, n := range names {
 			require.NoError(t, validToolName(n))
-			require.Nil(t, d.allow.check(n))
+			require.Nil(t, d.allow.check(n, nil))
 		}
 		_, err = Args(Turn{Tools: names})
 		require.NoError(t, err)
+	})
+}
+
+// FuzzMCPServer checks the MCP server policy against encoding/json (v1):
+// an MCP call is allowed exactly when its args are an object whose
+// (last) providerIdentifier is the one server key of the turn.
+func FuzzMCPServer(f *testing.F) {
+	f.Add("github", `{"name":"github-x","providerIdentifier":"github","toolName":"x"}`)
+	f.Add("github", `{"providerIdentifier":"github","providerIdentifier":"gitlab"}`)
+	f.Add("cursorkit-tools-1", `{"providerIdentifier":"cursorkit-tools-1\u0000"}`)
+	f.Add("a", `{"providerIdentifier":"\u0061"}`)
+	f.Add("a", `{"providerIdentifier":{"x":"a"}}`)
+	f.Add("a.b", `{"providerIdentifier":"a.b"}`)
+	f.Add("a", `["a"]`)
+	f.Add("a", `{"providerIdentifier":{"x":1},"providerIdentifier":"a"}`)
+	f.Fuzz(func(t *testing.T, key, args string) {
+		d, err := NewDecoder(Turn{MCPServers: []string{key}})
+		if err != nil {
+			require.Equal(t, failure.Input, failure.KindOf(err))
+			require.Error(t, ValidMCPServerKey(key))
+			return
+		}
+		require.NoError(t, ValidMCPServerKey(key))
+		if !stdjson.Valid([]byte(args)) || bytes.ContainsAny([]byte(args), "\r\n") {
+			return
+		}
+		var m map[string]any
+		want := stdjson.Unmarshal([]byte(args), &m) == nil && m["providerIdentifier"] == key
+		_, err = d.Feed([]byte(initLine))
+		require.NoError(t, err)
+		_, err = d.Feed([]byte(`{"type":"tool_call","subtype":"started","call_id":"c","tool_call":{"mcpToolCall":{"args":` + args + `}}}`))
+		if want {
+			require.NoError(t, err)
+		} else {
+			require.Error(t, err)
+			require.Equal(t, failure.Policy, failure.KindOf(err))
+		}
 	})
 }
 

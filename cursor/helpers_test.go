@@ -11,16 +11,28 @@ import (
 
 // Realistic lines, as cursor-agent prints them.
 const (
-	initLine        = `{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/repo","session_id":"abc","model":"Claude 4.5 Sonnet","permissionMode":"default"}`
-	userLine        = `{"type":"user","message":{"role":"user","content":[{"type":"text","text":"SECRET PROMPT"}]},"session_id":"abc"}`
-	resultLine      = `{"type":"result","subtype":"success","is_error":false,"duration_ms":1234,"duration_api_ms":1200,"result":"Hello","session_id":"abc","request_id":"r1","usage":{"inputTokens":10,"outputTokens":20,"cacheReadTokens":0,"cacheWriteTokens":0}}`
-	thinkingDelta   = `{"type":"thinking","subtype":"delta","text":"pondering","session_id":"abc","timestamp_ms":1}`
-	thinkingDone    = `{"type":"thinking","subtype":"completed","session_id":"abc","timestamp_ms":2}`
-	shellStarted    = `{"type":"tool_call","subtype":"started","call_id":"s1","tool_call":{"shellToolCall":{"args":{"command":"rm -rf /"}}},"session_id":"abc"}`
-	mcpStarted      = `{"type":"tool_call","subtype":"started","call_id":"m1","tool_call":{"mcpToolCall":{"args":{"name":"x"}}},"session_id":"abc"}`
-	getMcpStarted   = `{"type":"tool_call","subtype":"started","call_id":"g1","tool_call":{"getMcpToolsToolCall":{"args":{}}},"session_id":"abc"}`
-	unnamedToolCall = `{"type":"tool_call","subtype":"started","call_id":"u1","tool_call":{"function":{"name":"read"}},"session_id":"abc"}`
+	initLine      = `{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/repo","session_id":"abc","model":"Claude 4.5 Sonnet","permissionMode":"default"}`
+	userLine      = `{"type":"user","message":{"role":"user","content":[{"type":"text","text":"SECRET PROMPT"}]},"session_id":"abc"}`
+	resultLine    = `{"type":"result","subtype":"success","is_error":false,"duration_ms":1234,"duration_api_ms":1200,"result":"Hello","session_id":"abc","request_id":"r1","usage":{"inputTokens":10,"outputTokens":20,"cacheReadTokens":0,"cacheWriteTokens":0}}`
+	thinkingDelta = `{"type":"thinking","subtype":"delta","text":"pondering","session_id":"abc","timestamp_ms":1}`
+	thinkingDone  = `{"type":"thinking","subtype":"completed","session_id":"abc","timestamp_ms":2}`
+	shellStarted  = `{"type":"tool_call","subtype":"started","call_id":"s1","tool_call":{"shellToolCall":{"args":{"command":"rm -rf /"}}},"session_id":"abc"}`
+	mcpStarted    = `{"type":"tool_call","subtype":"started","call_id":"m1","tool_call":{"mcpToolCall":{"args":{"name":"x"}}},"session_id":"abc"}`
+	// mcpStartedOf and mcpCompletedOnly are Cursor's MCP tool call, in the
+	// shape public parsers of its stream record (docs/contract.md,
+	// "Policy"): the started call names the server, the completed one may
+	// carry only its result.
+	mcpCompletedOnly = `{"type":"tool_call","subtype":"completed","call_id":"toolu_m","tool_call":{"mcpToolCall":{"result":{"success":{"content":[{"type":"text","text":"ok"}],"isError":false}}}},"model_call_id":"mc","session_id":"abc","timestamp_ms":3}`
+	getMcpStarted    = `{"type":"tool_call","subtype":"started","call_id":"g1","tool_call":{"getMcpToolsToolCall":{"args":{}}},"session_id":"abc"}`
+	unnamedToolCall  = `{"type":"tool_call","subtype":"started","call_id":"u1","tool_call":{"function":{"name":"read"}},"session_id":"abc"}`
 )
+
+// mcpStartedOf is a started MCP tool call of server's tool "search".
+func mcpStartedOf(server string) string {
+	return `{"type":"tool_call","subtype":"started","call_id":"toolu_m","tool_call":{"mcpToolCall":{"args":{"name":"` + server +
+		`-search","args":{"q":"x"},"toolCallId":"toolu_m","providerIdentifier":"` + server +
+		`","toolName":"search"}}},"model_call_id":"mc","session_id":"abc","timestamp_ms":2}`
+}
 
 func assistantJSON(text, modelCallID string, timestamp bool) string {
 	type block struct {

@@ -71,6 +71,15 @@ func checkSandboxed(mode Mode, tools []string) error {
 	return nil
 }
 
+// checkSandboxedMCP refuses MCP servers in a sandboxed turn: the task
+// profile never passes --approve-mcps nor allows an MCP tool.
+func checkSandboxedMCP(servers []string) error {
+	if len(servers) > 0 {
+		return failure.New(failure.Input, "a sandboxed turn approves no MCP server (%d given)", len(servers))
+	}
+	return nil
+}
+
 // HomeSpec describes the private home of one sandboxed turn
 // (docs/contract.md, "The task profile"). Every path must be absolute.
 type HomeSpec struct {

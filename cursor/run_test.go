@@ -121,6 +121,36 @@ func TestRun(t *testing.T) {
 			}},
 		{name: "a sandboxed consult turn refuses an edit as policy", scenario: agentsim.ScenarioSandboxWriteOutside,
 			turn: cursor.Turn{Prompt: "p", Mode: cursor.ModeAsk, Sandboxed: true}, kind: failure.Policy},
+		{name: "the MCP servers' tools run, approved with --approve-mcps", scenario: agentsim.ScenarioMCPTool,
+			turn: cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite, MCPServers: []string{"cursorkit-tools-1"}},
+			opts: func(o *agent.Options) { o.Env = append(o.Env, agentsim.EnvMCPServer+"=cursorkit-tools-1") },
+			check: func(t *testing.T, o agent.Outcome, events []event.Event, record []agentsim.Record) {
+				require.NotEmpty(t, record)
+				r := record[len(record)-1]
+				assert.Contains(t, strings.Join(r.Args, " "), "--force --trust --approve-mcps")
+				assert.True(t, r.ApproveMCPs)
+				var mcp []event.Event
+				for _, e := range events {
+					if (e.Type == event.TypeToolStarted || e.Type == event.TypeToolCompleted) && e.Tool.Name == "mcp" {
+						mcp = append(mcp, e)
+					}
+				}
+				require.Len(t, mcp, 2)
+				assert.Equal(t, event.TypeToolCompleted, mcp[1].Type)
+				assert.Equal(t, "success", mcp[1].Tool.Status)
+				assert.Contains(t, string(mcp[1].Tool.Args), `"providerIdentifier":"cursorkit-tools-1"`, "the completed call keeps the started call's args")
+			}},
+		{name: "another MCP server's call stops the tree as policy", scenario: agentsim.ScenarioMCPTool,
+			turn: cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite, MCPServers: []string{"cursorkit-tools-1"}},
+			opts: func(o *agent.Options) { o.Env = append(o.Env, agentsim.EnvMCPServer+"=github") }, kind: failure.Policy},
+		{name: "without MCP servers nothing is approved", scenario: agentsim.ScenarioMCPTool,
+			turn: cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite},
+			opts: func(o *agent.Options) { o.Env = append(o.Env, agentsim.EnvMCPServer+"=github") },
+			check: func(t *testing.T, o agent.Outcome, _ []event.Event, record []agentsim.Record) {
+				require.NotEmpty(t, record)
+				assert.NotContains(t, record[len(record)-1].Args, "--approve-mcps")
+				assert.False(t, record[len(record)-1].ApproveMCPs)
+			}},
 		{name: "a tool outside the mode stops the tree as policy", scenario: agentsim.ScenarioDisallowedTool, turn: cursor.Turn{Prompt: "p"}, kind: failure.Policy},
 		{name: "an error result is the agent's failure", scenario: agentsim.ScenarioUsageLimit, turn: cursor.Turn{Prompt: "p"}, kind: failure.Quota},
 		{name: "a hung agent hits the first-line deadline", scenario: agentsim.ScenarioHangBeforeOutput, turn: cursor.Turn{Prompt: "p"},

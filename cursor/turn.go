@@ -1,6 +1,8 @@
 package cursor
 
 import (
+	"bytes"
+	"encoding/json/jsontext"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,6 +68,14 @@ type Turn struct {
 	// them ("mcp", "getMcpTools", ...): ASCII letters, digits, '_' and
 	// '-', 1 to 64 of them.
 	Tools []string
+	// MCPServers are the keys of MCP servers (in the workspace's
+	// .cursor/mcp.json or the user's ~/.cursor/mcp.json) whose tools the
+	// turn may call: Args passes --approve-mcps when it is not empty, and
+	// the Decoder allows an mcp tool call only when the server its event
+	// names (args.providerIdentifier) is one of them. Keys are ASCII
+	// letters, digits, '-' and '_', 1 to 128 of them. Naming "mcp" in
+	// Tools instead allows every server's tools, as before.
+	MCPServers []string
 	// PartialOutput asks for --stream-partial-output: text arrives as
 	// deltas, and the Decoder drops the recaps that come with them.
 	PartialOutput bool
@@ -83,6 +93,7 @@ type Turn struct {
 //	  --force --trust               (ModeWrite)
 //	  --mode plan --trust           (ModePlan, ""; never --force)
 //	  --mode ask --trust            (ModeAsk)
+//	  [--approve-mcps]              (MCPServers not empty)
 //	  [--model ID] [--resume SESSION]
 //
 // and, for a Sandboxed turn, never --force:
@@ -94,8 +105,8 @@ type Turn struct {
 //	  [--model ID] [--resume SESSION]
 //
 // LIST is SandboxedTools(t.Mode) joined with commas. A Sandboxed turn in
-// another mode than ModeAsk or ModeWrite, or with Tools, is a
-// failure.Input error.
+// another mode than ModeAsk or ModeWrite, or with Tools or MCPServers, is
+// a failure.Input error: the task profile never approves MCP servers.
 //
 // An unknown mode, a tool name NewDecoder would refuse, a model or session
 // id that is longer than 256 bytes, starts with '-' or holds whitespace or
@@ -110,9 +121,17 @@ func Args(t Turn) ([]string, error) {
 		if err := checkSandboxed(mode, t.Tools); err != nil {
 			return nil, err
 		}
+		if err := checkSandboxedMCP(t.MCPServers); err != nil {
+			return nil, err
+		}
 	}
 	for _, name := range t.Tools {
 		if err := validToolName(name); err != nil {
+			return nil, err
+		}
+	}
+	for _, key := range t.MCPServers {
+		if err := ValidMCPServerKey(key); err != nil {
 			return nil, err
 		}
 	}
@@ -134,6 +153,9 @@ func Args(t Turn) ([]string, error) {
 		args = append(args, "--mode", "ask", "--trust")
 	default:
 		args = append(args, "--mode", "plan", "--trust")
+	}
+	if len(t.MCPServers) > 0 {
+		args = append(args, "--approve-mcps")
 	}
 	if t.Model != "" {
 		if err := checkValue("model", t.Model); err != nil {
@@ -182,6 +204,9 @@ func writeTools() []string {
 type allowlist struct {
 	mode  string   // the mode as messages name it: "ask", "sandboxed write"
 	tools []string // sorted, distinct
+	// mcpServers are the MCP servers whose tools an mcp call may use when
+	// tools does not name "mcp" (Turn.MCPServers); sorted, distinct.
+	mcpServers []string
 }
 
 // newAllowlist returns the tools of mode plus extra, or a failure.Input
@@ -236,15 +261,42 @@ func (a allowlist) allows(name string) bool {
 	return found
 }
 
+// withMCPServers returns a with the MCP servers keys added, or a
+// failure.Input error for a bad key.
+func (a allowlist) withMCPServers(keys []string) (allowlist, error) {
+	for _, key := range keys {
+		if err := ValidMCPServerKey(key); err != nil {
+			return allowlist{}, err
+		}
+	}
+	servers := slices.Clone(keys)
+	slices.Sort(servers)
+	a.mcpServers = slices.Compact(servers)
+	return a, nil
+}
+
 // check returns nil when the tool may run, else a failure.Policy error
 // naming the tool and the mode. Names compare exactly ("read",
 // "updateTodos"); an empty name (a tool that cannot be identified) is
-// never allowed.
-func (a allowlist) check(name string) *failure.Error {
+// never allowed. An mcp call that the tools do not allow is allowed when
+// args, its args object, names one of the MCP servers as its
+// providerIdentifier; one whose server cannot be found there is refused.
+func (a allowlist) check(name string, args jsontext.Value) *failure.Error {
 	switch {
 	case name == "":
 		return failure.New(failure.Policy, "the agent called a tool that cannot be identified; the %s mode allows only: %s",
 			a.mode, strings.Join(a.tools, ", "))
+	case name == mcpToolName && !a.allows(name) && len(a.mcpServers) > 0:
+		server, ok := mcpServerOf(args)
+		if !ok {
+			return failure.New(failure.Policy, "the agent called an MCP tool whose server cannot be identified (no providerIdentifier string in its args); allowed MCP servers: %s",
+				strings.Join(a.mcpServers, ", "))
+		}
+		if _, found := slices.BinarySearch(a.mcpServers, server); !found {
+			return failure.New(failure.Policy, "the agent called a tool of the MCP server %s, which the turn does not allow (allowed MCP servers: %s)",
+				boundedQuote(server, 128), strings.Join(a.mcpServers, ", "))
+		}
+		return nil
 	case !a.allows(name):
 		return failure.New(failure.Policy, "the agent called the tool %s, which the %s mode does not allow (allowed: %s)",
 			boundedQuote(name, 64), a.mode, strings.Join(a.tools, ", "))
@@ -266,6 +318,62 @@ func validToolName(name string) error {
 		}
 	}
 	return nil
+}
+
+// mcpToolName is the name of an MCP tool call ("mcpToolCall").
+const mcpToolName = "mcp"
+
+// ValidMCPServerKey accepts an MCP server key Turn.MCPServers may name:
+// ASCII letters, digits, '-' and '_', 1 to 128 of them. Anything else is
+// a failure.Input error.
+func ValidMCPServerKey(key string) error {
+	if key == "" || len(key) > 128 {
+		return failure.New(failure.Input, "MCP server key %s must be 1 to 128 characters", boundedQuote(key, 128))
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return failure.New(failure.Input, "MCP server key %s holds %s at byte %d; only letters, digits, '_' and '-' are allowed",
+				boundedQuote(key, 128), quoteChar(c), i)
+		}
+	}
+	return nil
+}
+
+// mcpServerOf returns the server an mcp tool call's args name: the string
+// member providerIdentifier (the last one when given twice, as everywhere
+// in the stream). ok is false when args is not an object or has no such
+// non-empty string.
+func mcpServerOf(args jsontext.Value) (server string, ok bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(args), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", false
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return "", false
+		}
+		if tok.String() != "providerIdentifier" {
+			if err := dec.SkipValue(); err != nil {
+				return "", false
+			}
+			continue
+		}
+		if dec.PeekKind() != '"' {
+			server, ok = "", false
+			if err := dec.SkipValue(); err != nil {
+				return "", false
+			}
+			continue
+		}
+		val, err := dec.ReadToken()
+		if err != nil {
+			return "", false
+		}
+		server, ok = val.String(), true
+	}
+	return server, ok && server != ""
 }
 
 // boundedQuote quotes s for a message, cut to at most max bytes of s.

@@ -2,6 +2,7 @@ package cursor
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,11 +33,11 @@ func TestAllowlists(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, a.tools)
 			for _, name := range tt.want {
-				assert.Nil(t, a.check(name), name)
+				assert.Nil(t, a.check(name, nil), name)
 			}
 			for _, name := range []string{"mcp", "getMcpTools", "webFetch", "Read", "READ", "", "semSearch"} {
 				if !slices.Contains(tt.want, name) {
-					err := a.check(name)
+					err := a.check(name, nil)
 					require.NotNil(t, err, name)
 					assert.Equal(t, failure.Policy, err.Kind, name)
 				}
@@ -44,7 +45,7 @@ func TestAllowlists(t *testing.T) {
 		})
 	}
 	var zero allowlist
-	assert.NotNil(t, zero.check("read"), "the zero allowlist allows nothing")
+	assert.NotNil(t, zero.check("read", nil), "the zero allowlist allows nothing")
 }
 
 func TestNewDecoderRefuses(t *testing.T) {
@@ -59,6 +60,14 @@ func TestNewDecoderRefuses(t *testing.T) {
 		{Turn{Tools: []string{"a;b"}}, `';' at byte 1`},
 		{Turn{Tools: []string{"é"}}, `'\xc3' at byte 0`},
 		{Turn{Tools: []string{string(make([]byte, 65))}}, "1 to 64 characters"},
+		{Turn{MCPServers: []string{""}}, "MCP server key \"\" must be 1 to 128 characters"},
+		{Turn{MCPServers: []string{strings.Repeat("k", 129)}}, "1 to 128 characters"},
+		{Turn{MCPServers: []string{"ok", "a.b"}}, `'.' at byte 1`},
+		{Turn{MCPServers: []string{"-x y"}}, `' ' at byte 2`},
+		{Turn{MCPServers: []string{"gh/"}}, `'/' at byte 2`},
+		{Turn{MCPServers: []string{"é"}}, `'\xc3' at byte 0`},
+		{Turn{Mode: ModeAsk, Sandboxed: true, MCPServers: []string{"cursorkit-tools-1"}}, "a sandboxed turn approves no MCP server"},
+		{Turn{Mode: ModeWrite, Sandboxed: true, MCPServers: []string{"x"}}, "a sandboxed turn approves no MCP server"},
 	}
 	for _, tt := range tests {
 		_, err := NewDecoder(tt.turn)
@@ -68,7 +77,8 @@ func TestNewDecoderRefuses(t *testing.T) {
 		_, err = Args(tt.turn)
 		assert.Equal(t, failure.Input, failure.KindOf(err), "Args refuses what NewDecoder refuses")
 	}
-	for _, ok := range []Turn{{}, {Mode: ModeAsk, Tools: []string{"web_fetch", "semantic-search", "getMcpTools"}}} {
+	for _, ok := range []Turn{{}, {Mode: ModeAsk, Tools: []string{"web_fetch", "semantic-search", "getMcpTools"}},
+		{MCPServers: []string{"cursorkit-tools-0b8e6c2a", "a_B-9"}}} {
 		_, err := NewDecoder(ok)
 		assert.NoError(t, err)
 	}
@@ -121,6 +131,21 @@ func TestArgs(t *testing.T) {
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust", "--model", "claude-4.5[thinking=true]"}},
 		{name: "the prompt and the tools are not argv", turn: Turn{Prompt: "--force; rm -rf /", Tools: []string{"mcp"}},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust"}},
+		{name: "MCP servers are approved, in write", turn: Turn{Mode: ModeWrite, MCPServers: []string{"cursorkit-tools-1"}, Model: "gpt-5"},
+			want: []string{"--print", "--output-format", "stream-json", "--force", "--trust", "--approve-mcps", "--model", "gpt-5"}},
+		{name: "MCP servers are approved, in plan", turn: Turn{MCPServers: []string{"a", "b"}},
+			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust", "--approve-mcps"}},
+		{name: "MCP servers are approved, in ask", turn: Turn{Mode: ModeAsk, MCPServers: []string{"a"}, Resume: "s"},
+			want: []string{"--print", "--output-format", "stream-json", "--mode", "ask", "--trust", "--approve-mcps", "--resume", "s"}},
+		{name: "no MCP servers, no approval, even with mcp in Tools", turn: Turn{Mode: ModeWrite, Tools: []string{"mcp"}},
+			want: []string{"--print", "--output-format", "stream-json", "--force", "--trust"}},
+		{name: "an empty MCP server list approves nothing", turn: Turn{MCPServers: []string{}},
+			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust"}},
+		{name: "a bad MCP server key", turn: Turn{MCPServers: []string{"x=y"}}, err: "MCP server key"},
+		{name: "a key is never argv", turn: Turn{MCPServers: []string{"--force"}},
+			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust", "--approve-mcps"}},
+		{name: "an MCP server key like an option is refused", turn: Turn{MCPServers: []string{"a b"}}, err: `' ' at byte 1`},
+		{name: "sandboxed with MCP servers", turn: Turn{Mode: ModeWrite, Sandboxed: true, MCPServers: []string{"a"}}, err: "approves no MCP server"},
 		{name: "unknown mode", turn: Turn{Mode: "yolo"}, err: "unknown mode"},
 		{name: "auto model", turn: Turn{Model: "auto"}, err: "routes to a model no event reports"},
 		{name: "Default model", turn: Turn{Model: "Default"}, err: "is refused"},
@@ -145,6 +170,8 @@ func TestArgs(t *testing.T) {
 			if tt.turn.Mode != ModeWrite {
 				assert.NotContains(t, got, "--force")
 			}
+			assert.Equal(t, len(tt.turn.MCPServers) > 0, slices.Contains(got, "--approve-mcps"),
+				"--approve-mcps exactly when MCP servers are named")
 			// Cursor's Windows install ships cursor-agent.ps1: every turn's
 			// argv must reach it through PowerShell's -File unchanged.
 			ps1 := discovery.Resolution{Path: `C:\Users\A User\AppData\Local\cursor-agent\cursor-agent.ps1`, Kind: discovery.PowerShell}

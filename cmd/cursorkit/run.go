@@ -10,12 +10,14 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/mcpstage"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/supervise"
 )
@@ -32,6 +34,7 @@ type runFlags struct {
 	model, effort, mode     string
 	write, partial          bool
 	resume, cwd, allowTools string
+	mcpServer               string
 	firstLine, idle, total  time.Duration
 	exitGrace               time.Duration
 }
@@ -48,6 +51,7 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(&f.cwd, "cwd", "", "run the agent in `DIR`")
 	fs.StringVar(&f.allowTools, "allow-tools", "", "comma-separated tool `NAMES` allowed besides the mode's (e.g. mcp,getMcpTools)")
 	fs.BoolVar(&f.partial, "partial", false, "ask the agent for partial output (--stream-partial-output)")
+	fs.StringVar(&f.mcpServer, "mcp-server", "", "stage the MCP server `FILE` describes ({command, args, env}) for the turn and allow its tools")
 	fs.DurationVar(&f.firstLine, "first-line-timeout", cursor.TurnDefaults().FirstLineTimeout, "fail when the agent prints no line within `D` (0: off)")
 	fs.DurationVar(&f.idle, "idle-timeout", cursor.TurnDefaults().IdleTimeout, "fail when the agent stays silent for `D` (0: off)")
 	fs.DurationVar(&f.total, "timeout", 0, "fail when the turn takes longer than `D` (0: off)")
@@ -203,7 +207,8 @@ type turnWriter struct {
 	enc    *jsontext.Encoder // --json: event.NewEncoder on out
 	errOut io.Writer
 
-	pending []event.Event      // the reader's: events of the current burst
+	mu      sync.Mutex         // guards pending: the reader's, and a heartbeat's warnings
+	pending []event.Event      // events of the current burst
 	batches chan []event.Event // to the writer goroutine
 	done    chan struct{}      // closed when the writer has written every batch
 
@@ -239,14 +244,31 @@ const maxBatch = 64
 
 // event is agent.Options.OnEvent: it collects, and hands over a full batch.
 func (w *turnWriter) event(e event.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.pending = append(w.pending, e)
 	if len(w.pending) == maxBatch {
-		w.drained()
+		w.handOver()
 	}
+}
+
+// warning renders a warning of cursorkit's own, from any goroutine, until
+// close.
+func (w *turnWriter) warning(warn event.Warning) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending = append(w.pending, event.Event{Type: event.TypeWarning, Warning: &warn})
+	w.handOver()
 }
 
 // drained is agent.Options.OnDrained: the burst is over, hand it over.
 func (w *turnWriter) drained() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.handOver()
+}
+
+func (w *turnWriter) handOver() {
 	if len(w.pending) > 0 {
 		w.batches <- w.pending
 		w.pending = make([]event.Event, 0, maxBatch)
@@ -312,9 +334,32 @@ func (w *turnWriter) render(e event.Event) {
 }
 
 func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
+	var entry *mcpstage.Entry
+	if f.mcpServer != "" {
+		e, err := readMCPServer(f.mcpServer)
+		if err != nil {
+			return a.fail(f.asJSON, err)
+		}
+		entry = &e
+	}
 	report, turn, err := a.planTurn(ctx, f, prompt)
 	if err != nil {
 		return a.fail(f.asJSON, err)
+	}
+	// The MCP server is staged last, when nothing else can refuse the turn
+	// before it starts; only then is its key approved (--approve-mcps) and
+	// its tools allowed. It is released once the agent's tree is gone,
+	// whatever ended the turn (a stop signal included).
+	var mcp *mcpLease
+	if entry != nil {
+		if mcp, err = stageMCP(ctx, f.cwd, *entry); err != nil {
+			return a.fail(f.asJSON, err)
+		}
+		turn.MCPServers = []string{mcp.lease.Key}
+		if _, err := cursor.Args(turn); err != nil {
+			mcp.release(ctx)
+			return a.fail(f.asJSON, err)
+		}
 	}
 	opts := cursor.TurnDefaults()
 	opts.FirstLineTimeout, opts.IdleTimeout, opts.TotalTimeout = f.firstLine, f.idle, f.total
@@ -334,7 +379,20 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 		debug.SetGCPercent(150)
 	}
 	started := time.Now()
+	if mcp != nil {
+		mcp.heartbeat(ctx, a.mcpHeartbeatEvery(), w.warning)
+	}
 	o, err := cursor.Run(ctx, report.Binary, turn, opts)
+	if mcp != nil {
+		mcp.stopHeartbeat() // its warnings are already rendered
+		beats := mcp.takeWarnings()
+		mcp.release(ctx)
+		after := mcp.takeWarnings()
+		for _, warn := range after {
+			w.warning(warn)
+		}
+		o.Warnings = append(append(o.Warnings, beats...), after...)
+	}
 	w.close()
 	if f.asJSON {
 		if merr := json.MarshalEncode(w.enc, o); merr != nil {

@@ -47,6 +47,10 @@ const (
 	// "connect ECONNREFUSED 10.0.0.1:443" or "unable to get local issuer
 	// certificate".
 	EnvNetworkError = "CURSORKIT_SIM_NETWORK_ERROR"
+	// EnvMCPServer names the MCP server whose tool the mcp-tool scenario
+	// calls (default: the first server of the workspace's
+	// .cursor/mcp.json).
+	EnvMCPServer = "CURSORKIT_SIM_MCP_SERVER"
 	// EnvMarker is passed to every worker, in its environment and as
 	// `--marker=VALUE` in its argv, so tests can find survivors in the
 	// process table (default DefaultMarker).
@@ -114,6 +118,7 @@ const (
 	ScenarioEventAfterResult    = "event-after-result"    // an assistant event follows the result
 	ScenarioSandboxWriteOutside = "sandbox-write-outside" // two editToolCalls, inside and outside the workspace; with --sandbox enabled $HOME/.cursor/sandbox.json decides each result
 	ScenarioSandboxUnavailable  = "sandbox-unavailable"   // with --sandbox enabled: SandboxUnavailableText on stderr, exit 1, no stream; otherwise the normal turn
+	ScenarioMCPTool             = "mcp-tool"              // with --approve-mcps: the normal turn with an mcpToolCall (MCPToolName of EnvMCPServer, else of the first server of the workspace's .cursor/mcp.json) before its read; the completed event carries only the result, as Cursor's does. Without --approve-mcps, or with no server, the normal turn
 
 	// review replies (review.go): a read tool call, then the text as one
 	// assistant event and as the result
@@ -161,6 +166,10 @@ const (
 	// CallIDRead is the opaque call_id of the normal turn's read tool call;
 	// it contains a newline on purpose.
 	CallIDRead = "toolu_01\nread"
+	// MCPToolName and CallIDMCP are the mcp-tool scenario's tool and
+	// call_id.
+	MCPToolName = "search"
+	CallIDMCP   = "toolu_mcp_1"
 	// UsageLimitText starts the usage-limit scenarios' message.
 	UsageLimitText = "You've hit your usage limit"
 )

@@ -32,6 +32,7 @@ type invocation struct {
 	disableProject      bool     // --disable-project-configs
 	singleTurn          bool     // --single-turn
 	disableAutoUpdate   bool     // --disable-auto-update
+	approveMCPs         bool     // --approve-mcps
 }
 
 // valueOptions take a value, either as the next argument or after "=".
@@ -115,6 +116,8 @@ func parseArgs(args []string) (invocation, error) {
 			inv.singleTurn = true
 		case "--disable-auto-update":
 			inv.disableAutoUpdate = true
+		case "--approve-mcps":
+			inv.approveMCPs = true
 		case "--list-models":
 			return inv, fmt.Errorf("--list-models is unreliable and unsupported by this simulator; use 'models'")
 		default:

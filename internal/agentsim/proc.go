@@ -3,8 +3,10 @@ package agentsim
 import (
 	"bufio"
 	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -186,6 +188,12 @@ type Record struct {
 	// --allowed-tools values ("" and nil when absent or unparsed).
 	Sandbox      string   `json:"sandbox"`
 	AllowedTools []string `json:"allowedTools"`
+	// ApproveMCPs is whether --approve-mcps was given; ProjectMCPConfig
+	// the bytes of the workspace's .cursor/mcp.json (--workspace, else the
+	// working directory) when the turn started, nil when there was none
+	// (at most maxMCPConfig bytes are read).
+	ApproveMCPs      bool    `json:"approveMCPs"`
+	ProjectMCPConfig *string `json:"projectMCPConfig"`
 }
 
 // HomeFile is one entry under the invocation's HOME: its path relative to
@@ -243,7 +251,8 @@ func (s *sim) record(stdin string) {
 	files, truncated := listHome(home)
 	line, err := json.Marshal(Record{Args: append([]string{}, s.args...), Env: os.Environ(), Stdin: stdin,
 		Cwd: osGetwd(), PID: os.Getpid(), Executable: exe, Home: home, HomeFiles: files, HomeFilesTruncated: truncated,
-		Sandbox: s.inv.sandbox, AllowedTools: s.inv.allowedTools})
+		Sandbox: s.inv.sandbox, AllowedTools: s.inv.allowedTools, ApproveMCPs: s.inv.approveMCPs,
+		ProjectMCPConfig: projectMCPConfig(s.workspace())})
 	if err != nil {
 		return
 	}
@@ -254,6 +263,68 @@ func (s *sim) record(stdin string) {
 	}
 	defer f.Close()
 	f.Write(append(line, '\n'))
+}
+
+// workspace is the directory the turn works in: --workspace, else the
+// working directory.
+func (s *sim) workspace() string {
+	if s.inv.workspace != "" {
+		return s.inv.workspace
+	}
+	return osGetwd()
+}
+
+// maxMCPConfig bounds how much of a .cursor/mcp.json is read.
+const maxMCPConfig = 1 << 20
+
+// projectMCPConfig returns the bytes of dir/.cursor/mcp.json, or nil when
+// it cannot be read.
+func projectMCPConfig(dir string) *string {
+	f, err := os.Open(filepath.Join(dir, ".cursor", "mcp.json"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxMCPConfig))
+	if err != nil {
+		return nil
+	}
+	str := string(b)
+	return &str
+}
+
+// firstMCPServer returns the first key of the mcpServers object of an
+// mcp.json, in file order; "" when there is none.
+func firstMCPServer(config *string) string {
+	if config == nil {
+		return ""
+	}
+	dec := jsontext.NewDecoder(strings.NewReader(*config))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if name.String() != "mcpServers" || dec.PeekKind() != '{' {
+			if dec.SkipValue() != nil {
+				return ""
+			}
+			continue
+		}
+		dec.ReadToken()
+		if dec.PeekKind() != '"' {
+			return ""
+		}
+		key, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		return key.String()
+	}
+	return ""
 }
 
 // ReadRecords returns the records appended to path, oldest first.

@@ -308,6 +308,9 @@ func (s *sim) print(inv invocation) int {
 		if s.has(ScenarioSandboxWriteOutside) {
 			t.sandboxWrites(cwd)
 		}
+		if s.has(ScenarioMCPTool) {
+			t.mcpTool(cwd)
+		}
 		t.toolCall(CallIDRead, "mc_1", "readToolCall", obj{{"path", "README.md"}},
 			obj{{"success", obj{{"content", "# Demo\nhello\n"}, {"isEmpty", false}, {"exceededLimit", false}, {"totalLines", 2}}}})
 		t.toolCall("toolu_02", "mc_1", "grepToolCall", obj{{"pattern", "TODO"}, {"path", "."}},
@@ -381,6 +384,34 @@ func (t *turn) disallowedTool() int {
 		t.toolCall("toolu_shell", "mc_1", "shellToolCall", obj{{"command", "rm -rf build"}, {"workingDirectory", ""}}, nil)
 	}
 	return t.s.hang()
+}
+
+// mcpTool calls MCPToolName of an MCP server in the shape Cursor prints
+// (docs/contract.md, "Policy"): the started event's args name the server
+// as providerIdentifier, and the completed event carries only the
+// result. Headless cursor-agent loads the workspace's MCP servers only
+// with --approve-mcps, so without it there is no call.
+func (t *turn) mcpTool(cwd string) {
+	if !t.inv.approveMCPs {
+		return
+	}
+	server := t.s.getenv(EnvMCPServer)
+	if server == "" {
+		server = firstMCPServer(projectMCPConfig(cwd))
+	}
+	if server == "" {
+		fmt.Fprintln(t.s.stderr, "cursor-agent-sim: mcp-tool: no MCP server to call")
+		return
+	}
+	t.w.event(obj{{"type", "tool_call"}, {"subtype", "started"}, {"call_id", CallIDMCP},
+		{"tool_call", obj{{"mcpToolCall", obj{{"args", obj{{"name", server + "-" + MCPToolName},
+			{"args", obj{{"query", "hello"}}}, {"toolCallId", CallIDMCP},
+			{"providerIdentifier", server}, {"toolName", MCPToolName}}}}}}},
+		{"model_call_id", "mc_1"}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+	t.w.event(obj{{"type", "tool_call"}, {"subtype", "completed"}, {"call_id", CallIDMCP},
+		{"tool_call", obj{{"mcpToolCall", obj{{"result", obj{{"success",
+			obj{{"content", []obj{{{"type", "text"}, {"text", "1 result"}}}}, {"isError", false}}}}}}}}},
+		{"model_call_id", "mc_1"}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
 }
 
 // bigText returns n bytes of printable ASCII that needs no JSON escaping.
