@@ -377,3 +377,43 @@ func TestMain(m *testing.M) {
 	)...)
 	os.Exit(m.Run())
 }
+
+// TestReleaseOnExitNeverWaitsNorTakesOver: the exit backstop makes one
+// attempt at the lock; while a live peer holds it nothing is written and
+// the lease stays for reconcile; once that holder is gone (a stale lock)
+// the backstop still does not take it over, and a normal release does.
+func TestReleaseOnExitNeverWaitsNorTakesOver(t *testing.T) {
+	ctx := context.Background()
+	dir := aShape(t, "repository")
+	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+	require.NoError(t, err)
+	lease, err := s.Stage(ctx, entry)
+	require.NoError(t, err)
+	config := filepath.Join(dir, ".cursor", "mcp.json")
+	staged, _ := readMaybe(t, config)
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	w := testkit.NewWatch(t)
+	holder := exec.Command(exe)
+	holder.Env = testkit.ChildEnv("mcpstage-hold", "MCPSTAGE_TEST_LOCK_DIR="+filepath.Join(dir, ".cursor", mcpstage.LockDir))
+	pid, err := testkit.StartReady(holder, 20*time.Second)
+	require.NoError(t, err)
+	w.Add(pid)
+
+	start := time.Now()
+	err = s.ReleaseOnExit(lease.ID)
+	require.Error(t, err)
+	assert.Equal(t, failure.Resource, failure.KindOf(err))
+	assert.Less(t, time.Since(start), 5*time.Second, "one attempt, no waiting")
+	got, _ := readMaybe(t, config)
+	assert.Equal(t, staged, got, "nothing written while a peer holds the lock")
+
+	require.NoError(t, holder.Process.Kill())
+	_ = holder.Wait()
+	err = s.ReleaseOnExit(lease.ID)
+	assert.Equal(t, failure.Resource, failure.KindOf(err), "a stale lock is not the backstop's to take over")
+	require.NoError(t, s.Release(ctx, lease.ID), "a normal release reclaims the dead holder's lock")
+	_, present := readMaybe(t, config)
+	assert.False(t, present)
+}
