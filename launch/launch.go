@@ -125,7 +125,6 @@ type KillReport struct {
 // that the read ends returned by Stdout and Stderr follow the usual rules of
 // *os.File.
 type Process struct {
-	cmd    *exec.Cmd
 	stdout *os.File
 	stderr *os.File
 	stdin  *os.File // our write end, closed by the copy or by Close
@@ -318,20 +317,6 @@ func prepare(ctx context.Context, plan shim.Plan, opts Options) (*Process, *exec
 	env = childenv.Clean(env)
 	p := &Process{waitDone: make(chan struct{})}
 	return p, &exec.Cmd{Path: plan.Program, Args: args, Env: env, Dir: opts.Dir}, nil
-}
-
-// pipes creates the three pipes and wires the child's ends into cmd. It
-// returns the function that closes the child's ends after start (or on
-// failure) and our ends on failure.
-func (p *Process) pipes(cmd *exec.Cmd) (afterStart func(), onFailure func(), err error) {
-	child, err := p.stdioPipes()
-	if err != nil {
-		return nil, nil, err
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = child[0], child[1], child[2]
-	afterStart = func() { closeFiles(child[:]...) }
-	onFailure = func() { closeFiles(append(child[:], p.stdin, p.stdout, p.stderr)...) }
-	return afterStart, onFailure, nil
 }
 
 // stdioPipes creates the child's stdin, stdout and stderr pipes, keeps our

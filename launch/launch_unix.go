@@ -27,6 +27,9 @@ const reapWait = 2 * time.Second
 
 // sysProcess is the POSIX-specific state of a Process.
 type sysProcess struct {
+	// cmd is the started child (POSIX starts it through os/exec; Windows
+	// through a CreateProcess of launch's own).
+	cmd *exec.Cmd
 	// owner signals and reaps the tree when a launch guard owns it (Linux,
 	// docs/architecture.md "The launch guard"); nil when this process is
 	// the child's parent and does it itself.
@@ -85,7 +88,7 @@ func (p *Process) startDirect(ctx context.Context, cmd *exec.Cmd, stdin io.Reade
 	}
 	afterStart()
 	cmd.Env = nil // the child has it; many sessions at once need not keep copies
-	p.cmd = cmd
+	p.sys.cmd = cmd
 	p.root = proc{Pid: cmd.Process.Pid, PPid: os.Getpid(), Group: cmd.Process.Pid}
 	if st, err := startTimeOf(cmd.Process.Pid); err == nil {
 		p.root.StartTime = st
@@ -214,7 +217,7 @@ func (p *Process) killTree() (KillReport, error) {
 	}, func(table []proc) []proc { return descendants(p.root, table) })
 	// The root itself, through os.Process (a pidfd on Linux), which is a
 	// no-op once it has been reaped.
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.sys.cmd.Process.Signal(syscall.SIGKILL)
 	// Waiting for every exit, the root's included, means the tree is gone
 	// when KillTree returns. The root is never reaped here: it is os/exec's.
 	deadline := time.Now().Add(reapWait)
@@ -299,4 +302,18 @@ func freezeAndKill(leader int, groupSafe func([]proc, error) bool, victims func(
 	}
 	report.Swept = len(killed)
 	return report, killed, errors.Join(errs...)
+}
+
+// pipes creates the three pipes and wires the child's ends into cmd. It
+// returns the function that closes the child's ends after start (or on
+// failure) and our ends on failure.
+func (p *Process) pipes(cmd *exec.Cmd) (afterStart func(), onFailure func(), err error) {
+	child, err := p.stdioPipes()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = child[0], child[1], child[2]
+	afterStart = func() { closeFiles(child[:]...) }
+	onFailure = func() { closeFiles(append(child[:], p.stdin, p.stdout, p.stderr)...) }
+	return afterStart, onFailure, nil
 }

@@ -31,7 +31,7 @@ func TestWaitParksOnThePoller(t *testing.T) {
 			p := startDirectly(t, plan, Options{Stdin: stdin})
 			defer p.Close()
 			if tc.kill {
-				require.NoError(t, p.cmd.Process.Signal(unix.SIGKILL))
+				require.NoError(t, p.sys.cmd.Process.Signal(unix.SIGKILL))
 			}
 			status, err, ok := p.waitExitPolled()
 			require.True(t, ok, "the pidfd could not be polled")

@@ -81,7 +81,7 @@ func (p *Process) releaseChild() error {
 	if p.sys.reaped.Swap(true) {
 		return nil
 	}
-	err := p.cmd.Wait()
+	err := p.sys.cmd.Wait()
 	var exitErr interface{ ExitCode() int }
 	if err != nil && !errors.As(err, &exitErr) {
 		return failure.Wrap(failure.Process, err, "cannot reap the child")

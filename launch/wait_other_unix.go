@@ -14,10 +14,10 @@ import (
 // there is no portable wait-without-reap, so group signals after this point
 // are guarded by a process-table check instead (see groupSignalSafe).
 func (p *Process) waitChild() (ExitStatus, error) {
-	err := p.cmd.Wait()
+	err := p.sys.cmd.Wait()
 	p.sys.reaped.Store(true)
-	if p.cmd.ProcessState != nil {
-		return exitStatusOf(p.cmd.ProcessState), nil
+	if p.sys.cmd.ProcessState != nil {
+		return exitStatusOf(p.sys.cmd.ProcessState), nil
 	}
 	var exitErr interface{ ExitCode() int }
 	if errors.As(err, &exitErr) {
