@@ -1,7 +1,6 @@
 package mcpstage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -13,23 +12,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
-	"github.com/cursorkit/cursorkit/shim"
-	"github.com/cursorkit/cursorkit/supervise"
+	"github.com/cursorkit/cursorkit/internal/gitexec"
 )
 
-// Bounds of one git command. git runs here the way package review runs it
-// (discovery, shim, supervise); the two runners could share one helper
-// later.
+// Bounds of one git command, run through internal/gitexec as package
+// review runs git (the -c settings, the environment rules, discovery, shim
+// and supervise).
 const (
 	// gitTimeout bounds each git command; on it the command's tree is
 	// killed at once. Staging asks git small questions only.
 	gitTimeout = 10 * time.Second
-	// gitStderrTail is the stderr kept for a message (then bounded again
-	// by detail.Bound).
-	gitStderrTail = 4 << 10
 	// gitOutLimit is the stdout kept of a command (paths, a few lines).
 	gitOutLimit = 64 << 10
 )
@@ -75,186 +69,29 @@ type gitShape struct {
 	ExcludePath string
 }
 
-// gitConfig returns the -c settings every git command gets (as package
-// review): paths printed as they are, no filesystem monitor (a hook command
-// the repository's configuration could name), no colour, no pager.
-func gitConfig() []string {
-	return []string{
-		"-c", "core.quotepath=off",
-		"-c", "core.fsmonitor=false",
-		"-c", "color.ui=false",
-		"--no-pager",
-	}
-}
-
-// gitEnvDrop returns the variables a child git never inherits (as package
-// review): the external diff and pager commands, and everything that would
-// point git at another repository than the one at the directory asked
-// about.
-func gitEnvDrop() []string {
-	return []string{
-		"GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "PAGER",
-		"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-		"GIT_PREFIX", "GIT_CEILING_DIRECTORIES",
-	}
-}
-
-// gitEnvSet returns what is added to every git command's environment:
-// never prompt, never page, take no optional locks (staging only reads the
-// index), and print messages in English (their text is read).
-func gitEnvSet() []string {
-	return []string{
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_PAGER=cat",
-		"PAGER=cat",
-		"GIT_OPTIONAL_LOCKS=0",
-		"LC_ALL=C",
-	}
-}
-
-// gitEnv returns env without gitEnvDrop() and with gitEnvSet() (names
-// compared case-insensitively when foldCase: Windows).
-func gitEnv(env []string, foldCase bool) []string {
-	drop, set := gitEnvDrop(), gitEnvSet()
-	same := func(a, b string) bool { return a == b || foldCase && strings.EqualFold(a, b) }
-	out := make([]string, 0, len(env)+len(set))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if slices.ContainsFunc(drop, func(d string) bool { return same(name, d) }) ||
-			slices.ContainsFunc(set, func(s string) bool { n, _, _ := strings.Cut(s, "="); return same(name, n) }) {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, set...)
-}
-
-// envValue returns the value of name in env (case-insensitively on
-// Windows; the last one wins).
-func envValue(env []string, name, goos string) string {
-	val := ""
-	for _, kv := range env {
-		n, v, ok := strings.Cut(kv, "=")
-		if ok && (n == name || goos == "windows" && strings.EqualFold(n, name)) {
-			val = v
-		}
-	}
-	return val
-}
-
-// gitRunner runs git commands the way cursorkit runs every child: the
-// program resolved by discovery as the bare name git on PATH, planned by
-// shim, started and supervised by supervise under a total deadline with
-// the tree killed at once, stdout bounded and stderr kept as a short tail.
-type gitRunner struct {
-	res  discovery.Resolution
-	shim shim.Options
-	env  []string
-}
-
-// gitResult is one git command's answer.
-type gitResult struct {
-	out      []byte
-	exitCode int
-	stderr   string
-}
+// gitRunner runs git commands through internal/gitexec, each under
+// gitTimeout with at most gitOutLimit bytes of stdout kept.
+type gitRunner struct{ r *gitexec.Runner }
 
 // newGitRunner resolves git on the PATH of env (nil: this process's) with
 // goos's rules. found is false, with no error, when git is not on PATH;
 // only a cancelled or timed-out resolution is an error.
 func newGitRunner(ctx context.Context, env []string, goos string) (g *gitRunner, found bool, err error) {
-	if env == nil {
-		env = os.Environ()
-	}
-	denv := discovery.EnvFromOS()
-	denv.GOOS = goos
-	denv.Path, denv.PathExt = envValue(env, "PATH", goos), envValue(env, "PATHEXT", goos)
-	res, err := discovery.Resolve(ctx, discovery.Candidate{Value: "git", Source: discovery.SourcePath}, denv, discovery.OSFS())
-	if err != nil {
-		switch failure.KindOf(err) {
-		case failure.Cancelled, failure.Timeout:
-			return nil, false, err
-		}
+	r, err := gitexec.New(ctx, env, goos)
+	if gitexec.Missing(err) {
 		return nil, false, nil
 	}
-	opts := shim.OptionsFromOS()
-	opts.GOOS = goos
-	return &gitRunner{res: res, shim: opts, env: gitEnv(env, goos == "windows")}, true, nil
-}
-
-// run runs git with globals, then args (after the common -c settings), in
-// dir. A run that did not end with an exit code (not started, timed out,
-// cancelled, killed) is an error; the exit code is the caller's to judge.
-func (g *gitRunner) run(ctx context.Context, dir string, args ...string) (gitResult, error) {
-	what := "git"
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			what = "git " + a
-			break
-		}
-	}
-	plan, err := shim.Build(g.res, append(gitConfig(), args...), g.shim)
 	if err != nil {
-		return gitResult{}, failure.Wrap(failure.KindOf(err), err, "%s cannot be launched", what)
+		return nil, false, err
 	}
-	var out bytes.Buffer
-	o := supervise.Run(ctx, plan, supervise.Options{
-		Dir:             dir,
-		Env:             g.env,
-		TotalTimeout:    gitTimeout,
-		MaxLineBytes:    gitOutLimit,
-		StderrTailBytes: gitStderrTail,
-		Lines:           supervise.KeepEndings,
-		OnLine: func(line []byte) error {
-			out.Write(line[:min(len(line), max(gitOutLimit-out.Len(), 0))])
-			return nil
-		},
-	})
-	r := gitResult{out: out.Bytes(), exitCode: o.ExitCode, stderr: o.StderrTail}
-	switch o.Ending {
-	case supervise.Exited:
-		if o.Signal != 0 {
-			return r, failure.New(failure.Died, "%s was killed by signal %d", what, o.Signal)
-		}
-		return r, nil
-	case supervise.Cancelled:
-		return r, failure.Wrap(failure.Cancelled, o.Err, "%s was cancelled", what)
-	case supervise.TotalTimeout, supervise.FirstLineTimeout, supervise.IdleTimeout:
-		return r, failure.New(failure.Timeout, "%s did not finish within %s; its process tree was killed", what, gitTimeout)
-	case supervise.SpawnFailed:
-		kind := failure.KindOf(o.Err)
-		if kind == failure.MissingCLI {
-			kind = failure.Setup
-		}
-		return r, failure.Wrap(kind, o.Err, "git could not be started")
-	}
-	if o.Err == nil {
-		return r, nil
-	}
-	return r, failure.Wrap(failure.Process, o.Err, "%s failed", what)
+	return &gitRunner{r: r}, true, nil
 }
 
-// why is a bounded reason from git's stderr: its last "fatal:" or
-// "error:" line, else its last line, else the exit code.
-func (r gitResult) why() string {
-	pick, last := "", ""
-	for _, l := range strings.Split(r.stderr, "\n") {
-		if l = strings.TrimSpace(l); l == "" {
-			continue
-		}
-		last = l
-		if strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") {
-			pick = l
-		}
-	}
-	if pick == "" {
-		pick = last
-	}
-	if pick == "" {
-		return "exit " + strconv.Itoa(r.exitCode)
-	}
-	return detail.Bound(pick)
+// run runs git with args in dir (gitexec.Runner.Run: a run that did not
+// end with an exit code is an error, named after the first argument that
+// is not an option; the exit code is the caller's to judge).
+func (g *gitRunner) run(ctx context.Context, dir string, args ...string) (gitexec.Result, error) {
+	return g.r.Run(ctx, dir, gitTimeout, gitOutLimit, args...)
 }
 
 // resolveGit returns the git shape of dir (which may be a subdirectory of a
@@ -316,18 +153,18 @@ func resolveGitWith(ctx context.Context, env []string, goos, dir string) (gitSha
 	if err != nil {
 		return gitShape{}, err
 	}
-	if r.exitCode != 0 {
-		if r.exitCode == 128 && strings.Contains(r.stderr, "not a git repository") {
+	if r.ExitCode != 0 {
+		if r.ExitCode == 128 && strings.Contains(r.Stderr, "not a git repository") {
 			if dotGit, ok := findDotGit(real); ok {
 				return gitShape{}, failure.New(failure.Setup,
 					"git does not take %s for a git work tree, yet %s is there: cursorkit cannot exclude its files; repair the repository or run elsewhere",
-					detail.Bound(abs), detail.Bound(dotGit)).WithDetail(r.why())
+					detail.Bound(abs), detail.Bound(dotGit)).WithDetail(r.Why())
 			}
 			return none, nil
 		}
-		return gitShape{}, failure.New(failure.Setup, "git cannot tell the work tree of %s (exit %d)", detail.Bound(abs), r.exitCode).WithDetail(r.why())
+		return gitShape{}, failure.New(failure.Setup, "git cannot tell the work tree of %s (exit %d)", detail.Bound(abs), r.ExitCode).WithDetail(r.Why())
 	}
-	lines := strings.Split(strings.TrimRight(string(r.out), "\r\n"), "\n")
+	lines := strings.Split(strings.TrimRight(string(r.Out), "\r\n"), "\n")
 	for i := range lines {
 		lines[i] = strings.TrimRight(lines[i], "\r")
 	}
@@ -410,10 +247,10 @@ func isTrackedWith(ctx context.Context, env []string, goos string, shape gitShap
 		return false, err
 	}
 	switch {
-	case r.exitCode == 0:
+	case r.ExitCode == 0:
 		return true, nil
-	case r.exitCode == 1 && strings.Contains(r.stderr, "did not match"):
+	case r.ExitCode == 1 && strings.Contains(r.Stderr, "did not match"):
 		return false, nil
 	}
-	return false, failure.New(failure.Process, "git ls-files failed (exit %d) in %s", r.exitCode, detail.Bound(shape.Root)).WithDetail(r.why())
+	return false, failure.New(failure.Process, "git ls-files failed (exit %d) in %s", r.ExitCode, detail.Bound(shape.Root)).WithDetail(r.Why())
 }

@@ -278,13 +278,6 @@ func TestIsTracked(t *testing.T) {
 	}
 }
 
-func TestGitEnv(t *testing.T) {
-	got := gitEnv([]string{"PATH=/bin", "GIT_DIR=x", "git_work_tree=y", "GIT_CEILING_DIRECTORIES=/", "GIT_TERMINAL_PROMPT=1", "HOME=/h"}, true)
-	assert.Equal(t, []string{"PATH=/bin", "HOME=/h", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C"}, got)
-	got = gitEnv([]string{"git_dir=y"}, false)
-	assert.Contains(t, got, "git_dir=y", "names are case-sensitive off Windows")
-}
-
 func TestGitKindString(t *testing.T) {
 	assert.Equal(t, "none", gitNone.String())
 	assert.Equal(t, "repository", gitRepo.String())

@@ -186,9 +186,9 @@ func (g *git) toplevel(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root := strings.TrimRight(string(r.out), "\r\n")
-	if r.exitCode != 0 || root == "" {
-		return "", failure.New(failure.Input, "not a git work tree: %s", detail.Bound(dir)).WithDetail(r.why())
+	root := strings.TrimRight(string(r.Out), "\r\n")
+	if r.ExitCode != 0 || root == "" {
+		return "", failure.New(failure.Input, "not a git work tree: %s", detail.Bound(dir)).WithDetail(r.Why())
 	}
 	return root, nil
 }
@@ -199,9 +199,9 @@ func (g *git) head(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	switch r.exitCode {
+	switch r.ExitCode {
 	case 0:
-		return strings.TrimSpace(string(r.out)), nil
+		return strings.TrimSpace(string(r.Out)), nil
 	case 1:
 		return "", nil
 	}
@@ -215,10 +215,10 @@ func (g *git) dirty(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if r.exitCode != 0 {
+	if r.ExitCode != 0 {
 		return false, r.failed("status")
 	}
-	return len(r.out) > 0 || r.truncated, nil
+	return len(r.Out) > 0 || r.Truncated, nil
 }
 
 // diffFlags returns the flags of every diff: git's own format whatever the
@@ -237,10 +237,10 @@ func (g *git) workingTree(ctx context.Context, d *Diff) error {
 		if err != nil {
 			return err
 		}
-		if r.exitCode != 0 {
+		if r.ExitCode != 0 {
 			return r.failed("hash-object")
 		}
-		from = strings.TrimSpace(string(r.out))
+		from = strings.TrimSpace(string(r.Out))
 	} else {
 		d.Base = "HEAD"
 	}
@@ -256,10 +256,10 @@ func (g *git) workingTree(ctx context.Context, d *Diff) error {
 	if err != nil {
 		return err
 	}
-	if r.exitCode != 0 || r.truncated {
+	if r.ExitCode != 0 || r.Truncated {
 		return r.failed("ls-files")
 	}
-	untracked := splitZ(r.out)
+	untracked := splitZ(r.Out)
 	for i, path := range untracked {
 		if i >= MaxUntrackedDiffs || text.Len() >= MaxCollectBytes {
 			d.Truncated = true
@@ -291,12 +291,12 @@ func (g *git) diffInto(ctx context.Context, d *Diff, text *bytes.Buffer, args ..
 	if err != nil {
 		return err
 	}
-	if r.exitCode != 0 && (r.exitCode != 1 || !slices.Contains(args, "--no-index")) {
+	if r.ExitCode != 0 && (r.ExitCode != 1 || !slices.Contains(args, "--no-index")) {
 		return r.failed(args[0])
 	}
-	text.Write(r.out)
-	d.Size += r.size
-	d.Truncated = d.Truncated || r.truncated
+	text.Write(r.Out)
+	d.Size += r.Size
+	d.Truncated = d.Truncated || r.Truncated
 	return nil
 }
 
@@ -308,10 +308,10 @@ func (g *git) names(ctx context.Context, args ...string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.exitCode != 0 || r.truncated {
+	if r.ExitCode != 0 || r.Truncated {
 		return nil, r.failed(args[0] + " --name-only")
 	}
-	return splitZ(r.out), nil
+	return splitZ(r.Out), nil
 }
 
 // branch collects the range from the merge base of base and HEAD to HEAD.
@@ -335,13 +335,13 @@ func (g *git) branch(ctx context.Context, d *Diff, base string) error {
 	if err != nil {
 		return err
 	}
-	switch r.exitCode {
+	switch r.ExitCode {
 	case 0:
-		d.MergeBase = strings.TrimSpace(string(r.out))
+		d.MergeBase = strings.TrimSpace(string(r.Out))
 	case 1:
 		return failure.New(failure.Input, "base %q and HEAD have no common ancestor", detail.Cut(d.Base, 120))
 	default:
-		return failure.New(failure.Input, "base %q is not a commit in this repository", detail.Cut(d.Base, 120)).WithDetail(r.why())
+		return failure.New(failure.Input, "base %q is not a commit in this repository", detail.Cut(d.Base, 120)).WithDetail(r.Why())
 	}
 	files, err := g.names(ctx, "diff", d.MergeBase, "HEAD")
 	if err != nil {
@@ -363,7 +363,7 @@ func (g *git) exists(ctx context.Context, ref string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return r.exitCode == 0, nil
+	return r.ExitCode == 0, nil
 }
 
 // defaultBase picks a branch review's base when none is given: the
@@ -374,7 +374,7 @@ func (g *git) defaultBase(ctx context.Context, d *Diff) error {
 	if err != nil {
 		return err
 	}
-	if up := strings.TrimSpace(string(r.out)); r.exitCode == 0 && up != "" {
+	if up := strings.TrimSpace(string(r.Out)); r.ExitCode == 0 && up != "" {
 		d.Base, d.BaseSource = up, BaseFromUpstream
 		return nil
 	}
@@ -382,7 +382,7 @@ func (g *git) defaultBase(ctx context.Context, d *Diff) error {
 	if err != nil {
 		return err
 	}
-	if ref := strings.TrimSpace(string(r.out)); r.exitCode == 0 && ref != "" {
+	if ref := strings.TrimSpace(string(r.Out)); r.ExitCode == 0 && ref != "" {
 		if ok, err := g.exists(ctx, ref); err != nil {
 			return err
 		} else if ok {

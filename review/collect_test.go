@@ -365,10 +365,3 @@ func TestParseScope(t *testing.T) {
 		})
 	}
 }
-
-func TestGitEnv(t *testing.T) {
-	got := gitEnv([]string{"PATH=/bin", "GIT_EXTERNAL_DIFF=x", "git_dir=y", "GIT_TERMINAL_PROMPT=1", "HOME=/h"}, true)
-	assert.Equal(t, []string{"PATH=/bin", "HOME=/h", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C"}, got)
-	got = gitEnv([]string{"git_dir=y"}, false)
-	assert.Contains(t, got, "git_dir=y", "POSIX names are case-sensitive")
-}
