@@ -13,10 +13,12 @@ import (
 	"github.com/cursorkit/cursorkit/mcpstage"
 )
 
-// BenchmarkStageRelease measures a stage and its release on an idle
-// repository worktree, git calls included (the goal is a median of at
-// most 20 ms; scripts/bench prints PASS or MISS), with `git rev-parse`
-// alone as the baseline of one git call.
+// BenchmarkStageRelease measures what a turn with --mcp-server spends on
+// staging: New, a stage and its release on an idle repository worktree,
+// its two git calls (the shape in New, the tracked check in Stage)
+// included (the goal is a median of at most 20 ms; scripts/bench prints
+// PASS or MISS), with `git rev-parse` alone as the baseline of one git
+// call.
 func BenchmarkStageRelease(b *testing.B) {
 	if _, err := exec.LookPath("git"); err != nil {
 		b.Skip("no git on PATH")

@@ -184,6 +184,15 @@ func TestConcurrentStagersAndAnOperator(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// The operator saves once more after every stager is done: its last
+	// bytes are then what the file must hold.
+	counter := func() int {
+		b, _ := os.ReadFile(filepath.Join(work, opCounter))
+		n, _ := strconv.Atoi(string(b))
+		return n
+	}
+	after := counter()
+	testkit.Eventually(t, "an operator save after the stagers", 20*time.Second, func() bool { return counter() > after })
 	require.NoError(t, os.WriteFile(filepath.Join(work, opStop), nil, 0o644))
 	select {
 	case err := <-opDone:

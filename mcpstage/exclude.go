@@ -49,7 +49,10 @@ const (
 // git status: the config, the state file, the lock directory, each
 // anchored at the work tree's root.
 func exclusionPatterns() []string {
-	return []string{"/.cursor/mcp.json", "/.cursor/.cursorkit-mcp-state.json", "/.cursor/.cursorkit-mcp.lock/"}
+	return []string{"/.cursor/mcp.json", "/.cursor/.cursorkit-mcp-state.json", "/.cursor/.cursorkit-mcp.lock/",
+		// The temporary files of an atomic write (internal/safefile) that a
+		// kill left behind, until the next locked step sweeps them.
+		"/.cursor/.mcp.json.*.tmp", "/.cursor/..cursorkit-mcp-state.json.*.tmp"}
 }
 
 // excludeLockDir is the bootstrap lock directory of shape's exclude file.

@@ -39,7 +39,7 @@ func block(joined bool, roots ...string) string {
 	if joined {
 		b.WriteString("# (cursorkit ended the line above this block)\n")
 	}
-	b.WriteString("/.cursor/mcp.json\n/.cursor/.cursorkit-mcp-state.json\n/.cursor/.cursorkit-mcp.lock/\n")
+	b.WriteString("/.cursor/mcp.json\n/.cursor/.cursorkit-mcp-state.json\n/.cursor/.cursorkit-mcp.lock/\n/.cursor/.mcp.json.*.tmp\n/.cursor/..cursorkit-mcp-state.json.*.tmp\n")
 	for _, r := range roots {
 		b.WriteString("# worktree: " + r + "\n")
 	}
@@ -170,7 +170,7 @@ func TestMalformedBlocks(t *testing.T) {
 	const (
 		start = "# >>> cursorkit >>>\n"
 		end   = "# <<< cursorkit <<<\n"
-		pats  = "/.cursor/mcp.json\n/.cursor/.cursorkit-mcp-state.json\n/.cursor/.cursorkit-mcp.lock/\n"
+		pats  = "/.cursor/mcp.json\n/.cursor/.cursorkit-mcp-state.json\n/.cursor/.cursorkit-mcp.lock/\n/.cursor/.mcp.json.*.tmp\n/.cursor/..cursorkit-mcp-state.json.*.tmp\n"
 	)
 	tests := []struct {
 		name       string

@@ -204,7 +204,7 @@ func own(dir string, now func() time.Time) (*dirLock, error) {
 	o.Hostname, _ = os.Hostname()
 	data, err := json.Marshal(o)
 	if err == nil {
-		err = safefile.Write(filepath.Join(dir, ownerFile), append(data, '\n'), 0o600)
+		err = writeOwner(dir, append(data, '\n'))
 	}
 	if err != nil {
 		// The directory has no owner file, so nobody would ever reclaim
@@ -389,6 +389,30 @@ func claim(dir, why string) (string, bool) {
 // which nobody steals and whose error tells the operator what to do.
 func unclaim(dir, claimed string) {
 	_ = os.Rename(claimed, filepath.Join(dir, ownerFile))
+}
+
+// writeOwner puts the owner file in place whole: written under a
+// temporary name in dir, then renamed, so no reader ever sees a part of it
+// (a kill between the two leaves no owner file, which the lock's rules
+// cover). Unlike a config or the manifest it is not synced to the disk: a
+// lock lives for milliseconds and means nothing after a reboot, and the
+// two syncs were most of what a stage spent outside git.
+func writeOwner(dir string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+ownerFile+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), filepath.Join(dir, ownerFile))
+	}
+	if werr != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return werr
 }
 
 // randomHex returns 16 random hex digits, for claim names.

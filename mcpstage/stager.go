@@ -176,14 +176,29 @@ func (s *Stager) bootstrap(ctx context.Context) (created bool, err error) {
 	return created, s.checkWritable()
 }
 
-// lock takes the worktree's main lock (.cursor/.cursorkit-mcp.lock).
+// lock takes the worktree's main lock (.cursor/.cursorkit-mcp.lock) and
+// sweeps the temporary files a writer killed mid-write left: every write
+// of the config and the manifest happens under this lock, so any such
+// file now is a dead writer's.
 func (s *Stager) lock(ctx context.Context) (*dirLock, error) {
 	l, err := acquireDirLock(ctx, s.lockPath, mainLockPolicy(), s.now)
 	if err != nil {
 		return nil, err
 	}
 	s.at("locked")
+	s.sweepTemporaries()
 	return l, nil
+}
+
+// sweepTemporaries removes internal/safefile's leftover temporary files of
+// the config and the manifest.
+func (s *Stager) sweepTemporaries() {
+	for _, base := range []string{ConfigFile, StateFile} {
+		left, _ := filepath.Glob(filepath.Join(s.cursorDir, "."+base+".*.tmp"))
+		for _, f := range left {
+			_ = os.Remove(f)
+		}
+	}
 }
 
 // recover brings the journal to a decision against the config's bytes
@@ -288,10 +303,18 @@ func entries(st *state) []keyedEntry {
 	return out
 }
 
+// errRaced: the config changed between the read a change was decided on
+// and the write (an operator's save, which takes no lock).
+var errRaced = errors.New("the config changed while cursorkit was writing it")
+
 // mutate journals next, replaces the config with it (or removes it), and
 // promotes the journal record: a crash at any point leaves bytes that
-// recover tells apart.
-func (s *Stager) mutate(st *state, kind string, next content) error {
+// recover tells apart. The config is read again right before it is
+// replaced: bytes other than was (an operator saved meanwhile) are
+// errRaced and nothing is replaced, so an operator's edit is never
+// overwritten by a change decided on older bytes (the window left is the
+// rename itself).
+func (s *Stager) mutate(st *state, kind string, was, next content) error {
 	seq := int64(1)
 	if st.Confirmed != nil {
 		seq = st.Confirmed.Seq + 1
@@ -301,6 +324,11 @@ func (s *Stager) mutate(st *state, kind string, next content) error {
 		return err
 	}
 	s.at("journalled")
+	if now, err := readConfig(s.configPath); err != nil {
+		return err
+	} else if !now.same(was) {
+		return errRaced
+	}
 	if next.Present {
 		if err := safefile.Write(s.configPath, next.Raw, 0o600); err != nil {
 			return failure.Wrap(failure.Setup, err, "writing %s", s.configPath)
@@ -323,6 +351,27 @@ func (s *Stager) mutate(st *state, kind string, next content) error {
 // or the operator's latest edit; an edit that kept cursorkit's keys has
 // them stripped (the only case the operator's bytes are re-laid out).
 func (s *Stager) sync(st *state, cur content) error {
+	for attempt := 1; ; attempt++ {
+		err := s.syncOnce(st, cur)
+		if !errors.Is(err, errRaced) {
+			return err
+		}
+		if attempt == maxRaces {
+			return failure.Wrap(failure.Resource, err, "%s kept changing while cursorkit wrote it; try again", s.configPath)
+		}
+		// The operator's new bytes are read (and latched) and the change
+		// decided again on them.
+		if cur, err = s.recover(st); err != nil {
+			return err
+		}
+	}
+}
+
+// maxRaces bounds the retries of a change an operator's saves keep
+// overtaking.
+const maxRaces = 5
+
+func (s *Stager) syncOnce(st *state, cur content) error {
 	if st.Quarantine != nil {
 		return nil
 	}
@@ -352,7 +401,7 @@ func (s *Stager) sync(st *state, cur content) error {
 		if !target.Present {
 			kind = kindDelete
 		}
-		return s.mutate(st, kind, target)
+		return s.mutate(st, kind, cur, target)
 	}
 	var base []byte
 	if cur.Present {
@@ -366,7 +415,7 @@ func (s *Stager) sync(st *state, cur content) error {
 	if cur.same(next) {
 		return nil
 	}
-	return s.mutate(st, kindWrite, next)
+	return s.mutate(st, kindWrite, cur, next)
 }
 
 // Stage adds entry to the worktree's config under a new lease and
@@ -426,11 +475,11 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 	}
 	s.dropDead(ctx, st)
 	if st.Baseline == nil {
+		// Stored before any config byte is written: in the same manifest
+		// write as the first journal record (mutate), or here when no
+		// write follows.
 		base := cur
 		st.Baseline = &base
-		if err := writeState(s.statePath, st); err != nil {
-			return Lease{}, err
-		}
 		s.at("baseline")
 	}
 	id := newID()
