@@ -225,14 +225,21 @@ func TestPeersKeepEachOthersEntries(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(dir, ".cursor"))
 }
 
+// stagedIn stages entry in a worktree of kind (aShape) and returns the
+// stager, the lease and the config's path.
+func stagedIn(t *testing.T, kind string) (s *mcpstage.Stager, lease mcpstage.Lease, dir, config string) {
+	t.Helper()
+	dir = aShape(t, kind)
+	s, err := mcpstage.New(context.Background(), dir, mcpstage.Options{})
+	require.NoError(t, err)
+	lease, err = s.Stage(context.Background(), entry)
+	require.NoError(t, err)
+	return s, lease, dir, filepath.Join(dir, ".cursor", "mcp.json")
+}
+
 func TestOperatorEditIsKept(t *testing.T) {
 	ctx := context.Background()
-	dir := aShape(t, "repository")
-	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
-	require.NoError(t, err)
-	lease, err := s.Stage(ctx, entry)
-	require.NoError(t, err)
-	config := filepath.Join(dir, ".cursor", "mcp.json")
+	s, lease, dir, config := stagedIn(t, "repository")
 	// The operator adds a server of their own and drops cursorkit's.
 	edit := `{"mcpServers": {"mine": {"command": "x", "args": []}}}`
 	require.NoError(t, os.WriteFile(config, []byte(edit), 0o644))
@@ -253,19 +260,14 @@ func TestOperatorEditIsKept(t *testing.T) {
 
 func TestQuarantine(t *testing.T) {
 	ctx := context.Background()
-	dir := aShape(t, "worktree")
-	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
-	require.NoError(t, err)
-	lease, err := s.Stage(ctx, entry)
-	require.NoError(t, err)
-	config := filepath.Join(dir, ".cursor", "mcp.json")
+	s, lease, _, config := stagedIn(t, "worktree")
 	broken := []byte(`{"mcpServers": {"` + lease.Key + `": {"command": "node"`)
 	require.NoError(t, os.WriteFile(config, broken, 0o644))
 
 	require.NoError(t, s.Release(ctx, lease.ID))
 	got, _ := readMaybe(t, config)
 	assert.Equal(t, string(broken), got, "a quarantined config is never written")
-	_, err = s.Stage(ctx, entry)
+	_, err := s.Stage(ctx, entry)
 	require.Error(t, err)
 	assert.Equal(t, failure.Setup, failure.KindOf(err))
 	assert.Contains(t, err.Error(), "To recover")
@@ -384,12 +386,7 @@ func TestMain(m *testing.M) {
 // the backstop still does not take it over, and a normal release does.
 func TestReleaseOnExitNeverWaitsNorTakesOver(t *testing.T) {
 	ctx := context.Background()
-	dir := aShape(t, "repository")
-	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
-	require.NoError(t, err)
-	lease, err := s.Stage(ctx, entry)
-	require.NoError(t, err)
-	config := filepath.Join(dir, ".cursor", "mcp.json")
+	s, lease, dir, config := stagedIn(t, "repository")
 	staged, _ := readMaybe(t, config)
 
 	exe, err := os.Executable()
