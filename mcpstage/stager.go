@@ -371,6 +371,17 @@ func (s *Stager) sync(st *state, cur content) error {
 // overtaking.
 const maxRaces = 5
 
+// caughtUpLater is a heartbeat's or a release's view of a sync error: a
+// config an operator kept saving over is not a failure of the lease
+// change, which the manifest already holds (its journal record stays, and
+// the next locked step writes the config); every other error is.
+func caughtUpLater(err error) error {
+	if errors.Is(err, errRaced) {
+		return nil
+	}
+	return err
+}
+
 func (s *Stager) syncOnce(st *state, cur content) error {
 	if st.Quarantine != nil {
 		return nil
@@ -548,7 +559,10 @@ func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur
 	if err := fn(st, cur); err != nil {
 		return true, err
 	}
-	if len(st.Leases) > 0 || st.Quarantine != nil {
+	// A change an operator's saves kept overtaking leaves its journal
+	// record: the state is kept (never the last cleanup) and the next
+	// locked step brings the config up to date.
+	if len(st.Leases) > 0 || st.Quarantine != nil || st.Pending != nil {
 		return true, writeState(s.statePath, st)
 	}
 	return true, s.finish(ctx, st, release, try)
@@ -594,7 +608,7 @@ func (s *Stager) Heartbeat(ctx context.Context, id string) error {
 		}
 		l.HeartbeatAt = s.now()
 		s.dropDead(ctx, st)
-		return s.sync(st, cur)
+		return caughtUpLater(s.sync(st, cur))
 	})
 	if err == nil && !ok {
 		err = failure.New(failure.Input, "no lease %s in %s", quote(id), s.shape.Root)
@@ -625,7 +639,7 @@ func (s *Stager) release(ctx context.Context, id string, try bool) error {
 		}
 		delete(st.Leases, id)
 		s.dropDead(ctx, st)
-		return s.sync(st, cur)
+		return caughtUpLater(s.sync(st, cur))
 	})
 	if err == nil && !ok {
 		err = failure.New(failure.Input, "no lease %s in %s", quote(id), s.shape.Root)
