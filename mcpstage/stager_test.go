@@ -295,7 +295,6 @@ func TestQuarantine(t *testing.T) {
 	assert.False(t, st.Excluded)
 }
 
-
 func TestRefusals(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
