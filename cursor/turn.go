@@ -4,53 +4,28 @@ import (
 	"bytes"
 	"encoding/json/jsontext"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// Mode is how much the agent may do in a turn. It decides both the agent's
-// flags (Args) and the tools the Decoder lets it use. The zero Mode is
+// Mode is how much the agent may do in a turn (agent.Mode). It decides
+// both the agent's flags (Args) and the tools the Decoder lets it use:
+// ModePlan is `--mode plan`, ModeAsk `--mode ask`, ModeWrite `--force` with
+// the tools that change files and run commands allowed. The zero Mode is
 // ModePlan.
-type Mode string
+type Mode = agent.Mode
 
+// The modes (agent's).
 const (
-	// ModePlan is read-only planning: `--mode plan`.
-	ModePlan Mode = "plan"
-	// ModeAsk is read-only questions and answers: `--mode ask`.
-	ModeAsk Mode = "ask"
-	// ModeWrite is coding: `--force`, with the tools that change files
-	// and run commands allowed.
-	ModeWrite Mode = "write"
+	ModePlan  = agent.ModePlan
+	ModeAsk   = agent.ModeAsk
+	ModeWrite = agent.ModeWrite
 )
 
-// ParseMode returns the Mode named s: "plan", "ask", "write" (also spelled
-// "coding"), or ModePlan for "". Anything else is a failure.Input error.
-func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "", "plan":
-		return ModePlan, nil
-	case "ask":
-		return ModeAsk, nil
-	case "write", "coding":
-		return ModeWrite, nil
-	}
-	return "", failure.New(failure.Input, "unknown mode %s (want plan, ask or write)", boundedQuote(s, 40))
-}
-
-// resolve returns m with "" as ModePlan, or a failure.Input error for a
-// Mode that is none of the three.
-func (m Mode) resolve() (Mode, error) {
-	switch m {
-	case "":
-		return ModePlan, nil
-	case ModePlan, ModeAsk, ModeWrite:
-		return m, nil
-	}
-	return "", failure.New(failure.Input, "unknown mode %s", boundedQuote(string(m), 40))
-}
+// ParseMode returns the Mode named s (agent.ParseMode).
+func ParseMode(s string) (Mode, error) { return agent.ParseMode(s) }
 
 // Turn is what one prompt turn asks of the agent. The prompt travels on
 // the agent's stdin only, never in its argv.
@@ -113,7 +88,7 @@ type Turn struct {
 // control characters, and a model of "auto" or "default" (which route to a
 // model no event reports) are failure.Input errors.
 func Args(t Turn) ([]string, error) {
-	mode, err := t.Mode.resolve()
+	mode, err := t.Mode.Resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +133,7 @@ func Args(t Turn) ([]string, error) {
 		args = append(args, "--approve-mcps")
 	}
 	if t.Model != "" {
-		if err := checkValue("model", t.Model); err != nil {
+		if err := agent.CheckValue("model", t.Model); err != nil {
 			return nil, err
 		}
 		if m := strings.ToLower(t.Model); m == "auto" || m == "default" {
@@ -167,29 +142,12 @@ func Args(t Turn) ([]string, error) {
 		args = append(args, "--model", t.Model)
 	}
 	if t.Resume != "" {
-		if err := checkValue("resume session id", t.Resume); err != nil {
+		if err := agent.CheckValue("resume session id", t.Resume); err != nil {
 			return nil, err
 		}
 		args = append(args, "--resume", t.Resume)
 	}
 	return args, nil
-}
-
-// checkValue refuses values the agent's option parser could take for an
-// option, or that no model id or session id holds.
-func checkValue(what, v string) error {
-	if len(v) > 256 {
-		return failure.New(failure.Input, "%s is longer than 256 bytes", what)
-	}
-	if v[0] == '-' {
-		return failure.New(failure.Input, "%s %s starts with '-'", what, boundedQuote(v, 64))
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c <= ' ' || c == 0x7f {
-			return failure.New(failure.Input, "%s %s holds %s at byte %d", what, boundedQuote(v, 64), quoteChar(c), i)
-		}
-	}
-	return nil
 }
 
 // readOnlyTools are the tools every mode allows; writeTools are those
@@ -212,7 +170,7 @@ type allowlist struct {
 // newAllowlist returns the tools of mode plus extra, or a failure.Input
 // error for an unknown mode or a bad tool name.
 func newAllowlist(mode Mode, extra []string) (allowlist, error) {
-	mode, err := mode.resolve()
+	mode, err := mode.Resolve()
 	if err != nil {
 		return allowlist{}, err
 	}
@@ -227,7 +185,7 @@ func newAllowlist(mode Mode, extra []string) (allowlist, error) {
 // (sandboxedTable), or a failure.Input error for a mode that cannot be
 // sandboxed or any extra tool.
 func newSandboxedAllowlist(mode Mode, extra []string) (allowlist, error) {
-	mode, err := mode.resolve()
+	mode, err := mode.Resolve()
 	if err != nil {
 		return allowlist{}, err
 	}
@@ -377,24 +335,7 @@ func mcpServerOf(args jsontext.Value) (server string, ok bool) {
 }
 
 // boundedQuote quotes s for a message, cut to at most max bytes of s.
-func boundedQuote(s string, max int) string {
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:max]) + "…"
-}
+func boundedQuote(s string, max int) string { return agent.Quote(s, max) }
 
-// quoteChar quotes one byte for a message: 'a', '\n', '"\xff"'.
-func quoteChar(c byte) string {
-	switch c {
-	case '\'':
-		return `'\''`
-	case '"':
-		return `'"'`
-	}
-	s := strconv.Quote(string(rune(c)))
-	if c >= utf8.RuneSelf {
-		s = `"\x` + strconv.FormatUint(uint64(c), 16) + `"`
-	}
-	return "'" + s[1:len(s)-1] + "'"
-}
+// quoteChar quotes one byte for a message (agent.QuoteByte).
+func quoteChar(c byte) string { return agent.QuoteByte(c) }

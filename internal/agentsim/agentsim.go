@@ -216,6 +216,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 			return s.spawnIntermediate(args[1:])
 		}
 	}
+	if path := getenv(EnvReplay); path != "" {
+		return s.replay(path)
+	}
 	s.notePID("main")
 	inv, err := parseArgs(args)
 	s.inv = inv

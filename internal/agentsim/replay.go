@@ -1,0 +1,97 @@
+package agentsim
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+)
+
+// The replay stand-in: with EnvReplay set, the simulator is no cursor-agent
+// but a stand-in for any other agent CLI (claude, codex, gemini), behind the
+// same Install copies, .cmd shims and process watches. It plays a recorded
+// stream instead of a scenario:
+//
+//   - `--version` (anywhere in argv) prints EnvReplayVersion and exits 0;
+//   - anything else reads stdin to its end, appends the invocation to
+//     EnvRecord, writes EnvReplay's file to stdout line by line
+//     (EnvEventDelay between lines), EnvReplayStderr's text to stderr, and
+//     exits with EnvReplayExit (default 0); with EnvReplayHang set it then
+//     sleeps until killed (bounded by EnvHangLimit) with its stdout open,
+//     after leaving a helper worker when EnvReplayHang is "worker".
+//
+// The stand-in checks nothing about its arguments: the tests read them from
+// the record file, so what the backend under test passed is what is checked.
+const (
+	// EnvReplay names the file whose bytes a prompt turn writes to stdout.
+	EnvReplay = "CURSORKIT_SIM_REPLAY"
+	// EnvReplayVersion is what `--version` prints (a newline is added).
+	EnvReplayVersion = "CURSORKIT_SIM_REPLAY_VERSION"
+	// EnvReplayStderr is text a turn writes to stderr after its stream.
+	EnvReplayStderr = "CURSORKIT_SIM_REPLAY_STDERR"
+	// EnvReplayExit is a turn's exit code.
+	EnvReplayExit = "CURSORKIT_SIM_REPLAY_EXIT"
+	// EnvReplayHang makes a turn hang after its output: "1", or "worker"
+	// to leave a helper process holding stdout too.
+	EnvReplayHang = "CURSORKIT_SIM_REPLAY_HANG"
+)
+
+// replay is Main for the replay stand-in.
+func (s *sim) replay(path string) int {
+	for _, a := range s.args {
+		if a == "--version" || a == "-v" || a == "-V" {
+			s.record("")
+			fmt.Fprintln(s.stdout, s.getenv(EnvReplayVersion))
+			return 0
+		}
+	}
+	s.notePID("main")
+	prompt, err := io.ReadAll(s.stdin)
+	s.record(string(prompt))
+	if err != nil {
+		fmt.Fprintf(s.stderr, "replay: reading stdin: %v\n", err)
+		return 1
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "replay: %v\n", err)
+		return 1
+	}
+	delay := s.duration(EnvEventDelay, 0)
+	out := bufio.NewWriter(s.stdout)
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line = data[:i+1]
+		}
+		data = data[len(line):]
+		_, _ = out.Write(line)
+		if delay > 0 {
+			_ = out.Flush()
+			time.Sleep(delay)
+		}
+	}
+	_ = out.Flush()
+	if text := s.getenv(EnvReplayStderr); text != "" {
+		fmt.Fprintln(s.stderr, text)
+	}
+	switch s.getenv(EnvReplayHang) {
+	case "":
+	case "worker":
+		if err := s.startWorker("replay", s.hangLimit(), spawnPlain); err != nil {
+			fmt.Fprintf(s.stderr, "replay: starting a worker: %v\n", err)
+			return 1
+		}
+		return s.hang()
+	default:
+		return s.hang()
+	}
+	code, err := strconv.Atoi(s.getenv(EnvReplayExit))
+	if err != nil {
+		return 0
+	}
+	return code
+}
