@@ -14,6 +14,12 @@
 //	unknown         an event of the agent's that no decoder knows, verbatim
 //	result          once, last: the agent's own verdict and usage
 //
+// and, between two agents' turns, one event of cursorkit's own:
+//
+//	cross-runtime-fallback-engaged  the primary agent's turn failed in a
+//	                                way another agent may answer, and the
+//	                                prompt now goes to the fallback
+//
 // Concatenating the Text of the text events gives what the agent said,
 // once: decoders drop the copies some agents send of text already sent.
 //
@@ -41,6 +47,9 @@ const (
 	TypeResult        Type = "result"         // Result
 	TypeWarning       Type = "warning"        // Warning
 	TypeUnknown       Type = "unknown"        // Unknown
+	// TypeFallbackEngaged is not an agent's: package fallback emits it
+	// between the primary's failed turn and the fallback's turn.
+	TypeFallbackEngaged Type = "cross-runtime-fallback-engaged" // Fallback
 )
 
 // Event is one event of a turn. Type says which fields are set; the others
@@ -62,6 +71,39 @@ type Event struct {
 	Result  *Result  // result
 	Warning *Warning // warning
 	Unknown *Unknown // unknown
+
+	Fallback *Fallback // cross-runtime-fallback-engaged
+}
+
+// Fallback is the record of one cross-runtime handoff (docs/contract.md,
+// "Cross-runtime fallback"): ids and outcomes only, never an error's prose
+// or the transcript's text.
+type Fallback struct {
+	// SessionPurpose is what the session is for, as its owner named it
+	// (e.g. "run").
+	SessionPurpose string `json:"sessionPurpose"`
+	// The primary's and the fallback's agent (cursorkit's name: claude,
+	// cursor...), provider (anthropic, cursor...) and model ids; a model
+	// is "" when the agent reported none and none was asked for.
+	PrimaryAgent     string `json:"primaryAgent"`
+	PrimaryProvider  string `json:"primaryProvider"`
+	PrimaryModel     string `json:"primaryModel"`
+	FallbackAgent    string `json:"fallbackAgent"`
+	FallbackProvider string `json:"fallbackProvider"`
+	FallbackModel    string `json:"fallbackModel"`
+	// TriggerPoint is where the primary's failure showed: "result" (its
+	// error result or error event) or "exit" (it exited non-zero without
+	// one).
+	TriggerPoint string `json:"triggerPoint"`
+	// PromptIndex is the 1-based number of the prompt that failed in the
+	// session.
+	PromptIndex int `json:"promptIndex"`
+	// FailureCategory is "authentication", "rate-limit" or
+	// "model-selection".
+	FailureCategory string `json:"failureCategory"`
+	// ContextTransferred reports whether a transcript went with the
+	// first swapped prompt.
+	ContextTransferred bool `json:"contextTransferred"`
 }
 
 // Init is the session an agent opened for the turn.
@@ -149,6 +191,8 @@ type Unknown struct {
 //	{"type":"result","subtype","isError","result","durationMs","durationApiMs","sessionId","requestId","usage"}
 //	{"type":"warning","code","message"}
 //	{"type":"unknown","eventType","subtype","raw"}
+//	{"type":"cross-runtime-fallback-engaged","sessionPurpose","primaryAgent","primaryProvider","primaryModel",
+//	  "fallbackAgent","fallbackProvider","fallbackModel","triggerPoint","promptIndex","failureCategory","contextTransferred"}
 //
 // args, result (a tool's) and raw are the agent's JSON values, null when
 // absent; status is null when absent or empty; usage is Usage's shape. An event of
@@ -227,6 +271,23 @@ func (e Event) MarshalJSONTo(enc *jsontext.Encoder) error {
 		w.str("eventType", u.Type)
 		w.str("subtype", u.Subtype)
 		w.raw("raw", u.Raw)
+	case TypeFallbackEngaged:
+		f := e.Fallback
+		if f == nil {
+			f = &Fallback{}
+		}
+		w.str("sessionPurpose", f.SessionPurpose)
+		w.str("primaryAgent", f.PrimaryAgent)
+		w.str("primaryProvider", f.PrimaryProvider)
+		w.str("primaryModel", f.PrimaryModel)
+		w.str("fallbackAgent", f.FallbackAgent)
+		w.str("fallbackProvider", f.FallbackProvider)
+		w.str("fallbackModel", f.FallbackModel)
+		w.str("triggerPoint", f.TriggerPoint)
+		w.int("promptIndex", int64(f.PromptIndex))
+		w.str("failureCategory", f.FailureCategory)
+		w.name("contextTransferred")
+		w.token(jsontext.Bool(f.ContextTransferred))
 	}
 	w.token(jsontext.EndObject)
 	return w.err

@@ -72,6 +72,15 @@ func TestMarshalShapes(t *testing.T) {
 			`{"type":"result","subtype":"","isError":false,"result":"","durationMs":0,"durationApiMs":0,"sessionId":"","requestId":"","usage":{"reported":false}}`},
 		{"nil pointers are zero values: warning", event.Event{Type: event.TypeWarning}, `{"type":"warning","code":"","message":""}`},
 		{"nil pointers are zero values: unknown", event.Event{Type: event.TypeUnknown}, `{"type":"unknown","eventType":"","subtype":"","raw":null}`},
+		{"fallback engaged", event.Event{Type: event.TypeFallbackEngaged, Fallback: &event.Fallback{SessionPurpose: "run",
+			PrimaryAgent: "claude", PrimaryProvider: "anthropic", PrimaryModel: "opus", FallbackAgent: "cursor", FallbackProvider: "cursor",
+			FallbackModel: "gpt-5", TriggerPoint: "result", PromptIndex: 1, FailureCategory: "authentication", ContextTransferred: true}},
+			`{"type":"cross-runtime-fallback-engaged","sessionPurpose":"run","primaryAgent":"claude","primaryProvider":"anthropic","primaryModel":"opus",` +
+				`"fallbackAgent":"cursor","fallbackProvider":"cursor","fallbackModel":"gpt-5","triggerPoint":"result","promptIndex":1,` +
+				`"failureCategory":"authentication","contextTransferred":true}`},
+		{"nil pointers are zero values: fallback", event.Event{Type: event.TypeFallbackEngaged},
+			`{"type":"cross-runtime-fallback-engaged","sessionPurpose":"","primaryAgent":"","primaryProvider":"","primaryModel":"",` +
+				`"fallbackAgent":"","fallbackProvider":"","fallbackModel":"","triggerPoint":"","promptIndex":0,"failureCategory":"","contextTransferred":false}`},
 		{"another type", event.Event{Type: "outcome", Text: "ignored"}, `{"type":"outcome"}`},
 	}
 	for _, tt := range tests {
