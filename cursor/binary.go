@@ -58,3 +58,12 @@ func retryWithCursor(ctx context.Context, b Binary, startErr error, env discover
 	}
 	return Binary{Resolution: alt}, true
 }
+
+// Name is the agent's name in cursorkit (`run --agent cursor`), Provider
+// the provider id the cross-runtime fallback reports for it, and Command
+// the bare name searched on PATH first.
+const (
+	Name     = "cursor"
+	Provider = "cursor"
+	Command  = nameCursorAgent
+)

@@ -35,6 +35,8 @@ type runFlags struct {
 	write, partial          bool
 	resume, cwd, allowTools string
 	mcpServer               string
+	agentName, fallback     string
+	transcript              string
 	firstLine, idle, total  time.Duration
 	exitGrace               time.Duration
 }
@@ -51,6 +53,9 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(&f.cwd, "cwd", "", "run the agent in `DIR`")
 	fs.StringVar(&f.allowTools, "allow-tools", "", "comma-separated tool `NAMES` allowed besides the mode's (e.g. mcp,getMcpTools)")
 	fs.BoolVar(&f.partial, "partial", false, "ask the agent for partial output (--stream-partial-output)")
+	fs.StringVar(&f.agentName, "agent", "cursor", "the agent CLI to run: cursor, claude, codex or gemini (cursorkit agents lists them)")
+	fs.StringVar(&f.fallback, "fallback", "", "on a retryable model-selection failure, hand the prompt to `cursor[:MODEL]` (docs/contract.md)")
+	fs.StringVar(&f.transcript, "transcript", "", "with --fallback: the conversation so far, a JSON array of {role, content} messages in `FILE`")
 	fs.StringVar(&f.mcpServer, "mcp-server", "", "stage the MCP server `FILE` describes ({command, args, env}) for the turn and allow its tools")
 	fs.DurationVar(&f.firstLine, "first-line-timeout", cursor.TurnDefaults().FirstLineTimeout, "fail when the agent prints no line within `D` (0: off)")
 	fs.DurationVar(&f.idle, "idle-timeout", cursor.TurnDefaults().IdleTimeout, "fail when the agent stays silent for `D` (0: off)")
@@ -65,6 +70,9 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	prompt, err := a.readPrompt(ctx, fs.Args())
 	if err != nil {
 		return a.fail(f.asJSON, err)
+	}
+	if f.agentName != "cursor" || f.fallback != "" || f.transcript != "" {
+		return a.runAgentTurn(ctx, fs, f, prompt)
 	}
 	return a.runTurn(ctx, f, prompt)
 }
@@ -330,6 +338,10 @@ func (w *turnWriter) render(e event.Event) {
 		fmt.Fprintf(w.errOut, "· warning %s: %s\n", e.Warning.Code, e.Warning.Message)
 	case event.TypeInit:
 		fmt.Fprintf(w.errOut, "· session %s, model %s\n", e.Init.SessionID, orDash(e.Init.Model))
+	case event.TypeFallbackEngaged:
+		f := e.Fallback
+		fmt.Fprintf(w.errOut, "· fallback: %s failed (%s); the prompt goes to %s now (transcript: %v)\n",
+			f.PrimaryAgent, f.FailureCategory, f.FallbackAgent, f.ContextTransferred)
 	}
 }
 
@@ -395,9 +407,7 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 	}
 	w.close()
 	if f.asJSON {
-		if merr := json.MarshalEncode(w.enc, o); merr != nil {
-			fmt.Fprintf(a.stderr, "cursorkit: writing the outcome: %v\n", merr)
-		}
+		a.writeOutcome(w, o)
 	} else if !w.textEnded && w.text > 0 {
 		_ = w.out.WriteByte('\n')
 	}

@@ -1,0 +1,147 @@
+// Package agents is the one list of the agent CLIs cursorkit runs (cursor,
+// claude, codex, gemini) and what every one of them shares above its own
+// package: finding its binary through discovery, asking its --version,
+// running one turn of it (Run), and a multi-turn Session that keeps its
+// session id, its text-only history and stops whatever it runs on Close.
+// The per-agent policy (argv, stream decoder, messages) is each agent's
+// package; docs/contract.md, "Agents", states what each supports.
+package agents
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// Turn is one prompt turn, whatever the agent: the prompt (on the agent's
+// stdin only), the mode, the model id ("" is the agent's configured one),
+// the session to resume ("" starts one) and tools allowed besides the
+// mode's, by the agent's own tool names.
+type Turn struct {
+	Prompt string
+	Mode   agent.Mode
+	Model  string
+	Resume string
+	Tools  []string
+}
+
+// Agent is one agent CLI. Its zero value is not usable: take one from All
+// or Lookup.
+type Agent struct {
+	// Name is cursorkit's name for it (run --agent NAME); Provider the id
+	// of the models' provider; Command the bare name searched on PATH
+	// (cursor also searches cursor-agent's alternatives: cursor.Candidates).
+	Name, Provider, Command string
+	// EnvBinary names the environment variable that names its binary.
+	EnvBinary string
+	// InstallHint says how to install it.
+	InstallHint string
+
+	candidates func(override string, getenv func(string) string) []discovery.Candidate
+	args       func(Turn) ([]string, error)
+	decoder    func(Turn) (agent.Decoder, error)
+	version    func(output string) (string, error)
+	classify   func(text string) failure.Kind
+	defaults   func() agent.Options
+	// run, when set, runs a turn instead of the generic plan-and-decode
+	// (cursor's own Run, with its vanished-binary retry).
+	run func(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts agent.Options) (agent.Outcome, error)
+}
+
+// Names returns the agents' names, in the order All lists them.
+func Names() []string {
+	all := All()
+	names := make([]string, len(all))
+	for i, a := range all {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// Lookup returns the agent named name, or a failure.Input error listing
+// the names.
+func Lookup(name string) (Agent, error) {
+	for _, a := range All() {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return Agent{}, failure.New(failure.Input, "unknown agent %s (want %s)", agent.Quote(name, 40), strings.Join(Names(), ", "))
+}
+
+// Candidates returns the binaries to try, in order: override (a
+// configured path), the agent's EnvBinary read through getenv, then its
+// bare name on PATH.
+func (a Agent) Candidates(override string, getenv func(string) string) []discovery.Candidate {
+	return a.candidates(override, getenv)
+}
+
+// genericCandidates is Candidates of an agent found by one bare name.
+func genericCandidates(envName, command string) func(string, func(string) string) []discovery.Candidate {
+	return func(override string, getenv func(string) string) []discovery.Candidate {
+		var cands []discovery.Candidate
+		add := func(c discovery.Candidate) {
+			c.Value = strings.TrimSpace(c.Value)
+			if c.Value == "" {
+				return
+			}
+			for _, have := range cands {
+				if have.Value == c.Value {
+					return
+				}
+			}
+			cands = append(cands, c)
+		}
+		add(discovery.Candidate{Value: override, Source: discovery.SourceOverride, Origin: "configured binary"})
+		if getenv != nil {
+			add(discovery.Candidate{Value: getenv(envName), Source: discovery.SourceEnv, Origin: envName})
+		}
+		add(discovery.Candidate{Value: command, Source: discovery.SourcePath})
+		return cands
+	}
+}
+
+// Find resolves the agent's binary: the first of Candidates that
+// resolves. The error is failure.MissingCLI naming the agent, what was
+// tried and how to install it (failure.Input when the configured override
+// is refused).
+func (a Agent) Find(ctx context.Context, override string, getenv func(string) string, env discovery.Env, fsys discovery.FS) (discovery.Resolution, error) {
+	cands := a.Candidates(override, getenv)
+	if a.Name == cursor.Name {
+		for _, c := range cands {
+			if err := cursor.CheckCandidate(c, env.GOOS); err != nil {
+				return discovery.Resolution{}, err
+			}
+		}
+	}
+	res, err := discovery.ResolveFirst(ctx, cands, env, fsys)
+	if err != nil {
+		kind := failure.KindOf(err)
+		if kind == failure.MissingCLI {
+			return res, failure.Wrap(kind, err, "%s was not found (%s)", a.Name, a.InstallHint)
+		}
+		return res, failure.Wrap(kind, err, "%s could not be resolved", a.Name)
+	}
+	return res, nil
+}
+
+// Args returns the argv after the program that runs t.
+func (a Agent) Args(t Turn) ([]string, error) { return a.args(t) }
+
+// ParseVersion reads the agent's --version output.
+func (a Agent) ParseVersion(output string) (string, error) { return a.version(output) }
+
+// ClassifyMessage returns the failure kind a message of the agent's means.
+func (a Agent) ClassifyMessage(text string) failure.Kind { return a.classify(text) }
+
+// TurnDefaults returns the supervision defaults of the agent's turns.
+func (a Agent) TurnDefaults() agent.Options { return a.defaults() }
+
+// DefaultVersionTimeout bounds a --version run when the caller gives no
+// bound: the Node.js CLIs take a second or two to start on a slow machine.
+const DefaultVersionTimeout = 10 * time.Second

@@ -1,0 +1,48 @@
+package agents
+
+import (
+	"context"
+
+	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// All returns every agent cursorkit runs, cursor first: a new slice on
+// each call.
+func All() []Agent {
+	return []Agent{cursorAgent()}
+}
+
+func cursorAgent() Agent {
+	return Agent{
+		Name: cursor.Name, Provider: cursor.Provider, Command: cursor.Command,
+		EnvBinary: cursor.EnvBinary, InstallHint: cursor.InstallHint,
+		candidates: cursor.Candidates,
+		args:       func(t Turn) ([]string, error) { return cursor.Args(cursorTurn(t)) },
+		decoder: func(t Turn) (agent.Decoder, error) {
+			d, err := cursor.NewDecoder(cursorTurn(t))
+			if err != nil {
+				return nil, err
+			}
+			return d, nil
+		},
+		version: func(output string) (string, error) {
+			v := cursor.ParseVersion(output)
+			if v.Raw == "" {
+				return "", failure.New(failure.Protocol, "cursor-agent --version printed nothing")
+			}
+			return v.Raw, nil
+		},
+		classify: cursor.ClassifyMessage,
+		defaults: cursor.TurnDefaults,
+		run: func(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts agent.Options) (agent.Outcome, error) {
+			return cursor.Run(ctx, cursor.Binary{Resolution: res, Configured: configured}, cursorTurn(t), opts)
+		},
+	}
+}
+
+func cursorTurn(t Turn) cursor.Turn {
+	return cursor.Turn{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools}
+}

@@ -1,0 +1,108 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/supervise"
+)
+
+// Run runs one turn t of the agent on res (found by Find; configured
+// reports that the operator named it, which rules out any substitute) and
+// returns when the whole process tree is gone: the argv of Args(t), the
+// prompt on stdin only, every stdout line through the agent's decoder,
+// whose events go to opts.OnEvent, the tree stopped at once on a protocol
+// or policy failure, and opts' deadlines (start from TurnDefaults). The
+// error is nil exactly when the turn is done; it carries the failure kind.
+func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts agent.Options) (agent.Outcome, error) {
+	if a.run != nil {
+		return a.run(ctx, res, configured, t, opts)
+	}
+	args, err := a.args(t)
+	if err != nil {
+		return failedOutcome(err), err
+	}
+	plan, err := shim.Build(res, args, shim.OptionsFromOS())
+	if err != nil {
+		return failedOutcome(err), err
+	}
+	dec, err := a.decoder(t)
+	if err != nil {
+		return failedOutcome(err), err
+	}
+	return agent.Run(ctx, plan, t.Prompt, dec, opts)
+}
+
+// failedOutcome is the outcome of a turn refused before anything started.
+func failedOutcome(err error) agent.Outcome {
+	o := agent.Outcome{Status: agent.StatusError, Kind: failure.KindOf(err), Message: err.Error(), Warnings: []event.Warning{},
+		Process: supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}}
+	if o.Kind == failure.Cancelled {
+		o.Status = agent.StatusCancelled
+	}
+	return o
+}
+
+// Bounds of a --version run's output.
+const (
+	maxVersionStdout = 64 << 10
+	maxVersionLine   = 16 << 10
+	maxVersionStderr = 4 << 10
+)
+
+// Version runs `BINARY --version` on res under timeout (DefaultVersionTimeout
+// when zero), its whole tree killed past it, with environ (nil: this
+// process's), and returns the version the agent's ParseVersion reads. A
+// run that fails is classified: the agent's own words through
+// ClassifyMessage when they name a cause, else failure.Process for a
+// non-zero exit and failure.Timeout past the bound.
+func (a Agent) Version(ctx context.Context, res discovery.Resolution, environ []string, timeout time.Duration) (string, error) {
+	if timeout <= 0 {
+		timeout = DefaultVersionTimeout
+	}
+	plan, err := shim.Build(res, []string{"--version"}, shim.OptionsFromOS())
+	if err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	o := supervise.Run(ctx, plan, supervise.Options{
+		Env:             environ,
+		TotalTimeout:    timeout,
+		MaxLineBytes:    maxVersionLine,
+		StderrTailBytes: maxVersionStderr,
+		Lines:           supervise.KeepEndings,
+		OnLine: func(line []byte) error {
+			if out.Len()+len(line) <= maxVersionStdout {
+				out.Write(line)
+			}
+			return nil
+		},
+	})
+	switch {
+	case o.Ending == supervise.TotalTimeout:
+		return "", failure.New(failure.Timeout, "%s --version did not answer within %s", a.Name, timeout)
+	case o.Err != nil:
+		said := detail.Bound(detail.StripANSI(o.StderrTail))
+		if said == "" {
+			said = detail.Bound(detail.StripANSI(out.String()))
+		}
+		kind := failure.KindOf(o.Err)
+		if o.Ending == supervise.Exited {
+			if k := a.classify(said); k != failure.Other {
+				kind = k
+			}
+		}
+		if said != "" {
+			return "", failure.Wrap(kind, o.Err, "%s --version failed", a.Name).(*failure.Error).WithDetail(said)
+		}
+		return "", failure.Wrap(kind, o.Err, "%s --version failed", a.Name)
+	}
+	return a.version(out.String())
+}
