@@ -178,7 +178,9 @@ func TestDecoderLines(t *testing.T) {
 			}},
 		{name: "JSON but not an object", lines: []string{start, `[1]`}, types: []string{"init"}, kind: failure.Protocol},
 		{name: "a member of the wrong kind", lines: []string{start, `{"type":"item.completed","item":{"id":"a","type":"agent_message","text":7}}`}, types: []string{"init"}, kind: failure.Protocol,
-			check: func(t *testing.T, _ []event.Event, err error) { assert.Contains(t, err.Error(), `"item.text" is not a string`) }},
+			check: func(t *testing.T, _ []event.Event, err error) {
+				assert.Contains(t, err.Error(), `"item.text" is not a string`)
+			}},
 		{name: "an item that is not an object", lines: []string{start, `{"type":"item.started","item":"x"}`}, types: []string{"init"}, kind: failure.Protocol},
 		{name: "an item event without an item", lines: []string{start, `{"type":"item.started"}`}, types: []string{"init"}, kind: failure.Protocol},
 		{name: "a usage count that is no integer", lines: []string{start, `{"type":"turn.completed","usage":{"input_tokens":1.5}}`}, types: []string{"init"}, kind: failure.Protocol},
