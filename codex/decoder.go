@@ -1,0 +1,431 @@
+package codex
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
+)
+
+// Warning codes of the Codex decoder.
+const (
+	// WarnRetry: Codex lost its connection and retries ("Reconnecting...
+	// 2/5 (...)", a top-level error event it recovers from).
+	WarnRetry = "codex_retry"
+	// WarnItemError: a non-fatal error Codex reported as an error item
+	// (a transport fallback, a config or deprecation notice).
+	WarnItemError = "codex_item_error"
+	// WarnError: a top-level error event Codex does not retry; the turn
+	// fails with it (End), once Codex has ended the turn.
+	WarnError = "codex_error"
+)
+
+// Decoder follows one turn's stdout, `codex exec --json`, line by line: it
+// enforces the stream protocol and the turn's tool policy and turns each
+// line into events (see the package documentation). It implements
+// agent.Decoder. A Decoder is not safe for concurrent use.
+type Decoder struct {
+	allow allowlist
+	line  int // lines fed so far, blank ones included
+
+	init      bool
+	result    *event.Result
+	resultErr error // the failure a turn.failed (or an earlier fatal error) reports
+	fatal     error // the first top-level error Codex does not retry
+	err       error // a protocol, policy or network failure Feed returned; sticky
+
+	said    map[string]bool // agent_message and reasoning items already emitted, by id
+	started map[string]*event.Tool
+}
+
+// NewDecoder returns a Decoder for the turn t, which allows the tools of
+// t.Mode and t.Tools. An unknown mode or tool name is a failure.Input
+// error.
+func NewDecoder(t Turn) (*Decoder, error) {
+	mode, err := t.Mode.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	allow, err := newAllowlist(mode, t.Tools)
+	if err != nil {
+		return nil, err
+	}
+	return &Decoder{allow: allow, said: map[string]bool{}, started: map[string]*event.Tool{}}, nil
+}
+
+// Feed decodes the next stdout line (a trailing "\n" or "\r\n" is
+// removed; blank lines yield nothing) and returns its events, in order.
+// Feed keeps nothing of line; the events are the caller's to keep.
+//
+// A non-nil error is a *failure.Error: failure.Protocol or failure.Policy,
+// or failure.Network when Codex says it is waiting for the network (it
+// would wait forever). The turn has failed and the caller must stop the
+// agent's process tree now. It is sticky.
+func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	d.line++
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	if len(bytes.Trim(line, " \t\r\n")) == 0 {
+		return nil, nil
+	}
+	if d.result != nil {
+		return nil, d.fail(d.protocol(0, line, "output after the turn's final event"))
+	}
+	r, top, bad := parseLine(line)
+	if bad != nil {
+		if bad.notJSON && !d.init {
+			return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnBanner,
+				Message: fmt.Sprintf("ignored line %d before the first event (not JSON): %s", d.line, excerpt(line, 0))}}}, nil
+		}
+		return nil, d.fail(d.protocol(bad.offset, line, bad.reason))
+	}
+	typ := r.str(top, "type", "type")
+	if r.err != nil {
+		return nil, d.fail(d.protocol(r.err.offset, line, r.err.reason))
+	}
+	evs, err := d.event(r, top, typ, line)
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	if r.err != nil {
+		return nil, d.fail(d.protocol(r.err.offset, line, typ+" event: "+r.err.reason))
+	}
+	return evs, nil
+}
+
+// event maps one well-formed line of type typ.
+func (d *Decoder) event(r *reader, top object, typ string, line []byte) ([]event.Event, error) {
+	if !d.init {
+		if typ != "thread.started" {
+			return nil, d.protocol(-1, nil, "the first event is of type "+agent.Quote(typ, 40)+", not thread.started")
+		}
+		d.init = true
+		// The stream names no model, cwd or sandbox: only the thread.
+		id := r.str(top, "thread_id", "thread_id")
+		return []event.Event{{Type: event.TypeInit, Init: &event.Init{SessionID: id}}}, nil
+	}
+	switch typ {
+	case "thread.started":
+		id := r.str(top, "thread_id", "thread_id")
+		return []event.Event{
+			{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnDuplicateInit,
+				Message: fmt.Sprintf("line %d: a second thread.started event (thread %s)", d.line, agent.Quote(id, 64))}},
+			unknown(typ, line)}, nil
+	case "turn.started":
+		return nil, nil // known; says nothing the caller needs
+	case "item.started", "item.updated", "item.completed":
+		item, ok := r.obj(top, "item", "item")
+		if !ok {
+			if r.err == nil {
+				r.fail(span{}, `field "item" is missing`)
+			}
+			return nil, nil
+		}
+		return d.item(r, item, strings.TrimPrefix(typ, "item."), typ, line)
+	case "turn.completed":
+		return d.completed(r, top), nil
+	case "turn.failed":
+		var msg string
+		if e, ok := r.obj(top, "error", "error"); ok {
+			msg = r.str(e, "message", "error.message")
+		}
+		if r.err != nil {
+			return nil, nil
+		}
+		d.result = &event.Result{Subtype: "error", IsError: true, Text: msg}
+		d.resultErr = messageFailure("codex reported that the turn failed", msg)
+		return []event.Event{{Type: event.TypeResult, Result: d.result}}, nil
+	case "error":
+		return d.topError(r.str(top, "message", "message"))
+	}
+	return []event.Event{unknown(typ, line)}, nil
+}
+
+// reconnecting is the prefix of Codex's retry notices ("Reconnecting...
+// 2/5 (...)") and of its wait for the network ("Reconnecting... waiting
+// for network (...)").
+const reconnecting = "Reconnecting..."
+
+// topError maps a top-level error event. Codex emits one for every error
+// notification, whether it will retry or not; the stream does not carry
+// will_retry, so the text decides: "Reconnecting... N/M" is a retry (a
+// warning); "Reconnecting... waiting for network" means Codex waits for
+// the network with no bound (it never exits by itself), so the turn fails
+// as failure.Network at once; any other error is fatal (Codex then exits
+// 1): a warning now, and the turn's verdict once Codex ends the turn.
+func (d *Decoder) topError(msg string) ([]event.Event, error) {
+	rest, retry := strings.CutPrefix(msg, reconnecting)
+	rest = strings.TrimSpace(rest)
+	switch {
+	case retry && strings.HasPrefix(rest, "waiting for network"):
+		fe := messageFailure("codex is waiting for the network, which it would do forever", msg)
+		fe.Kind = failure.Network
+		return nil, fe
+	case retry:
+		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnRetry, Message: detail.Cut(detail.Bound(msg), maxAgentMessage)}}}, nil
+	}
+	if d.fatal == nil {
+		d.fatal = messageFailure("codex reported an error", msg)
+	}
+	return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnError, Message: detail.Cut(detail.Bound(msg), maxAgentMessage)}}}, nil
+}
+
+// completed maps turn.completed: the result, with its usage.
+func (d *Decoder) completed(r *reader, top object) []event.Event {
+	res := &event.Result{Subtype: "success"}
+	if u, ok := r.obj(top, "usage", "usage"); ok {
+		res.Usage = usage(r, u)
+	}
+	if r.err != nil {
+		return nil
+	}
+	d.result = res
+	if d.fatal != nil {
+		// Codex exits 1 after a fatal error even when the turn completed.
+		d.resultErr = d.fatal
+	}
+	return []event.Event{{Type: event.TypeResult, Result: res}}
+}
+
+// usage reads turn.completed's usage. OpenAI's input_tokens include the
+// cached input tokens (codex-rs TokenUsage::non_cached_input is
+// input_tokens - cached_input_tokens, floored at 0), while
+// event.Usage.InputTokens excludes cache reads: InputTokens is input -
+// cached, CacheReadTokens is cached. Codex reports no cache writes.
+func usage(r *reader, u object) event.Usage {
+	in, inOK := r.int(u, "input_tokens", "usage.input_tokens")
+	cached, cachedOK := r.int(u, "cached_input_tokens", "usage.cached_input_tokens")
+	out, outOK := r.int(u, "output_tokens", "usage.output_tokens")
+	us := event.Usage{Reported: true}
+	if inOK {
+		if cachedOK {
+			in = max(in-cached, 0)
+		}
+		us.InputTokens = &in
+	}
+	if cachedOK {
+		us.CacheReadTokens = &cached
+	}
+	if outOK {
+		us.OutputTokens = &out
+	}
+	return us
+}
+
+// item maps an item event; phase is started, updated or completed.
+func (d *Decoder) item(r *reader, item object, phase, typ string, line []byte) ([]event.Event, error) {
+	id := r.str(item, "id", "item.id")
+	itemType := r.str(item, "type", "item.type")
+	switch itemType {
+	case "agent_message":
+		text := r.str(item, "text", "item.text")
+		if phase != "completed" || text == "" || (id != "" && d.said[id]) || r.err != nil {
+			return nil, nil // the text comes once, on item.completed
+		}
+		d.said[id] = true
+		return []event.Event{{Type: event.TypeText, Text: text}}, nil
+	case "reasoning":
+		text := r.str(item, "text", "item.text")
+		if phase != "completed" || (id != "" && d.said[id]) || r.err != nil {
+			return nil, nil
+		}
+		d.said[id] = true
+		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: text},
+			{Type: event.TypeThinking, Subtype: "completed"}}, nil
+	case "error":
+		msg := r.str(item, "message", "item.message")
+		if phase != "completed" || r.err != nil {
+			return nil, nil
+		}
+		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnItemError, Message: detail.Cut(detail.Bound(msg), maxAgentMessage)}}}, nil
+	}
+	t, server, ok := toolOf(r, item, itemType)
+	if !ok {
+		// todo_list, plan and item types this decoder does not know pass on
+		// whole: they are not tool calls Codex documents.
+		if r.err != nil {
+			return nil, nil
+		}
+		return []event.Event{unknown(typ, line)}, nil
+	}
+	if r.err != nil {
+		return nil, nil
+	}
+	t.CallID = id
+	if fe := d.allow.check(t.Name, server); fe != nil {
+		return nil, fe.WithDetail(fmt.Sprintf("line %d, item %s", d.line, agent.Quote(id, 64)))
+	}
+	switch phase {
+	case "started":
+		if _, dup := d.started[id]; dup {
+			return nil, nil
+		}
+		d.started[id] = t
+		return []event.Event{{Type: event.TypeToolStarted, Tool: &event.Tool{CallID: t.CallID, Name: t.Name, Args: t.Args}}}, nil
+	case "completed":
+		delete(d.started, id)
+		return []event.Event{{Type: event.TypeToolCompleted, Tool: t}}, nil
+	}
+	return nil, nil // item.updated: checked, nothing new to say
+}
+
+// toolOf reads a tool item: its tool name, args, status and result, and
+// for an MCP call its server. ok is false for an item that is no tool.
+func toolOf(r *reader, item object, itemType string) (t *event.Tool, server string, ok bool) {
+	t = &event.Tool{}
+	switch itemType {
+	case "command_execution":
+		t.Name = ToolShell
+		t.Args = buildObject("command", r.raw(item, "command", "item.command", '"'))
+		t.Status = r.str(item, "status", "item.status")
+		out := r.raw(item, "aggregated_output", "item.aggregated_output", '"')
+		code := r.raw(item, "exit_code", "item.exit_code", '0')
+		if _, okCode := r.int(item, "exit_code", "item.exit_code"); okCode || out != nil {
+			t.Result = buildObject("exit_code", code, "aggregated_output", out)
+		}
+	case "file_change":
+		t.Name = ToolFileChange
+		t.Args = buildObject("changes", r.raw(item, "changes", "item.changes", '['))
+		t.Status = r.str(item, "status", "item.status")
+	case "mcp_tool_call":
+		t.Name = ToolMCP
+		server = r.str(item, "server", "item.server")
+		t.Args = buildObject("server", r.raw(item, "server", "item.server", '"'), "tool", r.raw(item, "tool", "item.tool", '"'),
+			"arguments", r.raw(item, "arguments", "item.arguments", 0))
+		t.Status = r.str(item, "status", "item.status")
+		res, errv := r.raw(item, "result", "item.result", '{'), r.raw(item, "error", "item.error", '{')
+		if res != nil || errv != nil {
+			t.Result = buildObject("result", res, "error", errv)
+		}
+	case "web_search":
+		t.Name = ToolWebSearch
+		t.Args = buildObject("query", r.raw(item, "query", "item.query", '"'), "action", r.raw(item, "action", "item.action", 0))
+	case "collab_tool_call":
+		// Sub-agents: the tool and the threads only (its prompt is not
+		// copied: it may quote the user's).
+		t.Name = ToolCollab
+		t.Args = buildObject("tool", r.raw(item, "tool", "item.tool", '"'),
+			"receiver_thread_ids", r.raw(item, "receiver_thread_ids", "item.receiver_thread_ids", '['))
+		t.Status = r.str(item, "status", "item.status")
+		t.Result = r.raw(item, "agents_states", "item.agents_states", '{')
+	default:
+		return nil, "", false
+	}
+	return t, server, true
+}
+
+// Done reports whether the turn's final event (turn.completed or
+// turn.failed) has arrived.
+func (d *Decoder) Done() bool { return d.result != nil }
+
+// End returns the turn's verdict once Codex has exited by itself with
+// exitCode, given the end of its stderr. Codex exits 0 after a completed
+// turn and 1 after any failure (a failed or interrupted turn, a fatal
+// error, a refused start such as outside a git repository); it documents
+// no other codes.
+//
+//   - a failure Feed returned is returned again;
+//   - after the final event: nil, or the failure turn.failed (or an
+//     earlier fatal error event) reports, its kind from its text;
+//   - exit 0 without thread.started or without a final event:
+//     failure.Protocol;
+//   - a non-zero exit before the final event: the fatal error event's
+//     failure when there was one, else failure.Process, with the kind
+//     ClassifyMessage finds in stderrTail when it finds one (the git
+//     repository check is failure.Setup).
+func (d *Decoder) End(exitCode int, stderrTail string) error {
+	var err *failure.Error
+	switch {
+	case d.err != nil:
+		return d.err
+	case d.result != nil:
+		return d.resultErr
+	case exitCode == 0 && !d.init:
+		return failure.New(failure.Protocol, "codex exited 0 without a thread.started event (%d lines read)", d.line)
+	case exitCode == 0:
+		return failure.New(failure.Protocol, "codex exited 0 without a turn.completed or turn.failed event (%d lines read)", d.line)
+	case d.fatal != nil:
+		return d.fatal
+	case !d.init:
+		err = failure.New(failure.Process, "codex exited with code %d before its first event", exitCode)
+	default:
+		err = failure.New(failure.Process, "codex exited with code %d without a turn.completed or turn.failed event", exitCode)
+	}
+	if tail := strings.TrimSpace(stderrTail); tail != "" {
+		if k := ClassifyMessage(tail); k != failure.Other {
+			err.Kind = k
+			if fix := fixOf(k, tail); fix != "" {
+				err.Message += " (" + fix + ")"
+			}
+		}
+		err.Detail = "stderr: " + truncateStart(detail.StripANSI(tail), maxAgentMessage)
+	}
+	return err
+}
+
+func (d *Decoder) fail(err error) error {
+	d.err = err
+	return err
+}
+
+// unknown is the event for a line passed on whole.
+func unknown(typ string, line []byte) event.Event {
+	return event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: typ, Raw: bytes.Clone(bytes.Trim(line, " \t\r\n"))}}
+}
+
+// protocol builds a failure.Protocol error for the current line. With a
+// line, the message names the byte offset and the detail quotes a
+// bounded excerpt around it, unless the line may hold the prompt.
+func (d *Decoder) protocol(offset int, line []byte, reason string) error {
+	msg := "codex exec --json protocol violation at line " + strconv.Itoa(d.line)
+	if line != nil {
+		msg += ", byte offset " + strconv.Itoa(offset)
+	}
+	e := &failure.Error{Kind: failure.Protocol, Message: msg + ": " + reason}
+	if line != nil {
+		e.Detail = "excerpt: " + excerpt(line, offset)
+	}
+	return e
+}
+
+// excerptWidth bounds the excerpt of a bad line.
+const excerptWidth = 80
+
+// excerpt quotes at most excerptWidth bytes of line around offset. Codex's
+// stream never echoes the prompt, but a sub-agent call carries a prompt
+// that may quote it: a line that mentions "prompt" is never quoted.
+func excerpt(line []byte, offset int) string {
+	if bytes.Contains(bytes.ToLower(line), []byte("prompt")) {
+		return "(withheld: the line may hold the prompt)"
+	}
+	start := max(0, min(offset, len(line))-excerptWidth/2)
+	end := min(len(line), start+excerptWidth)
+	s := strconv.Quote(strings.ToValidUTF8(string(line[start:end]), "\uFFFD"))
+	if start > 0 {
+		s = "…" + s
+	}
+	if end < len(line) {
+		s += "…"
+	}
+	return s
+}
+
+// truncateStart keeps at most the last n bytes of s, on a rune boundary,
+// marking the cut.
+func truncateStart(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := len(s) - n
+	for cut < len(s) && (s[cut]&0xC0) == 0x80 {
+		cut++
+	}
+	return "…" + s[cut:]
+}
