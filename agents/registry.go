@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/codex"
 	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
@@ -12,7 +13,26 @@ import (
 // All returns every agent cursorkit runs, cursor first: a new slice on
 // each call.
 func All() []Agent {
-	return []Agent{cursorAgent()}
+	return []Agent{cursorAgent(), codexAgent()}
+}
+
+func codexAgent() Agent {
+	return Agent{
+		Name: codex.Name, Provider: codex.Provider, Command: codex.Command,
+		EnvBinary: codex.EnvBinary, InstallHint: codex.InstallHint,
+		candidates: genericCandidates(codex.EnvBinary, codex.Command),
+		args:       func(t Turn) ([]string, error) { return codex.Args(codex.Turn(t)) },
+		decoder: func(t Turn) (agent.Decoder, error) {
+			d, err := codex.NewDecoder(codex.Turn(t))
+			if err != nil {
+				return nil, err
+			}
+			return d, nil
+		},
+		version:  codex.ParseVersion,
+		classify: codex.ClassifyMessage,
+		defaults: codex.TurnDefaults,
+	}
 }
 
 func cursorAgent() Agent {
