@@ -216,8 +216,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 			return s.spawnIntermediate(args[1:])
 		}
 	}
-	if path := getenv(EnvReplay); path != "" {
-		return s.replay(path)
+	if s.replays() {
+		return s.replay(getenv(EnvReplay))
 	}
 	s.notePID("main")
 	inv, err := parseArgs(args)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,7 +39,34 @@ const (
 	// EnvReplayHang makes a turn hang after its output: "1", or "worker"
 	// to leave a helper process holding stdout too.
 	EnvReplayHang = "CURSORKIT_SIM_REPLAY_HANG"
+	// EnvReplayFor, when set, limits the stand-in to the copies whose
+	// file name (without .exe) is in this comma-separated list: the others
+	// stay cursor-agent simulators, so a test can run another agent and a
+	// Cursor fallback in one environment.
+	EnvReplayFor = "CURSORKIT_SIM_REPLAY_FOR"
 )
+
+// replays reports whether this copy is a replay stand-in.
+func (s *sim) replays() bool {
+	if s.getenv(EnvReplay) == "" {
+		return false
+	}
+	only := s.getenv(EnvReplayFor)
+	if only == "" {
+		return true
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	name := strings.TrimSuffix(strings.ToLower(filepath.Base(exe)), ".exe")
+	for _, n := range strings.Split(only, ",") {
+		if strings.TrimSpace(strings.ToLower(n)) == name {
+			return true
+		}
+	}
+	return false
+}
 
 // replay is Main for the replay stand-in.
 func (s *sim) replay(path string) int {
