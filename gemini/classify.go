@@ -114,9 +114,9 @@ func errorTypeKind(typ string) failure.Kind {
 }
 
 // exitMeaning says what one of gemini's documented exit codes means
-// (packages/core/src/utils/errors.ts, the FatalError classes, and
-// packages/cli/src/utils/exitCodes), with the kind it maps to; ok is false
-// for another code.
+// (the FatalError classes of packages/core/src/utils/errors.ts, which
+// gemini exits with, as the 0.61.0 bundle defines them), with the kind it
+// maps to; ok is false for another code.
 //
 //	41  FatalAuthenticationError: no auth method, or it failed  auth
 //	42  FatalInputError: no input, a bad @ command or resume     input

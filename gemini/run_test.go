@@ -24,9 +24,9 @@ import (
 )
 
 // TestRun runs turns end to end through the real supervisor: a stand-in
-// gemini (the replay simulator, installed as `gemini`, behind a .cmd shim
-// on Windows) found by discovery, planned by shim, run by agent.Run with
-// this package's Args and Decoder.
+// gemini (the replay simulator, installed as `gemini`, gemini.exe on
+// Windows) found by discovery, planned by shim, run by agent.Run with this
+// package's Args and Decoder.
 func TestRun(t *testing.T) {
 	tests := []struct {
 		name   string
