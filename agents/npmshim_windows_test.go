@@ -40,6 +40,7 @@ type npmShim struct {
 func npmShims() []npmShim {
 	return []npmShim{
 		{agent: "codex", stream: "../codex/testdata/success.jsonl", script: `@openai\codex\bin\codex.js`},
+		{agent: "gemini", stream: "../gemini/testdata/turn-tools.jsonl", script: `@google\gemini-cli\bundle\gemini.js`},
 	}
 }
 

@@ -8,12 +8,32 @@ import (
 	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/gemini"
 )
 
 // All returns every agent cursorkit runs, cursor first: a new slice on
 // each call.
 func All() []Agent {
-	return []Agent{cursorAgent(), codexAgent()}
+	return []Agent{cursorAgent(), codexAgent(), geminiAgent()}
+}
+
+func geminiAgent() Agent {
+	return Agent{
+		Name: gemini.Name, Provider: gemini.Provider, Command: gemini.Command,
+		EnvBinary: gemini.EnvBinary, InstallHint: gemini.InstallHint,
+		candidates: genericCandidates(gemini.EnvBinary, gemini.Command),
+		args:       func(t Turn) ([]string, error) { return gemini.Args(gemini.Turn(t)) },
+		decoder: func(t Turn) (agent.Decoder, error) {
+			d, err := gemini.NewDecoder(gemini.Turn(t))
+			if err != nil {
+				return nil, err
+			}
+			return d, nil
+		},
+		version:  gemini.ParseVersion,
+		classify: gemini.ClassifyMessage,
+		defaults: gemini.TurnDefaults,
+	}
 }
 
 func codexAgent() Agent {
