@@ -1,0 +1,83 @@
+package agents_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/agents"
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/internal/testkit"
+)
+
+// realWin32 is where scripts/real-clis installs the Windows x64 builds of
+// Claude Code and Codex; CURSORKIT_REAL_CLIS_WIN32 overrides it. Without
+// them the test skips, unless CI is set (CI installs them).
+func realWin32(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("CURSORKIT_REAL_CLIS_WIN32")
+	if dir == "" {
+		dir = filepath.Join("..", ".cache", "realclis", "win32")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "claude.cmd")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the real Windows CLIs are not installed in %s (scripts/real-clis): %v", dir, err)
+		}
+		t.Skipf("the real Windows CLIs are not installed in %s: run scripts/real-clis", dir)
+	}
+	return dir
+}
+
+// TestRealWindowsCLIs runs the real Windows builds: Claude Code's native
+// claude.exe through npm's own .cmd shim, found on PATH by PATHEXT as a
+// turn would find it, and Codex's native codex.exe (its npm shim runs
+// codex.js with node.exe, which the lane does not have). Each answers
+// --version through the whole launch path: plan, cmd.exe, Job Object,
+// supervision, parsing.
+func TestRealWindowsCLIs(t *testing.T) {
+	dir := realWin32(t)
+	home := testkit.TempDir(t)
+	environ := []string{"USERPROFILE=" + home, "HOME=" + home, "SystemRoot=" + os.Getenv("SystemRoot"),
+		"PATH=" + os.Getenv("PATH"), "TEMP=" + home, "TMP=" + home}
+	tests := []struct {
+		agent   string
+		find    func(a agents.Agent) (discovery.Resolution, error)
+		kind    discovery.Kind
+		version string
+	}{
+		{agent: "claude", kind: discovery.CmdShim, version: "2.1.197", find: func(a agents.Agent) (discovery.Resolution, error) {
+			env := discovery.EnvFromOS()
+			env.Path = filepath.Join(dir, "node_modules", ".bin")
+			return a.Find(context.Background(), "", func(string) string { return "" }, env, discovery.OSFS())
+		}},
+		{agent: "codex", kind: discovery.Native, version: "0.171.0", find: func(a agents.Agent) (discovery.Resolution, error) {
+			exe, err := filepath.Abs(filepath.Join(dir, "node_modules", "@openai", "codex-win32-x64", "vendor", "x86_64-pc-windows-msvc", "bin", "codex.exe"))
+			require.NoError(t, err)
+			return a.Find(context.Background(), exe, nil, discovery.EnvFromOS(), discovery.OSFS())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.agent, func(t *testing.T) {
+			a, err := agents.Lookup(tt.agent)
+			if err != nil {
+				t.Skipf("%s is not in the list yet", tt.agent)
+			}
+			res, err := tt.find(a)
+			require.NoError(t, err)
+			assert.Equal(t, tt.kind, res.Kind)
+			// A cold Wine start of a 230 MB program is slow.
+			v, err := a.Version(context.Background(), res, environ, 3*time.Minute)
+			require.NoError(t, err)
+			assert.Equal(t, tt.version, v)
+			// Their turns do not run under Wine 8 (claude.exe calls
+			// DiscardVirtualMemory, which Wine lacks; codex.exe fails a
+			// file lock: "Lock violation (os error 33)"), so the turn's
+			// real failure is the Linux lane's TestRealCLI.
+		})
+	}
+}
