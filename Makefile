@@ -12,7 +12,7 @@ FUZZTIME  ?= 10s
 export WINEPREFIX
 export WINEDEBUG ?= -all
 
-.PHONY: all build run test test-linux test-windows bench fuzz lint clean
+.PHONY: all build run test test-linux test-windows real-clis bench fuzz lint clean
 
 all: build
 
@@ -23,7 +23,13 @@ build:
 run: build
 	@scripts/run-demo "$(BIN)"
 
-test: test-linux test-windows
+test: real-clis test-linux test-windows
+
+# The real agent CLIs (claude, codex, gemini) from the npm registry, pinned,
+# for the real-CLI tests of both lanes (scripts/real-clis); without npm
+# those tests skip, except under CI.
+real-clis:
+	@scripts/real-clis
 
 test-linux:
 	$(GO) test -race -count=1 $(PKG)
