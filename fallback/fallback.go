@@ -104,7 +104,10 @@ type Session struct {
 // that failed while it ran.
 type handoff struct {
 	done chan struct{}
-	conv Conversation // set when it succeeded, before done closes
+	// conv is the fallback once it started (Close closes it from then
+	// on), and the handoff's result, nil when it failed, before done
+	// closes. Guarded by Session.mu until done closes.
+	conv Conversation
 }
 
 // New returns the session of cfg. It probes the fallback (cfg.Probe) first:
@@ -189,33 +192,41 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, err
 	if !ok {
 		return o, err
 	}
-	conv, leader := s.handOff(ctx)
+	// The leader announces the handoff before any prompt can reach the
+	// fallback (handOff runs announce before it publishes the fallback to
+	// the other prompts): the engaged event reads before the fallback's
+	// events, and the transcript is composed once, for this prompt only.
+	var swapped string
+	announce := func() {
+		var transferred bool
+		swapped, transferred = WithTranscript(prompt, s.history(), s.cfg.PrimaryID.Provider, s.primaryModel(o))
+		engaged := event.Fallback{
+			SessionPurpose:     s.cfg.Purpose,
+			PrimaryAgent:       s.cfg.PrimaryID.Agent,
+			PrimaryProvider:    s.cfg.PrimaryID.Provider,
+			PrimaryModel:       s.primaryModel(o),
+			FallbackAgent:      s.cfg.FallbackID.Agent,
+			FallbackProvider:   s.cfg.FallbackID.Provider,
+			FallbackModel:      s.cfg.FallbackID.Model,
+			TriggerPoint:       triggerPoint(o),
+			PromptIndex:        index,
+			FailureCategory:    string(category),
+			ContextTransferred: transferred,
+		}
+		if s.cfg.OnEvent != nil {
+			e := engaged
+			s.cfg.OnEvent(event.Event{Type: event.TypeFallbackEngaged, Fallback: &e})
+		}
+		if s.cfg.OnEngaged != nil {
+			go observe(s.cfg.OnEngaged, engaged)
+		}
+	}
+	conv, leader := s.handOff(ctx, announce)
 	if conv == nil {
 		return o, err // the primary's error, unchanged
 	}
 	if !leader {
 		return conv.Prompt(ctx, prompt)
-	}
-	swapped, transferred := WithTranscript(prompt, s.history(), s.cfg.PrimaryID.Provider, s.primaryModel(o))
-	engaged := event.Fallback{
-		SessionPurpose:     s.cfg.Purpose,
-		PrimaryAgent:       s.cfg.PrimaryID.Agent,
-		PrimaryProvider:    s.cfg.PrimaryID.Provider,
-		PrimaryModel:       s.primaryModel(o),
-		FallbackAgent:      s.cfg.FallbackID.Agent,
-		FallbackProvider:   s.cfg.FallbackID.Provider,
-		FallbackModel:      s.cfg.FallbackID.Model,
-		TriggerPoint:       triggerPoint(o),
-		PromptIndex:        index,
-		FailureCategory:    string(category),
-		ContextTransferred: transferred,
-	}
-	if s.cfg.OnEvent != nil {
-		e := engaged
-		s.cfg.OnEvent(event.Event{Type: event.TypeFallbackEngaged, Fallback: &e})
-	}
-	if s.cfg.OnEngaged != nil {
-		go observe(s.cfg.OnEngaged, engaged)
 	}
 	return conv.Prompt(ctx, swapped)
 }
@@ -248,9 +259,13 @@ func (s *Session) history() []Message {
 // handOff returns the fallback conversation, starting it unless a handoff
 // is already under way (then it waits for that one) or done. leader is
 // true for the one caller whose handoff started the conversation: it
-// sends the first swapped prompt. conv is nil when the handoff failed,
-// ctx ended first, or the session was closed.
-func (s *Session) handOff(ctx context.Context) (conv Conversation, leader bool) {
+// sends the first swapped prompt. The leader's announce runs once the
+// fallback started and before any other prompt can reach it (it is
+// published, and the waiting callers released, only after announce
+// returned). conv is nil when the handoff failed, ctx ended first, or the
+// session was closed (a Close while announce ran included: the engaged
+// event is then out, but the prompt returns the primary's error).
+func (s *Session) handOff(ctx context.Context, announce func()) (conv Conversation, leader bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -274,22 +289,56 @@ func (s *Session) handOff(ctx context.Context) (conv Conversation, leader bool) 
 	s.mu.Unlock()
 
 	c, err := s.cfg.Start(ctx)
+	if err != nil || c == nil {
+		return s.settle(h, nil), false
+	}
+	s.mu.Lock()
+	if s.closed {
+		// Closed while the fallback started: it never answers.
+		s.mu.Unlock()
+		_ = c.Close()
+		return s.settle(h, nil), false
+	}
+	h.conv = c // from here on, Close closes it
+	s.mu.Unlock()
+	announced := false
+	defer func() {
+		if announced {
+			return
+		}
+		// announce panicked (a caller's OnEvent): the handoff failed, and
+		// the prompts waiting for it are released with the primary's error.
+		s.mu.Lock()
+		closed := s.closed // then Close took h.conv and closes it
+		s.inflight, h.conv = nil, nil
+		s.mu.Unlock()
+		close(h.done)
+		if !closed {
+			_ = c.Close()
+		}
+	}()
+	announce()
+	announced = true
+	c = s.settle(h, c)
+	return c, c != nil
+}
+
+// settle ends handoff h with c (nil when it failed; also when the session
+// was closed meanwhile: Close closed c then) and releases the prompts
+// waiting for it.
+func (s *Session) settle(h *handoff, c Conversation) Conversation {
 	s.mu.Lock()
 	s.inflight = nil
-	switch {
-	case err != nil || c == nil:
+	if c != nil && s.closed {
 		c = nil
-	case s.closed:
-		// Closed while the fallback started: it never answers.
-		_ = c.Close()
-		c = nil
-	default:
+	}
+	if c != nil {
 		s.replacement = c
 	}
 	h.conv = c
 	s.mu.Unlock()
 	close(h.done)
-	return c, c != nil
+	return c
 }
 
 // Close closes the primary and, when a handoff happened, the fallback;
@@ -302,6 +351,9 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	r := s.replacement
+	if h := s.inflight; r == nil && h != nil {
+		r = h.conv // a fallback started, its handoff still being announced
+	}
 	s.mu.Unlock()
 	err := s.cfg.Primary.Close()
 	if r != nil {

@@ -1,6 +1,7 @@
 package fallback
 
 import (
+	"bytes"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
@@ -50,6 +51,11 @@ const maxTranscriptFile = 32 << 20
 func ParseTranscript(data []byte) ([]Message, error) {
 	if len(data) > maxTranscriptFile {
 		return nil, failure.New(failure.Input, "the transcript is longer than %d bytes", maxTranscriptFile)
+	}
+	// A document that is not an array (null included, which would
+	// otherwise decode as no messages) is malformed.
+	if v := bytes.TrimLeft(data, " \t\r\n"); len(v) > 0 && v[0] != '[' {
+		return nil, failure.New(failure.Input, "the transcript is not a JSON array of {role, content} messages")
 	}
 	var raw []struct {
 		Role    jsontext.Value `json:"role"`
@@ -170,13 +176,20 @@ func Transcript(history []Message) (text string, ok bool) {
 }
 
 // oneLine turns the text's line breaks into spaces, so one message is one
-// line and no message can forge another's role prefix.
+// line and no message can forge another's role prefix: every mandatory
+// break of Unicode's line breaking (CR, LF, VT, FF, NEL, LS, PS), not only
+// CR and LF, since a model may read any of them as a new line.
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n\u2028\u2029") {
+	if !strings.ContainsAny(s, lineBreaks) {
 		return s
 	}
-	return strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\u2028", " ", "\u2029", " ").Replace(s)
+	return lineBreaker.Replace(s)
 }
+
+const lineBreaks = "\r\n\v\f\u0085\u2028\u2029"
+
+var lineBreaker = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\v", " ", "\f", " ",
+	"\u0085", " ", "\u2028", " ", "\u2029", " ")
 
 // cutLine returns line when it has at most max characters, else its
 // start and TruncatedMarker, max characters in all.
