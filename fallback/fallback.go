@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg Config) (*Session, *event.Warning, error) {
 	case cfg.Probe == nil:
 		perr = errors.New("no probe was given")
 	default:
-		perr = cfg.Probe(ctx)
+		perr = probeSafely(ctx, cfg.Probe)
 	}
 	if perr == nil {
 		s.armed = true
@@ -365,4 +365,15 @@ func (s *Session) Close() error {
 // refused is the outcome of a prompt refused before any agent ran.
 func refused(err error) agent.Outcome {
 	return agent.Outcome{Status: agent.StatusError, Kind: failure.KindOf(err), Message: err.Error(), Warnings: []event.Warning{}}
+}
+
+// probeSafely runs probe; a panic in it drops the fallback like a failed
+// probe instead of crashing the primary's session.
+func probeSafely(ctx context.Context, probe func(context.Context) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = failure.New(failure.Other, "the fallback's probe panicked")
+		}
+	}()
+	return probe(ctx)
 }

@@ -233,6 +233,7 @@ func TestNewArmsOrDrops(t *testing.T) {
 		{name: "probe fails", probe: func(context.Context) error { return probeErr }},
 		{name: "probe fails with a plain error", probe: func(context.Context) error { return errors.New("boom") }},
 		{name: "no way to start it", probe: func(context.Context) error { return nil }, noStart: true},
+		{name: "probe panics", probe: func(context.Context) error { panic("probe bug") }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
