@@ -128,7 +128,7 @@ func ParseVersion(output string) (string, error) {
 			return v, nil
 		}
 	}
-	return "", failure.New(failure.Protocol, "claude --version printed no version: %s", quoteExcerpt(output, 80))
+	return "", failure.New(failure.Protocol, "claude --version printed no version: %s", strconv.Quote(detail.Cut(detail.Bound(output), 80)))
 }
 
 // isVersion reports whether v is MAJOR.MINOR.PATCH of decimal numbers (at
@@ -160,20 +160,6 @@ func isVersion(v string) bool {
 		}
 	}
 	return true
-}
-
-// quoteExcerpt quotes at most max bytes of s (valid UTF-8 only), marking
-// a cut.
-func quoteExcerpt(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "…"
 }
 
 // truncateStart keeps at most the last max bytes of s, on a rune boundary,
