@@ -5,8 +5,6 @@ import (
 	stdjson "encoding/json"
 	"encoding/json/v2"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,18 +15,24 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
+// Compact lines in the recorded shapes (testdata).
+const (
+	notLoggedIn       = `{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"Not logged in · Please run /login"}]},"session_id":"s1","error":"authentication_failed"}`
+	notLoggedInResult = `{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","usage":{"input_tokens":0}}`
+	thinkingAndTool   = `{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"t"},{"type":"redacted_thinking","data":"x"},{"type":"tool_use","id":"t1","name":"Read","input":{}}]}}`
+	toolResult        = `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"x","is_error":false}]}}`
+)
+
 // FuzzDecoder feeds any lines: Feed never panics, its errors are
 // protocol or policy failures, End's are failures of a kind, every event
 // marshals with event.NewEncoder, and the prompt (in the user events of
 // the seeds) never appears in an error.
 func FuzzDecoder(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
-	for _, name := range files {
-		data, err := os.ReadFile(name)
-		require.NoError(f, err)
-		f.Add(data, byte(0))
-		f.Add(data, byte(3))
-	}
+	// Small seeds: the fuzzer minimizes every new input for up to a
+	// minute, which the recorded files' 3 KB lines would spend in full.
+	f.Add([]byte(strings.Join([]string{initLine, textLine("hi"), resultLine}, "\n")), byte(0))
+	f.Add([]byte(strings.Join([]string{initLine, notLoggedIn, notLoggedInResult}, "\n")), byte(1))
+	f.Add([]byte(strings.Join([]string{initLine, thinkingAndTool, toolResult, resultLine}, "\n")), byte(3))
 	seeds := []string{initLine, echoLine, resultLine, textLine("ha"), toolUse("t1", "Bash"), toolUse("t2", "mcp__github__x"),
 		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"SECRET PROMPT","is_error":true}]}}`,
 		`{"type":"system","subtype":"api_retry","attempt":1e308,"max_retries":-1,"retry_delay_ms":1e400,"error_status":null,"error":"x"}`,
