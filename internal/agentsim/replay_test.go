@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/internal/agentsim"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 func TestReplay(t *testing.T) {
-	dir := t.TempDir()
+	dir := testkit.TempDir(t)
 	stream := filepath.Join(dir, "stream.jsonl")
 	require.NoError(t, os.WriteFile(stream, []byte("{\"type\":\"a\"}\n{\"type\":\"b\"}"), 0o644))
 	record := filepath.Join(dir, "record.jsonl")
