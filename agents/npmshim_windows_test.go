@@ -35,10 +35,12 @@ type npmShim struct {
 	// node_modules (claude); "" for a node shim, which starts node.exe
 	// next to it with script (relative to node_modules) first.
 	target, script string
+	mode           agent.Mode // the mode whose tools the stream uses
 }
 
 func npmShims() []npmShim {
 	return []npmShim{
+		{agent: "claude", stream: "../claude/testdata/good-turn.jsonl", target: `@anthropic-ai\claude-code\bin\claude.exe`, mode: agent.ModeWrite},
 		{agent: "codex", stream: "../codex/testdata/success.jsonl", script: `@openai\codex\bin\codex.js`},
 		{agent: "gemini", stream: "../gemini/testdata/turn-tools.jsonl", script: `@google\gemini-cli\bundle\gemini.js`},
 	}
@@ -109,6 +111,9 @@ func TestTurnsThroughNpmShims(t *testing.T) {
 			const model = "gpt-5.1-codex-max"
 			const prompt = "p\" & echo INJECTED & \"\r\nsecond line %PATH%"
 			turn := agents.Turn{Prompt: prompt, Mode: agent.ModeAsk, Model: model}
+			if s.mode != "" {
+				turn.Mode = s.mode
+			}
 			want, err := a.Args(turn)
 			require.NoError(t, err)
 			o, err := a.Run(context.Background(), res, false, turn, opts)

@@ -24,7 +24,9 @@ func realWin32(t *testing.T) string {
 	if dir == "" {
 		dir = filepath.Join("..", ".cache", "realclis", "win32")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "claude.cmd")); err != nil {
+	dir, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	if _, err = os.Stat(filepath.Join(dir, "node_modules", ".bin", "claude.cmd")); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("the real Windows CLIs are not installed in %s (scripts/real-clis): %v", dir, err)
 		}

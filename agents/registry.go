@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/claude"
 	"github.com/cursorkit/cursorkit/codex"
 	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
@@ -14,7 +15,26 @@ import (
 // All returns every agent cursorkit runs, cursor first: a new slice on
 // each call.
 func All() []Agent {
-	return []Agent{cursorAgent(), codexAgent(), geminiAgent()}
+	return []Agent{cursorAgent(), claudeAgent(), codexAgent(), geminiAgent()}
+}
+
+func claudeAgent() Agent {
+	return Agent{
+		Name: claude.Name, Provider: claude.Provider, Command: claude.Command,
+		EnvBinary: claude.EnvBinary, InstallHint: claude.InstallHint,
+		candidates: genericCandidates(claude.EnvBinary, claude.Command),
+		args:       func(t Turn) ([]string, error) { return claude.Args(claude.Turn(t)) },
+		decoder: func(t Turn) (agent.Decoder, error) {
+			d, err := claude.NewDecoder(claude.Turn(t))
+			if err != nil {
+				return nil, err
+			}
+			return d, nil
+		},
+		version:  claude.ParseVersion,
+		classify: claude.ClassifyMessage,
+		defaults: claude.TurnDefaults,
+	}
 }
 
 func geminiAgent() Agent {

@@ -53,7 +53,7 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(&f.cwd, "cwd", "", "run the agent in `DIR`")
 	fs.StringVar(&f.allowTools, "allow-tools", "", "comma-separated tool `NAMES` allowed besides the mode's (e.g. mcp,getMcpTools)")
 	fs.BoolVar(&f.partial, "partial", false, "ask the agent for partial output (--stream-partial-output)")
-	fs.StringVar(&f.agentName, "agent", "cursor", "the agent CLI to run: cursor, claude, codex or gemini (cursorkit agents lists them)")
+	fs.StringVar(&f.agentName, "agent", "cursor", "the agent CLI to run: cursor, claude, codex or gemini (cursorkit agents lists them; --mcp-server, --partial and --effort are cursor's only)")
 	fs.StringVar(&f.fallback, "fallback", "", "on a retryable model-selection failure, hand the prompt to `cursor[:MODEL]` (docs/contract.md)")
 	fs.StringVar(&f.transcript, "transcript", "", "with --fallback: the conversation so far, a JSON array of {role, content} messages in `FILE`")
 	fs.StringVar(&f.mcpServer, "mcp-server", "", "stage the MCP server `FILE` describes ({command, args, env}) for the turn and allow its tools")

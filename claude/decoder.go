@@ -1,0 +1,466 @@
+package claude
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
+)
+
+// Warning codes of the Decoder.
+const (
+	// WarnAPIRetry: an API request failed with a retryable error and
+	// Claude Code will retry it (a system/api_retry event): the message
+	// says the attempt, the most it makes, the delay, the HTTP status
+	// (none for a connection failure) and the error's category.
+	WarnAPIRetry = "api_retry"
+	// WarnAPIError: an assistant message is Claude Code's report of a
+	// failed API call (it carries "error", e.g. "authentication_failed"),
+	// not the model's words: its bounded text is this warning, never a
+	// text event. The result that follows decides the turn.
+	WarnAPIError = "api_error"
+)
+
+// maxAgentMessage bounds the agent's own error text carried in a failure
+// or a warning.
+const maxAgentMessage = 500
+
+// Decoder follows one turn's stdout, `claude -p --output-format
+// stream-json --verbose`, line by line: it enforces the stream protocol
+// and the turn's tool policy and turns each line into events (see the
+// package documentation). A Decoder is not safe for concurrent use.
+type Decoder struct {
+	allow allowlist
+	line  int // lines fed so far, blank ones included
+
+	started   bool // the first event (system/init or a result) arrived
+	init      bool
+	result    *event.Result
+	resultErr error
+	err       error // a protocol or policy failure; sticky
+
+	said     bool                   // a text event was emitted
+	apiError string                 // the category of the last assistant error
+	tools    map[string]*event.Tool // started calls by id, until completed
+}
+
+// NewDecoder returns a Decoder for the turn t, which allows the tools of
+// t.Mode and t.Tools. An unknown mode or a bad tool name is a
+// failure.Input error.
+func NewDecoder(t Turn) (*Decoder, error) {
+	allow, err := newAllowlist(t.Mode, t.Tools)
+	if err != nil {
+		return nil, err
+	}
+	return &Decoder{allow: allow, tools: map[string]*event.Tool{}}, nil
+}
+
+// Feed decodes the next stdout line (a trailing "\n" or "\r\n" is removed;
+// blank lines yield nothing) and returns its events, in order. Feed keeps
+// nothing of line; the events are the caller's.
+//
+// A non-nil error is a *failure.Error of kind failure.Protocol or
+// failure.Policy: the turn has failed and the caller must stop the
+// agent's process tree now. It is sticky. A result that reports an error
+// is not an error here: Feed returns the result event, End the failure.
+func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	d.line++
+	line = trimEOL(line)
+	if len(trimSpace(line)) == 0 {
+		return nil, nil
+	}
+	if d.result != nil {
+		return nil, d.fail(d.protocol(0, line, "output after the result event"))
+	}
+	r := newReader(line)
+	o, le := r.top()
+	if le != nil {
+		if !d.started {
+			return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnBanner,
+				Message: fmt.Sprintf("ignored line %d before the first event (not a JSON object): %s", d.line, excerpt(line, 0))}}}, nil
+		}
+		return nil, d.fail(d.protocol(le.offset, line, le.reason))
+	}
+	typ := r.str(o, "type")
+	subtype := ""
+	if typ == "system" || typ == "result" {
+		subtype = r.str(o, "subtype")
+	}
+	k := kindOf(typ, subtype)
+	if r.err == nil && !d.started {
+		switch k {
+		case kindInit, kindResult:
+			d.started = true
+		case kindUnknown:
+			// An event no decoder knows (a hook's) may come first: it
+			// neither starts nor breaks the stream.
+			return []event.Event{unknown(typ, subtype, line)}, nil
+		default:
+			return nil, d.fail(d.protocol(-1, nil, "the first event is of type "+agent.Quote(typ, 40)+", not system/init"))
+		}
+	}
+	var evs []event.Event
+	switch k {
+	case kindInit:
+		evs = d.initEvent(r, o, line)
+	case kindRetry:
+		evs = retryEvent(r, o)
+	case kindAssistant:
+		evs = d.assistant(r, o)
+	case kindUser:
+		evs = d.user(r, o)
+	case kindResult:
+		evs = d.resultEvent(r, o)
+	default:
+		evs = []event.Event{unknown(typ, subtype, line)}
+	}
+	if r.err != nil {
+		reason := r.err.reason
+		if typ != "" {
+			reason = agent.Quote(typ, 40) + " event: " + reason
+		}
+		d.result, d.resultErr = nil, nil
+		return nil, d.fail(d.protocol(r.err.offset, line, reason))
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return evs, nil
+}
+
+// eventKind is what a line is, by its type and a system event's subtype.
+type eventKind int
+
+const (
+	kindUnknown   eventKind = iota // any other type or system subtype: passed on whole
+	kindInit                       // system/init
+	kindRetry                      // system/api_retry
+	kindAssistant                  // assistant
+	kindUser                       // user
+	kindResult                     // result
+)
+
+func kindOf(typ, subtype string) eventKind {
+	switch typ {
+	case "system":
+		switch subtype {
+		case "init":
+			return kindInit
+		case "api_retry":
+			return kindRetry
+		}
+	case "assistant":
+		return kindAssistant
+	case "user":
+		return kindUser
+	case "result":
+		return kindResult
+	}
+	return kindUnknown
+}
+
+func (d *Decoder) initEvent(r *reader, o object, line []byte) []event.Event {
+	in := &event.Init{SessionID: r.str(o, "session_id"), Model: r.str(o, "model"), CWD: r.str(o, "cwd"),
+		PermissionMode: r.str(o, "permissionMode"), APIKeySource: r.str(o, "apiKeySource")}
+	if d.init {
+		return []event.Event{
+			{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnDuplicateInit,
+				Message: fmt.Sprintf("line %d: a second system/init event (session %s)", d.line, agent.Quote(in.SessionID, 64))}},
+			unknown("system", "init", line),
+		}
+	}
+	d.init = true
+	return []event.Event{{Type: event.TypeInit, Init: in}}
+}
+
+// retryEvent is the warning of a system/api_retry event, said from its
+// numbers and the error's category only (bounded): never free text.
+func retryEvent(r *reader, o object) []event.Event {
+	attempt, _ := r.integer(o, "attempt")
+	most, _ := r.integer(o, "max_retries")
+	delay, _ := r.number(o, "retry_delay_ms")
+	status, hasStatus := r.integer(o, "error_status")
+	category := r.str(o, "error")
+	why := "no HTTP response"
+	if hasStatus {
+		why = "HTTP " + strconv.FormatInt(status, 10)
+	}
+	if category != "" {
+		why += ", " + agent.Quote(category, 40)
+	}
+	msg := fmt.Sprintf("an API request failed (%s): retry %d of %d in %.1f s", why, attempt, most, math.Max(delay, 0)/1000)
+	return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnAPIRetry, Message: msg}}}
+}
+
+// assistant maps an assistant message's content blocks: text, thinking,
+// redacted_thinking and tool_use; blocks of other types are skipped.
+func (d *Decoder) assistant(r *reader, o object) []event.Event {
+	apiError := r.str(o, "error")
+	msg, _ := r.obj(o, "message")
+	var evs []event.Event
+	var text strings.Builder
+	for _, b := range r.blocks(msg) {
+		switch r.str(b, "type") {
+		case "text":
+			text.WriteString(r.str(b, "text"))
+		case "thinking":
+			evs = d.flushText(evs, &text, apiError)
+			evs = append(evs, event.Event{Type: event.TypeThinking, Subtype: "delta", Text: r.str(b, "thinking")},
+				event.Event{Type: event.TypeThinking, Subtype: "completed"})
+		case "redacted_thinking":
+			evs = d.flushText(evs, &text, apiError)
+			evs = append(evs, event.Event{Type: event.TypeThinking, Subtype: "completed"})
+		case "tool_use":
+			evs = d.flushText(evs, &text, apiError)
+			t := &event.Tool{CallID: r.str(b, "id"), Name: r.str(b, "name"), Args: raw(b, "input")}
+			if r.err != nil {
+				return nil
+			}
+			if fe := d.allow.check(t.Name); fe != nil {
+				d.fail(fe.WithDetail(fmt.Sprintf("line %d, tool_use id %s", d.line, agent.Quote(t.CallID, 64))))
+				return nil
+			}
+			d.tools[t.CallID] = t
+			evs = append(evs, event.Event{Type: event.TypeToolStarted, Tool: t})
+		}
+	}
+	evs = d.flushText(evs, &text, apiError)
+	if apiError != "" {
+		d.apiError = apiError
+	}
+	return evs
+}
+
+// flushText emits the text gathered so far: a text event, or for an error
+// message the api_error warning.
+func (d *Decoder) flushText(evs []event.Event, text *strings.Builder, apiError string) []event.Event {
+	if text.Len() == 0 {
+		return evs
+	}
+	s := text.String()
+	text.Reset()
+	if apiError != "" {
+		return append(evs, event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnAPIError,
+			Message: "the API call failed (" + agent.Quote(apiError, 40) + "): " + detail.Cut(strings.TrimSpace(s), maxAgentMessage)}})
+	}
+	d.said = true
+	return append(evs, event.Event{Type: event.TypeText, Text: s})
+}
+
+// user maps a user message's tool_result blocks to tool_completed events.
+// Nothing else of a user message is said: it may echo the prompt.
+func (d *Decoder) user(r *reader, o object) []event.Event {
+	msg, _ := r.obj(o, "message")
+	var evs []event.Event
+	for _, b := range r.blocks(msg) {
+		if r.str(b, "type") != "tool_result" {
+			continue
+		}
+		id := r.str(b, "tool_use_id")
+		status := "success"
+		if r.boolean(b, "is_error") {
+			status = "error"
+		}
+		t := &event.Tool{CallID: id, Status: status, Result: raw(b, "content")}
+		if started := d.tools[id]; started != nil {
+			t.Name, t.Args = started.Name, started.Args
+			delete(d.tools, id)
+		}
+		evs = append(evs, event.Event{Type: event.TypeToolCompleted, Tool: t})
+	}
+	return evs
+}
+
+// blocks returns the objects of message.content; a string content (a
+// prompt's echo) has none.
+func (r *reader) blocks(msg object) []object {
+	m, ok := msg.get("content")
+	switch kind(m, ok) {
+	case 'n', '"':
+		return nil
+	case '[':
+	default:
+		r.fail(m, `field "message.content" is neither an array nor a string`)
+		return nil
+	}
+	var out []object
+	for _, el := range r.elements(m) {
+		if kind(el, true) != '{' {
+			r.fail(el, `an element of "message.content" is not an object`)
+			return nil
+		}
+		out = append(out, r.members(el))
+	}
+	return out
+}
+
+func (d *Decoder) resultEvent(r *reader, o object) []event.Event {
+	res := &event.Result{Subtype: r.str(o, "subtype"), IsError: r.boolean(o, "is_error"), Text: r.str(o, "result"),
+		SessionID: r.str(o, "session_id")}
+	res.DurationMs, _ = r.integer(o, "duration_ms")
+	res.DurationAPIMs, _ = r.integer(o, "duration_api_ms")
+	if m, ok := o.get("errors"); kind(m, ok) != 'n' {
+		var errs []string
+		if kind(m, ok) != '[' {
+			r.fail(m, `field "errors" is not an array`)
+		} else {
+			for _, el := range r.elements(m) {
+				if s := r.strOf(el, true, "errors[]"); s != "" {
+					errs = append(errs, s)
+				}
+			}
+		}
+		// A failed result without a result text says why in errors.
+		if res.Text == "" {
+			res.Text = strings.Join(errs, "; ")
+		}
+	}
+	if u, ok := r.obj(o, "usage"); ok {
+		res.Usage = r.usage(u)
+	}
+	d.result = res
+	if failed(res) {
+		d.resultErr = d.resultFailure(res)
+		return []event.Event{{Type: event.TypeResult, Result: res}}
+	}
+	if !d.said && res.Text != "" {
+		// The agent answered only in its result: that is what it said.
+		d.said = true
+		return []event.Event{{Type: event.TypeText, Text: res.Text}, {Type: event.TypeResult, Result: res}}
+	}
+	return []event.Event{{Type: event.TypeResult, Result: res}}
+}
+
+// usage reads a result's usage. Anthropic's input_tokens already excludes
+// the cache reads and writes (the request's input is the sum of the
+// three), so it is InputTokens as it is.
+func (r *reader) usage(u object) event.Usage {
+	count := func(name string) *int64 {
+		if n, ok := r.integer(u, name); ok {
+			return &n
+		}
+		return nil
+	}
+	return event.Usage{Reported: true, InputTokens: count("input_tokens"), OutputTokens: count("output_tokens"),
+		CacheReadTokens: count("cache_read_input_tokens"), CacheWriteTokens: count("cache_creation_input_tokens")}
+}
+
+// failed reports whether r reports a failed turn: is_error decides (the
+// unauthenticated result is subtype "success" with is_error true), and
+// an error subtype (error_max_turns, error_during_execution, ...) fails
+// too.
+func failed(r *event.Result) bool { return r.IsError || strings.HasPrefix(r.Subtype, "error") }
+
+// resultFailure is the failure an error result reports: the agent's own
+// message, bounded, with the kind its text indicates, else the kind of
+// the assistant error that preceded it, else the subtype's.
+func (d *Decoder) resultFailure(r *event.Result) error {
+	msg := strings.TrimSpace(r.Text)
+	if msg == "" {
+		msg = "(no message)"
+	}
+	k := ClassifyMessage(r.Text)
+	if k == failure.Other {
+		k = apiErrorKind(d.apiError)
+	}
+	if k == failure.Other && r.Subtype == "error_max_budget_usd" {
+		k = failure.Quota
+	}
+	return &failure.Error{Kind: k, Message: "claude reported an error (" + agent.Quote(r.Subtype, 40) + ")",
+		Detail: detail.Cut(msg, maxAgentMessage)}
+}
+
+// Done reports whether the result event has arrived.
+func (d *Decoder) Done() bool { return d.result != nil }
+
+// End returns the turn's verdict once the agent has exited by itself with
+// exitCode, given the end of its stderr. Claude Code documents no exit
+// codes of its own: it exits 0 after a successful turn and 1 after a
+// failed one (an error result, a refused option, an unknown session).
+//
+//   - a protocol or policy failure Feed returned is returned again;
+//   - after a result: nil, or the failure an error result reports,
+//     whatever the exit code;
+//   - exit 0 without system/init or without a result: failure.Protocol;
+//   - a non-zero exit without a result: failure.Process, or the kind
+//     ClassifyMessage finds in stderrTail, which is the detail (bounded).
+func (d *Decoder) End(exitCode int, stderrTail string) error {
+	var err *failure.Error
+	switch {
+	case d.err != nil:
+		return d.err
+	case d.result != nil:
+		return d.resultErr
+	case exitCode == 0 && !d.init:
+		return failure.New(failure.Protocol, "claude exited 0 without a system/init event (%d lines read)", d.line)
+	case exitCode == 0:
+		return failure.New(failure.Protocol, "claude exited 0 without a result event (%d lines read)", d.line)
+	case !d.init:
+		err = failure.New(failure.Process, "claude exited with code %d before its first event", exitCode)
+	default:
+		err = failure.New(failure.Process, "claude exited with code %d without a result event", exitCode)
+	}
+	if tail := strings.TrimSpace(stderrTail); tail != "" {
+		if k := ClassifyMessage(tail); k != failure.Other {
+			err.Kind = k
+		}
+		err.Detail = "stderr: " + truncateStart(tail, maxAgentMessage)
+	}
+	return err
+}
+
+func (d *Decoder) fail(err error) error {
+	d.err = err
+	return err
+}
+
+// unknown is the event for a line passed on whole.
+func unknown(typ, subtype string, line []byte) event.Event {
+	return event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: typ, Subtype: subtype, Raw: bytes.Clone(trimSpace(line))}}
+}
+
+// protocol builds a failure.Protocol error for the current line. With a
+// line, the message names the byte offset and the detail quotes a bounded
+// excerpt around it, unless the line may echo the prompt.
+func (d *Decoder) protocol(offset int, line []byte, reason string) error {
+	msg := "stream-json protocol violation at line " + strconv.Itoa(d.line)
+	if line != nil {
+		msg += ", byte offset " + strconv.Itoa(offset)
+	}
+	e := &failure.Error{Kind: failure.Protocol, Message: msg + ": " + reason}
+	if line != nil {
+		e.Detail = "excerpt: " + excerpt(line, offset)
+	}
+	return e
+}
+
+// excerptWidth bounds the excerpt of a bad line.
+const excerptWidth = 80
+
+// excerpt quotes at most excerptWidth bytes of line around offset. A line
+// that mentions "user" in any case (the type of the events that may echo
+// the prompt) or holds a \u escape (which may spell it) is never quoted.
+func excerpt(line []byte, offset int) string {
+	if bytes.Contains(bytes.ToLower(line), []byte(`user`)) || bytes.Contains(line, []byte(`\u`)) {
+		return "(withheld: the line may hold the prompt)"
+	}
+	start := max(0, min(offset, len(line))-excerptWidth/2)
+	end := min(len(line), start+excerptWidth)
+	s := strconv.Quote(strings.ToValidUTF8(string(line[start:end]), "\uFFFD"))
+	if start > 0 {
+		s = "…" + s
+	}
+	if end < len(line) {
+		s += "…"
+	}
+	return s
+}
