@@ -16,6 +16,7 @@ import (
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/bench/internal/turns"
+	"github.com/cursorkit/cursorkit/claude"
 	"github.com/cursorkit/cursorkit/codex"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
@@ -48,6 +49,10 @@ type agentStream struct {
 // the tools the middle lines call.
 func agentStreams() []agentStream {
 	return []agentStream{
+		// thinking, text and a Read tool_use; its tool_result; redacted
+		// thinking and a Bash tool_use; its tool_result (an error); a
+		// compact_boundary (passed through whole); text.
+		{name: claude.Name, file: "claude/testdata/good-turn.jsonl", head: 1, tail: 1, ids: []string{`"toolu_`, `"msg_`, `"uuid":"u-`}, final: "result"},
 		// reasoning, a command_execution started and completed, a
 		// todo_list started (passed through whole), an agent_message, the
 		// todo_list completed.
