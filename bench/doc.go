@@ -16,6 +16,35 @@
 //     same baselines; and supervise alone (lines only) for the line
 //     reader's share. No goal of its own: it tells the library's cost from
 //     the command's (process start, probe, output).
+//   - BenchmarkAgentStream: BenchmarkStreamInProcess for each other agent
+//     (claude, codex, gemini), over a 100 MB turn in the agent's own
+//     format, written once per run into a temporary directory: the first
+//     event (init) and the final one (result, or Codex's turn.completed)
+//     of a recorded turn of the agent's package's testdata around copies
+//     of its middle lines (text, thinking where the agent streams it, tool
+//     calls started and completed, their ids made distinct per copy). The
+//     replay stand-in (this test binary installed under the agent's
+//     command name, CURSORKIT_SIM_REPLAY) plays it; Agent.Run runs the
+//     write-mode turn in this process (supervise, the agent's decoder and
+//     tool policy, agent.Run's verdict) with every event encoded by
+//     event.NewEncoder into a buffered io.Discard, and checks that the
+//     turn is done with the number of events one and two copies imply;
+//     against the raw pipe and Node (testdata/node-stream.js with
+//     --final-type for Codex) over the same stand-in, medians of five
+//     alternating rounds. Goal, per agent: AGENT/node-speed >= 1.5.
+//   - BenchmarkFallbackHandoff: `run --agent codex --fallback cursor` in
+//     process, wired as cmd/cursorkit/runagent.go wires it: a
+//     fallback.Session whose primary is an agents.Session of codex (the
+//     replay stand-in playing codex/testdata/unauthorized.jsonl, a 401,
+//     exit 1) and whose Start creates an agents.Session of cursor (the
+//     simulator installed as cursor-agent, normal scenario). It measures,
+//     over twenty rounds, from the moment the primary's Prompt returned
+//     its error to the moment the Cursor process started
+//     (agent.Options.OnStarted): handoff-ms, the median. Goal:
+//     handoff-ms <= 50. The Cursor probe is not in it by design: `run`
+//     probes Cursor (its --version cached, ReuseVersion) when it arms the
+//     fallback, before the primary starts, so the handoff only starts
+//     Cursor; probe-ms is that cached probe's median, for context.
 //   - BenchmarkConcurrentTurnsRSS: 200 concurrent supervised simulator
 //     turns in one Go program embedding cursorkit (testdata/go-driver:
 //     cursor.Run per turn, every event encoded as run --json does; package
@@ -57,9 +86,10 @@
 //
 // The benchmarks build the real binaries (`go build ./cmd/cursorkit`,
 // `go build ./testdata/cursor-agent-sim` and `go build
-// ./bench/testdata/go-driver`) into a temporary directory, so they
-// run in the Linux lane only; the Node baselines are skipped, with a message,
-// when node is not on PATH. `make bench` (scripts/bench) runs every
+// ./bench/testdata/go-driver`) into a temporary directory, or install
+// this test binary as the agents (testkit.Install: TestMain plays the
+// role), so they run in the Linux lane only; the Node baselines are
+// skipped, with a message, when node is not on PATH. `make bench` (scripts/bench) runs every
 // benchmark of the module once and ends with one PASS/MISS line per goal,
 // each with its ratio from that run.
 package bench

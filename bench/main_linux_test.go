@@ -4,10 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
-// TestMain runs the benchmarks isolated from the user's files.
+// TestMain runs the benchmarks isolated from the user's files. Started as
+// a copy made by testkit.Install (the replay stand-in of BenchmarkAgentStream,
+// the agents of BenchmarkFallbackHandoff), the test binary plays that role
+// instead.
 func TestMain(m *testing.M) {
+	testkit.RunIfChild()
 	os.Exit(isolated(m))
 }
 

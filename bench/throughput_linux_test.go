@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -48,11 +49,25 @@ type streamBaselines struct {
 	sim  string
 	node string
 	env  []string
+	// args is sim's argv after the program; nil is turnArgs() (the
+	// cursor-agent simulator's turn).
+	args []string
+	// final is the type of the stream's last event, which the Node script
+	// reports as its result flag; "" is "result".
+	final string
+}
+
+// argv is the argv after the program the baselines start sim with.
+func (p streamBaselines) argv() []string {
+	if p.args != nil {
+		return p.args
+	}
+	return turnArgs()
 }
 
 func (p streamBaselines) pipe() time.Duration {
 	return timed(func() {
-		cmd := exec.Command(p.sim, turnArgs()...)
+		cmd := exec.Command(p.sim, p.argv()...)
 		cmd.Env = p.env
 		cmd.Stdin = strings.NewReader(turns.Prompt)
 		out, err := cmd.StdoutPipe()
@@ -71,12 +86,17 @@ func (p streamBaselines) viaNode() time.Duration {
 		Bytes  int64 `json:"bytes"`
 		Result bool  `json:"result"`
 	}
+	argv := []string{script(p.b, "node-stream.js")}
+	if p.final != "" {
+		argv = append(argv, "--final-type="+p.final)
+	}
+	argv = append(append(argv, p.sim), p.argv()...)
 	d := timed(func() {
-		cmd := exec.Command(p.node, append([]string{script(p.b, "node-stream.js"), p.sim}, turnArgs()...)...)
+		cmd := exec.Command(p.node, argv...)
 		cmd.Env = p.env
 		runJSON(p.b, cmd, &res)
 	})
-	require.True(p.b, res.Result, "Node saw no result event")
+	require.True(p.b, res.Result, "Node saw no final event (%s)", cmp.Or(p.final, "result"))
 	require.Greater(p.b, res.Bytes, int64(streamBytes))
 	return d
 }

@@ -1,15 +1,24 @@
 // Node side of the throughput benchmarks (BenchmarkRunJSONThroughput,
-// BenchmarkStreamInProcess): what the original TypeScript runtime did
-// with a prompt turn's stream. It spawns the agent (argv after the script),
-// writes the prompt to its stdin, reads stdout with readline, re-arms an
-// inactivity setTimeout and JSON.parses every line, then prints
-// {"lines": N, "bytes": B, "result": bool} once stdout closed and the agent
-// exited (0, or exit 1 from this script).
+// BenchmarkStreamInProcess, BenchmarkAgentStream): what the original
+// TypeScript runtime did with a prompt turn's stream. It spawns the agent
+// (argv after the script and its options), writes the prompt to its stdin,
+// reads stdout with readline, re-arms an inactivity setTimeout and
+// JSON.parses every line, then prints {"lines": N, "bytes": B, "result":
+// bool} once stdout closed and the agent exited (0, or exit 1 from this
+// script). "result" is whether an event of the final type came: "result"
+// (Cursor's, Gemini's), or the type given by the option --final-type=TYPE
+// before the program (Codex's turn.completed).
 "use strict";
 const { spawn } = require("node:child_process");
 const readline = require("node:readline");
 
-const [, , program, ...args] = process.argv;
+let argv = process.argv.slice(2);
+let finalType = "result";
+if (argv.length > 0 && argv[0].startsWith("--final-type=")) {
+  finalType = argv[0].slice("--final-type=".length);
+  argv = argv.slice(1);
+}
+const [program, ...args] = argv;
 const idleMs = 120000;
 const child = spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
 child.stdin.end("Summarise the README.");
@@ -29,7 +38,7 @@ rl.on("line", (line) => {
   lines++;
   bytes += Buffer.byteLength(line) + 1;
   const ev = JSON.parse(line);
-  if (ev.type === "result") result = true;
+  if (ev.type === finalType) result = true;
 });
 let closed = false;
 let code = null;
