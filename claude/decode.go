@@ -208,13 +208,18 @@ func (r *reader) integer(o object, name string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
+	return clampInt(f), true
+}
+
+// clampInt is f truncated to an int64, clamped to its range.
+func clampInt(f float64) int64 {
 	switch {
 	case f >= math.MaxInt64:
-		return math.MaxInt64, true
+		return math.MaxInt64
 	case f <= math.MinInt64:
-		return math.MinInt64, true
+		return math.MinInt64
 	}
-	return int64(f), true
+	return int64(f)
 }
 
 // obj returns the object member name of o; ok is false when absent or

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bytes"
+	"encoding/json/jsontext"
 	"fmt"
 	"math"
 	"strconv"
@@ -48,6 +49,9 @@ type Decoder struct {
 	said     bool                   // a text event was emitted
 	apiError string                 // the category of the last assistant error
 	tools    map[string]*event.Tool // started calls by id, until completed
+
+	wire     lineReader // reads a line the first way (wire.go)
+	walkOnly bool       // tests: read every line with the walk (decode.go)
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
@@ -81,6 +85,18 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 	if d.result != nil {
 		return nil, d.fail(d.protocol(0, line, "output after the result event"))
 	}
+	if !d.walkOnly {
+		if w := d.wire.decode(line); w != nil {
+			return d.feedWire(w, line)
+		}
+	}
+	return d.feedWalk(line)
+}
+
+// feedWalk reads line with the member walk (decode.go), which decodes
+// only the members the line's type uses and names the culprit of a line
+// that is not a well-formed event.
+func (d *Decoder) feedWalk(line []byte) ([]event.Event, error) {
 	r := newReader(line)
 	o, le := r.top()
 	if le != nil {
@@ -96,22 +112,16 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 		subtype = r.str(o, "subtype")
 	}
 	k := kindOf(typ, subtype)
-	if r.err == nil && !d.started {
-		switch k {
-		case kindInit, kindResult:
-			d.started = true
-		case kindUnknown:
-			// An event no decoder knows (a hook's) may come first: it
-			// neither starts nor breaks the stream.
-			return []event.Event{unknown(typ, subtype, line)}, nil
-		default:
-			return nil, d.fail(d.protocol(-1, nil, "the first event is of type "+agent.Quote(typ, 40)+", not system/init"))
+	if r.err == nil {
+		if evs, done, err := d.first(typ, subtype, k, line); done {
+			return evs, err
 		}
 	}
 	var evs []event.Event
 	switch k {
 	case kindInit:
-		evs = d.initEvent(r, o, line)
+		evs = d.initEvent(&event.Init{SessionID: r.str(o, "session_id"), Model: r.str(o, "model"), CWD: r.str(o, "cwd"),
+			PermissionMode: r.str(o, "permissionMode"), APIKeySource: r.str(o, "apiKeySource")}, line)
 	case kindRetry:
 		evs = retryEvent(r, o)
 	case kindAssistant:
@@ -135,6 +145,70 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 		return nil, d.err
 	}
 	return evs, nil
+}
+
+// feedWire makes the events of a line read the first way (wire.go): the
+// members of every event type, each of the kind Claude Code sends, so
+// what feedWalk would make of it.
+func (d *Decoder) feedWire(w *wireLine, line []byte) ([]event.Event, error) {
+	subtype := ""
+	if w.Type == "system" || w.Type == "result" {
+		subtype = w.Subtype
+	}
+	k := kindOf(w.Type, subtype)
+	if evs, done, err := d.first(w.Type, subtype, k, line); done {
+		return evs, err
+	}
+	var evs []event.Event
+	switch k {
+	case kindInit:
+		evs = d.initEvent(&event.Init{SessionID: w.SessionID, Model: w.Model, CWD: w.CWD,
+			PermissionMode: w.PermissionMode, APIKeySource: w.APIKeySource}, line)
+	case kindRetry:
+		attempt, _ := w.Attempt.integer()
+		most, _ := w.MaxRetries.integer()
+		status, hasStatus := w.ErrorStatus.integer()
+		evs = retryWarning(attempt, most, w.RetryDelayMs.n, status, hasStatus, w.Error)
+	case kindAssistant:
+		evs = d.assistantWire(w)
+	case kindUser:
+		evs = d.userWire(w)
+	case kindResult:
+		res := &event.Result{Subtype: w.Subtype, IsError: w.IsError, Text: w.Result, SessionID: w.SessionID}
+		res.DurationMs, _ = w.DurationMs.integer()
+		res.DurationAPIMs, _ = w.DurationAPIMs.integer()
+		if res.Text == "" && len(w.Errors.list) > 0 {
+			res.Text = strings.Join(w.Errors.list, "; ")
+		}
+		if w.Usage.reported {
+			res.Usage = w.Usage.event()
+		}
+		evs = d.resultEvents(res)
+	default:
+		evs = []event.Event{unknown(w.Type, subtype, line)}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return evs, nil
+}
+
+// first handles a well-read event before the first one: done says Feed
+// returns evs and err.
+func (d *Decoder) first(typ, subtype string, k eventKind, line []byte) (evs []event.Event, done bool, err error) {
+	if d.started {
+		return nil, false, nil
+	}
+	switch k {
+	case kindInit, kindResult:
+		d.started = true
+		return nil, false, nil
+	case kindUnknown:
+		// An event no decoder knows (a hook's) may come first: it neither
+		// starts nor breaks the stream.
+		return []event.Event{unknown(typ, subtype, line)}, true, nil
+	}
+	return nil, true, d.fail(d.protocol(-1, nil, "the first event is of type "+agent.Quote(typ, 40)+", not system/init"))
 }
 
 // eventKind is what a line is, by its type and a system event's subtype.
@@ -168,9 +242,7 @@ func kindOf(typ, subtype string) eventKind {
 	return kindUnknown
 }
 
-func (d *Decoder) initEvent(r *reader, o object, line []byte) []event.Event {
-	in := &event.Init{SessionID: r.str(o, "session_id"), Model: r.str(o, "model"), CWD: r.str(o, "cwd"),
-		PermissionMode: r.str(o, "permissionMode"), APIKeySource: r.str(o, "apiKeySource")}
+func (d *Decoder) initEvent(in *event.Init, line []byte) []event.Event {
 	if d.init {
 		return []event.Event{
 			{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnDuplicateInit,
@@ -189,7 +261,10 @@ func retryEvent(r *reader, o object) []event.Event {
 	most, _ := r.integer(o, "max_retries")
 	delay, _ := r.number(o, "retry_delay_ms")
 	status, hasStatus := r.integer(o, "error_status")
-	category := r.str(o, "error")
+	return retryWarning(attempt, most, delay, status, hasStatus, r.str(o, "error"))
+}
+
+func retryWarning(attempt, most int64, delay float64, status int64, hasStatus bool, category string) []event.Event {
 	why := "no HTTP response"
 	if hasStatus {
 		why = "HTTP " + strconv.FormatInt(status, 10)
@@ -222,14 +297,9 @@ func (d *Decoder) assistant(r *reader, o object) []event.Event {
 		case "tool_use":
 			evs = d.flushText(evs, &text, apiError)
 			t := &event.Tool{CallID: r.str(b, "id"), Name: r.str(b, "name"), Args: raw(b, "input")}
-			if r.err != nil {
+			if r.err != nil || !d.startTool(t) {
 				return nil
 			}
-			if fe := d.allow.check(t.Name); fe != nil {
-				d.fail(fe.WithDetail(fmt.Sprintf("line %d, tool_use id %s", d.line, agent.Quote(t.CallID, 64))))
-				return nil
-			}
-			d.tools[t.CallID] = t
 			evs = append(evs, event.Event{Type: event.TypeToolStarted, Tool: t})
 		}
 	}
@@ -238,6 +308,50 @@ func (d *Decoder) assistant(r *reader, o object) []event.Event {
 		d.apiError = apiError
 	}
 	return evs
+}
+
+// assistantWire is assistant for a line read the first way.
+func (d *Decoder) assistantWire(w *wireLine) []event.Event {
+	apiError := w.Error
+	var evs []event.Event
+	var text strings.Builder
+	for i := range w.Message.Content.blocks {
+		b := &w.Message.Content.blocks[i]
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "thinking":
+			evs = d.flushText(evs, &text, apiError)
+			evs = append(evs, event.Event{Type: event.TypeThinking, Subtype: "delta", Text: b.Thinking},
+				event.Event{Type: event.TypeThinking, Subtype: "completed"})
+		case "redacted_thinking":
+			evs = d.flushText(evs, &text, apiError)
+			evs = append(evs, event.Event{Type: event.TypeThinking, Subtype: "completed"})
+		case "tool_use":
+			evs = d.flushText(evs, &text, apiError)
+			t := &event.Tool{CallID: b.ID, Name: b.Name, Args: rawValue(b.Input)}
+			if !d.startTool(t) {
+				return nil
+			}
+			evs = append(evs, event.Event{Type: event.TypeToolStarted, Tool: t})
+		}
+	}
+	evs = d.flushText(evs, &text, apiError)
+	if apiError != "" {
+		d.apiError = apiError
+	}
+	return evs
+}
+
+// startTool checks the call t against the tool policy and remembers it
+// until its result; false is a policy failure.
+func (d *Decoder) startTool(t *event.Tool) bool {
+	if fe := d.allow.check(t.Name); fe != nil {
+		d.fail(fe.WithDetail(fmt.Sprintf("line %d, tool_use id %s", d.line, agent.Quote(t.CallID, 64))))
+		return false
+	}
+	d.tools[t.CallID] = t
+	return true
 }
 
 // flushText emits the text gathered so far: a text event, or for an error
@@ -266,18 +380,36 @@ func (d *Decoder) user(r *reader, o object) []event.Event {
 			continue
 		}
 		id := r.str(b, "tool_use_id")
-		status := "success"
-		if r.boolean(b, "is_error") {
-			status = "error"
-		}
-		t := &event.Tool{CallID: id, Status: status, Result: raw(b, "content")}
-		if started := d.tools[id]; started != nil {
-			t.Name, t.Args = started.Name, started.Args
-			delete(d.tools, id)
-		}
-		evs = append(evs, event.Event{Type: event.TypeToolCompleted, Tool: t})
+		isError := r.boolean(b, "is_error")
+		evs = append(evs, d.completeTool(id, isError, raw(b, "content")))
 	}
 	return evs
+}
+
+// userWire is user for a line read the first way.
+func (d *Decoder) userWire(w *wireLine) []event.Event {
+	var evs []event.Event
+	for i := range w.Message.Content.blocks {
+		if b := &w.Message.Content.blocks[i]; b.Type == "tool_result" {
+			evs = append(evs, d.completeTool(b.ToolUseID, b.IsError, rawValue(b.Content)))
+		}
+	}
+	return evs
+}
+
+// completeTool is the tool_completed event of the call id, with the
+// started call's name and args.
+func (d *Decoder) completeTool(id string, isError bool, result jsontext.Value) event.Event {
+	status := "success"
+	if isError {
+		status = "error"
+	}
+	t := &event.Tool{CallID: id, Status: status, Result: result}
+	if started := d.tools[id]; started != nil {
+		t.Name, t.Args = started.Name, started.Args
+		delete(d.tools, id)
+	}
+	return event.Event{Type: event.TypeToolCompleted, Tool: t}
 }
 
 // blocks returns the objects of message.content; a string content (a
@@ -327,6 +459,11 @@ func (d *Decoder) resultEvent(r *reader, o object) []event.Event {
 	if u, ok := r.obj(o, "usage"); ok {
 		res.Usage = r.usage(u)
 	}
+	return d.resultEvents(res)
+}
+
+// resultEvents records the result res and returns its events.
+func (d *Decoder) resultEvents(res *event.Result) []event.Event {
 	d.result = res
 	if failed(res) {
 		d.resultErr = d.resultFailure(res)
