@@ -3,7 +3,6 @@ package claude
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
@@ -160,17 +159,4 @@ func isVersion(v string) bool {
 		}
 	}
 	return true
-}
-
-// truncateStart keeps at most the last max bytes of s, on a rune boundary,
-// marking the cut.
-func truncateStart(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := len(s) - max
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	return "…" + s[cut:]
 }

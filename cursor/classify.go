@@ -2,7 +2,6 @@ package cursor
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
@@ -191,17 +190,4 @@ func resultFailure(r *event.Result) error {
 		Message: "cursor-agent reported an error",
 		Detail:  detail.Cut(msg, maxAgentMessage),
 	}
-}
-
-// truncateStart keeps at most the last max bytes of s, on a rune boundary,
-// marking the cut.
-func truncateStart(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := len(s) - max
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	return "…" + s[cut:]
 }

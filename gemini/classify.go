@@ -3,7 +3,6 @@ package gemini
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
@@ -165,17 +164,4 @@ func resultFailure(errType, msg string) *failure.Error {
 		head += " (" + strconv.Quote(detail.Cut(errType, 64)) + ")"
 	}
 	return &failure.Error{Kind: kind, Message: head, Detail: detail.Cut(msg, maxAgentMessage)}
-}
-
-// truncateStart keeps at most the last max bytes of s, on a rune boundary,
-// marking the cut.
-func truncateStart(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := len(s) - max
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	return "…" + s[cut:]
 }
