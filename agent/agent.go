@@ -76,6 +76,20 @@ type Options struct {
 	OnStarted func(pid int)
 }
 
+// Defaults returns the supervision of a turn whose agent must print its
+// first stdout line within firstLine and never stay silent longer than
+// idle: no total bound, and the supervisor's default stop and exit graces
+// (supervise.DefaultStopGrace, supervise.DefaultExitGrace). A backend's
+// TurnDefaults is this with its own deadlines.
+func Defaults(firstLine, idle time.Duration) Options {
+	return Options{
+		FirstLineTimeout: firstLine,
+		IdleTimeout:      idle,
+		StopGrace:        supervise.DefaultStopGrace,
+		ExitGrace:        supervise.DefaultExitGrace,
+	}
+}
+
 // Outcome statuses.
 const (
 	StatusDone      = "done"

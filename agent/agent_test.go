@@ -289,3 +289,8 @@ func TestOutcomeJSON(t *testing.T) {
 		})
 	}
 }
+
+func TestDefaults(t *testing.T) {
+	assert.Equal(t, agent.Options{FirstLineTimeout: time.Second, IdleTimeout: time.Minute,
+		StopGrace: supervise.DefaultStopGrace, ExitGrace: supervise.DefaultExitGrace}, agent.Defaults(time.Second, time.Minute))
+}

@@ -23,12 +23,7 @@ const (
 // between the polite stop and the tree kill, and 15 s after the result for
 // the agent to exit by itself. Change what you need and pass it to Run.
 func TurnDefaults() agent.Options {
-	return agent.Options{
-		FirstLineTimeout: defaultFirstLineTimeout,
-		IdleTimeout:      defaultIdleTimeout,
-		StopGrace:        supervise.DefaultStopGrace,
-		ExitGrace:        supervise.DefaultExitGrace,
-	}
+	return agent.Defaults(defaultFirstLineTimeout, defaultIdleTimeout)
 }
 
 // WarnFellBack is the warning of a turn that started the cursor PATH
