@@ -121,6 +121,20 @@ type Outcome struct {
 	Process supervise.Outcome
 }
 
+// Refused is the outcome of a turn refused before anything started (its
+// argv, plan or decoder could not be made, its session is closed): the
+// status error, or cancelled for a failure.Cancelled err, err's kind and
+// text, no warnings, and a Process that says nothing was spawned
+// (supervise.SpawnFailed, exit code -1), as Run's own spawn failure does.
+func Refused(err error) Outcome {
+	o := Outcome{Status: StatusError, Kind: failure.KindOf(err), Message: err.Error(), Warnings: []event.Warning{},
+		Process: supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}}
+	if o.Kind == failure.Cancelled {
+		o.Status = StatusCancelled
+	}
+	return o
+}
+
 // maxMessage bounds Outcome.Message.
 const maxMessage = 1000
 
