@@ -11,11 +11,27 @@ import (
 )
 
 // This file reads one line of gemini's stream-json into the members its
-// events carry. A line is read with jsontext as Node's JSON.parse reads
-// it: invalid UTF-8 and lone surrogate escapes read as U+FFFD, and of a
-// member given twice the last value counts. The line's top-level members
-// are listed once; each event type then reads the members it uses, each
-// of which must have the kind gemini sends (null counting as absent).
+// events carry. A line is read as Node's JSON.parse reads it: invalid
+// UTF-8 and lone surrogate escapes read as U+FFFD, and of a member given
+// twice the last value counts. Each event type reads the members it uses,
+// each of which must have the kind gemini sends (null counting as absent).
+// A line is read in one of two ways (as cursor/decode.go does):
+//
+//   - json.Unmarshal into wireLine, which holds the members of every event
+//     type with the Go type of what gemini sends; finish then checks the
+//     members kept raw. One pass reads every well-formed event gemini
+//     prints: the lines of a normal turn are read this way only.
+//   - When that fails, the member walk (walk): validate the line, list its
+//     top-level members with a jsontext.Decoder, and read only the members
+//     the line's type uses. The walk gives every verdict the first way
+//     cannot (not JSON, not an object, a member of the wrong kind, with
+//     the byte offset of the culprit), and reads the lines the first way
+//     refuses but the protocol allows: a member of another kind that the
+//     line's type does not use, a member name given twice.
+//
+// Both read values with the same json/v2 options (but for duplicate
+// names), so when the first way succeeds it yields what the walk would:
+// FuzzDecoderFastSlow holds them to that.
 
 // eventKind is what a line is, by its type.
 type eventKind int
@@ -81,10 +97,320 @@ type decodeError struct {
 	reason  string
 }
 
-// readOptions are the options every value is read with (see the top of
-// the file).
-func readOptions() json.Options {
-	return json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+// The options values are read with (see the top of the file): the first
+// way refuses a member name given twice, the walk reads its last value.
+var (
+	fastOptions    = jsontext.AllowInvalidUTF8(true)
+	lenientOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+)
+
+// wireLine holds the top-level members of every event type gemini sends,
+// each with the Go type gemini sends it with (UnmarshalJSONFrom);
+// parameters, output and error are kept raw and checked by finish.
+type wireLine struct {
+	Type string // type; timestamp is only checked to be a string
+
+	SessionID, Model string // session_id, model: init
+
+	Role, Content string // role, content, delta: message
+	Delta         bool
+
+	ToolName, ToolID string         // tool_name, tool_id: tool_use, tool_result
+	Parameters       jsontext.Value // parameters
+	Status           string         // status
+	Output           jsontext.Value // output
+	Error            jsontext.Value // error
+
+	Severity, Message string // severity, message: error
+
+	Stats *wireStats // stats: result
+}
+
+// errShape makes json.Unmarshal fail: the walk then reads the line.
+var errShape = errors.New("gemini: not the shape of a gemini event")
+
+// UnmarshalJSONFrom reads a line's object into w, member by member as
+// json/v2 reads a struct by its field names (case-sensitive, other members
+// skipped), without reflection: a string member must be a string or null,
+// delta a boolean or null, stats an object or null, the raw members any
+// value. Any other kind is errShape. The decoder's options apply (a name
+// given twice is an error).
+func (w *wireLine) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return errShape
+	}
+	for err == nil && dec.PeekKind() == '"' {
+		if tok, err = dec.ReadToken(); err != nil {
+			return err
+		}
+		switch tok.String() { // no allocation: the name does not escape
+		case "type":
+			err = readWord(dec, &w.Type)
+		case "timestamp":
+			err = readString(dec, nil)
+		case "session_id":
+			err = readString(dec, &w.SessionID)
+		case "model":
+			err = readString(dec, &w.Model)
+		case "role":
+			err = readWord(dec, &w.Role)
+		case "content":
+			err = readString(dec, &w.Content)
+		case "delta":
+			err = readBool(dec, &w.Delta)
+		case "tool_name":
+			err = readString(dec, &w.ToolName)
+		case "tool_id":
+			err = readString(dec, &w.ToolID)
+		case "parameters":
+			w.Parameters, err = readRaw(dec)
+		case "status":
+			err = readWord(dec, &w.Status)
+		case "output":
+			w.Output, err = readRaw(dec)
+		case "error":
+			w.Error, err = readRaw(dec)
+		case "severity":
+			err = readWord(dec, &w.Severity)
+		case "message":
+			err = readString(dec, &w.Message)
+		case "stats":
+			w.Stats = nil
+			err = json.UnmarshalDecode(dec, &w.Stats)
+		default:
+			err = dec.SkipValue()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = dec.ReadToken() // '}'
+	return err
+}
+
+// readString reads a string or null ("") into *s (nil: only checked).
+func readString(dec *jsontext.Decoder, s *string) error {
+	tok, err := dec.ReadToken()
+	switch {
+	case err != nil:
+		return err
+	case tok.Kind() == 'n':
+		if s != nil {
+			*s = ""
+		}
+	case tok.Kind() != '"':
+		return errShape
+	case s != nil:
+		*s = tok.String()
+	}
+	return nil
+}
+
+// readWord is readString for a member whose values are mostly words of
+// the protocol: those are not allocated anew.
+func readWord(dec *jsontext.Decoder, s *string) error {
+	tok, err := dec.ReadToken()
+	switch {
+	case err != nil:
+		return err
+	case tok.Kind() == 'n':
+		*s = ""
+	case tok.Kind() != '"':
+		return errShape
+	default:
+		*s = word(tok)
+	}
+	return nil
+}
+
+// word returns the string tok, a constant when it is a word of the
+// protocol.
+func word(tok jsontext.Token) string {
+	switch tok.String() { // no allocation: the string does not escape
+	case "init":
+		return "init"
+	case "message":
+		return "message"
+	case "tool_use":
+		return "tool_use"
+	case "tool_result":
+		return "tool_result"
+	case "error":
+		return "error"
+	case "result":
+		return "result"
+	case "assistant":
+		return "assistant"
+	case "user":
+		return "user"
+	case "success":
+		return "success"
+	case "warning":
+		return "warning"
+	}
+	return tok.String()
+}
+
+// readBool reads a boolean or null (false) into *b.
+func readBool(dec *jsontext.Decoder, b *bool) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case 'n', 'f':
+		*b = false
+	case 't':
+		*b = true
+	default:
+		return errShape
+	}
+	return nil
+}
+
+// readRaw returns a copy of the next value.
+func readRaw(dec *jsontext.Decoder) (jsontext.Value, error) {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(v), nil
+}
+
+// wireStats is the result's stats (see stats); nil is absent or null.
+type wireStats struct {
+	InputTokens  *int64 `json:"input_tokens"`
+	OutputTokens *int64 `json:"output_tokens"`
+	Cached       *int64 `json:"cached"`
+	Input        *int64 `json:"input"`
+	DurationMs   *int64 `json:"duration_ms"`
+	TotalTokens  *int64 `json:"total_tokens"`
+	ToolCalls    *int64 `json:"tool_calls"`
+}
+
+// wireError is the error object of a tool_result or a result.
+type wireError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// lineReader decodes lines, reusing its buffers from one to the next.
+type lineReader struct {
+	// slowOnly makes every line take the walk (a test hook).
+	slowOnly bool
+	// walks counts the lines the walk read (a test hook).
+	walks int
+
+	w wireLine
+	e wireError
+	f fields
+}
+
+// decode reads line (without its terminator; surrounding JSON whitespace
+// allowed). The result is valid until the next call; every string and
+// value in it is its own (none views line). The fields are nil only for a
+// line that is not JSON.
+func (r *lineReader) decode(line []byte) (*fields, *decodeError) {
+	if !r.slowOnly && isObject(line) {
+		// Stats starts nil, so json.Unmarshal allocates it anew: the
+		// result event keeps its counts.
+		r.w = wireLine{}
+		// json.Unmarshal reads a null into a struct without complaint:
+		// only an object may be an event.
+		if json.Unmarshal(line, &r.w, fastOptions) == nil && r.finish() {
+			return &r.f, nil
+		}
+	}
+	r.walks++
+	return decodeLine(line)
+}
+
+// isObject reports whether line starts (after JSON whitespace) like an
+// object.
+func isObject(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t\r\n")
+	return len(line) > 0 && line[0] == '{'
+}
+
+// finish completes what json.Unmarshal read into r.w as the walk reads
+// it; false sends the line to the walk.
+func (r *lineReader) finish() bool {
+	w := &r.w
+	f := &r.f
+	*f = fields{typ: w.Type, kind: kindOf(w.Type)}
+	switch f.kind {
+	case kindInit:
+		f.sessionID, f.model = w.SessionID, w.Model
+	case kindMessage:
+		f.role, f.content, f.delta = w.Role, w.Content, w.Delta
+	case kindToolUse:
+		f.toolName, f.toolID = w.ToolName, w.ToolID
+		switch rawKind(w.Parameters) {
+		case 'n':
+		case '{':
+			f.params = w.Parameters
+		default:
+			return false
+		}
+	case kindToolResult:
+		f.toolID, f.status = w.ToolID, w.Status
+		switch rawKind(w.Output) {
+		case 'n':
+		case '"':
+			f.output = w.Output
+		default:
+			return false
+		}
+		return r.errorObject()
+	case kindError:
+		f.severity, f.message = w.Severity, w.Message
+	case kindResult:
+		f.status = w.Status
+		if !r.errorObject() {
+			return false
+		}
+		if s := w.Stats; s != nil {
+			f.usage = event.Usage{Reported: true, InputTokens: s.Input, OutputTokens: s.OutputTokens, CacheReadTokens: s.Cached}
+			if s.Input == nil && s.InputTokens != nil && s.Cached != nil {
+				n := max(0, *s.InputTokens-*s.Cached)
+				f.usage.InputTokens = &n
+			}
+			if s.DurationMs != nil {
+				f.durationMs = *s.DurationMs
+			}
+		}
+	}
+	return true
+}
+
+// errorObject reads r.w.Error, an object or null, into r.f.
+func (r *lineReader) errorObject() bool {
+	switch rawKind(r.w.Error) {
+	case 'n':
+		return true
+	case '{':
+	default:
+		return false
+	}
+	r.e = wireError{}
+	if json.Unmarshal(r.w.Error, &r.e, fastOptions) != nil {
+		return false
+	}
+	r.f.errObj, r.f.errType, r.f.message = r.w.Error, r.e.Type, r.e.Message
+	return true
+}
+
+// rawKind is the kind of a raw member json.Unmarshal kept: 'n' when
+// absent or null.
+func rawKind(v jsontext.Value) jsontext.Kind {
+	if len(v) == 0 {
+		return 'n'
+	}
+	return v.Kind()
 }
 
 // span is where a value lies in the line; the zero span is absent.
@@ -103,12 +429,12 @@ type reader struct {
 // decodeLine reads line (without its terminator; surrounding JSON
 // whitespace allowed). Every string and value in the result is its own.
 func decodeLine(line []byte) (*fields, *decodeError) {
-	opts := readOptions()
+	opts := lenientOptions
 	if !jsontext.Value(line).IsValid(opts) {
 		var v jsontext.Value
 		return nil, notJSON(json.Unmarshal(line, &v, opts))
 	}
-	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+	if !isObject(line) {
 		return nil, &decodeError{notJSON: true, reason: "the line is JSON but not an object"}
 	}
 	r := &reader{b: line, opts: opts}

@@ -42,6 +42,7 @@ type Decoder struct {
 	err       error          // a protocol or policy failure; sticky
 
 	tools map[string]*event.Tool // started calls by tool_id, until completed
+	read  lineReader
 
 	run         strings.Builder // the assistant deltas since the last boundary
 	runOverflow bool
@@ -76,7 +77,7 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 	if d.result != nil {
 		return nil, d.fail(d.protocol(0, line, "output after the result event", false))
 	}
-	f, de := decodeLine(line)
+	f, de := d.read.decode(line)
 	if de != nil {
 		if de.notJSON && !d.init {
 			return one(event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnBanner,

@@ -3,6 +3,8 @@ package gemini_test
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +36,16 @@ func seedLines() []string {
 		`{"type":"message","role":"\u0075ser","content":"SECRET PROMPT","delta":1}`,
 		`{"type":"tool_use","tool_name":"mcp_github_x","tool_id":"m1","parameters":null}`,
 		"banner", `[1]`, `null`, `{"type":"mystery"}`, "{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"a\xff\\ud800\",\"delta\":true}",
+		// Lines the fast way must leave to the walk, or read as it does.
+		`{"type":"init","session_id":"a","session_id":"b","model":"m"}`, `{"type":"init","Session_ID":"x","MODEL":"y"}`,
+		`{"\u0074ype":"message","role":"assistant","content":"\u0048i","delta":null}`,
+		`{"type":"tool_use","tool_name":"read_file","tool_id":"r1","parameters":[1]}`,
+		`{"type":"tool_result","tool_id":"r1","status":"success","output":{"a":1},"error":null}`,
+		`{"type":"tool_result","tool_id":"r1","status":"error","output":null,"error":{"type":1,"message":"m"}}`,
+		`{"type":"result","status":"success","stats":{"input_tokens":1.5}}`, `{"type":"result","stats":{"input_tokens":5,"cached":9,"duration_ms":null}}`,
+		`{"type":"result","status":"error","error":{"type":"E","type":"F","message":"m"},"stats":null}`,
+		`{"type":"message","role":"assistant","content":"a","delta":true,"stats":"x","tool_name":3}`, `{"type":"error","severity":"warning","message":null,"timestamp":1}`,
+		`{"type":"tool_use","timestamp":null,"tool_name":"read_file","tool_id":"r1","parameters":{"a":{"b":1,"b":2}}} `, ` {"type":"init"} x`, `{"type":null}`, `{}`,
 	}
 }
 
@@ -148,4 +160,65 @@ func FuzzClassifyMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		require.True(t, gemini.ClassifyMessage(s).Valid())
 	})
+}
+
+// FuzzDecoderFastSlow holds the line reader's first way (one json.Unmarshal)
+// to its walk: fed the same lines, a Decoder that reads them with the walk
+// alone returns the same events and errors as one that tries the first
+// way first. The lines are fuzzed as FuzzDecoder's.
+func FuzzDecoderFastSlow(f *testing.F) {
+	seeds := seedLines()
+	f.Add([]byte(strings.Join(seeds, "\n")), byte(0))
+	f.Add([]byte("#0\n#1\n#2\n#3\n#4\n#5\n#8\n#10"), byte(1))
+	f.Add([]byte("#0\n#1\n#6\n#7\n#9\n#11"), byte(2))
+	f.Add([]byte("#14\n#0\n#12\n#13"), byte(3))
+	for i := 19; i < len(seeds); i++ {
+		f.Add([]byte("#0\n#"+strconv.Itoa(i)+"\n#2\n#10"), byte(7))
+	}
+	for _, name := range []string{"turn-tools.jsonl", "turn-mcp.jsonl", "turn-shell.jsonl", "turn-error-result.jsonl", "turn-invalid-stream.jsonl"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(f, err)
+		f.Add(b, byte(7))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
+		modes := []agent.Mode{"", agent.ModePlan, agent.ModeAsk, agent.ModeWrite}
+		turn := gemini.Turn{Mode: modes[int(mode)%len(modes)]}
+		if mode&4 != 0 {
+			turn.Tools = []string{"mcp"}
+		}
+		fast, err := gemini.NewDecoder(turn)
+		require.NoError(t, err)
+		slow, err := gemini.NewDecoder(turn)
+		require.NoError(t, err)
+		gemini.SlowOnly(slow)
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if len(line) > 1 && line[0] == '#' {
+				if n, err := strconv.Atoi(string(line[1:])); err == nil && n >= 0 && n < len(seeds) {
+					line = []byte(seeds[n])
+				}
+			}
+			buf := bytes.Clone(line)
+			want, wantErr := slow.Feed(buf)
+			got, gotErr := fast.Feed(line)
+			for i := range line { // events own their values
+				line[i] = 'X'
+			}
+			require.Equal(t, wantErr, gotErr, "line %q", buf)
+			require.Equal(t, want, got, "line %q", buf)
+			require.Equal(t, slow.Done(), fast.Done())
+		}
+		require.Equal(t, slow.End(int(mode)%3, "stderr"), fast.End(int(mode)%3, "stderr"))
+	})
+}
+
+// TestDecoderFastWay: the lines of gemini's recorded turns are all read
+// with one json.Unmarshal each, never with the walk.
+func TestDecoderFastWay(t *testing.T) {
+	for _, name := range []string{"turn-tools.jsonl", "turn-mcp.jsonl", "turn-shell.jsonl", "turn-error-result.jsonl",
+		"turn-invalid-stream.jsonl", "turn-quota.jsonl", "turn-resume-missing.jsonl", "recorded-key-nonetwork.jsonl"} {
+		d, evs, err := feed(t, gemini.Turn{Mode: agent.ModeWrite, Tools: []string{"mcp"}}, readLines(t, name))
+		require.NoError(t, err, name)
+		require.NotEmpty(t, evs, name)
+		require.Zero(t, gemini.Walks(d), "%s: lines read by the walk", name)
+	}
 }
