@@ -84,15 +84,15 @@ type wireError struct {
 }
 
 // reset empties w for the next line, keeping its raw values' capacity.
+// It must name every field.
 func (w *wireLine) reset() {
+	w.Type, w.ThreadID, w.Usage, w.Error, w.Message = "", "", nil, nil, ""
 	it := &w.Item
-	keep := wireItem{
-		Command: it.Command[:0], AggregatedOutput: it.AggregatedOutput[:0], ExitCode: it.ExitCode[:0],
-		Changes: it.Changes[:0], Server: it.Server[:0], Tool: it.Tool[:0], Arguments: it.Arguments[:0],
-		Result: it.Result[:0], Error: it.Error[:0], Query: it.Query[:0], Action: it.Action[:0],
-		ReceiverThreadIDs: it.ReceiverThreadIDs[:0], AgentsStates: it.AgentsStates[:0],
-	}
-	*w = wireLine{Item: keep}
+	it.ID, it.Type, it.Text, it.Message, it.Status, it.server = "", "", "", "", "", ""
+	it.Command, it.AggregatedOutput, it.ExitCode = it.Command[:0], it.AggregatedOutput[:0], it.ExitCode[:0]
+	it.Changes, it.Server, it.Tool, it.Arguments = it.Changes[:0], it.Server[:0], it.Tool[:0], it.Arguments[:0]
+	it.Result, it.Error, it.Query, it.Action = it.Result[:0], it.Error[:0], it.Query[:0], it.Action[:0]
+	it.ReceiverThreadIDs, it.AgentsStates = it.ReceiverThreadIDs[:0], it.AgentsStates[:0]
 }
 
 // lineReader decodes lines, reusing its wireLine from one to the next.

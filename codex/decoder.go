@@ -209,16 +209,14 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 	id := it.ID
 	switch it.Type {
 	case "agent_message":
-		if phase != "completed" || it.Text == "" || (id != "" && d.said[id]) {
+		if phase != "completed" || it.Text == "" || !d.firstSaid(id) {
 			return nil, nil // the text comes once, on item.completed
 		}
-		d.said[id] = true
 		return []event.Event{{Type: event.TypeText, Text: it.Text}}, nil
 	case "reasoning":
-		if phase != "completed" || (id != "" && d.said[id]) {
+		if phase != "completed" || !d.firstSaid(id) {
 			return nil, nil
 		}
-		d.said[id] = true
 		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: it.Text},
 			{Type: event.TypeThinking, Subtype: "completed"}}, nil
 	case "error":
@@ -249,6 +247,18 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 		return []event.Event{{Type: event.TypeToolCompleted, Tool: t}}, nil
 	}
 	return nil, nil // item.updated: checked, nothing new to say
+}
+
+// firstSaid records that the item id was said and reports whether it is
+// the first time (always, for an item without an id), with one map
+// operation.
+func (d *Decoder) firstSaid(id string) bool {
+	if id == "" {
+		return true
+	}
+	n := len(d.said)
+	d.said[id] = true
+	return len(d.said) > n
 }
 
 // toolOf maps a tool item: its tool name, args, status and result, and
