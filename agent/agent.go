@@ -76,6 +76,20 @@ type Options struct {
 	OnStarted func(pid int)
 }
 
+// Defaults returns the supervision of a turn whose agent must print its
+// first stdout line within firstLine and never stay silent longer than
+// idle: no total bound, and the supervisor's default stop and exit graces
+// (supervise.DefaultStopGrace, supervise.DefaultExitGrace). A backend's
+// TurnDefaults is this with its own deadlines.
+func Defaults(firstLine, idle time.Duration) Options {
+	return Options{
+		FirstLineTimeout: firstLine,
+		IdleTimeout:      idle,
+		StopGrace:        supervise.DefaultStopGrace,
+		ExitGrace:        supervise.DefaultExitGrace,
+	}
+}
+
 // Outcome statuses.
 const (
 	StatusDone      = "done"
@@ -105,6 +119,20 @@ type Outcome struct {
 	// Process is how the agent's process ended: exit code, signal, which
 	// deadline fired, how long stopping it took, the stderr tail.
 	Process supervise.Outcome
+}
+
+// Refused is the outcome of a turn refused before anything started (its
+// argv, plan or decoder could not be made, its session is closed): the
+// status error, or cancelled for a failure.Cancelled err, err's kind and
+// text, no warnings, and a Process that says nothing was spawned
+// (supervise.SpawnFailed, exit code -1), as Run's own spawn failure does.
+func Refused(err error) Outcome {
+	o := Outcome{Status: StatusError, Kind: failure.KindOf(err), Message: err.Error(), Warnings: []event.Warning{},
+		Process: supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}}
+	if o.Kind == failure.Cancelled {
+		o.Status = StatusCancelled
+	}
+	return o
 }
 
 // maxMessage bounds Outcome.Message.

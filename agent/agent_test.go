@@ -289,3 +289,18 @@ func TestOutcomeJSON(t *testing.T) {
 		})
 	}
 }
+
+func TestDefaults(t *testing.T) {
+	assert.Equal(t, agent.Options{FirstLineTimeout: time.Second, IdleTimeout: time.Minute,
+		StopGrace: supervise.DefaultStopGrace, ExitGrace: supervise.DefaultExitGrace}, agent.Defaults(time.Second, time.Minute))
+}
+
+func TestRefused(t *testing.T) {
+	err := failure.New(failure.Input, "bad turn")
+	o := agent.Refused(err)
+	assert.Equal(t, agent.Outcome{Status: agent.StatusError, Kind: failure.Input, Message: "bad turn", Warnings: []event.Warning{},
+		Process: supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}}, o)
+	o = agent.Refused(failure.New(failure.Cancelled, "stopped"))
+	assert.Equal(t, agent.StatusCancelled, o.Status)
+	assert.Equal(t, failure.Cancelled, o.Kind)
+}

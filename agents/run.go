@@ -7,7 +7,6 @@ import (
 
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/discovery"
-	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/shim"
@@ -27,27 +26,17 @@ func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured boo
 	}
 	args, err := a.args(t)
 	if err != nil {
-		return failedOutcome(err), err
+		return agent.Refused(err), err
 	}
 	plan, err := shim.Build(res, args, shim.OptionsFromOS())
 	if err != nil {
-		return failedOutcome(err), err
+		return agent.Refused(err), err
 	}
 	dec, err := a.decoder(t)
 	if err != nil {
-		return failedOutcome(err), err
+		return agent.Refused(err), err
 	}
 	return agent.Run(ctx, plan, t.Prompt, dec, opts)
-}
-
-// failedOutcome is the outcome of a turn refused before anything started.
-func failedOutcome(err error) agent.Outcome {
-	o := agent.Outcome{Status: agent.StatusError, Kind: failure.KindOf(err), Message: err.Error(), Warnings: []event.Warning{},
-		Process: supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}}
-	if o.Kind == failure.Cancelled {
-		o.Status = agent.StatusCancelled
-	}
-	return o
 }
 
 // Bounds of a --version run's output.

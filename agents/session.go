@@ -55,7 +55,7 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, err
 	defer s.turn.Unlock()
 	if s.closing.Err() != nil {
 		err := failure.New(failure.Input, "the %s session is closed", s.agent.Name)
-		return failedOutcome(err), err
+		return agent.Refused(err), err
 	}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)

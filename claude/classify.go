@@ -3,10 +3,10 @@ package claude
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/internal/phrases"
 )
 
 // kindPhrases returns, for each kind in order of precedence, the
@@ -18,25 +18,19 @@ import (
 // (and a proxy's "407 Proxy Authentication Required" is not a login);
 // "Server is temporarily limiting requests (not your usage limit)" is a
 // rate limit, so rate limits come before the usage limits.
-func kindPhrases() []struct {
-	kind    failure.Kind
-	phrases []string
-} {
-	return []struct {
-		kind    failure.Kind
-		phrases []string
-	}{
+func kindPhrases() []phrases.Entry[failure.Kind] {
+	return []phrases.Entry[failure.Kind]{
 		// commander's refusals: "error: unknown option '--x'", "error:
 		// option '--permission-mode <mode>' argument 'x' is invalid". Args
 		// passes only options 2.1.197 knows: an older CLI refuses them.
-		{failure.Setup, []string{"error: unknown option", "error: option '", "error: too many arguments",
+		{Value: failure.Setup, Phrases: []string{"error: unknown option", "error: option '", "error: too many arguments",
 			"cannot be used with root/sudo privileges"}},
-		{failure.Input, []string{
+		{Value: failure.Input, Phrases: []string{
 			"no conversation found",                    // "No conversation found with session ID: X" (--resume)
 			"there's an issue with the selected model", // "... (X). It may not exist or you may not have access to it."
 			"prompt is too long",
 		}},
-		{failure.Network, []string{
+		{Value: failure.Network, Phrases: []string{
 			// "Unable to connect to API (ECONNREFUSED)", "Unable to connect
 			// to API: SSL certificate verification failed", "Request timed
 			// out. Check your internet connection and proxy settings"
@@ -46,14 +40,14 @@ func kindPhrases() []struct {
 			"ssl certificate", "self-signed certificate", "unable_to_verify_leaf_signature", "cert_has_expired",
 			"proxy authentication required", "tunneling socket",
 		}},
-		{failure.RateLimited, []string{
+		{Value: failure.RateLimited, Phrases: []string{
 			// "API Error: Server is temporarily limiting requests (not your
 			// usage limit) · ...", "API Error: Request rejected (429) · ...",
 			// "Repeated 529 Overloaded errors", "Opus is experiencing high load"
 			"temporarily limiting requests", "request rejected (429)", "rate limit", "rate_limit", "too many requests",
 			"overloaded", "api error: 429", "api error: 529", "experiencing high load",
 		}},
-		{failure.Quota, []string{
+		{Value: failure.Quota, Phrases: []string{
 			// "Credit balance is too low", "You've hit your limit · resets
 			// 3pm", "Claude AI usage limit reached", "You're out of usage
 			// credits", "Your org is out of usage", "You've hit your monthly
@@ -61,7 +55,7 @@ func kindPhrases() []struct {
 			"credit balance is too low", "credit balance too low", "usage limit", "you've hit your", "out of usage",
 			"spend limit", "billing",
 		}},
-		{failure.Auth, []string{
+		{Value: failure.Auth, Phrases: []string{
 			// "Not logged in · Please run /login", "Invalid API key · Please
 			// run /login", "OAuth token revoked · Please run /login",
 			// "Authentication error · ...", "Your ANTHROPIC_API_KEY belongs
@@ -81,18 +75,7 @@ func kindPhrases() []struct {
 // for the stable core of each message (see kindPhrases for the order when
 // a text names several).
 func ClassifyMessage(text string) failure.Kind {
-	if text == "" {
-		return failure.Other
-	}
-	lower := strings.ToLower(detail.StripANSI(text))
-	for _, k := range kindPhrases() {
-		for _, p := range k.phrases {
-			if strings.Contains(lower, p) {
-				return k.kind
-			}
-		}
-	}
-	return failure.Other
+	return phrases.First(text, kindPhrases(), failure.Other)
 }
 
 // apiErrorKind is the kind of an assistant message's error category
@@ -160,17 +143,4 @@ func isVersion(v string) bool {
 		}
 	}
 	return true
-}
-
-// truncateStart keeps at most the last max bytes of s, on a rune boundary,
-// marking the cut.
-func truncateStart(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := len(s) - max
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	return "…" + s[cut:]
 }

@@ -394,28 +394,17 @@ func (d *Decoder) Done() bool { return d.result != nil }
 //   - a non-zero exit without a result: failure.Process, or the kind
 //     ClassifyMessage finds in stderrTail, which is the detail (bounded).
 func (d *Decoder) End(exitCode int, stderrTail string) error {
-	var err *failure.Error
 	switch {
 	case d.err != nil:
 		return d.err
 	case d.result != nil:
 		return d.resultErr
-	case exitCode == 0 && !d.init:
-		return failure.New(failure.Protocol, "claude exited 0 without a system/init event (%d lines read)", d.line)
-	case exitCode == 0:
-		return failure.New(failure.Protocol, "claude exited 0 without a result event (%d lines read)", d.line)
-	case !d.init:
-		err = failure.New(failure.Process, "claude exited with code %d before its first event", exitCode)
-	default:
-		err = failure.New(failure.Process, "claude exited with code %d without a result event", exitCode)
 	}
-	if tail := strings.TrimSpace(stderrTail); tail != "" {
-		if k := ClassifyMessage(tail); k != failure.Other {
-			err.Kind = k
-		}
-		err.Detail = "stderr: " + truncateStart(tail, maxAgentMessage)
-	}
-	return err
+	return agent.Unfinished{
+		Agent: "claude", First: "a system/init event", Final: "a result event",
+		SawFirst: d.init, Lines: d.line, ExitCode: exitCode, StderrTail: stderrTail,
+		Classify: ClassifyMessage,
+	}.Verdict()
 }
 
 func (d *Decoder) fail(err error) error {

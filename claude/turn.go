@@ -7,7 +7,6 @@ import (
 
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/supervise"
 )
 
 const (
@@ -189,10 +188,5 @@ const (
 // commands ask for longer timeouts needs more), no total bound, and the
 // common stop and exit graces.
 func TurnDefaults() agent.Options {
-	return agent.Options{
-		FirstLineTimeout: defaultFirstLineTimeout,
-		IdleTimeout:      defaultIdleTimeout,
-		StopGrace:        supervise.DefaultStopGrace,
-		ExitGrace:        supervise.DefaultExitGrace,
-	}
+	return agent.Defaults(defaultFirstLineTimeout, defaultIdleTimeout)
 }

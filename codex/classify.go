@@ -5,6 +5,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/internal/phrases"
 )
 
 // maxAgentMessage bounds Codex's own error text carried in a failure.
@@ -19,26 +20,20 @@ const maxAgentMessage = 500
 // codex-rs (protocol/src/error.rs CodexErr and UsageLimitReachedError,
 // exec/src/lib.rs) and of reqwest/hyper's connection errors, as recorded
 // from codex 0.171.0 (testdata/README.md).
-func kindPhrases() []struct {
-	kind    failure.Kind
-	phrases []string
-} {
-	return []struct {
-		kind    failure.Kind
-		phrases []string
-	}{
-		{failure.Setup, []string{
+func kindPhrases() []phrases.Entry[failure.Kind] {
+	return []phrases.Entry[failure.Kind]{
+		{Value: failure.Setup, Phrases: []string{
 			// exec/src/lib.rs: outside a git repository without --skip-git-repo-check.
 			"not inside a trusted directory", "skip-git-repo-check",
 			"error loading config.toml", "error loading rules", "error parsing -c overrides",
 			"error finding codex home", "failed to initialize in-process app-server client",
 			"no default oss provider configured", "oss setup failed",
 		}},
-		{failure.Sandbox, []string{
+		{Value: failure.Sandbox, Phrases: []string{
 			"sandbox error", "codex-linux-sandbox was required", "landlock was not able", "seccomp setup error",
 			"seccomp backend error", "command failed inside sandbox",
 		}},
-		{failure.Network, []string{
+		{Value: failure.Network, Phrases: []string{
 			// "Reconnecting... waiting for network (...)": Codex waits forever.
 			"waiting for network",
 			// DNS (getaddrinfo through reqwest/hyper)
@@ -57,21 +52,21 @@ func kindPhrases() []struct {
 			// unexpected status 403 from Cloudflare: the network path, not the login
 			"access blocked by cloudflare",
 		}},
-		{failure.Quota, []string{
+		{Value: failure.Quota, Phrases: []string{
 			"usage limit", "quota exceeded", "out of credits", "spend cap", "upgrade to plus",
 			"insufficient_quota",
 		}},
-		{failure.RateLimited, []string{
+		{Value: failure.RateLimited, Phrases: []string{
 			"rate limit", "rate_limit", "too many requests", "status 429", "at capacity", "high demand", "server overloaded",
 			"overloaded",
 		}},
-		{failure.Auth, []string{
+		{Value: failure.Auth, Phrases: []string{
 			"status 401", "status 403", "unauthorized", "forbidden", "missing bearer", "invalid api key", "incorrect api key",
 			"invalid_api_key", "not logged in", "please log in", "log in again", "sign in again", "login again",
 			"access token could not be refreshed", "refresh token", "missing environment variable: `openai_api_key`",
 			"missing environment variable: `codex_api_key`",
 		}},
-		{failure.Input, []string{
+		{Value: failure.Input, Phrases: []string{
 			"model is not supported", "does not exist or you do not have access", "model_not_found",
 			"unknown model", "no prompt provided", "failed to read prompt from stdin", "invalid_request_error",
 			"review prompt cannot be empty",
@@ -88,18 +83,7 @@ func kindPhrases() []struct {
 // failure.Setup: the fix is to run the turn in a repository (cursorkit
 // never passes --skip-git-repo-check).
 func ClassifyMessage(text string) failure.Kind {
-	if text == "" {
-		return failure.Other
-	}
-	lower := strings.ToLower(detail.StripANSI(text))
-	for _, c := range kindPhrases() {
-		for _, p := range c.phrases {
-			if strings.Contains(lower, p) {
-				return c.kind
-			}
-		}
-	}
-	return failure.Other
+	return phrases.First(text, kindPhrases(), failure.Other)
 }
 
 // fixOf says what to do about a failure kind, for the kinds whose fix is

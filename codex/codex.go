@@ -9,7 +9,6 @@ import (
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
-	"github.com/cursorkit/cursorkit/supervise"
 )
 
 const (
@@ -164,12 +163,7 @@ const (
 // line within 30 s, no silence over 120 s, no total bound, the supervisor's
 // default stop and exit graces.
 func TurnDefaults() agent.Options {
-	return agent.Options{
-		FirstLineTimeout: defaultFirstLineTimeout,
-		IdleTimeout:      defaultIdleTimeout,
-		StopGrace:        supervise.DefaultStopGrace,
-		ExitGrace:        supervise.DefaultExitGrace,
-	}
+	return agent.Defaults(defaultFirstLineTimeout, defaultIdleTimeout)
 }
 
 // versionPattern matches `codex --version`'s line: "codex-cli 0.171.0"

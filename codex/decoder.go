@@ -327,31 +327,26 @@ func (d *Decoder) Done() bool { return d.result != nil }
 //     ClassifyMessage finds in stderrTail when it finds one (the git
 //     repository check is failure.Setup).
 func (d *Decoder) End(exitCode int, stderrTail string) error {
-	var err *failure.Error
 	switch {
 	case d.err != nil:
 		return d.err
 	case d.result != nil:
 		return d.resultErr
-	case exitCode == 0 && !d.init:
-		return failure.New(failure.Protocol, "codex exited 0 without a thread.started event (%d lines read)", d.line)
-	case exitCode == 0:
-		return failure.New(failure.Protocol, "codex exited 0 without a turn.completed or turn.failed event (%d lines read)", d.line)
-	case d.fatal != nil:
+	case exitCode != 0 && d.fatal != nil:
 		return d.fatal
-	case !d.init:
-		err = failure.New(failure.Process, "codex exited with code %d before its first event", exitCode)
-	default:
-		err = failure.New(failure.Process, "codex exited with code %d without a turn.completed or turn.failed event", exitCode)
 	}
-	if tail := strings.TrimSpace(stderrTail); tail != "" {
-		if k := ClassifyMessage(tail); k != failure.Other {
-			err.Kind = k
-			if fix := fixOf(k, tail); fix != "" {
-				err.Message += " (" + fix + ")"
-			}
+	err := agent.Unfinished{
+		Agent: "codex", First: "a thread.started event", Final: "a turn.completed or turn.failed event",
+		SawFirst: d.init, Lines: d.line, ExitCode: exitCode, StderrTail: stderrTail,
+		Classify: ClassifyMessage,
+	}.Verdict()
+	if tail := strings.TrimSpace(stderrTail); exitCode != 0 && tail != "" {
+		// err.Kind is failure.Process unless ClassifyMessage found one.
+		if fix := fixOf(err.Kind, tail); fix != "" {
+			err.Message += " (" + fix + ")"
 		}
-		err.Detail = "stderr: " + truncateStart(detail.StripANSI(tail), maxAgentMessage)
+		// Codex colours its stderr: the detail is quoted without escapes.
+		err.Detail = "stderr: " + detail.CutStart(detail.StripANSI(tail), maxAgentMessage)
 	}
 	return err
 }
@@ -401,17 +396,4 @@ func excerpt(line []byte, offset int) string {
 		s += "…"
 	}
 	return s
-}
-
-// truncateStart keeps at most the last n bytes of s, on a rune boundary,
-// marking the cut.
-func truncateStart(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := len(s) - n
-	for cut < len(s) && (s[cut]&0xC0) == 0x80 {
-		cut++
-	}
-	return "…" + s[cut:]
 }

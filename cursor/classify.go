@@ -2,11 +2,11 @@ package cursor
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/internal/phrases"
 )
 
 // maxAgentMessage bounds the agent's own error text carried in a failure.
@@ -39,21 +39,18 @@ const (
 // phrases that name it: the stable core of the agent's message (the
 // keychain and IDE texts of docs/contract.md, Node.js error codes and
 // texts for the network). It is never written to.
-var causePhrases = [...]struct {
-	cause   Cause
-	phrases []string
-}{
-	{CauseKeychainLocked, []string{"keychain is locked"}},
-	{CauseIDEMissing, []string{"no cursor ide installation found"}},
+var causePhrases = [...]phrases.Entry[Cause]{
+	{Value: CauseKeychainLocked, Phrases: []string{"keychain is locked"}},
+	{Value: CauseIDEMissing, Phrases: []string{"no cursor ide installation found"}},
 	// No exact text is documented (docs/contract.md, "The task profile"):
 	// these are the stable cores any wording of the failure keeps.
-	{CauseSandbox, []string{
+	{Value: CauseSandbox, Phrases: []string{
 		"sandbox unavailable", "sandbox is unavailable", "sandbox not available", "sandbox is not available",
 		"failed to create sandbox", "failed to create the sandbox", "could not create sandbox",
 		"could not create the sandbox", "unable to create sandbox", "unable to create the sandbox",
 		"sandbox could not be created", "sandbox creation failed",
 	}},
-	{CauseNetwork, []string{
+	{Value: CauseNetwork, Phrases: []string{
 		// DNS
 		"enotfound", "eai_again", "getaddrinfo", "could not resolve host", "name resolution",
 		// connections
@@ -70,9 +67,9 @@ var causePhrases = [...]struct {
 		// proxies
 		"proxy authentication required", "tunneling socket", "proxy connection", "connect to proxy", "proxy error",
 	}},
-	{CauseQuota, []string{"usage limit", "usage-limit", "quota", "spend limit", "spending limit", "out of credits"}},
-	{CauseRateLimited, []string{"rate limit", "rate-limit", "rate_limit", "ratelimit", "too many requests"}},
-	{CauseNotLoggedIn, []string{"authentication", "unauthenticated", "not authenticated", "unauthorized",
+	{Value: CauseQuota, Phrases: []string{"usage limit", "usage-limit", "quota", "spend limit", "spending limit", "out of credits"}},
+	{Value: CauseRateLimited, Phrases: []string{"rate limit", "rate-limit", "rate_limit", "ratelimit", "too many requests"}},
+	{Value: CauseNotLoggedIn, Phrases: []string{"authentication", "unauthenticated", "not authenticated", "unauthorized",
 		"not logged in", "please log in", "login required", "invalid api key"}},
 }
 
@@ -84,18 +81,7 @@ var causePhrases = [...]struct {
 // in", "sandbox unavailable"...), so rewordings around it do not matter. A text naming several
 // causes gets the one of highest precedence (see the Cause constants).
 func Diagnose(text string) Cause {
-	if text == "" {
-		return CauseNone
-	}
-	lower := strings.ToLower(detail.StripANSI(text))
-	for _, c := range causePhrases {
-		for _, p := range c.phrases {
-			if strings.Contains(lower, p) {
-				return c.cause
-			}
-		}
-	}
-	return CauseNone
+	return phrases.First(text, causePhrases[:], CauseNone)
 }
 
 // Kind returns the failure kind of c: failure.Other for CauseNone.
@@ -191,17 +177,4 @@ func resultFailure(r *event.Result) error {
 		Message: "cursor-agent reported an error",
 		Detail:  detail.Cut(msg, maxAgentMessage),
 	}
-}
-
-// truncateStart keeps at most the last max bytes of s, on a rune boundary,
-// marking the cut.
-func truncateStart(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := len(s) - max
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	return "…" + s[cut:]
 }

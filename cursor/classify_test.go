@@ -130,7 +130,7 @@ func TestCauseKindsAndFixes(t *testing.T) {
 // causeRank is c's precedence: 0 first; CauseNone last.
 func causeRank(c Cause) int {
 	for i, cp := range causePhrases {
-		if cp.cause == c {
+		if cp.Value == c {
 			return i
 		}
 	}
@@ -166,9 +166,9 @@ func FuzzDiagnose(f *testing.F) {
 			require.LessOrEqual(t, causeRank(Diagnose(around)), rank, "no cause lost: %q", around)
 		}
 		cp := causePhrases[int(pick)%len(causePhrases)]
-		phrase := cp.phrases[int(pick)/len(causePhrases)%len(cp.phrases)]
+		phrase := cp.Phrases[int(pick)/len(causePhrases)%len(cp.Phrases)]
 		got := Diagnose(s + " " + strings.ToUpper(phrase) + " " + extra)
-		require.LessOrEqual(t, causeRank(got), causeRank(cp.cause), "%q is found", phrase)
+		require.LessOrEqual(t, causeRank(got), causeRank(cp.Value), "%q is found", phrase)
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 )
@@ -199,28 +200,17 @@ func (d *Decoder) Done() bool { return d.result != nil }
 //     ClassifyMessage finds a cause in it (the keychain, the IDE, the
 //     network, a usage or rate limit, the login).
 func (d *Decoder) End(exitCode int, stderrTail string) error {
-	var err *failure.Error
 	switch {
 	case d.err != nil:
 		return d.err
 	case d.result != nil:
 		return d.resultErr
-	case exitCode == 0 && !d.init:
-		return failure.New(failure.Protocol, "cursor-agent exited 0 without a system/init event (%d lines read)", d.line)
-	case exitCode == 0:
-		return failure.New(failure.Protocol, "cursor-agent exited 0 without a result event (%d lines read)", d.line)
-	case !d.init:
-		err = failure.New(failure.Process, "cursor-agent exited with code %d before its first event", exitCode)
-	default:
-		err = failure.New(failure.Process, "cursor-agent exited with code %d without a result event", exitCode)
 	}
-	if tail := strings.TrimSpace(stderrTail); tail != "" {
-		if k := ClassifyMessage(tail); k != failure.Other {
-			err.Kind = k
-		}
-		err.Detail = "stderr: " + truncateStart(tail, maxAgentMessage)
-	}
-	return err
+	return agent.Unfinished{
+		Agent: "cursor-agent", First: "a system/init event", Final: "a result event",
+		SawFirst: d.init, Lines: d.line, ExitCode: exitCode, StderrTail: stderrTail,
+		Classify: ClassifyMessage,
+	}.Verdict()
 }
 
 func (d *Decoder) fail(err error) error {

@@ -7,7 +7,6 @@ import (
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
-	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/supervise"
 )
@@ -23,12 +22,7 @@ const (
 // between the polite stop and the tree kill, and 15 s after the result for
 // the agent to exit by itself. Change what you need and pass it to Run.
 func TurnDefaults() agent.Options {
-	return agent.Options{
-		FirstLineTimeout: defaultFirstLineTimeout,
-		IdleTimeout:      defaultIdleTimeout,
-		StopGrace:        supervise.DefaultStopGrace,
-		ExitGrace:        supervise.DefaultExitGrace,
-	}
+	return agent.Defaults(defaultFirstLineTimeout, defaultIdleTimeout)
 }
 
 // WarnFellBack is the warning of a turn that started the cursor PATH
@@ -51,7 +45,7 @@ const WarnFellBack = "fell_back"
 func Run(ctx context.Context, bin Binary, t Turn, opts agent.Options) (agent.Outcome, error) {
 	args, err := Args(t)
 	if err != nil {
-		return failedOutcome(err), err
+		return agent.Refused(err), err
 	}
 	o, err := runOnce(ctx, bin, t, args, opts)
 	if o.Process.Ending != supervise.SpawnFailed {
@@ -74,21 +68,11 @@ func Run(ctx context.Context, bin Binary, t Turn, opts agent.Options) (agent.Out
 func runOnce(ctx context.Context, bin Binary, t Turn, args []string, opts agent.Options) (agent.Outcome, error) {
 	plan, err := shim.Build(bin.Resolution, args, shim.OptionsFromOS())
 	if err != nil {
-		return failedOutcome(err), err
+		return agent.Refused(err), err
 	}
 	dec, err := NewDecoder(t)
 	if err != nil {
-		return failedOutcome(err), err
+		return agent.Refused(err), err
 	}
 	return agent.Run(ctx, plan, t.Prompt, dec, opts)
-}
-
-// failedOutcome is the outcome of a turn refused before anything started.
-func failedOutcome(err error) agent.Outcome {
-	o := agent.Outcome{Status: agent.StatusError, Kind: failure.KindOf(err), Message: err.Error(), Warnings: []event.Warning{},
-		Process: supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}}
-	if o.Kind == failure.Cancelled {
-		o.Status = agent.StatusCancelled
-	}
-	return o
 }

@@ -174,7 +174,7 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, err
 	if s.closed {
 		s.mu.Unlock()
 		err := errClosed()
-		return refused(err), err
+		return agent.Refused(err), err
 	}
 	s.prompts++
 	index := s.prompts
@@ -360,11 +360,6 @@ func (s *Session) Close() error {
 		err = errors.Join(err, r.Close())
 	}
 	return err
-}
-
-// refused is the outcome of a prompt refused before any agent ran.
-func refused(err error) agent.Outcome {
-	return agent.Outcome{Status: agent.StatusError, Kind: failure.KindOf(err), Message: err.Error(), Warnings: []event.Warning{}}
 }
 
 // probeSafely runs probe; a panic in it drops the fallback like a failed

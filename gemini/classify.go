@@ -3,10 +3,10 @@ package gemini
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/internal/phrases"
 )
 
 // maxAgentMessage bounds the CLI's own error text carried in a failure.
@@ -21,21 +21,15 @@ const maxAgentMessage = 500
 // googleQuotaErrors, parseAndFormatApiError, retryWithBackoff) and the
 // outputs recorded on this machine (testdata/README.md). The table is
 // built fresh on each call and never written.
-func kindPhrases() []struct {
-	kind    failure.Kind
-	phrases []string
-} {
-	return []struct {
-		kind    failure.Kind
-		phrases []string
-	}{
-		{failure.Setup, []string{
+func kindPhrases() []phrases.Entry[failure.Kind] {
+	return []phrases.Entry[failure.Kind]{
+		{Value: failure.Setup, Phrases: []string{
 			"not running in a trusted directory", "fataluntrustedworkspaceerror", "trust this directory",
 			"yolo mode is disabled", "fatalconfigerror", "invalid telemetry configuration",
 			"approval mode \"plan\" is disabled", "is disabled by your administrator",
 		}},
-		{failure.Sandbox, []string{"fatalsandboxerror", "sandbox image", "failed to start sandbox", "sandbox-exec", "sandbox error"}},
-		{failure.Network, []string{
+		{Value: failure.Sandbox, Phrases: []string{"fatalsandboxerror", "sandbox image", "failed to start sandbox", "sandbox-exec", "sandbox error"}},
+		{Value: failure.Network, Phrases: []string{
 			// DNS
 			"enotfound", "eai_again", "getaddrinfo", "could not resolve host", "name resolution",
 			// connections ("fetch failed sending request" is the recorded text)
@@ -49,21 +43,21 @@ func kindPhrases() []struct {
 			// proxies
 			"proxy authentication required", "tunneling socket",
 		}},
-		{failure.Quota, []string{
+		{Value: failure.Quota, Phrases: []string{
 			"daily quota", "exhausted your capacity", "capacity exceeded", "model_capacity_exhausted",
 			"terminalquotaerror", "quota exceeded", "usage limit",
 		}},
-		{failure.RateLimited, []string{
+		{Value: failure.RateLimited, Phrases: []string{
 			"rate limit", "ratelimit", "too many requests", "resource_exhausted", "status: 429", "retryablequotaerror",
 			"please wait and try again later",
 		}},
-		{failure.Auth, []string{
+		{Value: failure.Auth, Phrases: []string{
 			"please set an auth method", "fatalauthenticationerror", "api key not valid", "api_key_invalid",
 			"invalid api key", "unauthenticated", "permission_denied", "status: 401", "status: 403",
 			"enforced authentication type", "no authentication is configured", "authentication", "not logged in",
 			"failed to login", "login required",
 		}},
-		{failure.Input, []string{
+		{Value: failure.Input, Phrases: []string{
 			"error resuming session", "invalid session identifier", "no previous sessions found", "session not found",
 			"no input provided", "fatalinputerror", "error processing the @ command", "invalid approval mode",
 			"is not found for api version", "model not found", "invalid model",
@@ -82,18 +76,7 @@ func kindPhrases() []struct {
 // unknown model), else failure.Other. Matching ignores case and terminal
 // escapes; a text naming several causes gets the first in that order.
 func ClassifyMessage(text string) failure.Kind {
-	if text == "" {
-		return failure.Other
-	}
-	lower := strings.ToLower(detail.StripANSI(text))
-	for _, c := range kindPhrases() {
-		for _, p := range c.phrases {
-			if strings.Contains(lower, p) {
-				return c.kind
-			}
-		}
-	}
-	return failure.Other
+	return phrases.First(text, kindPhrases(), failure.Other)
 }
 
 // errorTypeKind is the kind a failed result's error.type names: gemini's
@@ -165,17 +148,4 @@ func resultFailure(errType, msg string) *failure.Error {
 		head += " (" + strconv.Quote(detail.Cut(errType, 64)) + ")"
 	}
 	return &failure.Error{Kind: kind, Message: head, Detail: detail.Cut(msg, maxAgentMessage)}
-}
-
-// truncateStart keeps at most the last max bytes of s, on a rune boundary,
-// marking the cut.
-func truncateStart(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := len(s) - max
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	return "…" + s[cut:]
 }

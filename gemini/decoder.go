@@ -224,28 +224,24 @@ func (d *Decoder) End(exitCode int, stderrTail string) error {
 		return failure.New(failure.Protocol, "gemini reported success without an init event (%d lines read)", d.line)
 	case d.result != nil:
 		return nil
-	case exitCode == 0 && !d.init:
-		return failure.New(failure.Protocol, "gemini exited 0 without an init event (%d lines read)", d.line)
-	case exitCode == 0:
-		return failure.New(failure.Protocol, "gemini exited 0 without a result event (%d lines read)", d.line)
 	}
-	when := "without a result event"
-	if !d.init {
-		when = "before its first event"
+	err := agent.Unfinished{
+		Agent: "gemini", First: "an init event", Final: "a result event",
+		SawFirst: d.init, Lines: d.line, ExitCode: exitCode, StderrTail: stderrTail,
+		Classify: ClassifyMessage,
+	}.Verdict()
+	if exitCode == 0 {
+		return err
 	}
-	err := &failure.Error{Kind: failure.Process, Message: fmt.Sprintf("gemini exited with code %d %s", exitCode, when)}
-	tail := strings.TrimSpace(stderrTail)
+	// err.Kind is failure.Process unless ClassifyMessage found one; the
+	// exit code's documented meaning comes first, the error event last.
 	if kind, meaning, ok := exitMeaning(exitCode); ok {
 		err.Kind = kind
 		err.Message += " (" + meaning + ")"
-	} else if k := ClassifyMessage(tail); k != failure.Other {
-		err.Kind = k
-	} else if d.fatal != nil {
+	} else if err.Kind == failure.Process && d.fatal != nil {
 		err.Kind = d.fatal.Kind
 	}
-	if tail != "" {
-		err.Detail = "stderr: " + truncateStart(tail, maxAgentMessage)
-	} else if d.fatal != nil {
+	if err.Detail == "" && d.fatal != nil {
 		err.Detail = d.fatal.Detail
 	}
 	return err

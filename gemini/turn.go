@@ -7,7 +7,6 @@ import (
 
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/supervise"
 )
 
 // The Gemini CLI as cursorkit knows it.
@@ -257,10 +256,5 @@ const (
 // than cursor-agent's 30 s and 120 s), and the supervisor's default stop
 // and exit graces.
 func TurnDefaults() agent.Options {
-	return agent.Options{
-		FirstLineTimeout: defaultFirstLineTimeout,
-		IdleTimeout:      defaultIdleTimeout,
-		StopGrace:        supervise.DefaultStopGrace,
-		ExitGrace:        supervise.DefaultExitGrace,
-	}
+	return agent.Defaults(defaultFirstLineTimeout, defaultIdleTimeout)
 }

@@ -60,6 +60,20 @@ func Cut(s string, n int) string {
 	return s[:cut] + "…"
 }
 
+// CutStart returns s when it is at most n bytes long, and otherwise "…"
+// followed by its longest suffix of at most n bytes that starts on a rune
+// boundary: Cut's mirror, for the end of a text (a stderr tail).
+func CutStart(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := len(s) - max(n, 0)
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return "…" + s[cut:]
+}
+
 // Join bounds each detail with Bound, drops empty ones and
 // joins the rest with "; ".
 func Join(details ...string) string {

@@ -69,6 +69,48 @@ func FuzzCut(f *testing.F) {
 	})
 }
 
+func TestCutStart(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"short stays", "hello", 5, "hello"},
+		{"empty", "", 0, ""},
+		{"ascii cut", "hello world", 5, "…world"},
+		{"never splits a rune", "wörld", 4, "…rld"},
+		{"rune starts at the limit", "wörld", 5, "…örld"},
+		{"zero keeps nothing", "abc", 0, "…"},
+		{"negative keeps nothing", "abc", -1, "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := CutStart(tt.in, tt.n)
+			assert.Equal(t, tt.want, got)
+			assert.True(t, utf8.ValidString(got) || !utf8.ValidString(tt.in))
+		})
+	}
+}
+
+func FuzzCutStart(f *testing.F) {
+	f.Add("héllo wörld", 4)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		got := CutStart(s, n)
+		if len(s) <= n {
+			require.Equal(t, s, got)
+			return
+		}
+		kept, ok := strings.CutPrefix(got, "…")
+		require.True(t, ok, "a cut is marked")
+		require.LessOrEqual(t, len(kept), max(n, 0))
+		require.True(t, strings.HasSuffix(s, kept))
+		if utf8.ValidString(s) {
+			require.True(t, utf8.ValidString(got))
+		}
+	})
+}
+
 func TestJoinDetails(t *testing.T) {
 	assert.Equal(t, "a; b c", Join("a", " ", "b\n c"))
 	assert.Equal(t, "", Join())
