@@ -8,18 +8,281 @@ import (
 	"strconv"
 )
 
-// This file reads one line of `codex exec --json` into its members with
-// encoding/json/v2: the line is validated as one JSON value with invalid
-// UTF-8 and repeated member names allowed (what Node's JSON.parse and
-// serde_json's lenient readers accept), its members are listed with a
-// jsontext.Decoder (of a name given twice the last value counts), and only
-// the members an event type uses are read, each checked for the kind
-// Codex sends (exec/src/exec_events.rs), null counting as absent.
+// This file reads one line of `codex exec --json` into the members its
+// events use, with encoding/json/v2, in one of two ways:
+//
+//   - json.Unmarshal into wireLine, which holds the members of every event
+//     type (and of every item type) with the Go type of what Codex sends
+//     (exec/src/exec_events.rs), then finish checks the kinds of the
+//     members kept raw. One pass reads every well-formed line Codex
+//     prints: the lines of a normal turn are read this way only.
+//   - When that fails, the member walk: the line is validated as one JSON
+//     value with invalid UTF-8 and repeated member names allowed (what
+//     Node's JSON.parse and serde_json's lenient readers accept), its
+//     members are listed with a jsontext.Decoder (of a name given twice
+//     the last value counts), and only the members the line's type uses
+//     are read, each checked for the kind Codex sends, null counting as
+//     absent. The walk gives every verdict the first way cannot (not
+//     JSON, not an object, a member of the wrong kind, each with the byte
+//     offset of the culprit), and reads the lines the first way refuses
+//     but the protocol allows: a member name given twice (web_search
+//     items carry two "id"s), a member of another kind that the line's
+//     type does not use.
+//
+// Both fill the same wireLine and read values with the same options but
+// for repeated names, so when the first way succeeds it yields what the
+// walk would: FuzzFastSlow holds them to that.
 
-// readOpts are the options every value is read with: invalid UTF-8 and
+// wireLine holds the members of every event type Codex sends. The
+// Decoder keeps one and decodes every line into it, so its raw values
+// keep their capacity from line to line: the events copy what they keep.
+type wireLine struct {
+	Type     string     `json:"type"`
+	ThreadID string     `json:"thread_id"` // thread.started
+	Item     wireItem   `json:"item"`      // item.started, item.updated, item.completed
+	Usage    *wireUsage `json:"usage"`     // turn.completed; nil when absent or null
+	Error    *wireError `json:"error"`     // turn.failed; nil when absent or null
+	Message  string     `json:"message"`   // error
+}
+
+// wireItem is the item of an item event. A raw member is empty when
+// absent or null (finish empties a null one).
+type wireItem struct {
+	ID      string `json:"id"`
+	Type    string `json:"type"`
+	Text    string `json:"text"`    // agent_message, reasoning
+	Message string `json:"message"` // error
+	Status  string `json:"status"`  // command_execution, file_change, mcp_tool_call, collab_tool_call
+
+	Command           jsontext.Value `json:"command"`             // command_execution: a string
+	AggregatedOutput  jsontext.Value `json:"aggregated_output"`   // command_execution: a string
+	ExitCode          jsontext.Value `json:"exit_code"`           // command_execution: an integer
+	Changes           jsontext.Value `json:"changes"`             // file_change: an array
+	Server            jsontext.Value `json:"server"`              // mcp_tool_call: a string
+	Tool              jsontext.Value `json:"tool"`                // mcp_tool_call, collab_tool_call: a string
+	Arguments         jsontext.Value `json:"arguments"`           // mcp_tool_call: any
+	Result            jsontext.Value `json:"result"`              // mcp_tool_call: an object
+	Error             jsontext.Value `json:"error"`               // mcp_tool_call: an object
+	Query             jsontext.Value `json:"query"`               // web_search: a string
+	Action            jsontext.Value `json:"action"`              // web_search: any
+	ReceiverThreadIDs jsontext.Value `json:"receiver_thread_ids"` // collab_tool_call: an array
+	AgentsStates      jsontext.Value `json:"agents_states"`       // collab_tool_call: an object
+
+	server string // mcp_tool_call: Server's string
+}
+
+// wireUsage is turn.completed's usage; a count is nil when absent or null.
+type wireUsage struct {
+	InputTokens       *int64 `json:"input_tokens"`
+	CachedInputTokens *int64 `json:"cached_input_tokens"`
+	OutputTokens      *int64 `json:"output_tokens"`
+}
+
+// wireError is turn.failed's error.
+type wireError struct {
+	Message string `json:"message"`
+}
+
+// reset empties w for the next line, keeping its raw values' capacity.
+// It must name every field.
+func (w *wireLine) reset() {
+	w.Type, w.ThreadID, w.Usage, w.Error, w.Message = "", "", nil, nil, ""
+	it := &w.Item
+	it.ID, it.Type, it.Text, it.Message, it.Status, it.server = "", "", "", "", "", ""
+	it.Command, it.AggregatedOutput, it.ExitCode = it.Command[:0], it.AggregatedOutput[:0], it.ExitCode[:0]
+	it.Changes, it.Server, it.Tool, it.Arguments = it.Changes[:0], it.Server[:0], it.Tool[:0], it.Arguments[:0]
+	it.Result, it.Error, it.Query, it.Action = it.Result[:0], it.Error[:0], it.Query[:0], it.Action[:0]
+	it.ReceiverThreadIDs, it.AgentsStates = it.ReceiverThreadIDs[:0], it.AgentsStates[:0]
+}
+
+// lineReader decodes lines, reusing its wireLine from one to the next.
+type lineReader struct {
+	fast    json.Options // the first way: member names given twice refused
+	lenient json.Options // the walk: the last value of a name given twice wins
+	w       wireLine
+
+	slowOnly  bool // test hook: read every line with the walk
+	fastLines int  // lines read the first way, for tests
+}
+
+func newLineReader() *lineReader {
+	return &lineReader{
+		fast:    jsontext.AllowInvalidUTF8(true),
+		lenient: readOpts(),
+	}
+}
+
+// readOpts are the options the walk reads values with: invalid UTF-8 and
 // lone surrogate escapes read as U+FFFD, repeated names allowed.
 func readOpts() json.Options {
 	return json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+}
+
+// decode reads line (without its terminator; surrounding JSON whitespace
+// is allowed). The result is valid until the next call; its strings are
+// its own, its raw values are reused by the next call.
+func (r *lineReader) decode(line []byte) (*wireLine, *badLine) {
+	w := &r.w
+	w.reset()
+	// json.Unmarshal reads a null into a struct without complaint: only an
+	// object may be an event.
+	if !r.slowOnly && isObject(line) && json.Unmarshal(line, w, r.fast) == nil && r.finish() {
+		r.fastLines++
+		return w, nil
+	}
+	w.reset()
+	return w, r.walk(line)
+}
+
+// isObject reports whether line starts (after JSON whitespace) like an
+// object.
+func isObject(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t\r\n")
+	return len(line) > 0 && line[0] == '{'
+}
+
+// finish checks the kinds of the raw members an item event's item type
+// uses, emptying the null ones; false sends the line to the walk.
+func (r *lineReader) finish() bool {
+	w := &r.w
+	switch w.Type {
+	case "item.started", "item.updated", "item.completed":
+	default:
+		return true
+	}
+	it := &w.Item
+	if it.ID == "" && it.Type == "" {
+		// Absent, null (json.Unmarshal zeroes the item) or an item without
+		// id and type: the walk tells them apart.
+		return false
+	}
+	switch it.Type {
+	case "command_execution":
+		if !rawOf(&it.Command, '"') || !rawOf(&it.AggregatedOutput, '"') || !rawOf(&it.ExitCode, '0') {
+			return false
+		}
+		var n int64
+		return len(it.ExitCode) == 0 || json.Unmarshal(it.ExitCode, &n, r.fast) == nil
+	case "file_change":
+		return rawOf(&it.Changes, '[')
+	case "mcp_tool_call":
+		if !rawOf(&it.Server, '"') || !rawOf(&it.Tool, '"') || !rawOf(&it.Arguments, 0) ||
+			!rawOf(&it.Result, '{') || !rawOf(&it.Error, '{') {
+			return false
+		}
+		return len(it.Server) == 0 || json.Unmarshal(it.Server, &it.server, r.fast) == nil
+	case "web_search":
+		return rawOf(&it.Query, '"') && rawOf(&it.Action, 0)
+	case "collab_tool_call":
+		return rawOf(&it.Tool, '"') && rawOf(&it.ReceiverThreadIDs, '[') && rawOf(&it.AgentsStates, '{')
+	}
+	return true
+}
+
+// rawOf empties *v when it is null and reports whether it is empty or of
+// kind want (any kind when want is 0).
+func rawOf(v *jsontext.Value, want jsontext.Kind) bool {
+	if len(*v) == 0 {
+		return true
+	}
+	switch k := v.Kind(); {
+	case k == 'n':
+		*v = (*v)[:0]
+		return true
+	case want != 0 && k != want:
+		return false
+	}
+	return true
+}
+
+// walk is the second way (see the top of this file). It reads the members
+// in the order the events use them and reports the first that does not
+// have its kind; inType is set when that is the type itself.
+func (r *lineReader) walk(line []byte) *badLine {
+	rd, top, bad := parseLine(line, r.lenient)
+	if bad != nil {
+		return bad
+	}
+	w := &r.w
+	w.Type = rd.str(top, "type", "type")
+	if rd.err != nil {
+		rd.err.inType = true
+		return rd.err
+	}
+	switch w.Type {
+	case "thread.started":
+		w.ThreadID = rd.str(top, "thread_id", "thread_id")
+	case "item.started", "item.updated", "item.completed":
+		item, ok := rd.obj(top, "item", "item")
+		if !ok {
+			if rd.err == nil {
+				rd.fail(span{}, `field "item" is missing`)
+			}
+			break
+		}
+		rd.item(item, &w.Item)
+	case "turn.completed":
+		if u, ok := rd.obj(top, "usage", "usage"); ok {
+			w.Usage = &wireUsage{
+				InputTokens:       rd.intp(u, "input_tokens", "usage.input_tokens"),
+				CachedInputTokens: rd.intp(u, "cached_input_tokens", "usage.cached_input_tokens"),
+				OutputTokens:      rd.intp(u, "output_tokens", "usage.output_tokens"),
+			}
+		}
+	case "turn.failed":
+		if e, ok := rd.obj(top, "error", "error"); ok {
+			w.Error = &wireError{Message: rd.str(e, "message", "error.message")}
+		}
+	case "error":
+		w.Message = rd.str(top, "message", "message")
+	}
+	return rd.err
+}
+
+// item reads the members of an item that its type uses into it.
+func (r *reader) item(item object, it *wireItem) {
+	it.ID = r.str(item, "id", "item.id")
+	it.Type = r.str(item, "type", "item.type")
+	switch it.Type {
+	case "agent_message", "reasoning":
+		it.Text = r.str(item, "text", "item.text")
+	case "error":
+		it.Message = r.str(item, "message", "item.message")
+	case "command_execution":
+		it.Command = r.raw(item, "command", "item.command", '"')
+		it.Status = r.str(item, "status", "item.status")
+		it.AggregatedOutput = r.raw(item, "aggregated_output", "item.aggregated_output", '"')
+		it.ExitCode = r.raw(item, "exit_code", "item.exit_code", '0')
+		r.int(item, "exit_code", "item.exit_code") // an integer, not any number
+	case "file_change":
+		it.Changes = r.raw(item, "changes", "item.changes", '[')
+		it.Status = r.str(item, "status", "item.status")
+	case "mcp_tool_call":
+		it.server = r.str(item, "server", "item.server")
+		it.Server = r.raw(item, "server", "item.server", '"')
+		it.Tool = r.raw(item, "tool", "item.tool", '"')
+		it.Arguments = r.raw(item, "arguments", "item.arguments", 0)
+		it.Status = r.str(item, "status", "item.status")
+		it.Result = r.raw(item, "result", "item.result", '{')
+		it.Error = r.raw(item, "error", "item.error", '{')
+	case "web_search":
+		it.Query = r.raw(item, "query", "item.query", '"')
+		it.Action = r.raw(item, "action", "item.action", 0)
+	case "collab_tool_call":
+		it.Tool = r.raw(item, "tool", "item.tool", '"')
+		it.ReceiverThreadIDs = r.raw(item, "receiver_thread_ids", "item.receiver_thread_ids", '[')
+		it.Status = r.str(item, "status", "item.status")
+		it.AgentsStates = r.raw(item, "agents_states", "item.agents_states", '{')
+	}
+}
+
+// intp returns the integer member name of o, nil when absent or null (or
+// not an integer: a shape error).
+func (r *reader) intp(o object, name, path string) *int64 {
+	if n, ok := r.int(o, name, path); ok {
+		return &n
+	}
+	return nil
 }
 
 // span is where a value lies in a line; the zero span is an absent value.
@@ -30,6 +293,7 @@ func (s span) absent() bool { return s.end == 0 }
 // badLine says why a line could not be decoded.
 type badLine struct {
 	notJSON bool   // the line is not a JSON object at all
+	inType  bool   // the culprit is the line's "type"
 	offset  int    // byte offset within the line of the culprit
 	reason  string // e.g. `field "item.text" is not a string`
 }
@@ -47,8 +311,8 @@ type reader struct {
 }
 
 // parseLine validates line and returns its top-level object.
-func parseLine(line []byte) (*reader, object, *badLine) {
-	r := &reader{b: line, opts: readOpts()}
+func parseLine(line []byte, opts json.Options) (*reader, object, *badLine) {
+	r := &reader{b: line, opts: opts}
 	if !jsontext.Value(line).IsValid(r.opts) {
 		var v jsontext.Value
 		return nil, object{}, notJSON(json.Unmarshal(line, &v, r.opts))
@@ -187,23 +451,32 @@ func kindName(k jsontext.Kind) string {
 	return "of kind " + k.String()
 }
 
-// buildObject writes {"k1":v1,...} from names and raw values, a nil
-// value written as null.
-func buildObject(kv ...any) jsontext.Value {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := 0; i+1 < len(kv); i += 2 {
+// member is one member of an object buildObject writes.
+type member struct {
+	name string         // plain ASCII, written as is between quotes
+	v    jsontext.Value // a raw value; empty is written as null
+}
+
+// buildObject writes {"k1":v1,...}, a copy of the values.
+func buildObject(ms ...member) jsontext.Value {
+	n := 2
+	for _, m := range ms {
+		n += len(m.name) + 4 + max(len(m.v), len("null"))
+	}
+	b := make(jsontext.Value, 0, n)
+	b = append(b, '{')
+	for i, m := range ms {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(strconv.Quote(kv[i].(string)))
-		b.WriteByte(':')
-		if v, _ := kv[i+1].(jsontext.Value); len(v) > 0 {
-			b.Write(v)
+		b = append(b, '"')
+		b = append(b, m.name...)
+		b = append(b, '"', ':')
+		if len(m.v) > 0 {
+			b = append(b, m.v...)
 		} else {
-			b.WriteString("null")
+			b = append(b, "null"...)
 		}
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }

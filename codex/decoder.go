@@ -41,6 +41,8 @@ type Decoder struct {
 
 	said    map[string]bool // agent_message and reasoning items already emitted, by id
 	started map[string]*event.Tool
+
+	lines *lineReader
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
@@ -55,7 +57,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allow: allow, said: map[string]bool{}, started: map[string]*event.Tool{}}, nil
+	return &Decoder{allow: allow, said: map[string]bool{}, started: map[string]*event.Tool{}, lines: newLineReader()}, nil
 }
 
 // Feed decodes the next stdout line (a trailing "\n" or "\r\n" is
@@ -78,72 +80,58 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 	if d.result != nil {
 		return nil, d.fail(d.protocol(0, line, "output after the turn's final event"))
 	}
-	r, top, bad := parseLine(line)
-	if bad != nil {
-		if bad.notJSON && !d.init {
-			return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnBanner,
-				Message: fmt.Sprintf("ignored line %d before the first event (not JSON): %s", d.line, excerpt(line, 0))}}}, nil
-		}
+	w, bad := d.lines.decode(line)
+	switch {
+	case bad == nil:
+	case bad.notJSON && !d.init:
+		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnBanner,
+			Message: fmt.Sprintf("ignored line %d before the first event (not JSON): %s", d.line, excerpt(line, 0))}}}, nil
+	case bad.notJSON || bad.inType:
 		return nil, d.fail(d.protocol(bad.offset, line, bad.reason))
 	}
-	typ := r.str(top, "type", "type")
-	if r.err != nil {
-		return nil, d.fail(d.protocol(r.err.offset, line, r.err.reason))
+	if !d.init && w.Type != "thread.started" {
+		return nil, d.fail(d.protocol(-1, nil, "the first event is of type "+agent.Quote(w.Type, 40)+", not thread.started"))
 	}
-	evs, err := d.event(r, top, typ, line)
+	if bad != nil {
+		return nil, d.fail(d.protocol(bad.offset, line, w.Type+" event: "+bad.reason))
+	}
+	evs, err := d.event(w, line)
 	if err != nil {
 		return nil, d.fail(err)
-	}
-	if r.err != nil {
-		return nil, d.fail(d.protocol(r.err.offset, line, typ+" event: "+r.err.reason))
 	}
 	return evs, nil
 }
 
-// event maps one well-formed line of type typ.
-func (d *Decoder) event(r *reader, top object, typ string, line []byte) ([]event.Event, error) {
+// event maps one well-formed line; the first is thread.started.
+func (d *Decoder) event(w *wireLine, line []byte) ([]event.Event, error) {
+	typ := w.Type
 	if !d.init {
-		if typ != "thread.started" {
-			return nil, d.protocol(-1, nil, "the first event is of type "+agent.Quote(typ, 40)+", not thread.started")
-		}
 		d.init = true
 		// The stream names no model, cwd or sandbox: only the thread.
-		id := r.str(top, "thread_id", "thread_id")
-		return []event.Event{{Type: event.TypeInit, Init: &event.Init{SessionID: id}}}, nil
+		return []event.Event{{Type: event.TypeInit, Init: &event.Init{SessionID: w.ThreadID}}}, nil
 	}
 	switch typ {
 	case "thread.started":
-		id := r.str(top, "thread_id", "thread_id")
 		return []event.Event{
 			{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnDuplicateInit,
-				Message: fmt.Sprintf("line %d: a second thread.started event (thread %s)", d.line, agent.Quote(id, 64))}},
+				Message: fmt.Sprintf("line %d: a second thread.started event (thread %s)", d.line, agent.Quote(w.ThreadID, 64))}},
 			unknown(typ, line)}, nil
 	case "turn.started":
 		return nil, nil // known; says nothing the caller needs
 	case "item.started", "item.updated", "item.completed":
-		item, ok := r.obj(top, "item", "item")
-		if !ok {
-			if r.err == nil {
-				r.fail(span{}, `field "item" is missing`)
-			}
-			return nil, nil
-		}
-		return d.item(r, item, strings.TrimPrefix(typ, "item."), typ, line)
+		return d.item(&w.Item, strings.TrimPrefix(typ, "item."), typ, line)
 	case "turn.completed":
-		return d.completed(r, top), nil
+		return d.completed(w.Usage), nil
 	case "turn.failed":
 		var msg string
-		if e, ok := r.obj(top, "error", "error"); ok {
-			msg = r.str(e, "message", "error.message")
-		}
-		if r.err != nil {
-			return nil, nil
+		if w.Error != nil {
+			msg = w.Error.Message
 		}
 		d.result = &event.Result{Subtype: "error", IsError: true, Text: msg}
 		d.resultErr = messageFailure("codex reported that the turn failed", msg)
 		return []event.Event{{Type: event.TypeResult, Result: d.result}}, nil
 	case "error":
-		return d.topError(r.str(top, "message", "message"))
+		return d.topError(w.Message)
 	}
 	return []event.Event{unknown(typ, line)}, nil
 }
@@ -178,13 +166,10 @@ func (d *Decoder) topError(msg string) ([]event.Event, error) {
 }
 
 // completed maps turn.completed: the result, with its usage.
-func (d *Decoder) completed(r *reader, top object) []event.Event {
+func (d *Decoder) completed(u *wireUsage) []event.Event {
 	res := &event.Result{Subtype: "success"}
-	if u, ok := r.obj(top, "usage", "usage"); ok {
-		res.Usage = usage(r, u)
-	}
-	if r.err != nil {
-		return nil
+	if u != nil {
+		res.Usage = usage(u)
 	}
 	d.result = res
 	if d.fatal != nil {
@@ -199,64 +184,52 @@ func (d *Decoder) completed(r *reader, top object) []event.Event {
 // input_tokens - cached_input_tokens, floored at 0), while
 // event.Usage.InputTokens excludes cache reads: InputTokens is input -
 // cached, CacheReadTokens is cached. Codex reports no cache writes.
-func usage(r *reader, u object) event.Usage {
-	in, inOK := r.int(u, "input_tokens", "usage.input_tokens")
-	cached, cachedOK := r.int(u, "cached_input_tokens", "usage.cached_input_tokens")
-	out, outOK := r.int(u, "output_tokens", "usage.output_tokens")
+func usage(u *wireUsage) event.Usage {
 	us := event.Usage{Reported: true}
-	if inOK {
-		if cachedOK {
-			in = max(in-cached, 0)
+	if u.InputTokens != nil {
+		in := *u.InputTokens
+		if u.CachedInputTokens != nil {
+			in = max(in-*u.CachedInputTokens, 0)
 		}
 		us.InputTokens = &in
 	}
-	if cachedOK {
+	if u.CachedInputTokens != nil {
+		cached := *u.CachedInputTokens
 		us.CacheReadTokens = &cached
 	}
-	if outOK {
+	if u.OutputTokens != nil {
+		out := *u.OutputTokens
 		us.OutputTokens = &out
 	}
 	return us
 }
 
 // item maps an item event; phase is started, updated or completed.
-func (d *Decoder) item(r *reader, item object, phase, typ string, line []byte) ([]event.Event, error) {
-	id := r.str(item, "id", "item.id")
-	itemType := r.str(item, "type", "item.type")
-	switch itemType {
+func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Event, error) {
+	id := it.ID
+	switch it.Type {
 	case "agent_message":
-		text := r.str(item, "text", "item.text")
-		if phase != "completed" || text == "" || (id != "" && d.said[id]) || r.err != nil {
+		if phase != "completed" || it.Text == "" || !d.firstSaid(id) {
 			return nil, nil // the text comes once, on item.completed
 		}
-		d.said[id] = true
-		return []event.Event{{Type: event.TypeText, Text: text}}, nil
+		return []event.Event{{Type: event.TypeText, Text: it.Text}}, nil
 	case "reasoning":
-		text := r.str(item, "text", "item.text")
-		if phase != "completed" || (id != "" && d.said[id]) || r.err != nil {
+		if phase != "completed" || !d.firstSaid(id) {
 			return nil, nil
 		}
-		d.said[id] = true
-		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: text},
+		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: it.Text},
 			{Type: event.TypeThinking, Subtype: "completed"}}, nil
 	case "error":
-		msg := r.str(item, "message", "item.message")
-		if phase != "completed" || r.err != nil {
+		if phase != "completed" {
 			return nil, nil
 		}
-		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnItemError, Message: detail.Cut(detail.Bound(msg), maxAgentMessage)}}}, nil
+		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnItemError, Message: detail.Cut(detail.Bound(it.Message), maxAgentMessage)}}}, nil
 	}
-	t, server, ok := toolOf(r, item, itemType)
+	t, server, ok := toolOf(it)
 	if !ok {
 		// todo_list, plan and item types this decoder does not know pass on
 		// whole: they are not tool calls Codex documents.
-		if r.err != nil {
-			return nil, nil
-		}
 		return []event.Event{unknown(typ, line)}, nil
-	}
-	if r.err != nil {
-		return nil, nil
 	}
 	t.CallID = id
 	if fe := d.allow.check(t.Name, server); fe != nil {
@@ -276,47 +249,60 @@ func (d *Decoder) item(r *reader, item object, phase, typ string, line []byte) (
 	return nil, nil // item.updated: checked, nothing new to say
 }
 
-// toolOf reads a tool item: its tool name, args, status and result, and
+// firstSaid records that the item id was said and reports whether it is
+// the first time (always, for an item without an id), with one map
+// operation.
+func (d *Decoder) firstSaid(id string) bool {
+	if id == "" {
+		return true
+	}
+	n := len(d.said)
+	d.said[id] = true
+	return len(d.said) > n
+}
+
+// toolOf maps a tool item: its tool name, args, status and result, and
 // for an MCP call its server. ok is false for an item that is no tool.
-func toolOf(r *reader, item object, itemType string) (t *event.Tool, server string, ok bool) {
-	t = &event.Tool{}
-	switch itemType {
+// The tool's values are copies: the item's raw values are reused.
+func toolOf(it *wireItem) (t *event.Tool, server string, ok bool) {
+	switch it.Type {
+	case "command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call":
+		t = &event.Tool{}
+	default:
+		return nil, "", false
+	}
+	switch it.Type {
 	case "command_execution":
 		t.Name = ToolShell
-		t.Args = buildObject("command", r.raw(item, "command", "item.command", '"'))
-		t.Status = r.str(item, "status", "item.status")
-		out := r.raw(item, "aggregated_output", "item.aggregated_output", '"')
-		code := r.raw(item, "exit_code", "item.exit_code", '0')
-		if _, okCode := r.int(item, "exit_code", "item.exit_code"); okCode || out != nil {
-			t.Result = buildObject("exit_code", code, "aggregated_output", out)
+		t.Args = buildObject(member{"command", it.Command})
+		t.Status = it.Status
+		if len(it.ExitCode) > 0 || len(it.AggregatedOutput) > 0 {
+			t.Result = buildObject(member{"exit_code", it.ExitCode}, member{"aggregated_output", it.AggregatedOutput})
 		}
 	case "file_change":
 		t.Name = ToolFileChange
-		t.Args = buildObject("changes", r.raw(item, "changes", "item.changes", '['))
-		t.Status = r.str(item, "status", "item.status")
+		t.Args = buildObject(member{"changes", it.Changes})
+		t.Status = it.Status
 	case "mcp_tool_call":
 		t.Name = ToolMCP
-		server = r.str(item, "server", "item.server")
-		t.Args = buildObject("server", r.raw(item, "server", "item.server", '"'), "tool", r.raw(item, "tool", "item.tool", '"'),
-			"arguments", r.raw(item, "arguments", "item.arguments", 0))
-		t.Status = r.str(item, "status", "item.status")
-		res, errv := r.raw(item, "result", "item.result", '{'), r.raw(item, "error", "item.error", '{')
-		if res != nil || errv != nil {
-			t.Result = buildObject("result", res, "error", errv)
+		server = it.server
+		t.Args = buildObject(member{"server", it.Server}, member{"tool", it.Tool}, member{"arguments", it.Arguments})
+		t.Status = it.Status
+		if len(it.Result) > 0 || len(it.Error) > 0 {
+			t.Result = buildObject(member{"result", it.Result}, member{"error", it.Error})
 		}
 	case "web_search":
 		t.Name = ToolWebSearch
-		t.Args = buildObject("query", r.raw(item, "query", "item.query", '"'), "action", r.raw(item, "action", "item.action", 0))
+		t.Args = buildObject(member{"query", it.Query}, member{"action", it.Action})
 	case "collab_tool_call":
 		// Sub-agents: the tool and the threads only (its prompt is not
 		// copied: it may quote the user's).
 		t.Name = ToolCollab
-		t.Args = buildObject("tool", r.raw(item, "tool", "item.tool", '"'),
-			"receiver_thread_ids", r.raw(item, "receiver_thread_ids", "item.receiver_thread_ids", '['))
-		t.Status = r.str(item, "status", "item.status")
-		t.Result = r.raw(item, "agents_states", "item.agents_states", '{')
-	default:
-		return nil, "", false
+		t.Args = buildObject(member{"tool", it.Tool}, member{"receiver_thread_ids", it.ReceiverThreadIDs})
+		t.Status = it.Status
+		if len(it.AgentsStates) > 0 {
+			t.Result = bytes.Clone(it.AgentsStates)
+		}
 	}
 	return t, server, true
 }

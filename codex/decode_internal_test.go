@@ -1,0 +1,49 @@
+package codex
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestWireLineReset: reset empties every field of a wireLine, keeping the
+// raw values' capacity.
+func TestWireLineReset(t *testing.T) {
+	var w wireLine
+	fill(t, reflect.ValueOf(&w).Elem())
+	w.reset()
+	empty := func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if f.Kind() == reflect.Slice {
+				require.Zero(t, f.Len(), v.Type().Field(i).Name)
+				require.NotZero(t, f.Cap(), v.Type().Field(i).Name)
+			} else if f.Kind() != reflect.Struct {
+				require.True(t, f.IsZero(), v.Type().Field(i).Name)
+			}
+		}
+	}
+	empty(reflect.ValueOf(w))
+	empty(reflect.ValueOf(w.Item))
+}
+
+// fill sets every field of the struct v to a non-zero value.
+func fill(t *testing.T, v reflect.Value) {
+	for i := range v.NumField() {
+		f := v.Field(i)
+		f = reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem() // unexported fields too
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Struct:
+			fill(t, f)
+		default:
+			t.Fatalf("fill: field %s of kind %s", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+}
