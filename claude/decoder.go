@@ -512,8 +512,13 @@ func (d *Decoder) resultFailure(r *event.Result) error {
 	if k == failure.Other && r.Subtype == "error_max_budget_usd" {
 		k = failure.Quota
 	}
-	return &failure.Error{Kind: k, Message: "claude reported an error (" + agent.Quote(r.Subtype, 40) + ")",
-		Detail: detail.Cut(msg, maxAgentMessage)}
+	// A failed turn may come with subtype "success" (is_error decides, as
+	// when not logged in): the subtype is named only when it says more.
+	what := "claude reported an error"
+	if r.Subtype != "" && r.Subtype != "success" {
+		what += " (" + agent.Quote(r.Subtype, 40) + ")"
+	}
+	return &failure.Error{Kind: k, Message: what, Detail: detail.Cut(msg, maxAgentMessage)}
 }
 
 // Done reports whether the result event has arrived.
