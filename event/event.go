@@ -203,6 +203,27 @@ type Unknown struct {
 // defaults), an event whose agent line held invalid UTF-8 or a repeated
 // member name in args, result or raw fails to marshal.
 func (e Event) MarshalJSONTo(enc *jsontext.Encoder) error {
+	// Fast path: the whole event in one buffer and one WriteValue, which
+	// reformats it as enc's options say (escaping, as WriteToken would;
+	// the agent's values as if written alone). Whatever the fast path
+	// cannot reproduce exactly goes token by token: a string with invalid
+	// UTF-8, options under which one value differs from its tokens, and
+	// any value WriteValue rejects (it then leaves enc as it was, so the
+	// tokens meet the same error at the same place).
+	if fastOptions(enc.Options(), e.Type) {
+		if b, ok := e.appendJSON(enc.AvailableBuffer()); ok {
+			err := enc.WriteValue(b)
+			if _, syntax := err.(*jsontext.SyntacticError); !syntax {
+				return err
+			}
+		}
+	}
+	return e.marshalTokens(enc)
+}
+
+// marshalTokens writes e token by token: the implementation the fast path
+// of MarshalJSONTo must match byte for byte, and its fallback.
+func (e Event) marshalTokens(enc *jsontext.Encoder) error {
 	w := writer{enc: enc}
 	w.token(jsontext.BeginObject)
 	w.str("type", string(e.Type))
