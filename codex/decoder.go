@@ -73,8 +73,13 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 		return nil, d.err
 	}
 	d.line++
-	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-	if len(bytes.Trim(line, " \t\r\n")) == 0 {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	if len(trimSpace(line)) == 0 {
 		return nil, nil
 	}
 	if d.result != nil {
@@ -358,8 +363,21 @@ func (d *Decoder) fail(err error) error {
 
 // unknown is the event for a line passed on whole.
 func unknown(typ string, line []byte) event.Event {
-	return event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: typ, Raw: bytes.Clone(bytes.Trim(line, " \t\r\n"))}}
+	return event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: typ, Raw: bytes.Clone(trimSpace(line))}}
 }
+
+// trimSpace returns line without the JSON whitespace around it.
+func trimSpace(line []byte) []byte {
+	for len(line) > 0 && isSpace(line[0]) {
+		line = line[1:]
+	}
+	for len(line) > 0 && isSpace(line[len(line)-1]) {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // protocol builds a failure.Protocol error for the current line. With a
 // line, the message names the byte offset and the detail quotes a
