@@ -11,15 +11,15 @@ import (
 // This file reads one line of `codex exec --json` into the members its
 // events use, with encoding/json/jsontext, in one of two ways:
 //
-//   - The token loop (fast.go): one reused jsontext.Decoder, names given
-//     twice refused, reads the line's members in one pass, switching on
-//     their raw names, and keeps those of every event type (and of every
-//     item type) when each has the kind Codex sends (exec/src/
-//     exec_events.rs), null counting as absent. It reads every
-//     well-formed line Codex prints: the lines of a normal turn are read
-//     this way only. Anything it does not expect (an escaped name, a
-//     member of another kind, a name given twice, a number that is no
-//     int64, an event without its item) sends the line to the walk.
+//   - The token loop (fast.go): one reused jsontext.Decoder reads the
+//     line's members in one pass, switching on their raw names, and keeps
+//     those of every event type (and of every item type) when each has
+//     the kind Codex sends (exec/src/exec_events.rs), null counting as
+//     absent. It reads every well-formed line Codex prints: the lines of
+//     a normal turn are read this way only. Anything it does not expect
+//     (an escaped name, a member of another kind, a member it reads given
+//     twice, a number that is no int64, an item event without its item)
+//     sends the line to the walk.
 //   - The member walk: the line is validated as one JSON value with
 //     invalid UTF-8 and repeated member names allowed (what Node's
 //     JSON.parse and serde_json's lenient readers accept), its members

@@ -39,7 +39,7 @@ type Decoder struct {
 	fatal     error // the first top-level error Codex does not retry
 	err       error // a protocol, policy or network failure Feed returned; sticky
 
-	said    map[string]bool // agent_message and reasoning items already emitted, by id
+	said    map[string]struct{} // agent_message and reasoning items already emitted, by id
 	started map[string]*event.Tool
 
 	lines *lineReader
@@ -57,7 +57,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allow: allow, said: map[string]bool{}, started: map[string]*event.Tool{}, lines: newLineReader()}, nil
+	return &Decoder{allow: allow, said: map[string]struct{}{}, started: map[string]*event.Tool{}, lines: newLineReader()}, nil
 }
 
 // Feed decodes the next stdout line (a trailing "\n" or "\r\n" is
@@ -262,7 +262,7 @@ func (d *Decoder) firstSaid(id string) bool {
 		return true
 	}
 	n := len(d.said)
-	d.said[id] = true
+	d.said[id] = struct{}{}
 	return len(d.said) > n
 }
 

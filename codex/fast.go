@@ -3,6 +3,7 @@ package codex
 import (
 	"bytes"
 	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"unicode/utf8"
 )
 
@@ -13,8 +14,8 @@ import (
 type fastState struct {
 	buf     bytes.Buffer // the current line, read in place by dec
 	dec     jsontext.Decoder
-	opts    jsontext.Options // invalid UTF-8 allowed, names given twice refused
-	scratch []byte           // a string unquoted
+	opts    json.Options // invalid UTF-8 and names given twice allowed (see once)
+	scratch []byte       // a string unquoted
 
 	usage  wireUsage // what wireLine.Usage points to
 	counts [3]int64  // what usage's counts point to
@@ -22,7 +23,10 @@ type fastState struct {
 }
 
 func (f *fastState) init() {
-	f.opts = jsontext.AllowInvalidUTF8(true)
+	// The decoder lets names repeat: checking every name of every object
+	// costs, and only the names read here matter (once refuses those);
+	// the walk, too, reads a value with names given twice as it is.
+	f.opts = readOpts()
 }
 
 // line reads line into w (reset), reporting false for a line the walk
@@ -38,6 +42,7 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 		return false
 	}
 	sawItem := false
+	var seen uint32
 	for d.PeekKind() == '"' {
 		name, ok := f.name()
 		if !ok {
@@ -45,12 +50,15 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 		}
 		switch string(name) {
 		case "type":
-			ok = f.str(&w.Type, true)
+			ok = once(&seen, 1<<0) && f.str(&w.Type, true)
 		case "thread_id":
-			ok = f.str(&w.ThreadID, false)
+			ok = once(&seen, 1<<1) && f.str(&w.ThreadID, false)
 		case "message":
-			ok = f.str(&w.Message, false)
+			ok = once(&seen, 1<<2) && f.str(&w.Message, false)
 		case "item":
+			if !once(&seen, 1<<3) {
+				return false
+			}
 			switch d.PeekKind() {
 			case 'n':
 				_, err := d.ReadValue()
@@ -61,6 +69,9 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 				return false
 			}
 		case "usage":
+			if !once(&seen, 1<<4) {
+				return false
+			}
 			switch d.PeekKind() {
 			case 'n':
 				_, err := d.ReadValue()
@@ -71,6 +82,9 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 				return false
 			}
 		case "error":
+			if !once(&seen, 1<<5) {
+				return false
+			}
 			switch d.PeekKind() {
 			case 'n':
 				_, err := d.ReadValue()
@@ -107,6 +121,7 @@ func (f *fastState) item(it *wireItem) bool {
 	if _, err := d.ReadToken(); err != nil { // '{'
 		return false
 	}
+	var seen uint32
 	for d.PeekKind() == '"' {
 		name, ok := f.name()
 		if !ok {
@@ -114,48 +129,54 @@ func (f *fastState) item(it *wireItem) bool {
 		}
 		switch string(name) {
 		case "id":
-			ok = f.str(&it.ID, false)
+			ok = once(&seen, 1<<0) && f.str(&it.ID, false)
 		case "type":
-			ok = f.str(&it.Type, true)
+			ok = once(&seen, 1<<1) && f.str(&it.Type, true)
 		case "text":
-			ok = f.str(&it.Text, false)
+			ok = once(&seen, 1<<2) && f.str(&it.Text, false)
 		case "message":
-			ok = f.str(&it.Message, false)
+			ok = once(&seen, 1<<3) && f.str(&it.Message, false)
 		case "status":
-			ok = f.str(&it.Status, true)
+			ok = once(&seen, 1<<4) && f.str(&it.Status, true)
 		case "command":
-			ok = f.raw(&it.Command, '"')
+			ok = once(&seen, 1<<5) && f.raw(&it.Command, '"')
 		case "aggregated_output":
-			ok = f.raw(&it.AggregatedOutput, '"')
+			ok = once(&seen, 1<<6) && f.raw(&it.AggregatedOutput, '"')
 		case "exit_code":
+			if !once(&seen, 1<<7) {
+				return false
+			}
 			// An integer, not any number: an int64 as json.Unmarshal reads one.
 			if ok = f.raw(&it.ExitCode, '0'); ok && len(it.ExitCode) > 0 {
 				_, ok = parseInt64(it.ExitCode)
 			}
 		case "changes":
-			ok = f.raw(&it.Changes, '[')
+			ok = once(&seen, 1<<8) && f.raw(&it.Changes, '[')
 		case "server":
+			if !once(&seen, 1<<9) {
+				return false
+			}
 			if ok = f.raw(&it.Server, '"'); ok && len(it.Server) > 0 {
 				it.server = f.unquote(it.Server, false)
 			} else {
 				it.server = ""
 			}
 		case "tool":
-			ok = f.raw(&it.Tool, '"')
+			ok = once(&seen, 1<<10) && f.raw(&it.Tool, '"')
 		case "arguments":
-			ok = f.raw(&it.Arguments, 0)
+			ok = once(&seen, 1<<11) && f.raw(&it.Arguments, 0)
 		case "result":
-			ok = f.raw(&it.Result, '{')
+			ok = once(&seen, 1<<12) && f.raw(&it.Result, '{')
 		case "error":
-			ok = f.raw(&it.Error, '{')
+			ok = once(&seen, 1<<13) && f.raw(&it.Error, '{')
 		case "query":
-			ok = f.raw(&it.Query, '"')
+			ok = once(&seen, 1<<14) && f.raw(&it.Query, '"')
 		case "action":
-			ok = f.raw(&it.Action, 0)
+			ok = once(&seen, 1<<15) && f.raw(&it.Action, 0)
 		case "receiver_thread_ids":
-			ok = f.raw(&it.ReceiverThreadIDs, '[')
+			ok = once(&seen, 1<<16) && f.raw(&it.ReceiverThreadIDs, '[')
 		case "agents_states":
-			ok = f.raw(&it.AgentsStates, '{')
+			ok = once(&seen, 1<<17) && f.raw(&it.AgentsStates, '{')
 		default:
 			ok = d.SkipValue() == nil
 		}
@@ -175,6 +196,7 @@ func (f *fastState) usageObject() bool {
 		return false
 	}
 	f.usage = wireUsage{}
+	var seen uint32
 	for d.PeekKind() == '"' {
 		name, ok := f.name()
 		if !ok {
@@ -182,11 +204,11 @@ func (f *fastState) usageObject() bool {
 		}
 		switch string(name) {
 		case "input_tokens":
-			ok = f.int(&f.usage.InputTokens, &f.counts[0])
+			ok = once(&seen, 1<<0) && f.int(&f.usage.InputTokens, &f.counts[0])
 		case "cached_input_tokens":
-			ok = f.int(&f.usage.CachedInputTokens, &f.counts[1])
+			ok = once(&seen, 1<<1) && f.int(&f.usage.CachedInputTokens, &f.counts[1])
 		case "output_tokens":
-			ok = f.int(&f.usage.OutputTokens, &f.counts[2])
+			ok = once(&seen, 1<<2) && f.int(&f.usage.OutputTokens, &f.counts[2])
 		default:
 			ok = d.SkipValue() == nil
 		}
@@ -206,13 +228,14 @@ func (f *fastState) errorObject() bool {
 		return false
 	}
 	f.err = wireError{}
+	var seen uint32
 	for d.PeekKind() == '"' {
 		name, ok := f.name()
 		if !ok {
 			return false
 		}
 		if string(name) == "message" {
-			ok = f.str(&f.err.Message, false)
+			ok = once(&seen, 1) && f.str(&f.err.Message, false)
 		} else {
 			ok = d.SkipValue() == nil
 		}
@@ -225,7 +248,7 @@ func (f *fastState) errorObject() bool {
 }
 
 // name reads the next member name, without its quotes; ok is false for
-// one with an escape (the walk reads those), or a name given twice.
+// one with an escape (the walk reads those).
 func (f *fastState) name() ([]byte, bool) {
 	v, err := f.dec.ReadValue()
 	if err != nil || len(v) < 2 {
@@ -233,6 +256,16 @@ func (f *fastState) name() ([]byte, bool) {
 	}
 	b := v[1 : len(v)-1]
 	return b, bytes.IndexByte(b, '\\') < 0
+}
+
+// once records the member of bit in *seen, false when it was seen
+// already: a name given twice is read by the walk (the last value wins).
+func once(seen *uint32, bit uint32) bool {
+	if *seen&bit != 0 {
+		return false
+	}
+	*seen |= bit
+	return true
 }
 
 // str reads the next value, a string or null ("") into *s. With intern,
