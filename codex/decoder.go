@@ -40,7 +40,7 @@ type Decoder struct {
 	err       error // a protocol, policy or network failure Feed returned; sticky
 
 	said    map[string]struct{} // agent_message and reasoning items already emitted, by id
-	started map[string]*event.Tool
+	started map[string]struct{} // tool items started and not completed, by id
 
 	lines *lineReader
 }
@@ -57,7 +57,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allow: allow, said: map[string]struct{}{}, started: map[string]*event.Tool{}, lines: newLineReader()}, nil
+	return &Decoder{allow: allow, said: map[string]struct{}{}, started: map[string]struct{}{}, lines: newLineReader()}, nil
 }
 
 // Feed decodes the next stdout line (a trailing "\n" or "\r\n" is
@@ -230,14 +230,13 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 		}
 		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnItemError, Message: detail.Cut(detail.Bound(it.Message), maxAgentMessage)}}}, nil
 	}
-	t, server, ok := toolOf(it)
+	name, server, ok := toolOf(it)
 	if !ok {
 		// todo_list, plan and item types this decoder does not know pass on
 		// whole: they are not tool calls Codex documents.
 		return []event.Event{unknown(typ, line)}, nil
 	}
-	t.CallID = id
-	if fe := d.allow.check(t.Name, server); fe != nil {
+	if fe := d.allow.check(name, server); fe != nil {
 		return nil, fe.WithDetail(fmt.Sprintf("line %d, item %s", d.line, agent.Quote(id, 64)))
 	}
 	switch phase {
@@ -245,11 +244,11 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 		if _, dup := d.started[id]; dup {
 			return nil, nil
 		}
-		d.started[id] = t
-		return []event.Event{{Type: event.TypeToolStarted, Tool: &event.Tool{CallID: t.CallID, Name: t.Name, Args: t.Args}}}, nil
+		d.started[id] = struct{}{}
+		return toolEvent(event.TypeToolStarted, id, name, it, false), nil
 	case "completed":
 		delete(d.started, id)
-		return []event.Event{{Type: event.TypeToolCompleted, Tool: t}}, nil
+		return toolEvent(event.TypeToolCompleted, id, name, it, true), nil
 	}
 	return nil, nil // item.updated: checked, nothing new to say
 }
@@ -266,50 +265,72 @@ func (d *Decoder) firstSaid(id string) bool {
 	return len(d.said) > n
 }
 
-// toolOf maps a tool item: its tool name, args, status and result, and
-// for an MCP call its server. ok is false for an item that is no tool.
-// The tool's values are copies: the item's raw values are reused.
-func toolOf(it *wireItem) (t *event.Tool, server string, ok bool) {
-	switch it.Type {
-	case "command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call":
-		t = &event.Tool{}
-	default:
-		return nil, "", false
-	}
+// toolOf returns the tool a tool item calls and for an MCP call its
+// server; ok is false for an item that is no tool.
+func toolOf(it *wireItem) (name, server string, ok bool) {
 	switch it.Type {
 	case "command_execution":
-		t.Name = ToolShell
+		return ToolShell, "", true
+	case "file_change":
+		return ToolFileChange, "", true
+	case "mcp_tool_call":
+		return ToolMCP, it.server, true
+	case "web_search":
+		return ToolWebSearch, "", true
+	case "collab_tool_call":
+		return ToolCollab, "", true
+	}
+	return "", "", false
+}
+
+// toolEvent returns the one event of type typ of the tool item it, which
+// calls name: its args, and when done its status and result (a started
+// tool has neither). The tool's values are copies: the item's raw values
+// are reused. The event and its tool take one allocation.
+func toolEvent(typ event.Type, id, name string, it *wireItem, done bool) []event.Event {
+	b := new(struct {
+		evs  [1]event.Event
+		tool event.Tool
+	})
+	t := &b.tool
+	t.CallID, t.Name = id, name
+	switch it.Type {
+	case "command_execution":
 		t.Args = buildObject(member{"command", it.Command})
-		t.Status = it.Status
-		if len(it.ExitCode) > 0 || len(it.AggregatedOutput) > 0 {
-			t.Result = buildObject(member{"exit_code", it.ExitCode}, member{"aggregated_output", it.AggregatedOutput})
+		if done {
+			t.Status = it.Status
+			if len(it.ExitCode) > 0 || len(it.AggregatedOutput) > 0 {
+				t.Result = buildObject(member{"exit_code", it.ExitCode}, member{"aggregated_output", it.AggregatedOutput})
+			}
 		}
 	case "file_change":
-		t.Name = ToolFileChange
 		t.Args = buildObject(member{"changes", it.Changes})
-		t.Status = it.Status
+		if done {
+			t.Status = it.Status
+		}
 	case "mcp_tool_call":
-		t.Name = ToolMCP
-		server = it.server
 		t.Args = buildObject(member{"server", it.Server}, member{"tool", it.Tool}, member{"arguments", it.Arguments})
-		t.Status = it.Status
-		if len(it.Result) > 0 || len(it.Error) > 0 {
-			t.Result = buildObject(member{"result", it.Result}, member{"error", it.Error})
+		if done {
+			t.Status = it.Status
+			if len(it.Result) > 0 || len(it.Error) > 0 {
+				t.Result = buildObject(member{"result", it.Result}, member{"error", it.Error})
+			}
 		}
 	case "web_search":
-		t.Name = ToolWebSearch
 		t.Args = buildObject(member{"query", it.Query}, member{"action", it.Action})
 	case "collab_tool_call":
 		// Sub-agents: the tool and the threads only (its prompt is not
 		// copied: it may quote the user's).
-		t.Name = ToolCollab
 		t.Args = buildObject(member{"tool", it.Tool}, member{"receiver_thread_ids", it.ReceiverThreadIDs})
-		t.Status = it.Status
-		if len(it.AgentsStates) > 0 {
-			t.Result = bytes.Clone(it.AgentsStates)
+		if done {
+			t.Status = it.Status
+			if len(it.AgentsStates) > 0 {
+				t.Result = bytes.Clone(it.AgentsStates)
+			}
 		}
 	}
-	return t, server, true
+	b.evs[0] = event.Event{Type: typ, Tool: t}
+	return b.evs[:]
 }
 
 // Done reports whether the turn's final event (turn.completed or
