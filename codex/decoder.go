@@ -39,7 +39,7 @@ type Decoder struct {
 	fatal     error // the first top-level error Codex does not retry
 	err       error // a protocol, policy or network failure Feed returned; sticky
 
-	said    map[string]struct{} // agent_message and reasoning items already emitted, by id
+	said    idSet               // agent_message and reasoning items already emitted, by id
 	started map[string]struct{} // tool items started and not completed, by id
 
 	lines *lineReader
@@ -57,7 +57,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allow: allow, said: map[string]struct{}{}, started: map[string]struct{}{}, lines: newLineReader()}, nil
+	return &Decoder{allow: allow, started: map[string]struct{}{}, lines: newLineReader()}, nil
 }
 
 // Feed decodes the next stdout line (a trailing "\n" or "\r\n" is
@@ -254,15 +254,48 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 }
 
 // firstSaid records that the item id was said and reports whether it is
-// the first time (always, for an item without an id), with one map
-// operation.
+// the first time (always, for an item without an id).
 func (d *Decoder) firstSaid(id string) bool {
-	if id == "" {
-		return true
+	return id == "" || d.said.add(id)
+}
+
+// idSet is a set of item ids. A turn says hundreds of thousands of
+// items, and Codex's ids are short ("item_N"): an id of up to
+// maxShortID bytes is kept inline in a key without pointers, which the
+// garbage collector need not scan and the map moves without write
+// barriers as it grows; a longer one is kept as a string.
+type idSet struct {
+	short map[shortID]struct{}
+	long  map[string]struct{}
+}
+
+// maxShortID is the longest id a shortID holds.
+const maxShortID = 15
+
+// shortID is an id of up to maxShortID bytes, zero-padded, its length in
+// its last byte: two ids are equal exactly when their shortIDs are.
+type shortID [maxShortID + 1]byte
+
+// add adds id to s and reports whether it was not in s already, with one
+// map operation.
+func (s *idSet) add(id string) bool {
+	if len(id) <= maxShortID {
+		if s.short == nil {
+			s.short = map[shortID]struct{}{}
+		}
+		var k shortID
+		copy(k[:], id)
+		k[maxShortID] = byte(len(id))
+		n := len(s.short)
+		s.short[k] = struct{}{}
+		return len(s.short) > n
 	}
-	n := len(d.said)
-	d.said[id] = struct{}{}
-	return len(d.said) > n
+	if s.long == nil {
+		s.long = map[string]struct{}{}
+	}
+	n := len(s.long)
+	s.long[id] = struct{}{}
+	return len(s.long) > n
 }
 
 // toolOf returns the tool a tool item calls and for an MCP call its
