@@ -53,7 +53,7 @@ type wireLine struct {
 // wireItem is the item of an item event. A raw member is empty when
 // absent or null.
 type wireItem struct {
-	ID      string
+	ID      string // tool items only on the first way (see id)
 	Type    string
 	Text    string // agent_message, reasoning
 	Message string // error
@@ -74,6 +74,7 @@ type wireItem struct {
 	AgentsStates      jsontext.Value // collab_tool_call: an object
 
 	server string // mcp_tool_call: Server's string
+	id     []byte // ID's bytes, for every item type
 }
 
 // wireUsage is turn.completed's usage; a count is nil when absent or null.
@@ -98,6 +99,7 @@ func (w *wireLine) reset() {
 	it.Changes, it.Server, it.Tool, it.Arguments = it.Changes[:0], it.Server[:0], it.Tool[:0], it.Arguments[:0]
 	it.Result, it.Error, it.Query, it.Action = it.Result[:0], it.Error[:0], it.Query[:0], it.Action[:0]
 	it.ReceiverThreadIDs, it.AgentsStates = it.ReceiverThreadIDs[:0], it.AgentsStates[:0]
+	it.id = it.id[:0]
 }
 
 // lineReader decodes lines, reusing its wireLine from one to the next.
@@ -183,6 +185,7 @@ func (r *lineReader) walk(line []byte) *badLine {
 // item reads the members of an item that its type uses into it.
 func (r *reader) item(item object, it *wireItem) {
 	it.ID = r.str(item, "id", "item.id")
+	it.id = append(it.id[:0], it.ID...)
 	it.Type = r.str(item, "type", "item.type")
 	switch it.Type {
 	case "agent_message", "reasoning":

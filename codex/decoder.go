@@ -214,12 +214,12 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 	id := it.ID
 	switch it.Type {
 	case "agent_message":
-		if phase != "completed" || it.Text == "" || !d.firstSaid(id) {
+		if phase != "completed" || it.Text == "" || !d.firstSaid(it.id) {
 			return nil, nil // the text comes once, on item.completed
 		}
 		return []event.Event{{Type: event.TypeText, Text: it.Text}}, nil
 	case "reasoning":
-		if phase != "completed" || !d.firstSaid(id) {
+		if phase != "completed" || !d.firstSaid(it.id) {
 			return nil, nil
 		}
 		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: it.Text},
@@ -255,8 +255,8 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 
 // firstSaid records that the item id was said and reports whether it is
 // the first time (always, for an item without an id).
-func (d *Decoder) firstSaid(id string) bool {
-	return id == "" || d.said.add(id)
+func (d *Decoder) firstSaid(id []byte) bool {
+	return len(id) == 0 || d.said.add(id)
 }
 
 // idSet is a set of item ids. A turn says hundreds of thousands of
@@ -276,9 +276,8 @@ const maxShortID = 15
 // its last byte: two ids are equal exactly when their shortIDs are.
 type shortID [maxShortID + 1]byte
 
-// add adds id to s and reports whether it was not in s already, with one
-// map operation.
-func (s *idSet) add(id string) bool {
+// add adds id to s and reports whether it was not in s already.
+func (s *idSet) add(id []byte) bool {
 	if len(id) <= maxShortID {
 		if s.short == nil {
 			s.short = map[shortID]struct{}{}
@@ -293,9 +292,11 @@ func (s *idSet) add(id string) bool {
 	if s.long == nil {
 		s.long = map[string]struct{}{}
 	}
-	n := len(s.long)
-	s.long[id] = struct{}{}
-	return len(s.long) > n
+	if _, ok := s.long[string(id)]; ok {
+		return false
+	}
+	s.long[string(id)] = struct{}{}
+	return true
 }
 
 // toolOf returns the tool a tool item calls and for an MCP call its

@@ -129,7 +129,7 @@ func (f *fastState) item(it *wireItem) bool {
 		}
 		switch string(name) {
 		case "id":
-			ok = once(&seen, 1<<0) && f.str(&it.ID, false)
+			ok = once(&seen, 1<<0) && f.bytes(&it.id)
 		case "type":
 			ok = once(&seen, 1<<1) && f.str(&it.Type, true)
 		case "text":
@@ -183,6 +183,11 @@ func (f *fastState) item(it *wireItem) bool {
 		if !ok {
 			return false
 		}
+	}
+	if _, _, tool := toolOf(it); tool {
+		// Only a tool's event keeps its id: the said items are a set of
+		// bytes, other items say no id.
+		it.ID = string(it.id)
 	}
 	_, err := d.ReadToken() // '}'
 	return err == nil
@@ -281,6 +286,28 @@ func (f *fastState) str(s *string, intern bool) bool {
 		return true
 	case '"':
 		*s = f.unquote(v, intern)
+		return true
+	}
+	return false
+}
+
+// bytes reads the next value, a string or null (empty), into *b, as
+// str does.
+func (f *fastState) bytes(b *[]byte) bool {
+	v, err := f.dec.ReadValue()
+	if err != nil {
+		return false
+	}
+	switch v.Kind() {
+	case 'n':
+		*b = (*b)[:0]
+		return true
+	case '"':
+		if s := v[1 : len(v)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+			*b = append((*b)[:0], s...)
+		} else {
+			*b, _ = jsontext.AppendUnquote((*b)[:0], v)
+		}
 		return true
 	}
 	return false
