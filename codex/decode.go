@@ -9,78 +9,84 @@ import (
 )
 
 // This file reads one line of `codex exec --json` into the members its
-// events use, with encoding/json/v2, in one of two ways:
+// events use, with encoding/json/jsontext, in one of two ways:
 //
-//   - json.Unmarshal into wireLine, which holds the members of every event
-//     type (and of every item type) with the Go type of what Codex sends
-//     (exec/src/exec_events.rs), then finish checks the kinds of the
-//     members kept raw. One pass reads every well-formed line Codex
-//     prints: the lines of a normal turn are read this way only.
-//   - When that fails, the member walk: the line is validated as one JSON
-//     value with invalid UTF-8 and repeated member names allowed (what
-//     Node's JSON.parse and serde_json's lenient readers accept), its
-//     members are listed with a jsontext.Decoder (of a name given twice
-//     the last value counts), and only the members the line's type uses
-//     are read, each checked for the kind Codex sends, null counting as
-//     absent. The walk gives every verdict the first way cannot (not
-//     JSON, not an object, a member of the wrong kind, each with the byte
-//     offset of the culprit), and reads the lines the first way refuses
-//     but the protocol allows: a member name given twice (web_search
-//     items carry two "id"s), a member of another kind that the line's
-//     type does not use.
+//   - The token loop (fast.go): one reused jsontext.Decoder reads the
+//     line's members in one pass, switching on their raw names, and keeps
+//     those of every event type (and of every item type) when each has
+//     the kind Codex sends (exec/src/exec_events.rs), null counting as
+//     absent. It reads every well-formed line Codex prints: the lines of
+//     a normal turn are read this way only. Anything it does not expect
+//     (an escaped name, a member of another kind, a member it reads given
+//     twice, a number that is no int64, an item event without its item)
+//     sends the line to the walk.
+//   - The member walk: the line is validated as one JSON value with
+//     invalid UTF-8 and repeated member names allowed (what Node's
+//     JSON.parse and serde_json's lenient readers accept), its members
+//     are listed with a jsontext.Decoder (of a name given twice the last
+//     value counts), and only the members the line's type uses are read,
+//     each checked for the kind Codex sends, null counting as absent. The
+//     walk gives every verdict the first way cannot (not JSON, not an
+//     object, a member of the wrong kind, each with the byte offset of
+//     the culprit), and reads the lines the first way refuses but the
+//     protocol allows: a member name given twice (web_search items carry
+//     two "id"s), a member of another kind that the line's type does not
+//     use.
 //
-// Both fill the same wireLine and read values with the same options but
-// for repeated names, so when the first way succeeds it yields what the
-// walk would: FuzzFastSlow holds them to that.
+// Both fill the same wireLine and read strings the same way (invalid
+// UTF-8 and lone surrogate escapes read as U+FFFD), so when the first way
+// succeeds it yields what the walk would: FuzzFastSlow holds them to
+// that.
 
 // wireLine holds the members of every event type Codex sends. The
 // Decoder keeps one and decodes every line into it, so its raw values
 // keep their capacity from line to line: the events copy what they keep.
 type wireLine struct {
-	Type     string     `json:"type"`
-	ThreadID string     `json:"thread_id"` // thread.started
-	Item     wireItem   `json:"item"`      // item.started, item.updated, item.completed
-	Usage    *wireUsage `json:"usage"`     // turn.completed; nil when absent or null
-	Error    *wireError `json:"error"`     // turn.failed; nil when absent or null
-	Message  string     `json:"message"`   // error
+	Type     string
+	ThreadID string     // thread.started
+	Item     wireItem   // item.started, item.updated, item.completed
+	Usage    *wireUsage // turn.completed; nil when absent or null
+	Error    *wireError // turn.failed; nil when absent or null
+	Message  string     // error
 }
 
 // wireItem is the item of an item event. A raw member is empty when
-// absent or null (finish empties a null one).
+// absent or null.
 type wireItem struct {
-	ID      string `json:"id"`
-	Type    string `json:"type"`
-	Text    string `json:"text"`    // agent_message, reasoning
-	Message string `json:"message"` // error
-	Status  string `json:"status"`  // command_execution, file_change, mcp_tool_call, collab_tool_call
+	ID      string // tool items only on the first way (see id)
+	Type    string
+	Text    string // agent_message, reasoning
+	Message string // error
+	Status  string // command_execution, file_change, mcp_tool_call, collab_tool_call
 
-	Command           jsontext.Value `json:"command"`             // command_execution: a string
-	AggregatedOutput  jsontext.Value `json:"aggregated_output"`   // command_execution: a string
-	ExitCode          jsontext.Value `json:"exit_code"`           // command_execution: an integer
-	Changes           jsontext.Value `json:"changes"`             // file_change: an array
-	Server            jsontext.Value `json:"server"`              // mcp_tool_call: a string
-	Tool              jsontext.Value `json:"tool"`                // mcp_tool_call, collab_tool_call: a string
-	Arguments         jsontext.Value `json:"arguments"`           // mcp_tool_call: any
-	Result            jsontext.Value `json:"result"`              // mcp_tool_call: an object
-	Error             jsontext.Value `json:"error"`               // mcp_tool_call: an object
-	Query             jsontext.Value `json:"query"`               // web_search: a string
-	Action            jsontext.Value `json:"action"`              // web_search: any
-	ReceiverThreadIDs jsontext.Value `json:"receiver_thread_ids"` // collab_tool_call: an array
-	AgentsStates      jsontext.Value `json:"agents_states"`       // collab_tool_call: an object
+	Command           jsontext.Value // command_execution: a string
+	AggregatedOutput  jsontext.Value // command_execution: a string
+	ExitCode          jsontext.Value // command_execution: an integer
+	Changes           jsontext.Value // file_change: an array
+	Server            jsontext.Value // mcp_tool_call: a string
+	Tool              jsontext.Value // mcp_tool_call, collab_tool_call: a string
+	Arguments         jsontext.Value // mcp_tool_call: any
+	Result            jsontext.Value // mcp_tool_call: an object
+	Error             jsontext.Value // mcp_tool_call: an object
+	Query             jsontext.Value // web_search: a string
+	Action            jsontext.Value // web_search: any
+	ReceiverThreadIDs jsontext.Value // collab_tool_call: an array
+	AgentsStates      jsontext.Value // collab_tool_call: an object
 
 	server string // mcp_tool_call: Server's string
+	id     []byte // ID's bytes, for every item type
 }
 
 // wireUsage is turn.completed's usage; a count is nil when absent or null.
 type wireUsage struct {
-	InputTokens       *int64 `json:"input_tokens"`
-	CachedInputTokens *int64 `json:"cached_input_tokens"`
-	OutputTokens      *int64 `json:"output_tokens"`
+	InputTokens       *int64
+	CachedInputTokens *int64
+	OutputTokens      *int64
 }
 
 // wireError is turn.failed's error.
 type wireError struct {
-	Message string `json:"message"`
+	Message string
 }
 
 // reset empties w for the next line, keeping its raw values' capacity.
@@ -93,23 +99,23 @@ func (w *wireLine) reset() {
 	it.Changes, it.Server, it.Tool, it.Arguments = it.Changes[:0], it.Server[:0], it.Tool[:0], it.Arguments[:0]
 	it.Result, it.Error, it.Query, it.Action = it.Result[:0], it.Error[:0], it.Query[:0], it.Action[:0]
 	it.ReceiverThreadIDs, it.AgentsStates = it.ReceiverThreadIDs[:0], it.AgentsStates[:0]
+	it.id = it.id[:0]
 }
 
 // lineReader decodes lines, reusing its wireLine from one to the next.
 type lineReader struct {
-	fast    json.Options // the first way: member names given twice refused
 	lenient json.Options // the walk: the last value of a name given twice wins
 	w       wireLine
+	f       fastState // the token loop's reused state
 
 	slowOnly  bool // test hook: read every line with the walk
 	fastLines int  // lines read the first way, for tests
 }
 
 func newLineReader() *lineReader {
-	return &lineReader{
-		fast:    jsontext.AllowInvalidUTF8(true),
-		lenient: readOpts(),
-	}
+	r := &lineReader{lenient: readOpts()}
+	r.f.init()
+	return r
 }
 
 // readOpts are the options the walk reads values with: invalid UTF-8 and
@@ -124,75 +130,12 @@ func readOpts() json.Options {
 func (r *lineReader) decode(line []byte) (*wireLine, *badLine) {
 	w := &r.w
 	w.reset()
-	// json.Unmarshal reads a null into a struct without complaint: only an
-	// object may be an event.
-	if !r.slowOnly && isObject(line) && json.Unmarshal(line, w, r.fast) == nil && r.finish() {
+	if !r.slowOnly && r.f.line(line, w) {
 		r.fastLines++
 		return w, nil
 	}
 	w.reset()
 	return w, r.walk(line)
-}
-
-// isObject reports whether line starts (after JSON whitespace) like an
-// object.
-func isObject(line []byte) bool {
-	line = bytes.TrimLeft(line, " \t\r\n")
-	return len(line) > 0 && line[0] == '{'
-}
-
-// finish checks the kinds of the raw members an item event's item type
-// uses, emptying the null ones; false sends the line to the walk.
-func (r *lineReader) finish() bool {
-	w := &r.w
-	switch w.Type {
-	case "item.started", "item.updated", "item.completed":
-	default:
-		return true
-	}
-	it := &w.Item
-	if it.ID == "" && it.Type == "" {
-		// Absent, null (json.Unmarshal zeroes the item) or an item without
-		// id and type: the walk tells them apart.
-		return false
-	}
-	switch it.Type {
-	case "command_execution":
-		if !rawOf(&it.Command, '"') || !rawOf(&it.AggregatedOutput, '"') || !rawOf(&it.ExitCode, '0') {
-			return false
-		}
-		var n int64
-		return len(it.ExitCode) == 0 || json.Unmarshal(it.ExitCode, &n, r.fast) == nil
-	case "file_change":
-		return rawOf(&it.Changes, '[')
-	case "mcp_tool_call":
-		if !rawOf(&it.Server, '"') || !rawOf(&it.Tool, '"') || !rawOf(&it.Arguments, 0) ||
-			!rawOf(&it.Result, '{') || !rawOf(&it.Error, '{') {
-			return false
-		}
-		return len(it.Server) == 0 || json.Unmarshal(it.Server, &it.server, r.fast) == nil
-	case "web_search":
-		return rawOf(&it.Query, '"') && rawOf(&it.Action, 0)
-	case "collab_tool_call":
-		return rawOf(&it.Tool, '"') && rawOf(&it.ReceiverThreadIDs, '[') && rawOf(&it.AgentsStates, '{')
-	}
-	return true
-}
-
-// rawOf empties *v when it is null and reports whether it is empty or of
-// kind want (any kind when want is 0).
-func rawOf(v *jsontext.Value, want jsontext.Kind) bool {
-	if len(*v) == 0 {
-		return true
-	}
-	switch k := v.Kind(); {
-	case k == 'n':
-		*v = (*v)[:0]
-		return true
-	case want != 0 && k != want:
-		return false
-	}
-	return true
 }
 
 // walk is the second way (see the top of this file). It reads the members
@@ -242,6 +185,7 @@ func (r *lineReader) walk(line []byte) *badLine {
 // item reads the members of an item that its type uses into it.
 func (r *reader) item(item object, it *wireItem) {
 	it.ID = r.str(item, "id", "item.id")
+	it.id = append(it.id[:0], it.ID...)
 	it.Type = r.str(item, "type", "item.type")
 	switch it.Type {
 	case "agent_message", "reasoning":

@@ -47,3 +47,17 @@ func fill(t *testing.T, v reflect.Value) {
 		}
 	}
 }
+
+// TestIDSet: an idSet is a set of strings, short or long, NUL bytes
+// included.
+func TestIDSet(t *testing.T) {
+	var s idSet
+	ids := []string{"\x00", "a", "a\x00", "a\x00\x00", "item_1", "item_1-0", "123456789012345", "1234567890123456",
+		"12345678901234\x00", "item_12345678901234567890", "item_12345678901234567891"}
+	for _, id := range ids {
+		require.True(t, s.add([]byte(id)), "%q", id)
+	}
+	for _, id := range ids {
+		require.False(t, s.add([]byte(id)), "%q", id)
+	}
+}

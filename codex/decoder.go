@@ -39,8 +39,8 @@ type Decoder struct {
 	fatal     error // the first top-level error Codex does not retry
 	err       error // a protocol, policy or network failure Feed returned; sticky
 
-	said    map[string]bool // agent_message and reasoning items already emitted, by id
-	started map[string]*event.Tool
+	said    idSet               // agent_message and reasoning items already emitted, by id
+	started map[string]struct{} // tool items started and not completed, by id
 
 	lines *lineReader
 }
@@ -57,7 +57,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allow: allow, said: map[string]bool{}, started: map[string]*event.Tool{}, lines: newLineReader()}, nil
+	return &Decoder{allow: allow, started: map[string]struct{}{}, lines: newLineReader()}, nil
 }
 
 // Feed decodes the next stdout line (a trailing "\n" or "\r\n" is
@@ -73,8 +73,13 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 		return nil, d.err
 	}
 	d.line++
-	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-	if len(bytes.Trim(line, " \t\r\n")) == 0 {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	if len(trimSpace(line)) == 0 {
 		return nil, nil
 	}
 	if d.result != nil {
@@ -209,12 +214,12 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 	id := it.ID
 	switch it.Type {
 	case "agent_message":
-		if phase != "completed" || it.Text == "" || !d.firstSaid(id) {
+		if phase != "completed" || it.Text == "" || !d.firstSaid(it.id) {
 			return nil, nil // the text comes once, on item.completed
 		}
 		return []event.Event{{Type: event.TypeText, Text: it.Text}}, nil
 	case "reasoning":
-		if phase != "completed" || !d.firstSaid(id) {
+		if phase != "completed" || !d.firstSaid(it.id) {
 			return nil, nil
 		}
 		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: it.Text},
@@ -225,14 +230,13 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 		}
 		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnItemError, Message: detail.Cut(detail.Bound(it.Message), maxAgentMessage)}}}, nil
 	}
-	t, server, ok := toolOf(it)
+	name, server, ok := toolOf(it)
 	if !ok {
 		// todo_list, plan and item types this decoder does not know pass on
 		// whole: they are not tool calls Codex documents.
 		return []event.Event{unknown(typ, line)}, nil
 	}
-	t.CallID = id
-	if fe := d.allow.check(t.Name, server); fe != nil {
+	if fe := d.allow.check(name, server); fe != nil {
 		return nil, fe.WithDetail(fmt.Sprintf("line %d, item %s", d.line, agent.Quote(id, 64)))
 	}
 	switch phase {
@@ -240,71 +244,127 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 		if _, dup := d.started[id]; dup {
 			return nil, nil
 		}
-		d.started[id] = t
-		return []event.Event{{Type: event.TypeToolStarted, Tool: &event.Tool{CallID: t.CallID, Name: t.Name, Args: t.Args}}}, nil
+		d.started[id] = struct{}{}
+		return toolEvent(event.TypeToolStarted, id, name, it, false), nil
 	case "completed":
 		delete(d.started, id)
-		return []event.Event{{Type: event.TypeToolCompleted, Tool: t}}, nil
+		return toolEvent(event.TypeToolCompleted, id, name, it, true), nil
 	}
 	return nil, nil // item.updated: checked, nothing new to say
 }
 
 // firstSaid records that the item id was said and reports whether it is
-// the first time (always, for an item without an id), with one map
-// operation.
-func (d *Decoder) firstSaid(id string) bool {
-	if id == "" {
-		return true
-	}
-	n := len(d.said)
-	d.said[id] = true
-	return len(d.said) > n
+// the first time (always, for an item without an id).
+func (d *Decoder) firstSaid(id []byte) bool {
+	return len(id) == 0 || d.said.add(id)
 }
 
-// toolOf maps a tool item: its tool name, args, status and result, and
-// for an MCP call its server. ok is false for an item that is no tool.
-// The tool's values are copies: the item's raw values are reused.
-func toolOf(it *wireItem) (t *event.Tool, server string, ok bool) {
-	switch it.Type {
-	case "command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call":
-		t = &event.Tool{}
-	default:
-		return nil, "", false
+// idSet is a set of item ids. A turn says hundreds of thousands of
+// items, and Codex's ids are short ("item_N"): an id of up to
+// maxShortID bytes is kept inline in a key without pointers, which the
+// garbage collector need not scan and the map moves without write
+// barriers as it grows; a longer one is kept as a string.
+type idSet struct {
+	short map[shortID]struct{}
+	long  map[string]struct{}
+}
+
+// maxShortID is the longest id a shortID holds.
+const maxShortID = 15
+
+// shortID is an id of up to maxShortID bytes, zero-padded, its length in
+// its last byte: two ids are equal exactly when their shortIDs are.
+type shortID [maxShortID + 1]byte
+
+// add adds id to s and reports whether it was not in s already.
+func (s *idSet) add(id []byte) bool {
+	if len(id) <= maxShortID {
+		if s.short == nil {
+			s.short = map[shortID]struct{}{}
+		}
+		var k shortID
+		copy(k[:], id)
+		k[maxShortID] = byte(len(id))
+		n := len(s.short)
+		s.short[k] = struct{}{}
+		return len(s.short) > n
 	}
+	if s.long == nil {
+		s.long = map[string]struct{}{}
+	}
+	if _, ok := s.long[string(id)]; ok {
+		return false
+	}
+	s.long[string(id)] = struct{}{}
+	return true
+}
+
+// toolOf returns the tool a tool item calls and for an MCP call its
+// server; ok is false for an item that is no tool.
+func toolOf(it *wireItem) (name, server string, ok bool) {
 	switch it.Type {
 	case "command_execution":
-		t.Name = ToolShell
+		return ToolShell, "", true
+	case "file_change":
+		return ToolFileChange, "", true
+	case "mcp_tool_call":
+		return ToolMCP, it.server, true
+	case "web_search":
+		return ToolWebSearch, "", true
+	case "collab_tool_call":
+		return ToolCollab, "", true
+	}
+	return "", "", false
+}
+
+// toolEvent returns the one event of type typ of the tool item it, which
+// calls name: its args, and when done its status and result (a started
+// tool has neither). The tool's values are copies: the item's raw values
+// are reused. The event and its tool take one allocation.
+func toolEvent(typ event.Type, id, name string, it *wireItem, done bool) []event.Event {
+	b := new(struct {
+		evs  [1]event.Event
+		tool event.Tool
+	})
+	t := &b.tool
+	t.CallID, t.Name = id, name
+	switch it.Type {
+	case "command_execution":
 		t.Args = buildObject(member{"command", it.Command})
-		t.Status = it.Status
-		if len(it.ExitCode) > 0 || len(it.AggregatedOutput) > 0 {
-			t.Result = buildObject(member{"exit_code", it.ExitCode}, member{"aggregated_output", it.AggregatedOutput})
+		if done {
+			t.Status = it.Status
+			if len(it.ExitCode) > 0 || len(it.AggregatedOutput) > 0 {
+				t.Result = buildObject(member{"exit_code", it.ExitCode}, member{"aggregated_output", it.AggregatedOutput})
+			}
 		}
 	case "file_change":
-		t.Name = ToolFileChange
 		t.Args = buildObject(member{"changes", it.Changes})
-		t.Status = it.Status
+		if done {
+			t.Status = it.Status
+		}
 	case "mcp_tool_call":
-		t.Name = ToolMCP
-		server = it.server
 		t.Args = buildObject(member{"server", it.Server}, member{"tool", it.Tool}, member{"arguments", it.Arguments})
-		t.Status = it.Status
-		if len(it.Result) > 0 || len(it.Error) > 0 {
-			t.Result = buildObject(member{"result", it.Result}, member{"error", it.Error})
+		if done {
+			t.Status = it.Status
+			if len(it.Result) > 0 || len(it.Error) > 0 {
+				t.Result = buildObject(member{"result", it.Result}, member{"error", it.Error})
+			}
 		}
 	case "web_search":
-		t.Name = ToolWebSearch
 		t.Args = buildObject(member{"query", it.Query}, member{"action", it.Action})
 	case "collab_tool_call":
 		// Sub-agents: the tool and the threads only (its prompt is not
 		// copied: it may quote the user's).
-		t.Name = ToolCollab
 		t.Args = buildObject(member{"tool", it.Tool}, member{"receiver_thread_ids", it.ReceiverThreadIDs})
-		t.Status = it.Status
-		if len(it.AgentsStates) > 0 {
-			t.Result = bytes.Clone(it.AgentsStates)
+		if done {
+			t.Status = it.Status
+			if len(it.AgentsStates) > 0 {
+				t.Result = bytes.Clone(it.AgentsStates)
+			}
 		}
 	}
-	return t, server, true
+	b.evs[0] = event.Event{Type: typ, Tool: t}
+	return b.evs[:]
 }
 
 // Done reports whether the turn's final event (turn.completed or
@@ -358,8 +418,21 @@ func (d *Decoder) fail(err error) error {
 
 // unknown is the event for a line passed on whole.
 func unknown(typ string, line []byte) event.Event {
-	return event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: typ, Raw: bytes.Clone(bytes.Trim(line, " \t\r\n"))}}
+	return event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: typ, Raw: bytes.Clone(trimSpace(line))}}
 }
+
+// trimSpace returns line without the JSON whitespace around it.
+func trimSpace(line []byte) []byte {
+	for len(line) > 0 && isSpace(line[0]) {
+		line = line[1:]
+	}
+	for len(line) > 0 && isSpace(line[len(line)-1]) {
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // protocol builds a failure.Protocol error for the current line. With a
 // line, the message names the byte offset and the detail quotes a
