@@ -18,6 +18,7 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
@@ -211,4 +212,23 @@ func TestSessionCloseStopsTheTurn(t *testing.T) {
 	_, err := s.Prompt(context.Background(), "again")
 	require.Error(t, err)
 	assert.Equal(t, failure.Input, failure.KindOf(err), "a closed session refuses prompts")
+}
+
+func TestSessionHistoryIsBounded(t *testing.T) {
+	in := install(t, "cursor", agentsim.Scenario(agentsim.ScenarioBigLine))
+	opts := in.agent.TurnDefaults()
+	opts.Env = in.env
+	opts.FirstLineTimeout = waitLong
+	s := agents.NewSession(in.agent, in.res, true, agents.Turn{}, opts)
+	defer s.Close()
+	for i := 0; i < 6; i++ {
+		_, err := s.Prompt(context.Background(), strings.Repeat("q", 20<<10))
+		require.NoError(t, err)
+	}
+	h := s.History()
+	assert.Len(t, h, fallback.MaxTurns, "only the messages a transcript can carry")
+	for _, m := range h {
+		assert.LessOrEqual(t, len(m.Text), (fallback.MaxTurnChars+1)*4, "%s: only the start a transcript can carry", m.Role)
+		assert.Greater(t, len(m.Text), fallback.MaxTurnChars, "%s: enough to be cut with a marker", m.Role)
+	}
 }

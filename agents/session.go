@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/discovery"
@@ -15,7 +16,9 @@ import (
 // Session is a conversation with one agent: each Prompt is a turn that
 // resumes the session the previous turn reported. It keeps the text of
 // the conversation (the prompt of each turn that succeeded, and what the
-// agent said in every turn that did not end in an error result) for a transcript, and Close stops the turn
+// agent said in every turn that did not end in an error result; of each,
+// only the start a transcript can carry, and only the last
+// fallback.MaxTurns messages) for a transcript, and Close stops the turn
 // that runs, if any, and refuses later prompts. Turns run one at a time:
 // a Prompt made while another runs waits for it. A Session is a
 // fallback.Conversation and a fallback.Historian.
@@ -37,6 +40,13 @@ type Session struct {
 	history   []fallback.Message
 }
 
+// maxKeptText bounds what the history keeps of one message: a transcript
+// carries at most the start of each (fallback.MaxTurnChars characters of
+// at most utf8.UTFMax bytes), so a turn that says hundreds of megabytes
+// costs a few kilobytes here. A cut may split the last character; the
+// transcript's own cut comes before it.
+const maxKeptText = (fallback.MaxTurnChars + 1) * utf8.UTFMax
+
 // NewSession returns a session of agent a on res: each turn is base with
 // the prompt (and, after the first turn, the session id to resume), run
 // with opts.
@@ -45,9 +55,6 @@ func NewSession(a Agent, res discovery.Resolution, configured bool, base Turn, o
 	return &Session{agent: a, res: res, configured: configured, base: base, opts: opts,
 		sessionID: base.Resume, closing: closing, close: cancel}
 }
-
-// Agent returns the session's agent.
-func (s *Session) Agent() Agent { return s.agent }
 
 // Prompt runs one turn with prompt and returns its outcome.
 func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, error) {
@@ -77,7 +84,9 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, err
 	opts.OnEvent = func(e event.Event) {
 		switch e.Type {
 		case event.TypeText:
-			said.WriteString(e.Text)
+			if room := maxKeptText - said.Len(); room > 0 {
+				said.WriteString(e.Text[:min(len(e.Text), room)])
+			}
 		case event.TypeResult:
 			errorResult = e.Result != nil && e.Result.IsError
 		}
@@ -96,10 +105,13 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, err
 	// again. What the agent said in it is, unless it came as an error
 	// result: that text is the CLI's error message, not conversation.
 	if err == nil {
-		s.history = append(s.history, fallback.Message{Role: "user", Text: prompt})
+		s.history = append(s.history, fallback.Message{Role: "user", Text: prompt[:min(len(prompt), maxKeptText)]})
 	}
 	if !errorResult && said.Len() > 0 {
 		s.history = append(s.history, fallback.Message{Role: "assistant", Text: said.String()})
+	}
+	if n := len(s.history) - fallback.MaxTurns; n > 0 {
+		s.history = append(s.history[:0], s.history[n:]...)
 	}
 	return o, err
 }
