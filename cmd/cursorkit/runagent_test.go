@@ -230,6 +230,9 @@ func TestAgentsListing(t *testing.T) {
 			assert.NotEmpty(t, r["install"], name)
 		}
 	}
+	code, stdout, stderr = runCLI(t, nil, "", "--settings", f.settings, "agents", "--json", "claude")
+	assert.Equal(t, failure.ExitInput, code)
+	requireOneJSONError(t, stdout, stderr, failure.Input)
 	if runtime.GOOS != "windows" {
 		code, stdout, _ = runCLI(t, nil, "", "--settings", f.settings, "agents")
 		require.Equal(t, 0, code)
