@@ -9,9 +9,9 @@ import (
 )
 
 // This file reads one line of `codex exec --json` into the members its
-// events use, with encoding/json/jsontext, in one of two ways:
+// events use, in one of two ways:
 //
-//   - The token loop (fast.go): one reused jsontext.Decoder reads the
+//   - The token loop (fast.go): one reused jsonscan.Scanner reads the
 //     line's members in one pass, switching on their raw names, and keeps
 //     those of every event type (and of every item type) when each has
 //     the kind Codex sends (exec/src/exec_events.rs), null counting as
@@ -113,9 +113,7 @@ type lineReader struct {
 }
 
 func newLineReader() *lineReader {
-	r := &lineReader{lenient: readOpts()}
-	r.f.init()
-	return r
+	return &lineReader{lenient: readOpts()}
 }
 
 // readOpts are the options the walk reads values with: invalid UTF-8 and

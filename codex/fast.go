@@ -1,52 +1,38 @@
 package codex
 
 import (
-	"bytes"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
-	"unicode/utf8"
+
+	"github.com/cursorkit/cursorkit/internal/jsonscan"
 )
 
-// fastState is the token loop, the first way to read a line (see
-// decode.go): one jsontext.Decoder, Reset for every line, reading the line
-// in place. It refuses (reports false for) every line it does not read
-// exactly as the walk would; the walk then reads it.
+// fastState is the first way to read a line (see decode.go): one
+// jsonscan.Scanner, Reset for every line, reading the line in place. It
+// refuses (reports false for) every line it does not read exactly as the
+// walk would; the walk then reads it.
 type fastState struct {
-	buf     bytes.Buffer // the current line, read in place by dec
-	dec     jsontext.Decoder
-	opts    json.Options // invalid UTF-8 and names given twice allowed (see once)
-	scratch []byte       // a string unquoted
+	s       jsonscan.Scanner
+	scratch []byte // a string unquoted
 
 	usage  wireUsage // what wireLine.Usage points to
 	counts [3]int64  // what usage's counts point to
 	err    wireError // what wireLine.Error points to
 }
 
-func (f *fastState) init() {
-	// The decoder lets names repeat: checking every name of every object
-	// costs, and only the names read here matter (once refuses those);
-	// the walk, too, reads a value with names given twice as it is.
-	f.opts = readOpts()
-}
-
 // line reads line into w (reset), reporting false for a line the walk
 // must read.
 func (f *fastState) line(line []byte, w *wireLine) bool {
-	f.buf = *bytes.NewBuffer(line)
-	d := &f.dec
-	d.Reset(&f.buf, f.opts)
-	if d.PeekKind() != '{' {
-		return false
-	}
-	if _, err := d.ReadToken(); err != nil {
+	s := &f.s
+	s.Reset(line)
+	if !s.Object() {
 		return false
 	}
 	sawItem := false
 	var seen uint32
-	for d.PeekKind() == '"' {
-		name, ok := f.name()
+	for {
+		name, ok := s.Member()
 		if !ok {
-			return false
+			break
 		}
 		switch string(name) {
 		case "type":
@@ -59,10 +45,9 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 			if !once(&seen, 1<<3) {
 				return false
 			}
-			switch d.PeekKind() {
+			switch s.Peek() {
 			case 'n':
-				_, err := d.ReadValue()
-				ok = err == nil
+				ok = s.Skip()
 			case '{':
 				ok, sawItem = f.item(&w.Item), true
 			default:
@@ -72,10 +57,9 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 			if !once(&seen, 1<<4) {
 				return false
 			}
-			switch d.PeekKind() {
+			switch s.Peek() {
 			case 'n':
-				_, err := d.ReadValue()
-				ok, w.Usage = err == nil, nil
+				ok, w.Usage = s.Skip(), nil
 			case '{':
 				ok, w.Usage = f.usageObject(), &f.usage
 			default:
@@ -85,26 +69,22 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 			if !once(&seen, 1<<5) {
 				return false
 			}
-			switch d.PeekKind() {
+			switch s.Peek() {
 			case 'n':
-				_, err := d.ReadValue()
-				ok, w.Error = err == nil, nil
+				ok, w.Error = s.Skip(), nil
 			case '{':
 				ok, w.Error = f.errorObject(), &f.err
 			default:
 				return false
 			}
 		default:
-			ok = d.SkipValue() == nil
+			ok = s.Skip()
 		}
 		if !ok {
 			return false
 		}
 	}
-	if _, err := d.ReadToken(); err != nil { // '}'
-		return false
-	}
-	if len(trimSpace(line[d.InputOffset():])) != 0 {
+	if !s.End() {
 		return false
 	}
 	switch w.Type {
@@ -117,15 +97,15 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 
 // item reads the item object (the next value, an object) into it.
 func (f *fastState) item(it *wireItem) bool {
-	d := &f.dec
-	if _, err := d.ReadToken(); err != nil { // '{'
+	s := &f.s
+	if !s.Object() {
 		return false
 	}
 	var seen uint32
-	for d.PeekKind() == '"' {
-		name, ok := f.name()
+	for {
+		name, ok := s.Member()
 		if !ok {
-			return false
+			break
 		}
 		switch string(name) {
 		case "id":
@@ -148,7 +128,7 @@ func (f *fastState) item(it *wireItem) bool {
 			}
 			// An integer, not any number: an int64 as json.Unmarshal reads one.
 			if ok = f.raw(&it.ExitCode, '0'); ok && len(it.ExitCode) > 0 {
-				_, ok = parseInt64(it.ExitCode)
+				_, ok = jsonscan.ParseInt64(it.ExitCode)
 			}
 		case "changes":
 			ok = once(&seen, 1<<8) && f.raw(&it.Changes, '[')
@@ -178,7 +158,7 @@ func (f *fastState) item(it *wireItem) bool {
 		case "agents_states":
 			ok = once(&seen, 1<<17) && f.raw(&it.AgentsStates, '{')
 		default:
-			ok = d.SkipValue() == nil
+			ok = s.Skip()
 		}
 		if !ok {
 			return false
@@ -189,23 +169,22 @@ func (f *fastState) item(it *wireItem) bool {
 		// bytes, other items say no id.
 		it.ID = string(it.id)
 	}
-	_, err := d.ReadToken() // '}'
-	return err == nil
+	return !s.Failed()
 }
 
 // usageObject reads turn.completed's usage (the next value, an object)
 // into f.usage.
 func (f *fastState) usageObject() bool {
-	d := &f.dec
-	if _, err := d.ReadToken(); err != nil { // '{'
+	s := &f.s
+	if !s.Object() {
 		return false
 	}
 	f.usage = wireUsage{}
 	var seen uint32
-	for d.PeekKind() == '"' {
-		name, ok := f.name()
+	for {
+		name, ok := s.Member()
 		if !ok {
-			return false
+			break
 		}
 		switch string(name) {
 		case "input_tokens":
@@ -215,52 +194,39 @@ func (f *fastState) usageObject() bool {
 		case "output_tokens":
 			ok = once(&seen, 1<<2) && f.int(&f.usage.OutputTokens, &f.counts[2])
 		default:
-			ok = d.SkipValue() == nil
+			ok = s.Skip()
 		}
 		if !ok {
 			return false
 		}
 	}
-	_, err := d.ReadToken() // '}'
-	return err == nil
+	return !s.Failed()
 }
 
 // errorObject reads turn.failed's error (the next value, an object) into
 // f.err.
 func (f *fastState) errorObject() bool {
-	d := &f.dec
-	if _, err := d.ReadToken(); err != nil { // '{'
+	s := &f.s
+	if !s.Object() {
 		return false
 	}
 	f.err = wireError{}
 	var seen uint32
-	for d.PeekKind() == '"' {
-		name, ok := f.name()
+	for {
+		name, ok := s.Member()
 		if !ok {
-			return false
+			break
 		}
 		if string(name) == "message" {
 			ok = once(&seen, 1) && f.str(&f.err.Message, false)
 		} else {
-			ok = d.SkipValue() == nil
+			ok = s.Skip()
 		}
 		if !ok {
 			return false
 		}
 	}
-	_, err := d.ReadToken() // '}'
-	return err == nil
-}
-
-// name reads the next member name, without its quotes; ok is false for
-// one with an escape (the walk reads those).
-func (f *fastState) name() ([]byte, bool) {
-	v, err := f.dec.ReadValue()
-	if err != nil || len(v) < 2 {
-		return nil, false
-	}
-	b := v[1 : len(v)-1]
-	return b, bytes.IndexByte(b, '\\') < 0
+	return !s.Failed()
 }
 
 // once records the member of bit in *seen, false when it was seen
@@ -276,8 +242,8 @@ func once(seen *uint32, bit uint32) bool {
 // str reads the next value, a string or null ("") into *s. With intern,
 // the type and status names Codex sends take no allocation.
 func (f *fastState) str(s *string, intern bool) bool {
-	v, err := f.dec.ReadValue()
-	if err != nil {
+	v := f.s.Value()
+	if v == nil {
 		return false
 	}
 	switch v.Kind() {
@@ -294,8 +260,8 @@ func (f *fastState) str(s *string, intern bool) bool {
 // bytes reads the next value, a string or null (empty), into *b, as
 // str does.
 func (f *fastState) bytes(b *[]byte) bool {
-	v, err := f.dec.ReadValue()
-	if err != nil {
+	v := f.s.Value()
+	if v == nil {
 		return false
 	}
 	switch v.Kind() {
@@ -303,11 +269,8 @@ func (f *fastState) bytes(b *[]byte) bool {
 		*b = (*b)[:0]
 		return true
 	case '"':
-		if s := v[1 : len(v)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-			*b = append((*b)[:0], s...)
-		} else {
-			*b, _ = jsontext.AppendUnquote((*b)[:0], v)
-		}
+		t := jsonscan.Text(v, &f.scratch)
+		*b = append((*b)[:0], t...)
 		return true
 	}
 	return false
@@ -317,11 +280,7 @@ func (f *fastState) bytes(b *[]byte) bool {
 // reads it with invalid UTF-8 allowed: invalid UTF-8 and lone surrogate
 // escapes read as U+FFFD.
 func (f *fastState) unquote(v jsontext.Value, intern bool) string {
-	b := v[1 : len(v)-1]
-	if bytes.IndexByte(b, '\\') >= 0 || !utf8.Valid(b) {
-		f.scratch, _ = jsontext.AppendUnquote(f.scratch[:0], v)
-		b = f.scratch
-	}
+	b := jsonscan.Text(v, &f.scratch)
 	if intern {
 		if s := known(b); s != "" {
 			return s
@@ -381,8 +340,8 @@ func known(b []byte) string {
 // raw copies the next value into *dst, emptied when null; want, when not
 // 0, is the kind it must have.
 func (f *fastState) raw(dst *jsontext.Value, want jsontext.Kind) bool {
-	v, err := f.dec.ReadValue()
-	if err != nil {
+	v := f.s.Value()
+	if v == nil {
 		return false
 	}
 	switch k := v.Kind(); {
@@ -398,8 +357,8 @@ func (f *fastState) raw(dst *jsontext.Value, want jsontext.Kind) bool {
 
 // int reads the next value, an int64 or null (nil), pointing *p at n.
 func (f *fastState) int(p **int64, n *int64) bool {
-	v, err := f.dec.ReadValue()
-	if err != nil {
+	v := f.s.Value()
+	if v == nil {
 		return false
 	}
 	switch v.Kind() {
@@ -408,37 +367,10 @@ func (f *fastState) int(p **int64, n *int64) bool {
 		return true
 	case '0':
 		var ok bool
-		if *n, ok = parseInt64(v); ok {
+		if *n, ok = jsonscan.ParseInt64(v); ok {
 			*p = n
 		}
 		return ok
 	}
 	return false
-}
-
-// parseInt64 parses a JSON number that is an integer in the range of an
-// int64, as json.Unmarshal into an int64 does (-0 is 0); false for any
-// other (a fraction, an exponent, out of range).
-func parseInt64(b []byte) (int64, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || len(b) > 19 || b[0] == '0' && len(b) > 1 {
-		return 0, false
-	}
-	var v uint64 // 19 digits do not overflow it
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = 10*v + uint64(c-'0')
-	}
-	switch {
-	case neg && v > 1<<63, !neg && v > 1<<63-1:
-		return 0, false
-	case neg:
-		return int64(-v), true
-	}
-	return int64(v), true
 }

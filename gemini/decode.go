@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/internal/jsonscan"
 )
 
 // This file reads one line of gemini's stream-json into the members its
@@ -15,12 +16,15 @@ import (
 // UTF-8 and lone surrogate escapes read as U+FFFD, and of a member given
 // twice the last value counts. Each event type reads the members it uses,
 // each of which must have the kind gemini sends (null counting as absent).
-// A line is read in one of two ways (as cursor/decode.go does):
+// A line is read in one of two ways:
 //
-//   - json.Unmarshal into wireLine, which holds the members of every event
-//     type with the Go type of what gemini sends; finish then checks the
-//     members kept raw. One pass reads every well-formed event gemini
-//     prints: the lines of a normal turn are read this way only.
+//   - One pass of a jsonscan.Scanner into wireLine (read), which holds the
+//     members of every event type with the Go type of what gemini sends;
+//     finish then checks the members kept raw. It reads every well-formed
+//     event gemini prints: the lines of a normal turn are read this way
+//     only. Anything it does not expect (an escaped name, a member of
+//     another kind, a member it reads given twice, a count that is no
+//     int64) sends the line to the walk.
 //   - When that fails, the member walk (walk): validate the line, list its
 //     top-level members with a jsontext.Decoder, and read only the members
 //     the line's type uses. The walk gives every verdict the first way
@@ -29,9 +33,9 @@ import (
 //     refuses but the protocol allows: a member of another kind that the
 //     line's type does not use, a member name given twice.
 //
-// Both read values with the same json/v2 options (but for duplicate
-// names), so when the first way succeeds it yields what the walk would:
-// FuzzDecoderFastSlow holds them to that.
+// Both accept what jsontext accepts with the walk's options and read
+// strings the same way, so when the first way succeeds it yields what the
+// walk would: FuzzDecoderFastSlow holds them to that.
 
 // eventKind is what a line is, by its type.
 type eventKind int
@@ -97,16 +101,13 @@ type decodeError struct {
 	reason  string
 }
 
-// The options values are read with (see the top of the file): the first
-// way refuses a member name given twice, the walk reads its last value.
-var (
-	fastOptions    = jsontext.AllowInvalidUTF8(true)
-	lenientOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
-)
+// lenientOptions are the options the walk reads values with (see the
+// top of the file).
+var lenientOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 
 // wireLine holds the top-level members of every event type gemini sends,
-// each with the Go type gemini sends it with (UnmarshalJSONFrom);
-// parameters, output and error are kept raw and checked by finish.
+// each with the Go type gemini sends it with (read); parameters, output
+// and error are kept raw and checked by finish.
 type wireLine struct {
 	Type string // type; timestamp is only checked to be a string
 
@@ -126,111 +127,115 @@ type wireLine struct {
 	Stats *wireStats // stats: result
 }
 
-// errShape makes json.Unmarshal fail: the walk then reads the line.
-var errShape = errors.New("gemini: not the shape of a gemini event")
-
-// UnmarshalJSONFrom reads a line's object into w, member by member as
-// json/v2 reads a struct by its field names (case-sensitive, other members
-// skipped), without reflection: a string member must be a string or null,
-// delta a boolean or null, stats an object or null, the raw members any
-// value. Any other kind is errShape. The decoder's options apply (a name
-// given twice is an error).
-func (w *wireLine) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return err
+// read reads line's object into w (zero), member by member as json/v2
+// reads a struct by its field names (case-sensitive, other members
+// skipped), with s: a string member must be a string or null, delta a
+// boolean or null, stats an object or null, the raw members any value
+// (copied). Any other kind, a member read here given twice, or anything s
+// declines reports false: the walk reads the line.
+func (w *wireLine) read(s *jsonscan.Scanner, line []byte, scratch *[]byte) bool {
+	s.Reset(line)
+	if !s.Object() {
+		return false
 	}
-	if tok.Kind() != '{' {
-		return errShape
-	}
-	for err == nil && dec.PeekKind() == '"' {
-		if tok, err = dec.ReadToken(); err != nil {
-			return err
+	var seen uint32
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
 		}
-		switch tok.String() { // no allocation: the name does not escape
+		switch string(name) {
 		case "type":
-			err = readWord(dec, &w.Type)
+			ok = once(&seen, 1<<0) && readWord(s, &w.Type, scratch)
 		case "timestamp":
-			err = readString(dec, nil)
+			ok = once(&seen, 1<<1) && readString(s, nil, scratch)
 		case "session_id":
-			err = readString(dec, &w.SessionID)
+			ok = once(&seen, 1<<2) && readString(s, &w.SessionID, scratch)
 		case "model":
-			err = readString(dec, &w.Model)
+			ok = once(&seen, 1<<3) && readString(s, &w.Model, scratch)
 		case "role":
-			err = readWord(dec, &w.Role)
+			ok = once(&seen, 1<<4) && readWord(s, &w.Role, scratch)
 		case "content":
-			err = readString(dec, &w.Content)
+			ok = once(&seen, 1<<5) && readString(s, &w.Content, scratch)
 		case "delta":
-			err = readBool(dec, &w.Delta)
+			ok = once(&seen, 1<<6) && readBool(s, &w.Delta)
 		case "tool_name":
-			err = readString(dec, &w.ToolName)
+			ok = once(&seen, 1<<7) && readString(s, &w.ToolName, scratch)
 		case "tool_id":
-			err = readString(dec, &w.ToolID)
+			ok = once(&seen, 1<<8) && readString(s, &w.ToolID, scratch)
 		case "parameters":
-			w.Parameters, err = readRaw(dec)
+			ok = once(&seen, 1<<9) && readRaw(s, &w.Parameters)
 		case "status":
-			err = readWord(dec, &w.Status)
+			ok = once(&seen, 1<<10) && readWord(s, &w.Status, scratch)
 		case "output":
-			w.Output, err = readRaw(dec)
+			ok = once(&seen, 1<<11) && readRaw(s, &w.Output)
 		case "error":
-			w.Error, err = readRaw(dec)
+			ok = once(&seen, 1<<12) && readRaw(s, &w.Error)
 		case "severity":
-			err = readWord(dec, &w.Severity)
+			ok = once(&seen, 1<<13) && readWord(s, &w.Severity, scratch)
 		case "message":
-			err = readString(dec, &w.Message)
+			ok = once(&seen, 1<<14) && readString(s, &w.Message, scratch)
 		case "stats":
-			w.Stats = nil
-			err = json.UnmarshalDecode(dec, &w.Stats)
+			ok = once(&seen, 1<<15) && readStats(s, &w.Stats)
 		default:
-			err = dec.SkipValue()
+			ok = s.Skip()
+		}
+		if !ok {
+			return false
 		}
 	}
-	if err != nil {
-		return err
-	}
-	_, err = dec.ReadToken() // '}'
-	return err
+	return s.End()
 }
 
-// readString reads a string or null ("") into *s (nil: only checked).
-func readString(dec *jsontext.Decoder, s *string) error {
-	tok, err := dec.ReadToken()
-	switch {
-	case err != nil:
-		return err
-	case tok.Kind() == 'n':
-		if s != nil {
-			*s = ""
-		}
-	case tok.Kind() != '"':
-		return errShape
-	case s != nil:
-		*s = tok.String()
+// once records the member of bit in *seen, false when it was seen
+// already: a name given twice is read by the walk (the last value wins).
+func once(seen *uint32, bit uint32) bool {
+	if *seen&bit != 0 {
+		return false
 	}
-	return nil
+	*seen |= bit
+	return true
+}
+
+// readString reads a string or null ("") into *str (nil: only checked).
+func readString(s *jsonscan.Scanner, str *string, scratch *[]byte) bool {
+	switch s.Peek() {
+	case 'n':
+		if str != nil {
+			*str = ""
+		}
+		return s.Skip()
+	case '"':
+		v := s.Value()
+		if str != nil && v != nil {
+			*str = string(jsonscan.Text(v, scratch))
+		}
+		return v != nil
+	}
+	return false
 }
 
 // readWord is readString for a member whose values are mostly words of
 // the protocol: those are not allocated anew.
-func readWord(dec *jsontext.Decoder, s *string) error {
-	tok, err := dec.ReadToken()
-	switch {
-	case err != nil:
-		return err
-	case tok.Kind() == 'n':
-		*s = ""
-	case tok.Kind() != '"':
-		return errShape
-	default:
-		*s = word(tok)
+func readWord(s *jsonscan.Scanner, str *string, scratch *[]byte) bool {
+	switch s.Peek() {
+	case 'n':
+		*str = ""
+		return s.Skip()
+	case '"':
+		v := s.Value()
+		if v != nil {
+			*str = word(jsonscan.Text(v, scratch))
+		}
+		return v != nil
 	}
-	return nil
+	return false
 }
 
-// word returns the string tok, a constant when it is a word of the
+// word returns the string b holds, a constant when it is a word of the
 // protocol.
-func word(tok jsontext.Token) string {
-	switch tok.String() { // no allocation: the string does not escape
+func word(b []byte) string {
+	switch string(b) { // no allocation: the string does not escape
 	case "init":
 		return "init"
 	case "message":
@@ -252,50 +257,94 @@ func word(tok jsontext.Token) string {
 	case "warning":
 		return "warning"
 	}
-	return tok.String()
+	return string(b)
 }
 
 // readBool reads a boolean or null (false) into *b.
-func readBool(dec *jsontext.Decoder, b *bool) error {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return err
-	}
-	switch tok.Kind() {
+func readBool(s *jsonscan.Scanner, b *bool) bool {
+	switch s.Peek() {
 	case 'n', 'f':
 		*b = false
 	case 't':
 		*b = true
 	default:
-		return errShape
+		return false
 	}
-	return nil
+	return s.Skip()
 }
 
-// readRaw returns a copy of the next value.
-func readRaw(dec *jsontext.Decoder) (jsontext.Value, error) {
-	v, err := dec.ReadValue()
-	if err != nil {
-		return nil, err
+// readRaw reads a copy of the next value into *v.
+func readRaw(s *jsonscan.Scanner, v *jsontext.Value) bool {
+	raw := s.Value()
+	*v = bytes.Clone(raw)
+	return raw != nil
+}
+
+// readStats reads stats, an object or null (nil), into *st, as
+// json.Unmarshal reads wireStats: each count an int64 or null.
+func readStats(s *jsonscan.Scanner, st **wireStats) bool {
+	switch s.Peek() {
+	case 'n':
+		*st = nil
+		return s.Skip()
+	case '{':
+	default:
+		return false
 	}
-	return bytes.Clone(v), nil
+	s.Object()
+	w := &wireStats{}
+	*st = w
+	var seen uint32
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
+		}
+		switch string(name) {
+		case "input_tokens":
+			ok = once(&seen, 1<<0) && readCount(s, &w.InputTokens)
+		case "output_tokens":
+			ok = once(&seen, 1<<1) && readCount(s, &w.OutputTokens)
+		case "cached":
+			ok = once(&seen, 1<<2) && readCount(s, &w.Cached)
+		case "input":
+			ok = once(&seen, 1<<3) && readCount(s, &w.Input)
+		case "duration_ms":
+			ok = once(&seen, 1<<4) && readCount(s, &w.DurationMs)
+		case "total_tokens":
+			ok = once(&seen, 1<<5) && readCount(s, &w.TotalTokens)
+		case "tool_calls":
+			ok = once(&seen, 1<<6) && readCount(s, &w.ToolCalls)
+		default:
+			ok = s.Skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !s.Failed()
+}
+
+// readCount reads an int64 or null (nil) into *n.
+func readCount(s *jsonscan.Scanner, n **int64) bool {
+	switch s.Peek() {
+	case 'n':
+		*n = nil
+		return s.Skip()
+	case '0':
+		v, ok := jsonscan.ParseInt64(s.Value())
+		if ok {
+			*n = &v
+		}
+		return ok
+	}
+	return false
 }
 
 // wireStats is the result's stats (see stats); nil is absent or null.
 type wireStats struct {
-	InputTokens  *int64 `json:"input_tokens"`
-	OutputTokens *int64 `json:"output_tokens"`
-	Cached       *int64 `json:"cached"`
-	Input        *int64 `json:"input"`
-	DurationMs   *int64 `json:"duration_ms"`
-	TotalTokens  *int64 `json:"total_tokens"`
-	ToolCalls    *int64 `json:"tool_calls"`
-}
-
-// wireError is the error object of a tool_result or a result.
-type wireError struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
+	InputTokens, OutputTokens, Cached, Input *int64 // input_tokens, output_tokens, cached, input
+	DurationMs, TotalTokens, ToolCalls       *int64 // duration_ms, total_tokens, tool_calls
 }
 
 // lineReader decodes lines, reusing its buffers from one to the next.
@@ -305,9 +354,11 @@ type lineReader struct {
 	// walks counts the lines the walk read (a test hook).
 	walks int
 
-	w wireLine
-	e wireError
-	f fields
+	s       jsonscan.Scanner
+	es      jsonscan.Scanner // an error object
+	scratch []byte           // a string unquoted
+	w       wireLine
+	f       fields
 }
 
 // decode reads line (without its terminator; surrounding JSON whitespace
@@ -315,13 +366,11 @@ type lineReader struct {
 // value in it is its own (none views line). The fields are nil only for a
 // line that is not JSON.
 func (r *lineReader) decode(line []byte) (*fields, *decodeError) {
-	if !r.slowOnly && isObject(line) {
-		// Stats starts nil, so json.Unmarshal allocates it anew: the
-		// result event keeps its counts.
+	if !r.slowOnly {
+		// Stats starts nil, so read allocates it anew: the result event
+		// keeps its counts.
 		r.w = wireLine{}
-		// json.Unmarshal reads a null into a struct without complaint:
-		// only an object may be an event.
-		if json.Unmarshal(line, &r.w, fastOptions) == nil && r.finish() {
+		if r.w.read(&r.s, line, &r.scratch) && r.finish() {
 			return &r.f, nil
 		}
 	}
@@ -336,8 +385,8 @@ func isObject(line []byte) bool {
 	return len(line) > 0 && line[0] == '{'
 }
 
-// finish completes what json.Unmarshal read into r.w as the walk reads
-// it; false sends the line to the walk.
+// finish completes what read read into r.w as the walk reads it; false
+// sends the line to the walk.
 func (r *lineReader) finish() bool {
 	w := &r.w
 	f := &r.f
@@ -396,15 +445,36 @@ func (r *lineReader) errorObject() bool {
 	default:
 		return false
 	}
-	r.e = wireError{}
-	if json.Unmarshal(r.w.Error, &r.e, fastOptions) != nil {
+	s := &r.es
+	s.Reset(r.w.Error)
+	s.Object()
+	var typ, msg string
+	var seen uint32
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
+		}
+		switch string(name) {
+		case "type":
+			ok = once(&seen, 1<<0) && readString(s, &typ, &r.scratch)
+		case "message":
+			ok = once(&seen, 1<<1) && readString(s, &msg, &r.scratch)
+		default:
+			ok = s.Skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+	if !s.End() {
 		return false
 	}
-	r.f.errObj, r.f.errType, r.f.message = r.w.Error, r.e.Type, r.e.Message
+	r.f.errObj, r.f.errType, r.f.message = r.w.Error, typ, msg
 	return true
 }
 
-// rawKind is the kind of a raw member json.Unmarshal kept: 'n' when
+// rawKind is the kind of a raw member read kept: 'n' when
 // absent or null.
 func rawKind(v jsontext.Value) jsontext.Kind {
 	if len(v) == 0 {
