@@ -108,13 +108,13 @@ func writeAgentStream(b *testing.B, s agentStream, path string, size int64, copi
 
 // agentTurn runs one turn of ag on res as `cursorkit run --agent NAME
 // --write --json` does (Agent.Run with its TurnDefaults, every event
-// encoded with event.NewEncoder into a buffered io.Discard, flushed when
+// written with event.NewWriter into a buffered io.Discard, flushed when
 // the input drains) and returns how many events it had. The turn must be
 // done.
 func agentTurn(b *testing.B, ag agents.Agent, res discovery.Resolution, env []string) int64 {
 	b.Helper()
 	out := bufio.NewWriterSize(io.Discard, 64<<10)
-	enc := event.NewEncoder(out)
+	enc := event.NewWriter(out)
 	var events int64
 	var encErr error
 	opts := ag.TurnDefaults()
@@ -122,7 +122,7 @@ func agentTurn(b *testing.B, ag agents.Agent, res discovery.Resolution, env []st
 	opts.OnDrained = func() { _ = out.Flush() }
 	opts.OnEvent = func(e event.Event) {
 		events++
-		if err := e.MarshalJSONTo(enc); err != nil && encErr == nil {
+		if err := enc.Write(e); err != nil && encErr == nil {
 			encErr = err
 		}
 	}

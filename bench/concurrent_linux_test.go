@@ -21,8 +21,8 @@ const (
 
 // BenchmarkConcurrentTurnsRSS runs 200 concurrent supervised turns of the
 // normal scenario (events 100 ms apart) in a Go process through
-// cursor.Run, as `cursorkit run --json` does (every event encoded with
-// event.NewEncoder), and in testdata/node-concurrent.js through Node's
+// cursor.Run, as `cursorkit run --json` does (every event written with
+// event.NewWriter), and in testdata/node-concurrent.js through Node's
 // child_process + readline + per-line setTimeout + JSON.parse. Each
 // driver is its own process and reports, when all turns are over, its
 // peak RSS (VmHWM) and CPU time (getrusage RUSAGE_SELF), so the

@@ -12,7 +12,7 @@
 //     time); goal: run/node-rss <= 1/3.
 //   - BenchmarkStreamInProcess: the same turn without the CLI around it,
 //     run by cursor.Run inside the benchmark process with every event
-//     encoded by event.NewEncoder into a buffered io.Discard, against the
+//     written by event.NewWriter into a buffered io.Discard, against the
 //     same baselines; and supervise alone (lines only) for the line
 //     reader's share. No goal of its own: it tells the library's cost from
 //     the command's (process start, probe, output).
@@ -26,8 +26,8 @@
 //     replay stand-in (this test binary installed under the agent's
 //     command name, CURSORKIT_SIM_REPLAY) plays it; Agent.Run runs the
 //     write-mode turn in this process (supervise, the agent's decoder and
-//     tool policy, agent.Run's verdict) with every event encoded by
-//     event.NewEncoder into a buffered io.Discard, and checks that the
+//     tool policy, agent.Run's verdict) with every event written by
+//     event.NewWriter into a buffered io.Discard, and checks that the
 //     turn is done with the number of events one and two copies imply;
 //     against the raw pipe and Node (testdata/node-stream.js with
 //     --final-type for Codex) over the same stand-in, medians of five

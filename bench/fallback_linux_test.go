@@ -87,11 +87,11 @@ func BenchmarkFallbackHandoff(b *testing.B) {
 	// supervision is runagent.go's: the agent's defaults, the environment,
 	// every event encoded as run --json does.
 	out := bufio.NewWriterSize(io.Discard, 64<<10)
-	enc := event.NewEncoder(out)
+	enc := event.NewWriter(out)
 	supervision := func(defaults agent.Options) agent.Options {
 		opts := defaults
 		opts.Env = env
-		opts.OnEvent = func(e event.Event) { _ = e.MarshalJSONTo(enc) }
+		opts.OnEvent = func(e event.Event) { _ = enc.Write(e) }
 		opts.OnDrained = func() { _ = out.Flush() }
 		return opts
 	}

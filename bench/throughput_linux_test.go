@@ -124,7 +124,7 @@ func reportThroughput(b *testing.B, subject string, got, pipe, node []time.Durat
 // BenchmarkStreamInProcess is BenchmarkRunJSONThroughput without the
 // command around it: the 100 MB turn run in this process by cursor.Run
 // with cursor.TurnDefaults (supervise, the cursor Decoder, agent.Run's
-// verdict), every event encoded with event.NewEncoder, as `run --json`
+// verdict), every event written with event.NewWriter, as `run --json`
 // does, into a buffered io.Discard, against the raw pipe and Node in the
 // same run (medians of five alternating rounds). It also reports
 // supervise alone on the same stream (lines counted, nothing decoded),
@@ -154,7 +154,7 @@ func BenchmarkStreamInProcess(b *testing.B) {
 			}))
 			got = append(got, timed(func() {
 				out := bufio.NewWriterSize(io.Discard, 64<<10)
-				lines, err := turns.Run(context.Background(), bin, base.env, event.NewEncoder(out), func() { _ = out.Flush() }, nil)
+				lines, err := turns.Run(context.Background(), bin, base.env, event.NewWriter(out), func() { _ = out.Flush() }, nil)
 				require.NoError(b, err)
 				require.NoError(b, out.Flush())
 				require.Greater(b, lines, int64(streamBytes/2048))

@@ -211,7 +211,7 @@ func (e Event) MarshalJSONTo(enc *jsontext.Encoder) error {
 	// any value WriteValue rejects (it then leaves enc as it was, so the
 	// tokens meet the same error at the same place).
 	if fastOptions(enc.Options(), e.Type) {
-		if b, ok := e.appendJSON(enc.AvailableBuffer()); ok {
+		if b, ok := e.appendJSON(enc.AvailableBuffer(), false); ok {
 			err := enc.WriteValue(b)
 			if _, syntax := err.(*jsontext.SyntacticError); !syntax {
 				return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -39,12 +40,17 @@ func fastOptions(opts jsontext.Options, t Type) bool {
 
 // appendJSON appends e as one compact JSON object with marshalTokens's
 // members. It reports false, leaving the caller to write e token by token,
-// when a string is not simple (appendString).
-func (e Event) appendJSON(b []byte) ([]byte, bool) {
+// when a string is not simple (appendString), or with quoted, not one
+// quoteString writes.
+func (e Event) appendJSON(b []byte, quoted bool) ([]byte, bool) {
 	ok := true
 	str := func(prefix, s string) {
 		b = append(b, prefix...)
-		b, ok = appendString(b, s, ok)
+		if quoted {
+			b, ok = quoteString(b, s, ok)
+		} else {
+			b, ok = appendString(b, s, ok)
+		}
 	}
 	raw := func(prefix string, v jsontext.Value) {
 		b = append(b, prefix...)
@@ -187,4 +193,22 @@ func appendString(b []byte, s string, ok bool) ([]byte, bool) {
 	b = append(b, s...)
 	b = append(b, '"')
 	return b, ok
+}
+
+// quoteString appends s quoted as NewEncoder's encoder writes the string
+// token s, and ok, when s is valid UTF-8 without U+2028 or U+2029 (which
+// that encoder escapes and jsontext.AppendQuote does not); else it reports
+// false.
+func quoteString(b []byte, s string, ok bool) ([]byte, bool) {
+	if b2, plain := appendString(b, s, true); plain {
+		return b2, ok
+	}
+	if strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029") {
+		return b, false
+	}
+	b2, err := jsontext.AppendQuote(b, s)
+	if err != nil { // invalid UTF-8
+		return b, false
+	}
+	return b2, ok
 }

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"io"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // benchEvents is a turn's mix of short events as the agent streams carry
@@ -55,10 +59,15 @@ func benchMarshal(b *testing.B, marshal func(Event, *jsontext.Encoder) error) {
 
 // BenchmarkMarshal encodes a realistic mix of events (benchEvents) one
 // per op with NewEncoder's encoder into a buffered io.Discard: new is
-// Event.MarshalJSONTo, ref the implementation it replaced.
+// Event.MarshalJSONTo, ref the implementation it replaced, writer a
+// Writer.
 func BenchmarkMarshal(b *testing.B) {
 	b.Run("new", func(b *testing.B) { benchMarshal(b, Event.MarshalJSONTo) })
 	b.Run("ref", func(b *testing.B) { benchMarshal(b, refMarshal) })
+	b.Run("writer", func(b *testing.B) {
+		w := NewWriter(bufio.NewWriterSize(io.Discard, 64<<10))
+		benchMarshal(b, func(e Event, _ *jsontext.Encoder) error { return w.Write(e) })
+	})
 }
 
 // encodeWith writes ev with marshal onto a new encoder made by newEnc,
@@ -138,7 +147,69 @@ func FuzzMarshalMatchesRef(f *testing.F) {
 				t.Fatalf("%s encoder, %#v:\ngot  %q, error %q\nwant %q, error %q", name, ev, got, gotErr, want, wantErr)
 			}
 		}
+		checkWriter(t, ev)
 	})
+}
+
+// checkWriter holds a Writer to NewEncoder's encoder: for ev between two
+// other events (and a value written through Writer.Encoder), the same
+// bytes, and an error exactly when the encoder has one.
+func checkWriter(t *testing.T, ev Event) {
+	t.Helper()
+	first := Event{Type: TypeText, Text: "first"}
+	last := Event{Type: TypeToolStarted, Tool: &Tool{CallID: "c", Name: "n", Args: jsontext.Value(`{"a": [1]}`)}}
+	var want, got bytes.Buffer
+	enc := NewEncoder(&want)
+	w := NewWriter(&got)
+	require.NoError(t, json.MarshalEncode(enc, first))
+	require.NoError(t, w.Write(first))
+	wantErr := json.MarshalEncode(enc, ev)
+	gotErr := w.Write(ev)
+	require.Equal(t, wantErr == nil, gotErr == nil, "%#v: error %v, the encoder's %v", ev, gotErr, wantErr)
+	if wantErr != nil {
+		// Both are mid-value, with what was written of it depending on
+		// when the encoder flushed: nothing more is compared.
+		return
+	}
+	require.NoError(t, json.MarshalEncode(enc, last))
+	require.NoError(t, w.Write(last))
+	require.NoError(t, enc.WriteToken(jsontext.String("outcome")))
+	require.NoError(t, w.Encoder().WriteToken(jsontext.String("outcome")))
+	require.Equal(t, want.String(), got.String(), "%#v", ev)
+}
+
+// TestWriterOnBench holds the Writer to the encoder on the benchmark's
+// events, and checks it writes them straight (none through the encoder).
+func TestWriterOnBench(t *testing.T) {
+	for _, ev := range benchEvents() {
+		checkWriter(t, ev)
+		w := NewWriter(io.Discard)
+		b, ok := ev.appendLine(nil)
+		assert.True(t, ok && w.plainRaws(ev), "%s %s is written through the encoder", ev.Type, b)
+	}
+}
+
+func TestWriterRawValues(t *testing.T) {
+	tests := []struct {
+		raw   string
+		plain bool
+	}{
+		{`{"command":"ls -la"}`, true},
+		{`{"a": 1}`, false},                 // reformatted: the space goes
+		{"{\"a\":\"\u2028\"}", false},      // escaped by EscapeForJS
+		{"{\"a\":\"\u2029\"}", false},      // escaped by EscapeForJS
+		{"{\"a\":\"\u2027\u00e9\"}", true}, // as it is
+		{"{\"a\":\"\xff\"}", true},         // invalid UTF-8 is kept as it is
+		{`{"a":1,"a":2}`, true},
+		{`{"a":`, false}, // not JSON: the encoder refuses it
+		{``, true},       // written as null
+	}
+	for _, tt := range tests {
+		ev := Event{Type: TypeToolCompleted, Tool: &Tool{CallID: "c", Name: "n", Args: jsontext.Value(tt.raw), Result: jsontext.Value(`{}`)}}
+		w := NewWriter(io.Discard)
+		assert.Equal(t, tt.plain, w.plainRaws(ev), "%q", tt.raw)
+		checkWriter(t, ev)
+	}
 }
 
 // TestMarshalMatchesRefOnBench holds the benchmark's events to refMarshal.

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json/jsontext"
-	"encoding/json/v2"
 	"fmt"
 	"io"
 	"os"
@@ -212,7 +210,7 @@ type turnWriter struct {
 	// verdict instead).
 	quiet  bool
 	out    *bufio.Writer
-	enc    *jsontext.Encoder // --json: event.NewEncoder on out
+	events *event.Writer // --json: event.NewWriter on out
 	errOut io.Writer
 
 	mu      sync.Mutex         // guards pending: the reader's, and a heartbeat's warnings
@@ -240,7 +238,7 @@ func newTurnWriter(asJSON bool, stdout, stderr io.Writer, stop context.CancelCau
 	w := &turnWriter{asJSON: asJSON, out: bufio.NewWriterSize(stdout, 64<<10), errOut: stderr,
 		batches: make(chan []event.Event, writerBatches), done: make(chan struct{}), stop: stop}
 	if asJSON {
-		w.enc = event.NewEncoder(w.out)
+		w.events = event.NewWriter(w.out)
 	}
 	go w.write()
 	return w
@@ -311,7 +309,7 @@ func (w *turnWriter) write() {
 
 func (w *turnWriter) render(e event.Event) {
 	if w.asJSON {
-		_ = json.MarshalEncode(w.enc, e) // a failed write shows at the Flush
+		_ = w.events.Write(e) // a failed write shows at the Flush
 		return
 	}
 	switch e.Type {

@@ -233,7 +233,7 @@ func readTranscript(path string) ([]fallback.Message, error) {
 
 // writeOutcome writes the outcome line of `run --json`.
 func (a *app) writeOutcome(w *turnWriter, o agent.Outcome) {
-	if err := json.MarshalEncode(w.enc, o); err != nil {
+	if err := json.MarshalEncode(w.events.Encoder(), o); err != nil {
 		fmt.Fprintf(a.stderr, "cursorkit: writing the outcome: %v\n", err)
 	}
 }

@@ -183,7 +183,7 @@ func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtra
 		return a.fail(f.asJSON, err)
 	}
 	if f.asJSON {
-		if merr := writeJobOutcome(w.enc, o, rec); merr != nil {
+		if merr := writeJobOutcome(w.events.Encoder(), o, rec); merr != nil {
 			fmt.Fprintf(a.stderr, "cursorkit: writing the outcome: %v\n", merr)
 		}
 		_ = w.out.Flush()

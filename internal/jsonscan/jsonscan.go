@@ -36,6 +36,8 @@ type Scanner struct {
 	b      []byte
 	i      int
 	failed bool
+	// spaced reports whitespace skipped since the last Reset.
+	spaced bool
 	// open is a stack of the containers being read ('{' or '['), with
 	// whether a member or element was read in each (more).
 	open []frame
@@ -51,7 +53,7 @@ type frame struct {
 // Reset makes s read b from its start. s keeps b until the next Reset:
 // the names and values it returns are views of b.
 func (s *Scanner) Reset(b []byte) {
-	s.b, s.i, s.failed = b, 0, false
+	s.b, s.i, s.failed, s.spaced = b, 0, false, false
 	s.open = s.open[:0]
 }
 
@@ -73,6 +75,7 @@ func (s *Scanner) space() {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++
+			s.spaced = true
 		default:
 			return
 		}
@@ -186,6 +189,15 @@ func (s *Scanner) Value() jsontext.Value {
 		return nil
 	}
 	return s.b[start:s.i:s.i]
+}
+
+// Compact reports whether v is one valid JSON value (as Scanner accepts
+// it) without whitespace outside its strings: what a jsontext.Encoder
+// without indentation writes for it, as far as whitespace goes. It
+// resets s.
+func (s *Scanner) Compact(v []byte) bool {
+	s.Reset(v)
+	return s.Value() != nil && s.End() && !s.spaced
 }
 
 // Skip reads the next value, reporting whether it is valid.

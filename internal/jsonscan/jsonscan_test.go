@@ -273,6 +273,28 @@ func TestScannerMisuse(t *testing.T) {
 	assert.False(t, s.End()) // the object has not ended
 }
 
+func TestCompact(t *testing.T) {
+	tests := []struct {
+		v    string
+		want bool
+	}{
+		{`{"a":[1,"x y",{"b":null}]}`, true},
+		{`"spaces inside a string"`, true},
+		{`{"\u0061":1}`, true},
+		{`{"a": 1}`, false},
+		{` {"a":1}`, false},
+		{`{"a":1}` + "\n", false},
+		{"[1,\t2]", false},
+		{`{"a":1`, false},
+		{`{"a":1}{}`, false},
+		{``, false},
+	}
+	var s Scanner
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, s.Compact([]byte(tt.v)), "%q", tt.v)
+	}
+}
+
 func TestText(t *testing.T) {
 	tests := []string{
 		`""`, `"plain"`, `"a\"b"`, `"\u00e9\n"`, `"\ud800x"`, "\"\xff\"", `"\uD83D\uDE00"`, "\"\u00e9\"",
@@ -338,6 +360,10 @@ func FuzzScanner(f *testing.F) {
 					}
 				}
 			}
+			var c Scanner
+			compacted := bytes.Clone(text)
+			require.NoError(t, (*jsontext.Value)(&compacted).Compact())
+			require.Equal(t, bytes.Equal(compacted, text), c.Compact(text), "Compact(%q)", text)
 		} else if valid && !bytes.Contains(text, []byte(`\`)) {
 			t.Fatalf("the Scanner declined valid JSON without an escape: %q (plan %x)", text, plan)
 		}

@@ -47,7 +47,7 @@ func Drive(sim string, n int) (Report, error) {
 	for range n {
 		wg.Go(func() {
 			started := false
-			got, err := Run(context.Background(), bin, env, event.NewEncoder(io.Discard), nil, func() {
+			got, err := Run(context.Background(), bin, env, event.NewWriter(io.Discard), nil, func() {
 				started = true
 				now := inFlight.Add(1)
 				for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"encoding/json/jsontext"
-
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
@@ -36,14 +34,14 @@ func SimBinary(sim string) cursor.Binary {
 }
 
 // Run is one prompt turn as `cursorkit run --json` drives it: cursor.Run
-// on bin with cursor.TurnDefaults and env, every event encoded with enc
-// (made by event.NewEncoder, as run's is), onDrained (when not nil) called
+// on bin with cursor.TurnDefaults and env, every event written with w
+// (an event.Writer, as run's is), onDrained (when not nil) called
 // whenever every stdout byte read so far is decoded, where run flushes its
 // buffered stdout. started (when not nil) is called at the first event.
 // It returns the number of stdout lines the agent wrote (supervise's
 // count) and the turn's verdict: nil exactly when the turn is done and
 // its events were encoded.
-func Run(ctx context.Context, bin cursor.Binary, env []string, enc *jsontext.Encoder, onDrained, started func()) (int64, error) {
+func Run(ctx context.Context, bin cursor.Binary, env []string, w *event.Writer, onDrained, started func()) (int64, error) {
 	var (
 		events int64
 		encErr error
@@ -56,7 +54,7 @@ func Run(ctx context.Context, bin cursor.Binary, env []string, enc *jsontext.Enc
 			started()
 		}
 		events++
-		if err := e.MarshalJSONTo(enc); err != nil && encErr == nil {
+		if err := w.Write(e); err != nil && encErr == nil {
 			encErr = err
 		}
 	}
