@@ -195,7 +195,7 @@ func TestWriterRawValues(t *testing.T) {
 		plain bool
 	}{
 		{`{"command":"ls -la"}`, true},
-		{`{"a": 1}`, false},                 // reformatted: the space goes
+		{`{"a": 1}`, false},                // reformatted: the space goes
 		{"{\"a\":\"\u2028\"}", false},      // escaped by EscapeForJS
 		{"{\"a\":\"\u2029\"}", false},      // escaped by EscapeForJS
 		{"{\"a\":\"\u2027\u00e9\"}", true}, // as it is
