@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -368,4 +369,30 @@ func FuzzScanner(f *testing.F) {
 			t.Fatalf("the Scanner declined valid JSON without an escape: %q (plan %x)", text, plan)
 		}
 	})
+}
+
+// BenchmarkScanner reads lines of the agents' recorded streams whole, as
+// the decoders' first ways do.
+func BenchmarkScanner(b *testing.B) {
+	var lines [][]byte
+	for _, name := range []string{"../../claude/testdata/good-turn.jsonl", "../../codex/testdata/success.jsonl", "../../gemini/testdata/turn-tools.jsonl"} {
+		data, err := os.ReadFile(name)
+		require.NoError(b, err)
+		lines = append(lines, bytes.Split(bytes.TrimSpace(data), []byte("\n"))...)
+	}
+	var size int
+	for _, l := range lines {
+		size += len(l)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	var s Scanner
+	for b.Loop() {
+		for _, l := range lines {
+			s.Reset(l)
+			if s.Value() == nil || !s.End() {
+				b.Fatalf("not read: %s", l)
+			}
+		}
+	}
 }
