@@ -177,8 +177,8 @@ func (d *Decoder) feedWire(w *wireLine, line []byte) ([]event.Event, error) {
 		res := &event.Result{Subtype: w.Subtype, IsError: w.IsError, Text: w.Result, SessionID: w.SessionID}
 		res.DurationMs, _ = w.DurationMs.integer()
 		res.DurationAPIMs, _ = w.DurationAPIMs.integer()
-		if res.Text == "" && len(w.Errors.list) > 0 {
-			res.Text = strings.Join(w.Errors.list, "; ")
+		if res.Text == "" && len(w.Errors) > 0 {
+			res.Text = strings.Join(w.Errors, "; ")
 		}
 		if w.Usage.reported {
 			res.Usage = w.Usage.event()
@@ -315,8 +315,8 @@ func (d *Decoder) assistantWire(w *wireLine) []event.Event {
 	apiError := w.Error
 	var evs []event.Event
 	var text strings.Builder
-	for i := range w.Message.Content.blocks {
-		b := &w.Message.Content.blocks[i]
+	for i := range w.Blocks {
+		b := &w.Blocks[i]
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
@@ -329,7 +329,7 @@ func (d *Decoder) assistantWire(w *wireLine) []event.Event {
 			evs = append(evs, event.Event{Type: event.TypeThinking, Subtype: "completed"})
 		case "tool_use":
 			evs = d.flushText(evs, &text, apiError)
-			t := &event.Tool{CallID: b.ID, Name: b.Name, Args: rawValue(b.Input)}
+			t := &event.Tool{CallID: b.ID, Name: b.Name, Args: b.Input}
 			if !d.startTool(t) {
 				return nil
 			}
@@ -389,9 +389,9 @@ func (d *Decoder) user(r *reader, o object) []event.Event {
 // userWire is user for a line read the first way.
 func (d *Decoder) userWire(w *wireLine) []event.Event {
 	var evs []event.Event
-	for i := range w.Message.Content.blocks {
-		if b := &w.Message.Content.blocks[i]; b.Type == "tool_result" {
-			evs = append(evs, d.completeTool(b.ToolUseID, b.IsError, rawValue(b.Content)))
+	for i := range w.Blocks {
+		if b := &w.Blocks[i]; b.Type == "tool_result" {
+			evs = append(evs, d.completeTool(b.ToolUseID, b.IsError, b.Content))
 		}
 	}
 	return evs

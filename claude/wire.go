@@ -4,148 +4,74 @@ import (
 	"bytes"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
-	"errors"
 	"math"
 
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/internal/jsonscan"
 )
 
 // This file is the first of the two ways a line is read (decode.go holds
-// the second, the member walk): one json.Unmarshal into wireLine, which
-// holds every member any event type uses, each with the Go type of the
-// kind Claude Code sends. It reads every well-formed line of a normal
-// turn. It refuses what it cannot read exactly as the walk would (a
-// member name given twice, a member of another kind, a null block, a
-// number out of range, anything that is not an object), even when the
-// line's type does not use that member: the Decoder then reads the line
-// with the walk, which gives the verdict, the byte offset of the culprit
-// or the events of a line the protocol allows. Both read values with the
-// same json/v2 options, so when this way succeeds it yields what the walk
-// would: FuzzFastSlow holds them to that.
+// the second, the member walk): one pass of a jsonscan.Scanner into
+// wireLine, which holds every member any event type uses, each with the Go
+// type of the kind Claude Code sends. It reads every well-formed line of a
+// normal turn. It refuses what it cannot read exactly as the walk would (a
+// member it reads given twice, a member of another kind, a null block, a
+// number out of range, an escaped member name, anything that is not an
+// object), even when the line's type does not use that member: the
+// Decoder then reads the line with the walk, which gives the verdict, the
+// byte offset of the culprit or the events of a line the protocol allows.
+// Both accept what jsontext accepts with the walk's options and read
+// strings and numbers the same way, so when this way succeeds it yields
+// what the walk would: FuzzFastSlow holds them to that.
 
 // wireLine is one line read the first way. A Decoder keeps one and reads
 // every line into it, so the blocks keep their capacity from line to line.
 type wireLine struct {
-	Type      string `json:"type"`
-	Subtype   string `json:"subtype"`
-	SessionID string `json:"session_id"`
+	Type, Subtype, SessionID string // type, subtype, session_id
 
-	// system/init
-	Model          string `json:"model"`
-	CWD            string `json:"cwd"`
-	PermissionMode string `json:"permissionMode"`
-	APIKeySource   string `json:"apiKeySource"`
+	// system/init: model, cwd, permissionMode, apiKeySource
+	Model, CWD, PermissionMode, APIKeySource string
 
-	// system/api_retry; error is an assistant event's too
-	Attempt      optNumber `json:"attempt"`
-	MaxRetries   optNumber `json:"max_retries"`
-	RetryDelayMs optNumber `json:"retry_delay_ms"`
-	ErrorStatus  optNumber `json:"error_status"`
-	Error        string    `json:"error"`
+	// system/api_retry: attempt, max_retries, retry_delay_ms,
+	// error_status; error is an assistant event's too
+	Attempt, MaxRetries, RetryDelayMs, ErrorStatus optNumber
+	Error                                          string
 
-	// assistant, user
-	Message wireMessage `json:"message"`
+	// assistant, user: message.content's blocks
+	Blocks []wireBlock
 
-	// result
-	IsError       bool       `json:"is_error"`
-	Result        string     `json:"result"`
-	DurationMs    optNumber  `json:"duration_ms"`
-	DurationAPIMs optNumber  `json:"duration_api_ms"`
-	Errors        wireErrors `json:"errors"`
-	Usage         wireUsage  `json:"usage"`
-}
-
-// wireMessage is the message of an assistant or user event.
-type wireMessage struct {
-	Content wireContent `json:"content"`
-}
-
-// wireContent is message.content: an array of blocks, or a string (a
-// prompt's echo) or null, which have none.
-type wireContent struct {
-	blocks []wireBlock
+	// result: is_error, result, duration_ms, duration_api_ms, errors, usage
+	IsError                   bool
+	Result                    string
+	DurationMs, DurationAPIMs optNumber
+	Errors                    []string // the non-empty strings
+	Usage                     wireUsage
 }
 
 // wireBlock is one element of message.content: the members of every
 // block type the Decoder reads.
 type wireBlock struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`     // text
-	Thinking string `json:"thinking"` // thinking
-	// tool_use
-	ID    string         `json:"id"`
-	Name  string         `json:"name"`
-	Input jsontext.Value `json:"input"`
-	// tool_result
-	ToolUseID string         `json:"tool_use_id"`
-	IsError   bool           `json:"is_error"`
-	Content   jsontext.Value `json:"content"`
+	Type     string // type
+	Text     string // text: text
+	Thinking string // thinking: thinking
+	// tool_use: id, name, input (a copy; nil when absent or null)
+	ID, Name string
+	Input    jsontext.Value
+	// tool_result: tool_use_id, is_error, content (a copy; nil when absent
+	// or null)
+	ToolUseID string
+	IsError   bool
+	Content   jsontext.Value
 }
 
-// errShape makes json.Unmarshal fail: the walk then reads the line.
-var errShape = errors.New("claude: not the shape of a Claude Code event")
-
-var (
-	// fastOptions refuse a member name given twice: the walk keeps the
-	// last value.
-	fastOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true))
-	// numberOptions read a number as the walk reads it.
-	numberOptions = readOptions()
-)
-
-func (c *wireContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	blocks := c.blocks[:0]
-	c.blocks = blocks
-	switch dec.PeekKind() {
-	case 'n', '"':
-		_, err := dec.ReadToken()
-		return err
-	case '[':
-	default:
-		return errShape
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	for dec.PeekKind() != ']' {
-		// json/v2 would read null as an empty block: the protocol wants an
-		// object.
-		if dec.PeekKind() != '{' {
-			return errShape
-		}
-		blocks = append(blocks, wireBlock{})
-		c.blocks = blocks
-		if err := json.UnmarshalDecode(dec, &blocks[len(blocks)-1]); err != nil {
-			return err
-		}
-	}
-	_, err := dec.ReadToken()
-	return err
-}
+// numberOptions read a number as the walk reads it.
+var numberOptions = readOptions()
 
 // optNumber is a number that may be absent or null, read as the walk's
 // reader.number reads it.
 type optNumber struct {
 	n  float64
 	ok bool
-}
-
-func (o *optNumber) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	*o = optNumber{}
-	v, err := dec.ReadValue()
-	switch {
-	case err != nil:
-		return err
-	case v.Kind() == 'n':
-		return nil
-	case v.Kind() != '0':
-		return errShape
-	}
-	if json.Unmarshal(v, &o.n, numberOptions) != nil || math.IsInf(o.n, 0) {
-		return errShape
-	}
-	o.ok = true
-	return nil
 }
 
 // integer is the number as reader.integer returns it.
@@ -156,48 +82,6 @@ func (o optNumber) integer() (int64, bool) {
 	return clampInt(o.n), true
 }
 
-// wireErrors is a result's errors: an array of strings (null ones
-// skipped, as empty ones are), or null.
-type wireErrors struct {
-	list []string
-}
-
-func (e *wireErrors) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	*e = wireErrors{}
-	switch dec.PeekKind() {
-	case 'n':
-		_, err := dec.ReadToken()
-		return err
-	case '[':
-	default:
-		return errShape
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	for {
-		switch dec.PeekKind() {
-		case ']':
-			_, err := dec.ReadToken()
-			return err
-		case 'n':
-			if _, err := dec.ReadToken(); err != nil {
-				return err
-			}
-		case '"':
-			var s string
-			if err := json.UnmarshalDecode(dec, &s); err != nil {
-				return err
-			}
-			if s != "" {
-				e.list = append(e.list, s)
-			}
-		default:
-			return errShape
-		}
-	}
-}
-
 // wireUsage is a result's usage; reported is false when it is absent or
 // null.
 type wireUsage struct {
@@ -205,52 +89,363 @@ type wireUsage struct {
 	counts   wireCounts
 }
 
+// wireCounts are usage's input_tokens, output_tokens,
+// cache_read_input_tokens and cache_creation_input_tokens.
 type wireCounts struct {
-	InputTokens      optNumber `json:"input_tokens"`
-	OutputTokens     optNumber `json:"output_tokens"`
-	CacheReadTokens  optNumber `json:"cache_read_input_tokens"`
-	CacheWriteTokens optNumber `json:"cache_creation_input_tokens"`
-}
-
-func (u *wireUsage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	*u = wireUsage{}
-	switch dec.PeekKind() {
-	case 'n':
-		_, err := dec.ReadToken()
-		return err
-	case '{':
-	default:
-		return errShape
-	}
-	u.reported = true
-	return json.UnmarshalDecode(dec, &u.counts)
+	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens optNumber
 }
 
 // lineReader reads lines the first way, reusing its wireLine.
 type lineReader struct {
-	w wireLine
+	w       wireLine
+	s       jsonscan.Scanner
+	scratch []byte // a string unquoted
 }
 
 // decode reads line (without its terminator) the first way; nil when it
 // cannot, and the walk must. The result is valid until the next call;
 // its strings and values do not view line.
 func (r *lineReader) decode(line []byte) *wireLine {
-	blocks := r.w.Message.Content.blocks[:0]
-	r.w = wireLine{}
-	r.w.Message.Content.blocks = blocks
-	// json.Unmarshal reads a null into a struct without complaint: only an
-	// object may be an event.
-	if !isObject(line) || json.Unmarshal(line, &r.w, fastOptions) != nil {
+	blocks := r.w.Blocks[:0]
+	r.w = wireLine{Blocks: blocks}
+	s := &r.s
+	s.Reset(line)
+	if !s.Object() {
 		return nil
 	}
-	return &r.w
+	w := &r.w
+	var seen uint64
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
+		}
+		switch string(name) {
+		case "type":
+			ok = once(&seen, 0) && r.word(&w.Type)
+		case "subtype":
+			ok = once(&seen, 1) && r.word(&w.Subtype)
+		case "session_id":
+			ok = once(&seen, 2) && r.str(&w.SessionID)
+		case "model":
+			ok = once(&seen, 3) && r.str(&w.Model)
+		case "cwd":
+			ok = once(&seen, 4) && r.str(&w.CWD)
+		case "permissionMode":
+			ok = once(&seen, 5) && r.str(&w.PermissionMode)
+		case "apiKeySource":
+			ok = once(&seen, 6) && r.str(&w.APIKeySource)
+		case "attempt":
+			ok = once(&seen, 7) && r.number(&w.Attempt)
+		case "max_retries":
+			ok = once(&seen, 8) && r.number(&w.MaxRetries)
+		case "retry_delay_ms":
+			ok = once(&seen, 9) && r.number(&w.RetryDelayMs)
+		case "error_status":
+			ok = once(&seen, 10) && r.number(&w.ErrorStatus)
+		case "error":
+			ok = once(&seen, 11) && r.str(&w.Error)
+		case "message":
+			ok = once(&seen, 12) && r.message()
+		case "is_error":
+			ok = once(&seen, 13) && r.boolean(&w.IsError)
+		case "result":
+			ok = once(&seen, 14) && r.str(&w.Result)
+		case "duration_ms":
+			ok = once(&seen, 15) && r.number(&w.DurationMs)
+		case "duration_api_ms":
+			ok = once(&seen, 16) && r.number(&w.DurationAPIMs)
+		case "errors":
+			ok = once(&seen, 17) && r.errors()
+		case "usage":
+			ok = once(&seen, 18) && r.usage()
+		default:
+			ok = s.Skip()
+		}
+		if !ok {
+			return nil
+		}
+	}
+	if !s.End() {
+		return nil
+	}
+	return w
 }
 
-// isObject reports whether line starts (after JSON whitespace) like an
-// object.
-func isObject(line []byte) bool {
-	line = bytes.TrimLeft(line, " \t\r\n")
-	return len(line) > 0 && line[0] == '{'
+// once records the member numbered bit in *seen, false when it was seen
+// already: a name given twice is read by the walk (the last value wins).
+func once(seen *uint64, bit uint) bool {
+	if *seen&(1<<bit) != 0 {
+		return false
+	}
+	*seen |= 1 << bit
+	return true
+}
+
+// str reads a string or null ("") into *dst.
+func (r *lineReader) str(dst *string) bool {
+	switch r.s.Peek() {
+	case 'n':
+		*dst = ""
+		return r.s.Skip()
+	case '"':
+		v := r.s.Value()
+		*dst = string(jsonscan.Text(v, &r.scratch))
+		return v != nil
+	}
+	return false
+}
+
+// word is str for the members whose values are mostly words of the
+// protocol: those are not allocated anew.
+func (r *lineReader) word(dst *string) bool {
+	if r.s.Peek() != '"' {
+		return r.str(dst)
+	}
+	v := r.s.Value()
+	t := jsonscan.Text(v, &r.scratch)
+	switch string(t) { // no allocation: the string does not escape
+	case "system":
+		*dst = "system"
+	case "init":
+		*dst = "init"
+	case "assistant":
+		*dst = "assistant"
+	case "user":
+		*dst = "user"
+	case "result":
+		*dst = "result"
+	case "success":
+		*dst = "success"
+	case "text":
+		*dst = "text"
+	case "thinking":
+		*dst = "thinking"
+	case "redacted_thinking":
+		*dst = "redacted_thinking"
+	case "tool_use":
+		*dst = "tool_use"
+	case "tool_result":
+		*dst = "tool_result"
+	default:
+		*dst = string(t)
+	}
+	return v != nil
+}
+
+// boolean reads a boolean or null (false) into *dst.
+func (r *lineReader) boolean(dst *bool) bool {
+	switch r.s.Peek() {
+	case 'n', 'f':
+		*dst = false
+	case 't':
+		*dst = true
+	default:
+		return false
+	}
+	return r.s.Skip()
+}
+
+// number reads a number or null (absent) into *dst, as the walk's
+// reader.number reads it.
+func (r *lineReader) number(dst *optNumber) bool {
+	*dst = optNumber{}
+	switch r.s.Peek() {
+	case 'n':
+		return r.s.Skip()
+	case '0':
+	default:
+		return false
+	}
+	v := r.s.Value()
+	if v == nil || json.Unmarshal(v, &dst.n, numberOptions) != nil || math.IsInf(dst.n, 0) {
+		return false
+	}
+	dst.ok = true
+	return true
+}
+
+// raw reads a copy of the next value into *dst, nil when null.
+func (r *lineReader) raw(dst *jsontext.Value) bool {
+	v := r.s.Value()
+	if v == nil {
+		return false
+	}
+	*dst = nil
+	if v.Kind() != 'n' {
+		*dst = bytes.Clone(v)
+	}
+	return true
+}
+
+// message reads an assistant or user event's message, an object or null:
+// its content's blocks.
+func (r *lineReader) message() bool {
+	s := &r.s
+	switch s.Peek() {
+	case 'n':
+		return s.Skip()
+	case '{':
+	default:
+		return false
+	}
+	s.Object()
+	var seen uint64
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
+		}
+		if string(name) == "content" {
+			ok = once(&seen, 0) && r.content()
+		} else {
+			ok = s.Skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !s.Failed()
+}
+
+// content reads message.content: an array of blocks (objects), or a
+// string (a prompt's echo) or null, which have none.
+func (r *lineReader) content() bool {
+	s := &r.s
+	switch s.Peek() {
+	case 'n', '"':
+		r.w.Blocks = r.w.Blocks[:0]
+		return s.Skip()
+	case '[':
+	default:
+		return false
+	}
+	s.Array()
+	blocks := r.w.Blocks[:0]
+	for s.Element() {
+		// The walk wants an object: a null block is not read as empty.
+		if s.Peek() != '{' {
+			return false
+		}
+		blocks = append(blocks, wireBlock{})
+		if !r.block(&blocks[len(blocks)-1]) {
+			return false
+		}
+	}
+	r.w.Blocks = blocks
+	return !s.Failed()
+}
+
+// block reads one block (an object) into b.
+func (r *lineReader) block(b *wireBlock) bool {
+	s := &r.s
+	s.Object()
+	var seen uint64
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
+		}
+		switch string(name) {
+		case "type":
+			ok = once(&seen, 0) && r.word(&b.Type)
+		case "text":
+			ok = once(&seen, 1) && r.str(&b.Text)
+		case "thinking":
+			ok = once(&seen, 2) && r.str(&b.Thinking)
+		case "id":
+			ok = once(&seen, 3) && r.str(&b.ID)
+		case "name":
+			ok = once(&seen, 4) && r.str(&b.Name)
+		case "input":
+			ok = once(&seen, 5) && r.raw(&b.Input)
+		case "tool_use_id":
+			ok = once(&seen, 6) && r.str(&b.ToolUseID)
+		case "is_error":
+			ok = once(&seen, 7) && r.boolean(&b.IsError)
+		case "content":
+			ok = once(&seen, 8) && r.raw(&b.Content)
+		default:
+			ok = s.Skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !s.Failed()
+}
+
+// errors reads a result's errors: an array of strings (null ones skipped,
+// as empty ones are), or null.
+func (r *lineReader) errors() bool {
+	s := &r.s
+	r.w.Errors = nil
+	switch s.Peek() {
+	case 'n':
+		return s.Skip()
+	case '[':
+	default:
+		return false
+	}
+	s.Array()
+	for s.Element() {
+		var e string
+		switch s.Peek() {
+		case 'n':
+			if !s.Skip() {
+				return false
+			}
+		case '"':
+			if !r.str(&e) {
+				return false
+			}
+			if e != "" {
+				r.w.Errors = append(r.w.Errors, e)
+			}
+		default:
+			return false
+		}
+	}
+	return !s.Failed()
+}
+
+// usage reads a result's usage, an object or null.
+func (r *lineReader) usage() bool {
+	s := &r.s
+	u := &r.w.Usage
+	*u = wireUsage{}
+	switch s.Peek() {
+	case 'n':
+		return s.Skip()
+	case '{':
+	default:
+		return false
+	}
+	s.Object()
+	u.reported = true
+	var seen uint64
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
+		}
+		switch string(name) {
+		case "input_tokens":
+			ok = once(&seen, 0) && r.number(&u.counts.InputTokens)
+		case "output_tokens":
+			ok = once(&seen, 1) && r.number(&u.counts.OutputTokens)
+		case "cache_read_input_tokens":
+			ok = once(&seen, 2) && r.number(&u.counts.CacheReadTokens)
+		case "cache_creation_input_tokens":
+			ok = once(&seen, 3) && r.number(&u.counts.CacheWriteTokens)
+		default:
+			ok = s.Skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !s.Failed()
 }
 
 // event is the event.Usage of a reported usage, as reader.usage reads it.
@@ -264,13 +459,4 @@ func (u *wireUsage) event() event.Usage {
 	c := &u.counts
 	return event.Usage{Reported: true, InputTokens: count(c.InputTokens), OutputTokens: count(c.OutputTokens),
 		CacheReadTokens: count(c.CacheReadTokens), CacheWriteTokens: count(c.CacheWriteTokens)}
-}
-
-// rawValue is a member read into a jsontext.Value as raw returns it: nil
-// when absent or null.
-func rawValue(v jsontext.Value) jsontext.Value {
-	if len(v) == 0 || v.Kind() == 'n' {
-		return nil
-	}
-	return v
 }
