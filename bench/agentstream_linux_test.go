@@ -37,8 +37,11 @@ type agentStream struct {
 	file       string
 	head, tail int
 	// ids are the strings that begin every id of the middle lines; each
-	// copy k has them followed by "k-".
-	ids []string
+	// copy k has them followed by "k-", or with numbered by k's digits
+	// (Codex numbers its items "item_N" from a counter: the middle lines'
+	// ids item_0 to item_9 become item_k0 to item_k9, each N distinct).
+	ids      []string
+	numbered bool
 	// final is the type of the stream's last event (for the Node script).
 	final string
 }
@@ -56,7 +59,7 @@ func agentStreams() []agentStream {
 		// reasoning, a command_execution started and completed, a
 		// todo_list started (passed through whole), an agent_message, the
 		// todo_list completed.
-		{name: codex.Name, file: "codex/testdata/success.jsonl", head: 2, tail: 1, ids: []string{`"item_`}, final: "turn.completed"},
+		{name: codex.Name, file: "codex/testdata/success.jsonl", head: 2, tail: 1, ids: []string{`"item_`}, numbered: true, final: "turn.completed"},
 		// two assistant text deltas, read_file and grep_search (one
 		// succeeding, one failing) started and completed, a last delta.
 		// Gemini streams no thinking.
@@ -94,7 +97,11 @@ func writeAgentStream(b *testing.B, s agentStream, path string, size int64, copi
 	for ; copies > 0 && k < copies || copies == 0 && written <= size; k++ {
 		block := middle
 		for _, id := range s.ids {
-			block = strings.ReplaceAll(block, id, id+strconv.Itoa(k)+"-")
+			if s.numbered {
+				block = strings.ReplaceAll(block, id, id+strconv.Itoa(k))
+			} else {
+				block = strings.ReplaceAll(block, id, id+strconv.Itoa(k)+"-")
+			}
 		}
 		n, err := w.WriteString(block)
 		require.NoError(b, err)

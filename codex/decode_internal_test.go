@@ -53,7 +53,11 @@ func fill(t *testing.T, v reflect.Value) {
 func TestIDSet(t *testing.T) {
 	var s idSet
 	ids := []string{"\x00", "a", "a\x00", "a\x00\x00", "item_1", "item_1-0", "123456789012345", "1234567890123456",
-		"12345678901234\x00", "item_12345678901234567890", "item_12345678901234567891"}
+		"12345678901234\x00", "item_12345678901234567890", "item_12345678901234567891",
+		// Codex's own: a bit each, and the ids that look like them but
+		// are not.
+		"item_0", "item_63", "item_64", "item_4194303", "item_4194304", "item_01", "item_", "item_1a", "item_-1", "ITEM_2",
+		"item_9999999", "item_10000000"}
 	for _, id := range ids {
 		require.True(t, s.add([]byte(id)), "%q", id)
 	}

@@ -260,13 +260,37 @@ func (d *Decoder) firstSaid(id []byte) bool {
 }
 
 // idSet is a set of item ids. A turn says hundreds of thousands of
-// items, and Codex's ids are short ("item_N"): an id of up to
-// maxShortID bytes is kept inline in a key without pointers, which the
+// items. Codex numbers its own items "item_N" from a counter
+// (codex-rs/exec/src/event_processor_with_jsonl_output.rs): N is kept
+// as a bit of a bitmap, which costs a bit an item and no hashing. Another
+// id of up to maxShortID bytes is kept inline in a key without pointers, which the
 // garbage collector need not scan and the map moves without write
 // barriers as it grows; a longer one is kept as a string.
 type idSet struct {
+	items []uint64 // bit N: "item_N"
 	short map[shortID]struct{}
 	long  map[string]struct{}
+}
+
+// maxItemNumber bounds the N of "item_N" kept in the bitmap (512 KiB at
+// most); a larger one is kept as any other id.
+const maxItemNumber = 1<<22 - 1
+
+// itemNumber returns N of an id "item_N" (N in decimal, without leading
+// zeros, at most maxItemNumber).
+func itemNumber(id []byte) (int, bool) {
+	digits, ok := bytes.CutPrefix(id, []byte("item_"))
+	if !ok || len(digits) == 0 || len(digits) > 7 || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n, n <= maxItemNumber
 }
 
 // maxShortID is the longest id a shortID holds.
@@ -278,6 +302,17 @@ type shortID [maxShortID + 1]byte
 
 // add adds id to s and reports whether it was not in s already.
 func (s *idSet) add(id []byte) bool {
+	if n, ok := itemNumber(id); ok {
+		word, bit := n/64, uint64(1)<<(n%64)
+		if word >= len(s.items) {
+			s.items = append(s.items, make([]uint64, word+1-len(s.items))...)
+		}
+		if s.items[word]&bit != 0 {
+			return false
+		}
+		s.items[word] |= bit
+		return true
+	}
 	if len(id) <= maxShortID {
 		if s.short == nil {
 			s.short = map[shortID]struct{}{}
