@@ -2,6 +2,7 @@ package codex
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +65,19 @@ func TestIDSet(t *testing.T) {
 	for _, id := range ids {
 		require.False(t, s.add([]byte(id)), "%q", id)
 	}
+}
+
+// FuzzIDSet holds an idSet to a map of strings over any sequence of ids
+// (separated by newlines), Codex's own numbered ones among them.
+func FuzzIDSet(f *testing.F) {
+	f.Add("item_0\nitem_1\nitem_0\nitem_01\nitem_4194303\nitem_4194304\nx\nx")
+	f.Add("item_63\nitem_64\nitem_\n\nitem_1-0\n123456789012345\n1234567890123456")
+	f.Fuzz(func(t *testing.T, ids string) {
+		var s idSet
+		want := map[string]bool{}
+		for _, id := range strings.Split(ids, "\n") {
+			require.Equal(t, !want[id], s.add([]byte(id)), "%q", id)
+			want[id] = true
+		}
+	})
 }
