@@ -9,15 +9,19 @@ import (
 	"strings"
 
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/internal/jsonscan"
 )
 
 // This file reads one line of Cursor's stream-json into the members its
-// events carry, with encoding/json/v2. A line is read in one of two ways:
+// events carry. A line is read in one of two ways:
 //
-//   - json.Unmarshal into wireLine, which holds the members of every event
-//     type, each with the Go type of what Cursor sends. One pass reads
-//     every well-formed event Cursor prints: the lines of a normal turn
-//     are read this way only.
+//   - One pass of a jsonscan.Scanner into wireLine (read), which holds the
+//     members of every event type, each with the Go type of what Cursor
+//     sends (tool_call and usage kept raw, read by shape as the walk
+//     reads them). It reads every well-formed event Cursor prints: the
+//     lines of a normal turn are read this way only. Anything it does not
+//     expect (an escaped name, a member of another kind, a member it reads
+//     given twice) sends the line to the walk.
 //   - When that fails, the member walk: validate the line, list its
 //     members with a jsontext.Decoder, and read only the members the
 //     line's type uses, as the package documentation states. The walk
@@ -28,8 +32,9 @@ import (
 //     message.content that is a string, a member name given twice (the
 //     last value wins, as with encoding/json v1).
 //
-// Both read values with the same json/v2 options, so when the first way
-// succeeds it yields what the walk would: FuzzDecode holds them to that.
+// Both accept what jsontext accepts with the walk's options and read
+// strings and numbers the same way, so when the first way succeeds it
+// yields what the walk would: FuzzDecode holds them to that.
 
 // eventKind is what a line is, by its type (and, for system, subtype).
 type eventKind int
@@ -48,82 +53,42 @@ const (
 // types Cursor sends them with. The Decoder keeps one and decodes every
 // line into it, so its slices keep their capacity from line to line.
 type wireLine struct {
-	Type      string `json:"type"`
-	Subtype   string `json:"subtype"`
-	SessionID string `json:"session_id"`
+	Type, Subtype, SessionID string // type, subtype, session_id
 
-	// system/init
-	Model          string `json:"model"`
-	CWD            string `json:"cwd"`
-	PermissionMode string `json:"permissionMode"`
-	APIKeySource   string `json:"apiKeySource"`
+	// system/init: model, cwd, permissionMode, apiKeySource
+	Model, CWD, PermissionMode, APIKeySource string
 
-	// user, assistant; thinking has text
-	Message     wireMessage `json:"message"`
-	ModelCallID string      `json:"model_call_id"`
-	TimestampMs optInt      `json:"timestamp_ms"`
-	Text        string      `json:"text"`
+	// user, assistant: message.content's blocks, model_call_id,
+	// timestamp_ms; thinking has text
+	Blocks      []wireBlock
+	ModelCallID string
+	TimestampMs optInt
+	Text        string
 
-	// tool_call: the tool_call object is read by shape.tool
-	CallID   string         `json:"call_id"`
-	ToolCall jsontext.Value `json:"tool_call"`
+	// tool_call: call_id, and the tool_call object (raw, read by
+	// shape.tool; nil when absent)
+	CallID   string
+	ToolCall jsontext.Value
 
-	// result: usage is read by shape.usage
-	IsError       bool           `json:"is_error"`
-	Result        string         `json:"result"`
-	DurationMs    int64          `json:"duration_ms"`
-	DurationAPIMs int64          `json:"duration_api_ms"`
-	RequestID     string         `json:"request_id"`
-	Usage         jsontext.Value `json:"usage"`
-}
-
-// wireMessage is the message of a user or assistant event. Its content
-// may also be a string, which only the walk reads: Cursor sends an array
-// of blocks.
-type wireMessage struct {
-	Content []wireBlock `json:"content"`
+	// result: is_error, result, duration_ms, duration_api_ms, request_id,
+	// and usage (raw, read by shape.usage; nil when absent)
+	IsError                   bool
+	Result                    string
+	DurationMs, DurationAPIMs int64
+	RequestID                 string
+	Usage                     jsontext.Value
 }
 
 // wireBlock is one element of message.content. Blocks of a type other
 // than "text" (images, tool uses) are skipped.
 type wireBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-// errShape makes json.Unmarshal fail: the walk then reads the line.
-var errShape = errors.New("cursor: not the shape of a Cursor event")
-
-// UnmarshalJSONFrom refuses an element that is not an object: json/v2
-// would read null as an empty block, where the protocol wants an object.
-func (b *wireBlock) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() != '{' {
-		return errShape
-	}
-	type plain wireBlock // the same fields, without this method
-	return json.UnmarshalDecode(dec, (*plain)(b))
+	Type, Text string
 }
 
 // optInt is an integer that may be absent or null.
 type optInt struct {
 	n  int64
 	ok bool
-}
-
-func (o *optInt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	*o = optInt{}
-	tok, err := dec.ReadToken()
-	switch {
-	case err != nil || tok.Kind() == 'n':
-		return err
-	case tok.Kind() != '0':
-		return errShape
-	}
-	// Int refuses a fraction, an exponent and a value out of range, as
-	// json/v2 does for an int64.
-	o.n, err = tok.Int()
-	o.ok = err == nil
-	return err
 }
 
 // fields is one decoded line.
@@ -156,17 +121,21 @@ type decodeError struct {
 
 // lineReader decodes lines, reusing its buffers from one to the next.
 type lineReader struct {
-	fast    json.Options // the first way: member names given twice refused
 	lenient json.Options // the walk: the last value of a name given twice wins
 	f       fields
+
+	s        jsonscan.Scanner // the first way's
+	scratch  []byte           // a string unquoted
+	toolCall []byte           // what wireLine.ToolCall holds
+	usage    []byte           // what wireLine.Usage holds
 }
 
 func newLineReader() *lineReader {
 	// Invalid UTF-8 and lone surrogate escapes read as U+FFFD, as with
 	// encoding/json (v1) and Node's JSON.parse: Cursor is a Node program,
 	// and a model's text streamed in pieces may split a surrogate pair.
+	// The first way reads strings so too (jsonscan.Text).
 	return &lineReader{
-		fast:    jsontext.AllowInvalidUTF8(true),
 		lenient: json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)),
 	}
 }
@@ -176,15 +145,275 @@ func newLineReader() *lineReader {
 // value in it is its own (none views line).
 func (r *lineReader) decode(line []byte) (*fields, *decodeError) {
 	f := &r.f
-	blocks := f.w.Message.Content[:0]
+	blocks := f.w.Blocks[:0]
 	*f = fields{}
-	f.w.Message.Content = blocks
-	// json.Unmarshal reads a null into a struct without complaint: only an
-	// object may be an event.
-	if isObject(line) && json.Unmarshal(line, &f.w, r.fast) == nil && r.finish() {
+	f.w.Blocks = blocks
+	if r.read(line) && r.finish() {
 		return f, nil
 	}
 	return f, r.walk(line)
+}
+
+// read reads line's object into r.f.w (zero but for its blocks' capacity)
+// as json.Unmarshal would read it into a struct of wireLine's members by
+// their names (case-sensitive, other members skipped): strings a string
+// or null, is_error a boolean or null, the durations and timestamp_ms an
+// int64 or null, message an object or null whose content is an array of
+// objects or null, tool_call and usage any value. Any other kind, a
+// member read here given twice, or anything the Scanner declines reports
+// false: the walk reads the line.
+func (r *lineReader) read(line []byte) bool {
+	s := &r.s
+	s.Reset(line)
+	if !s.Object() {
+		return false
+	}
+	w := &r.f.w
+	var seen uint32
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
+		}
+		switch string(name) {
+		case "type":
+			ok = once(&seen, 0) && r.word(&w.Type)
+		case "subtype":
+			ok = once(&seen, 1) && r.word(&w.Subtype)
+		case "session_id":
+			ok = once(&seen, 2) && r.str(&w.SessionID)
+		case "model":
+			ok = once(&seen, 3) && r.str(&w.Model)
+		case "cwd":
+			ok = once(&seen, 4) && r.str(&w.CWD)
+		case "permissionMode":
+			ok = once(&seen, 5) && r.str(&w.PermissionMode)
+		case "apiKeySource":
+			ok = once(&seen, 6) && r.str(&w.APIKeySource)
+		case "message":
+			ok = once(&seen, 7) && r.message()
+		case "model_call_id":
+			ok = once(&seen, 8) && r.str(&w.ModelCallID)
+		case "timestamp_ms":
+			ok = once(&seen, 9) && r.optInt(&w.TimestampMs)
+		case "text":
+			ok = once(&seen, 10) && r.str(&w.Text)
+		case "call_id":
+			ok = once(&seen, 11) && r.str(&w.CallID)
+		case "tool_call":
+			ok = once(&seen, 12) && r.raw(&r.toolCall, &w.ToolCall)
+		case "is_error":
+			ok = once(&seen, 13) && r.boolean(&w.IsError)
+		case "result":
+			ok = once(&seen, 14) && r.str(&w.Result)
+		case "duration_ms":
+			ok = once(&seen, 15) && r.int(&w.DurationMs)
+		case "duration_api_ms":
+			ok = once(&seen, 16) && r.int(&w.DurationAPIMs)
+		case "request_id":
+			ok = once(&seen, 17) && r.str(&w.RequestID)
+		case "usage":
+			ok = once(&seen, 18) && r.raw(&r.usage, &w.Usage)
+		default:
+			ok = s.Skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+	return s.End()
+}
+
+// once records the member numbered bit in *seen, false when it was seen
+// already: a name given twice is read by the walk (the last value wins).
+func once(seen *uint32, bit uint) bool {
+	if *seen&(1<<bit) != 0 {
+		return false
+	}
+	*seen |= 1 << bit
+	return true
+}
+
+// str reads a string or null ("") into *dst.
+func (r *lineReader) str(dst *string) bool {
+	switch r.s.Peek() {
+	case 'n':
+		*dst = ""
+		return r.s.Skip()
+	case '"':
+		v := r.s.Value()
+		*dst = string(jsonscan.Text(v, &r.scratch))
+		return v != nil
+	}
+	return false
+}
+
+// word is str for the members whose values are mostly words of the
+// protocol: those are not allocated anew.
+func (r *lineReader) word(dst *string) bool {
+	if r.s.Peek() != '"' {
+		return r.str(dst)
+	}
+	v := r.s.Value()
+	t := jsonscan.Text(v, &r.scratch)
+	switch string(t) { // no allocation: the string does not escape
+	case "system":
+		*dst = "system"
+	case "init":
+		*dst = "init"
+	case "user":
+		*dst = "user"
+	case "assistant":
+		*dst = "assistant"
+	case "thinking":
+		*dst = "thinking"
+	case "delta":
+		*dst = "delta"
+	case "completed":
+		*dst = "completed"
+	case "tool_call":
+		*dst = "tool_call"
+	case "started":
+		*dst = "started"
+	case "result":
+		*dst = "result"
+	case "success":
+		*dst = "success"
+	default:
+		*dst = string(t)
+	}
+	return v != nil
+}
+
+// boolean reads a boolean or null (false) into *dst.
+func (r *lineReader) boolean(dst *bool) bool {
+	switch r.s.Peek() {
+	case 'n', 'f':
+		*dst = false
+	case 't':
+		*dst = true
+	default:
+		return false
+	}
+	return r.s.Skip()
+}
+
+// int reads an int64 or null (0) into *dst, as json.Unmarshal into an
+// int64 reads it.
+func (r *lineReader) int(dst *int64) bool {
+	switch r.s.Peek() {
+	case 'n':
+		*dst = 0
+		return r.s.Skip()
+	case '0':
+		n, ok := jsonscan.ParseInt64(r.s.Value())
+		*dst = n
+		return ok
+	}
+	return false
+}
+
+// optInt reads an int64 or null (absent) into *dst.
+func (r *lineReader) optInt(dst *optInt) bool {
+	*dst = optInt{}
+	switch r.s.Peek() {
+	case 'n':
+		return r.s.Skip()
+	case '0':
+		dst.n, dst.ok = jsonscan.ParseInt64(r.s.Value())
+		return dst.ok
+	}
+	return false
+}
+
+// raw copies the next value into *buf (its capacity reused) and points
+// *dst at it.
+func (r *lineReader) raw(buf *[]byte, dst *jsontext.Value) bool {
+	v := r.s.Value()
+	*buf = append((*buf)[:0], v...)
+	*dst = *buf
+	return v != nil
+}
+
+// message reads a user or assistant event's message, an object or null:
+// its content, an array of blocks (objects) or null. A string content
+// (which only the walk reads) sends the line to the walk.
+func (r *lineReader) message() bool {
+	s := &r.s
+	switch s.Peek() {
+	case 'n':
+		return s.Skip()
+	case '{':
+	default:
+		return false
+	}
+	s.Object()
+	var seen uint32
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
+		}
+		if string(name) != "content" {
+			if !s.Skip() {
+				return false
+			}
+			continue
+		}
+		if !once(&seen, 0) {
+			return false
+		}
+		switch s.Peek() {
+		case 'n':
+			r.f.w.Blocks = r.f.w.Blocks[:0]
+			if !s.Skip() {
+				return false
+			}
+			continue
+		case '[':
+		default:
+			return false
+		}
+		s.Array()
+		blocks := r.f.w.Blocks[:0]
+		for s.Element() {
+			// The walk wants an object: a null block is not read as empty.
+			if s.Peek() != '{' {
+				return false
+			}
+			blocks = append(blocks, wireBlock{})
+			if !r.block(&blocks[len(blocks)-1]) {
+				return false
+			}
+		}
+		r.f.w.Blocks = blocks
+	}
+	return !s.Failed()
+}
+
+// block reads one block (an object) into b.
+func (r *lineReader) block(b *wireBlock) bool {
+	s := &r.s
+	s.Object()
+	var seen uint32
+	for {
+		name, ok := s.Member()
+		if !ok {
+			break
+		}
+		switch string(name) {
+		case "type":
+			ok = once(&seen, 0) && r.word(&b.Type)
+		case "text":
+			ok = once(&seen, 1) && r.str(&b.Text)
+		default:
+			ok = s.Skip()
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !s.Failed()
 }
 
 // isObject reports whether line starts (after JSON whitespace) like an
@@ -194,15 +423,14 @@ func isObject(line []byte) bool {
 	return len(line) > 0 && line[0] == '{'
 }
 
-// finish completes what json.Unmarshal read; false sends the line to the
-// walk.
+// finish completes what read read; false sends the line to the walk.
 func (r *lineReader) finish() bool {
 	f := &r.f
 	w := &f.w
 	f.kind = kindOf(w.Type, w.Subtype)
 	switch f.kind {
 	case kindUser, kindAssistant:
-		switch blocks := w.Message.Content; len(blocks) {
+		switch blocks := w.Blocks; len(blocks) {
 		case 0:
 		case 1:
 			if blocks[0].Type == "text" {
@@ -252,9 +480,9 @@ func kindOf(typ, subtype string) eventKind {
 // walk is the second way (see the top of this file).
 func (r *lineReader) walk(line []byte) *decodeError {
 	f := &r.f
-	blocks := f.w.Message.Content[:0]
+	blocks := f.w.Blocks[:0]
 	*f = fields{}
-	f.w.Message.Content = blocks
+	f.w.Blocks = blocks
 	if !jsontext.Value(line).IsValid(r.lenient) {
 		var v jsontext.Value
 		return notJSON(json.Unmarshal(line, &v, r.lenient))
