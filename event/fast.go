@@ -54,9 +54,15 @@ func (e Event) appendJSON(b []byte, quoted bool) ([]byte, bool) {
 	}
 	raw := func(prefix string, v jsontext.Value) {
 		b = append(b, prefix...)
-		if len(v) == 0 {
+		switch {
+		case len(v) == 0:
 			b = append(b, "null"...)
-		} else {
+		case !quoted && !v.IsValid(rawOptions):
+			// Not one value: pasted in, it could carry on the object
+			// ("0,\"type\":\"text\"") and pass the check of the whole.
+			// The Writer (quoted) checks its raw values itself.
+			ok = false
+		default:
 			b = append(b, v...)
 		}
 	}
@@ -168,6 +174,10 @@ func (e Event) appendJSON(b []byte, quoted bool) ([]byte, bool) {
 	b = append(b, '}')
 	return b, ok
 }
+
+// rawOptions check that a raw value is one value, and no more: its
+// strings and names are the encoder's to check.
+var rawOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 
 // simple marks the bytes a string may hold for appendString to write it:
 // printable ASCII but '"' and '\\'.

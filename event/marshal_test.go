@@ -6,6 +6,7 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -178,6 +179,19 @@ func checkWriter(t *testing.T, ev Event) {
 	require.Equal(t, want.String(), got.String(), "%#v", ev)
 }
 
+// TestRawValueCannotCarryOnTheEvent: a raw value that is more than one
+// value is refused, never pasted into the event's object.
+func TestRawValueCannotCarryOnTheEvent(t *testing.T) {
+	for _, raw := range []string{`{},"type":"text","text":"hi"`, `0,"0":""`, `1 2`} {
+		ev := Event{Type: TypeToolStarted, Tool: &Tool{CallID: "c", Name: "n", Args: jsontext.Value(raw)}}
+		var b bytes.Buffer
+		err := json.MarshalEncode(NewEncoder(&b), ev)
+		assert.Error(t, err, raw)
+		assert.NotContains(t, b.String(), `"text":"hi"`)
+		assert.Error(t, NewWriter(io.Discard).Write(ev), raw)
+	}
+}
+
 // TestWriterOnBench holds the Writer to the encoder on the benchmark's
 // events, and checks it writes them straight (none through the encoder).
 func TestWriterOnBench(t *testing.T) {
@@ -201,8 +215,12 @@ func TestWriterRawValues(t *testing.T) {
 		{"{\"a\":\"\u2027\u00e9\"}", true}, // as it is
 		{"{\"a\":\"\xff\"}", true},         // invalid UTF-8 is kept as it is
 		{`{"a":1,"a":2}`, true},
-		{`{"a":`, false}, // not JSON: the encoder refuses it
-		{``, true},       // written as null
+		{`{"a":`, false},                        // not JSON: the encoder refuses it
+		{``, true},                              // written as null
+		{`{},"type":"text","text":"hi"`, false}, // more than one value
+		{`0,"0":""`, false},
+		{strings.Repeat("[", 9999) + strings.Repeat("]", 9999), true},
+		{strings.Repeat("[", 10000) + strings.Repeat("]", 10000), false}, // deeper than the encoder allows in the event
 	}
 	for _, tt := range tests {
 		ev := Event{Type: TypeToolCompleted, Tool: &Tool{CallID: "c", Name: "n", Args: jsontext.Value(tt.raw), Result: jsontext.Value(`{}`)}}

@@ -90,5 +90,6 @@ func (w *Writer) plainRaw(v jsontext.Value) bool {
 		}
 		rest = rest[i+2:]
 	}
-	return w.scan.Compact(v)
+	// The value is written inside the event's object.
+	return w.scan.Compact(v, 1)
 }

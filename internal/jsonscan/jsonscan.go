@@ -38,23 +38,47 @@ type Scanner struct {
 	failed bool
 	// spaced reports whitespace skipped since the last Reset.
 	spaced bool
-	// open is a stack of the containers being read ('{' or '['), with
-	// whether a member or element was read in each (more).
+	// read reports the text's value begun.
+	read bool
+	// base is the depth the text's value is taken to be at (Compact).
+	base int
+	// open is a stack of the containers being read ('{' or '[').
 	open []frame
 	// skip is the stack of containers being skipped by a value read.
 	skip []byte
 }
 
+// frame is a container being read: whether a member or element was begun
+// in it (more), and whether its value is to be read next (want).
 type frame struct {
-	kind byte
-	more bool
+	kind       byte
+	more, want bool
 }
 
 // Reset makes s read b from its start. s keeps b until the next Reset:
 // the names and values it returns are views of b.
 func (s *Scanner) Reset(b []byte) {
-	s.b, s.i, s.failed, s.spaced = b, 0, false, false
+	s.b, s.i, s.failed, s.spaced, s.read, s.base = b, 0, false, false, false, 0
 	s.open = s.open[:0]
+}
+
+// take reports whether a value may be read now, and marks it read: the
+// text's one value, the value after a Member, or the element after an
+// Element.
+func (s *Scanner) take() bool {
+	if len(s.open) == 0 {
+		if s.read {
+			return false
+		}
+		s.read = true
+		return true
+	}
+	f := &s.open[len(s.open)-1]
+	if !f.want {
+		return false
+	}
+	f.want = false
+	return true
 }
 
 // Failed reports whether s has met something it does not accept.
@@ -112,7 +136,7 @@ func (s *Scanner) Object() bool { return s.begin('{') }
 func (s *Scanner) Array() bool { return s.begin('[') }
 
 func (s *Scanner) begin(kind byte) bool {
-	if s.Peek() != jsontext.Kind(kind) || len(s.open) >= maxDepth {
+	if s.Peek() != jsontext.Kind(kind) || s.base+len(s.open) >= maxDepth || !s.take() {
 		return s.fail()
 	}
 	s.i++
@@ -122,9 +146,10 @@ func (s *Scanner) begin(kind byte) bool {
 
 // next reads what comes before the next member or element of the
 // container on top, kind: its closing byte (false, the container ended)
-// or, after its first, a comma. It fails s on anything else.
+// or, after its first, a comma. It fails s on anything else, and when the
+// value of the member or element before was not read.
 func (s *Scanner) next(kind byte) bool {
-	if s.failed || len(s.open) == 0 || s.open[len(s.open)-1].kind != kind {
+	if s.failed || len(s.open) == 0 || s.open[len(s.open)-1].kind != kind || s.open[len(s.open)-1].want {
 		return s.fail()
 	}
 	f := &s.open[len(s.open)-1]
@@ -141,7 +166,7 @@ func (s *Scanner) next(kind byte) bool {
 		s.i++
 		s.space()
 	}
-	f.more = true
+	f.more, f.want = true, true
 	return true
 }
 
@@ -179,7 +204,7 @@ func (s *Scanner) Element() bool { return s.next('[') }
 // without surrounding whitespace). Nil (failing s) when it is not a valid
 // value.
 func (s *Scanner) Value() jsontext.Value {
-	if s.Peek() == 0 {
+	if s.Peek() == 0 || !s.take() {
 		s.fail()
 		return nil
 	}
@@ -193,10 +218,12 @@ func (s *Scanner) Value() jsontext.Value {
 
 // Compact reports whether v is one valid JSON value (as Scanner accepts
 // it) without whitespace outside its strings: what a jsontext.Encoder
-// without indentation writes for it, as far as whitespace goes. It
+// without indentation writes for it, as far as whitespace goes, when it
+// is written depth containers deep (the limit on nesting counts them). It
 // resets s.
-func (s *Scanner) Compact(v []byte) bool {
+func (s *Scanner) Compact(v []byte, depth int) bool {
 	s.Reset(v)
+	s.base = depth
 	return s.Value() != nil && s.End() && !s.spaced
 }
 
@@ -204,9 +231,10 @@ func (s *Scanner) Compact(v []byte) bool {
 func (s *Scanner) Skip() bool { return s.Value() != nil }
 
 // End reports whether the whole text was read and accepted: s did not
-// fail, every container it began has ended, and only whitespace follows.
+// fail, its value was read, every container it began has ended, and only
+// whitespace follows.
 func (s *Scanner) End() bool {
-	if s.failed || len(s.open) > 0 {
+	if s.failed || !s.read || len(s.open) > 0 {
 		return false
 	}
 	s.space()
@@ -225,7 +253,7 @@ func (s *Scanner) value() bool {
 		switch c := s.b[s.i]; c {
 		case '{', '[':
 			s.i++
-			if len(s.open)+len(stack) >= maxDepth {
+			if s.base+len(s.open)+len(stack) >= maxDepth {
 				return false
 			}
 			stack = append(stack, c)

@@ -292,8 +292,62 @@ func TestCompact(t *testing.T) {
 	}
 	var s Scanner
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, s.Compact([]byte(tt.v)), "%q", tt.v)
+		assert.Equal(t, tt.want, s.Compact([]byte(tt.v), 0), "%q", tt.v)
 	}
+	// The depth the value is written at counts toward the limit.
+	deep := []byte(strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1))
+	assert.True(t, s.Compact(deep, 1))
+	assert.False(t, s.Compact(deep, 2))
+	deepest := []byte(strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth))
+	assert.True(t, s.Compact(deepest, 0))
+	assert.False(t, s.Compact(deepest, 1))
+}
+
+// TestScannerOrder: reads out of order fail the Scanner, so it never
+// accepts a text jsontext refuses, however it is called.
+func TestScannerOrder(t *testing.T) {
+	tests := []struct {
+		name, text string
+		calls      func(s *Scanner)
+	}{
+		{"a member without its value", `{"a":}`, func(s *Scanner) { s.Object(); s.Member(); s.Member() }},
+		{"a member's value skipped", `{"a":,"b":1}`, func(s *Scanner) { s.Object(); s.Member(); s.Member(); s.Value(); s.Member() }},
+		{"an element without Element", `[1 2]`, func(s *Scanner) { s.Array(); s.Value(); s.Value(); s.Element() }},
+		{"a value without Member", `{1}`, func(s *Scanner) { s.Object(); s.Value(); s.Member() }},
+		{"an element without its value", `[,]`, func(s *Scanner) { s.Array(); s.Element(); s.Element(); s.Element() }},
+		{"two values", `1 2`, func(s *Scanner) { s.Value(); s.Value() }},
+		{"nothing read", ``, func(s *Scanner) {}},
+		{"an object in an object without Member", `{{}}`, func(s *Scanner) { s.Object(); s.Object(); s.Member(); s.Member() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.False(t, jsontext.Value(tt.text).IsValid(options))
+			var s Scanner
+			s.Reset([]byte(tt.text))
+			tt.calls(&s)
+			assert.False(t, s.End())
+		})
+	}
+	// In order, the same calls read valid texts.
+	var s Scanner
+	s.Reset([]byte(`{"a":1,"b":[2,{}]}`))
+	require.True(t, s.Object())
+	_, ok := s.Member()
+	require.True(t, ok)
+	require.Equal(t, "1", string(s.Value()))
+	_, ok = s.Member()
+	require.True(t, ok)
+	require.True(t, s.Array())
+	require.True(t, s.Element())
+	require.Equal(t, "2", string(s.Value()))
+	require.True(t, s.Element())
+	require.True(t, s.Object())
+	_, ok = s.Member()
+	require.False(t, ok)
+	require.False(t, s.Element())
+	_, ok = s.Member()
+	require.False(t, ok)
+	require.True(t, s.End())
 }
 
 func TestText(t *testing.T) {
@@ -364,9 +418,31 @@ func FuzzScanner(f *testing.F) {
 			var c Scanner
 			compacted := bytes.Clone(text)
 			require.NoError(t, (*jsontext.Value)(&compacted).Compact())
-			require.Equal(t, bytes.Equal(compacted, text), c.Compact(text), "Compact(%q)", text)
+			require.Equal(t, bytes.Equal(compacted, text), c.Compact(text, 0), "Compact(%q)", text)
 		} else if valid && !bytes.Contains(text, []byte(`\`)) {
 			t.Fatalf("the Scanner declined valid JSON without an escape: %q (plan %x)", text, plan)
+		}
+		// Any calls in any order: what ends accepted is valid.
+		var r Scanner
+		r.Reset(text)
+		for _, c := range plan {
+			switch c % 6 {
+			case 0:
+				r.Object()
+			case 1:
+				r.Array()
+			case 2:
+				r.Member()
+			case 3:
+				r.Element()
+			case 4:
+				r.Value()
+			case 5:
+				r.Peek()
+			}
+		}
+		if r.End() {
+			require.True(t, valid, "calls %x accepted %q", plan, text)
 		}
 	})
 }
