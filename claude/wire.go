@@ -97,9 +97,8 @@ type wireCounts struct {
 
 // lineReader reads lines the first way, reusing its wireLine.
 type lineReader struct {
-	w       wireLine
-	s       jsonscan.Scanner
-	scratch []byte // a string unquoted
+	w wireLine
+	s jsonscan.Scanner
 }
 
 // decode reads line (without its terminator) the first way; nil when it
@@ -114,7 +113,7 @@ func (r *lineReader) decode(line []byte) *wireLine {
 		return nil
 	}
 	w := &r.w
-	var seen uint64
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -122,43 +121,43 @@ func (r *lineReader) decode(line []byte) *wireLine {
 		}
 		switch string(name) {
 		case "type":
-			ok = once(&seen, 0) && r.word(&w.Type)
+			ok = seen.First(0) && s.String(&w.Type, words...)
 		case "subtype":
-			ok = once(&seen, 1) && r.word(&w.Subtype)
+			ok = seen.First(1) && s.String(&w.Subtype, words...)
 		case "session_id":
-			ok = once(&seen, 2) && r.str(&w.SessionID)
+			ok = seen.First(2) && s.String(&w.SessionID)
 		case "model":
-			ok = once(&seen, 3) && r.str(&w.Model)
+			ok = seen.First(3) && s.String(&w.Model)
 		case "cwd":
-			ok = once(&seen, 4) && r.str(&w.CWD)
+			ok = seen.First(4) && s.String(&w.CWD)
 		case "permissionMode":
-			ok = once(&seen, 5) && r.str(&w.PermissionMode)
+			ok = seen.First(5) && s.String(&w.PermissionMode)
 		case "apiKeySource":
-			ok = once(&seen, 6) && r.str(&w.APIKeySource)
+			ok = seen.First(6) && s.String(&w.APIKeySource)
 		case "attempt":
-			ok = once(&seen, 7) && r.number(&w.Attempt)
+			ok = seen.First(7) && r.number(&w.Attempt)
 		case "max_retries":
-			ok = once(&seen, 8) && r.number(&w.MaxRetries)
+			ok = seen.First(8) && r.number(&w.MaxRetries)
 		case "retry_delay_ms":
-			ok = once(&seen, 9) && r.number(&w.RetryDelayMs)
+			ok = seen.First(9) && r.number(&w.RetryDelayMs)
 		case "error_status":
-			ok = once(&seen, 10) && r.number(&w.ErrorStatus)
+			ok = seen.First(10) && r.number(&w.ErrorStatus)
 		case "error":
-			ok = once(&seen, 11) && r.str(&w.Error)
+			ok = seen.First(11) && s.String(&w.Error)
 		case "message":
-			ok = once(&seen, 12) && r.message()
+			ok = seen.First(12) && r.message()
 		case "is_error":
-			ok = once(&seen, 13) && r.boolean(&w.IsError)
+			ok = seen.First(13) && s.Bool(&w.IsError)
 		case "result":
-			ok = once(&seen, 14) && r.str(&w.Result)
+			ok = seen.First(14) && s.String(&w.Result)
 		case "duration_ms":
-			ok = once(&seen, 15) && r.number(&w.DurationMs)
+			ok = seen.First(15) && r.number(&w.DurationMs)
 		case "duration_api_ms":
-			ok = once(&seen, 16) && r.number(&w.DurationAPIMs)
+			ok = seen.First(16) && r.number(&w.DurationAPIMs)
 		case "errors":
-			ok = once(&seen, 17) && r.errors()
+			ok = seen.First(17) && r.errors()
 		case "usage":
-			ok = once(&seen, 18) && r.usage()
+			ok = seen.First(18) && r.usage()
 		default:
 			ok = s.Skip()
 		}
@@ -172,79 +171,8 @@ func (r *lineReader) decode(line []byte) *wireLine {
 	return w
 }
 
-// once records the member numbered bit in *seen, false when it was seen
-// already: a name given twice is read by the walk (the last value wins).
-func once(seen *uint64, bit uint) bool {
-	if *seen&(1<<bit) != 0 {
-		return false
-	}
-	*seen |= 1 << bit
-	return true
-}
-
-// str reads a string or null ("") into *dst.
-func (r *lineReader) str(dst *string) bool {
-	switch r.s.Peek() {
-	case 'n':
-		*dst = ""
-		return r.s.Skip()
-	case '"':
-		v := r.s.Value()
-		*dst = string(jsonscan.Text(v, &r.scratch))
-		return v != nil
-	}
-	return false
-}
-
-// word is str for the members whose values are mostly words of the
-// protocol: those are not allocated anew.
-func (r *lineReader) word(dst *string) bool {
-	if r.s.Peek() != '"' {
-		return r.str(dst)
-	}
-	v := r.s.Value()
-	t := jsonscan.Text(v, &r.scratch)
-	switch string(t) { // no allocation: the string does not escape
-	case "system":
-		*dst = "system"
-	case "init":
-		*dst = "init"
-	case "assistant":
-		*dst = "assistant"
-	case "user":
-		*dst = "user"
-	case "result":
-		*dst = "result"
-	case "success":
-		*dst = "success"
-	case "text":
-		*dst = "text"
-	case "thinking":
-		*dst = "thinking"
-	case "redacted_thinking":
-		*dst = "redacted_thinking"
-	case "tool_use":
-		*dst = "tool_use"
-	case "tool_result":
-		*dst = "tool_result"
-	default:
-		*dst = string(t)
-	}
-	return v != nil
-}
-
-// boolean reads a boolean or null (false) into *dst.
-func (r *lineReader) boolean(dst *bool) bool {
-	switch r.s.Peek() {
-	case 'n', 'f':
-		*dst = false
-	case 't':
-		*dst = true
-	default:
-		return false
-	}
-	return r.s.Skip()
-}
+// words are the words of the protocol read without allocating.
+var words = []string{"system", "init", "assistant", "user", "result", "success", "text", "thinking", "redacted_thinking", "tool_use", "tool_result"}
 
 // number reads a number or null (absent) into *dst, as the walk's
 // reader.number reads it.
@@ -290,14 +218,14 @@ func (r *lineReader) message() bool {
 		return false
 	}
 	s.Object()
-	var seen uint64
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
 			break
 		}
 		if string(name) == "content" {
-			ok = once(&seen, 0) && r.content()
+			ok = seen.First(0) && r.content()
 		} else {
 			ok = s.Skip()
 		}
@@ -340,7 +268,7 @@ func (r *lineReader) content() bool {
 func (r *lineReader) block(b *wireBlock) bool {
 	s := &r.s
 	s.Object()
-	var seen uint64
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -348,23 +276,23 @@ func (r *lineReader) block(b *wireBlock) bool {
 		}
 		switch string(name) {
 		case "type":
-			ok = once(&seen, 0) && r.word(&b.Type)
+			ok = seen.First(0) && s.String(&b.Type, words...)
 		case "text":
-			ok = once(&seen, 1) && r.str(&b.Text)
+			ok = seen.First(1) && s.String(&b.Text)
 		case "thinking":
-			ok = once(&seen, 2) && r.str(&b.Thinking)
+			ok = seen.First(2) && s.String(&b.Thinking)
 		case "id":
-			ok = once(&seen, 3) && r.str(&b.ID)
+			ok = seen.First(3) && s.String(&b.ID)
 		case "name":
-			ok = once(&seen, 4) && r.str(&b.Name)
+			ok = seen.First(4) && s.String(&b.Name)
 		case "input":
-			ok = once(&seen, 5) && r.raw(&b.Input)
+			ok = seen.First(5) && r.raw(&b.Input)
 		case "tool_use_id":
-			ok = once(&seen, 6) && r.str(&b.ToolUseID)
+			ok = seen.First(6) && s.String(&b.ToolUseID)
 		case "is_error":
-			ok = once(&seen, 7) && r.boolean(&b.IsError)
+			ok = seen.First(7) && s.Bool(&b.IsError)
 		case "content":
-			ok = once(&seen, 8) && r.raw(&b.Content)
+			ok = seen.First(8) && r.raw(&b.Content)
 		default:
 			ok = s.Skip()
 		}
@@ -396,7 +324,7 @@ func (r *lineReader) errors() bool {
 				return false
 			}
 		case '"':
-			if !r.str(&e) {
+			if !s.String(&e) {
 				return false
 			}
 			if e != "" {
@@ -423,7 +351,7 @@ func (r *lineReader) usage() bool {
 	}
 	s.Object()
 	u.reported = true
-	var seen uint64
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -431,13 +359,13 @@ func (r *lineReader) usage() bool {
 		}
 		switch string(name) {
 		case "input_tokens":
-			ok = once(&seen, 0) && r.number(&u.counts.InputTokens)
+			ok = seen.First(0) && r.number(&u.counts.InputTokens)
 		case "output_tokens":
-			ok = once(&seen, 1) && r.number(&u.counts.OutputTokens)
+			ok = seen.First(1) && r.number(&u.counts.OutputTokens)
 		case "cache_read_input_tokens":
-			ok = once(&seen, 2) && r.number(&u.counts.CacheReadTokens)
+			ok = seen.First(2) && r.number(&u.counts.CacheReadTokens)
 		case "cache_creation_input_tokens":
-			ok = once(&seen, 3) && r.number(&u.counts.CacheWriteTokens)
+			ok = seen.First(3) && r.number(&u.counts.CacheWriteTokens)
 		default:
 			ok = s.Skip()
 		}

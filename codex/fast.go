@@ -28,7 +28,7 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 		return false
 	}
 	sawItem := false
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -36,13 +36,13 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 		}
 		switch string(name) {
 		case "type":
-			ok = once(&seen, 1<<0) && f.str(&w.Type, true)
+			ok = seen.First(0) && s.String(&w.Type, words...)
 		case "thread_id":
-			ok = once(&seen, 1<<1) && f.str(&w.ThreadID, false)
+			ok = seen.First(1) && s.String(&w.ThreadID)
 		case "message":
-			ok = once(&seen, 1<<2) && f.str(&w.Message, false)
+			ok = seen.First(2) && s.String(&w.Message)
 		case "item":
-			if !once(&seen, 1<<3) {
+			if !seen.First(3) {
 				return false
 			}
 			switch s.Peek() {
@@ -54,7 +54,7 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 				return false
 			}
 		case "usage":
-			if !once(&seen, 1<<4) {
+			if !seen.First(4) {
 				return false
 			}
 			switch s.Peek() {
@@ -66,7 +66,7 @@ func (f *fastState) line(line []byte, w *wireLine) bool {
 				return false
 			}
 		case "error":
-			if !once(&seen, 1<<5) {
+			if !seen.First(5) {
 				return false
 			}
 			switch s.Peek() {
@@ -101,7 +101,7 @@ func (f *fastState) item(it *wireItem) bool {
 	if !s.Object() {
 		return false
 	}
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -109,21 +109,21 @@ func (f *fastState) item(it *wireItem) bool {
 		}
 		switch string(name) {
 		case "id":
-			ok = once(&seen, 1<<0) && f.bytes(&it.id)
+			ok = seen.First(0) && f.bytes(&it.id)
 		case "type":
-			ok = once(&seen, 1<<1) && f.str(&it.Type, true)
+			ok = seen.First(1) && s.String(&it.Type, words...)
 		case "text":
-			ok = once(&seen, 1<<2) && f.str(&it.Text, false)
+			ok = seen.First(2) && s.String(&it.Text)
 		case "message":
-			ok = once(&seen, 1<<3) && f.str(&it.Message, false)
+			ok = seen.First(3) && s.String(&it.Message)
 		case "status":
-			ok = once(&seen, 1<<4) && f.str(&it.Status, true)
+			ok = seen.First(4) && s.String(&it.Status, words...)
 		case "command":
-			ok = once(&seen, 1<<5) && f.raw(&it.Command, '"')
+			ok = seen.First(5) && f.raw(&it.Command, '"')
 		case "aggregated_output":
-			ok = once(&seen, 1<<6) && f.raw(&it.AggregatedOutput, '"')
+			ok = seen.First(6) && f.raw(&it.AggregatedOutput, '"')
 		case "exit_code":
-			if !once(&seen, 1<<7) {
+			if !seen.First(7) {
 				return false
 			}
 			// An integer, not any number: an int64 as json.Unmarshal reads one.
@@ -131,32 +131,32 @@ func (f *fastState) item(it *wireItem) bool {
 				_, ok = jsonscan.ParseInt64(it.ExitCode)
 			}
 		case "changes":
-			ok = once(&seen, 1<<8) && f.raw(&it.Changes, '[')
+			ok = seen.First(8) && f.raw(&it.Changes, '[')
 		case "server":
-			if !once(&seen, 1<<9) {
+			if !seen.First(9) {
 				return false
 			}
 			if ok = f.raw(&it.Server, '"'); ok && len(it.Server) > 0 {
-				it.server = f.unquote(it.Server, false)
+				it.server = string(jsonscan.Text(it.Server, &f.scratch))
 			} else {
 				it.server = ""
 			}
 		case "tool":
-			ok = once(&seen, 1<<10) && f.raw(&it.Tool, '"')
+			ok = seen.First(10) && f.raw(&it.Tool, '"')
 		case "arguments":
-			ok = once(&seen, 1<<11) && f.raw(&it.Arguments, 0)
+			ok = seen.First(11) && f.raw(&it.Arguments, 0)
 		case "result":
-			ok = once(&seen, 1<<12) && f.raw(&it.Result, '{')
+			ok = seen.First(12) && f.raw(&it.Result, '{')
 		case "error":
-			ok = once(&seen, 1<<13) && f.raw(&it.Error, '{')
+			ok = seen.First(13) && f.raw(&it.Error, '{')
 		case "query":
-			ok = once(&seen, 1<<14) && f.raw(&it.Query, '"')
+			ok = seen.First(14) && f.raw(&it.Query, '"')
 		case "action":
-			ok = once(&seen, 1<<15) && f.raw(&it.Action, 0)
+			ok = seen.First(15) && f.raw(&it.Action, 0)
 		case "receiver_thread_ids":
-			ok = once(&seen, 1<<16) && f.raw(&it.ReceiverThreadIDs, '[')
+			ok = seen.First(16) && f.raw(&it.ReceiverThreadIDs, '[')
 		case "agents_states":
-			ok = once(&seen, 1<<17) && f.raw(&it.AgentsStates, '{')
+			ok = seen.First(17) && f.raw(&it.AgentsStates, '{')
 		default:
 			ok = s.Skip()
 		}
@@ -180,7 +180,7 @@ func (f *fastState) usageObject() bool {
 		return false
 	}
 	f.usage = wireUsage{}
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -188,11 +188,11 @@ func (f *fastState) usageObject() bool {
 		}
 		switch string(name) {
 		case "input_tokens":
-			ok = once(&seen, 1<<0) && f.int(&f.usage.InputTokens, &f.counts[0])
+			ok = seen.First(0) && f.int(&f.usage.InputTokens, &f.counts[0])
 		case "cached_input_tokens":
-			ok = once(&seen, 1<<1) && f.int(&f.usage.CachedInputTokens, &f.counts[1])
+			ok = seen.First(1) && f.int(&f.usage.CachedInputTokens, &f.counts[1])
 		case "output_tokens":
-			ok = once(&seen, 1<<2) && f.int(&f.usage.OutputTokens, &f.counts[2])
+			ok = seen.First(2) && f.int(&f.usage.OutputTokens, &f.counts[2])
 		default:
 			ok = s.Skip()
 		}
@@ -211,14 +211,14 @@ func (f *fastState) errorObject() bool {
 		return false
 	}
 	f.err = wireError{}
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
 			break
 		}
 		if string(name) == "message" {
-			ok = once(&seen, 1) && f.str(&f.err.Message, false)
+			ok = seen.First(0) && s.String(&f.err.Message)
 		} else {
 			ok = s.Skip()
 		}
@@ -229,112 +229,17 @@ func (f *fastState) errorObject() bool {
 	return !s.Failed()
 }
 
-// once records the member of bit in *seen, false when it was seen
-// already: a name given twice is read by the walk (the last value wins).
-func once(seen *uint32, bit uint32) bool {
-	if *seen&bit != 0 {
-		return false
-	}
-	*seen |= bit
-	return true
-}
-
-// str reads the next value, a string or null ("") into *s. With intern,
-// the type and status names Codex sends take no allocation.
-func (f *fastState) str(s *string, intern bool) bool {
-	v := f.s.Value()
-	if v == nil {
-		return false
-	}
-	switch v.Kind() {
-	case 'n':
-		*s = ""
-		return true
-	case '"':
-		*s = f.unquote(v, intern)
-		return true
-	}
-	return false
-}
+// words are the event types, item types and statuses Codex sends.
+var words = []string{"thread.started", "turn.started", "item.started", "item.updated", "item.completed", "turn.completed",
+	"turn.failed", "error", "agent_message", "reasoning", "command_execution", "file_change", "mcp_tool_call", "web_search",
+	"collab_tool_call", "todo_list", "in_progress", "completed", "failed", "declined"}
 
 // bytes reads the next value, a string or null (empty), into *b, as
 // str does.
 func (f *fastState) bytes(b *[]byte) bool {
-	v := f.s.Value()
-	if v == nil {
-		return false
-	}
-	switch v.Kind() {
-	case 'n':
-		*b = (*b)[:0]
-		return true
-	case '"':
-		t := jsonscan.Text(v, &f.scratch)
-		*b = append((*b)[:0], t...)
-		return true
-	}
-	return false
-}
-
-// unquote returns the string v (a JSON string) holds, as json.Unmarshal
-// reads it with invalid UTF-8 allowed: invalid UTF-8 and lone surrogate
-// escapes read as U+FFFD.
-func (f *fastState) unquote(v jsontext.Value, intern bool) string {
-	b := jsonscan.Text(v, &f.scratch)
-	if intern {
-		if s := known(b); s != "" {
-			return s
-		}
-	}
-	return string(b)
-}
-
-// known returns the constant that equals b among the event types, item
-// types and statuses Codex sends, "" for another.
-func known(b []byte) string {
-	switch string(b) {
-	case "thread.started":
-		return "thread.started"
-	case "turn.started":
-		return "turn.started"
-	case "item.started":
-		return "item.started"
-	case "item.updated":
-		return "item.updated"
-	case "item.completed":
-		return "item.completed"
-	case "turn.completed":
-		return "turn.completed"
-	case "turn.failed":
-		return "turn.failed"
-	case "error":
-		return "error"
-	case "agent_message":
-		return "agent_message"
-	case "reasoning":
-		return "reasoning"
-	case "command_execution":
-		return "command_execution"
-	case "file_change":
-		return "file_change"
-	case "mcp_tool_call":
-		return "mcp_tool_call"
-	case "web_search":
-		return "web_search"
-	case "collab_tool_call":
-		return "collab_tool_call"
-	case "todo_list":
-		return "todo_list"
-	case "in_progress":
-		return "in_progress"
-	case "completed":
-		return "completed"
-	case "failed":
-		return "failed"
-	case "declined":
-		return "declined"
-	}
-	return ""
+	t, ok := f.s.Str()
+	*b = append((*b)[:0], t...)
+	return ok
 }
 
 // raw copies the next value into *dst, emptied when null; want, when not
@@ -357,20 +262,10 @@ func (f *fastState) raw(dst *jsontext.Value, want jsontext.Kind) bool {
 
 // int reads the next value, an int64 or null (nil), pointing *p at n.
 func (f *fastState) int(p **int64, n *int64) bool {
-	v := f.s.Value()
-	if v == nil {
-		return false
+	v, present, ok := f.s.Int()
+	*p = nil
+	if present {
+		*n, *p = v, n
 	}
-	switch v.Kind() {
-	case 'n':
-		*p = nil
-		return true
-	case '0':
-		var ok bool
-		if *n, ok = jsonscan.ParseInt64(v); ok {
-			*p = n
-		}
-		return ok
-	}
-	return false
+	return ok
 }

@@ -125,7 +125,6 @@ type lineReader struct {
 	f       fields
 
 	s        jsonscan.Scanner // the first way's
-	scratch  []byte           // a string unquoted
 	toolCall []byte           // what wireLine.ToolCall holds
 	usage    []byte           // what wireLine.Usage holds
 }
@@ -169,7 +168,7 @@ func (r *lineReader) read(line []byte) bool {
 		return false
 	}
 	w := &r.f.w
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -177,43 +176,43 @@ func (r *lineReader) read(line []byte) bool {
 		}
 		switch string(name) {
 		case "type":
-			ok = once(&seen, 0) && r.word(&w.Type)
+			ok = seen.First(0) && s.String(&w.Type, words...)
 		case "subtype":
-			ok = once(&seen, 1) && r.word(&w.Subtype)
+			ok = seen.First(1) && s.String(&w.Subtype, words...)
 		case "session_id":
-			ok = once(&seen, 2) && r.str(&w.SessionID)
+			ok = seen.First(2) && s.String(&w.SessionID)
 		case "model":
-			ok = once(&seen, 3) && r.str(&w.Model)
+			ok = seen.First(3) && s.String(&w.Model)
 		case "cwd":
-			ok = once(&seen, 4) && r.str(&w.CWD)
+			ok = seen.First(4) && s.String(&w.CWD)
 		case "permissionMode":
-			ok = once(&seen, 5) && r.str(&w.PermissionMode)
+			ok = seen.First(5) && s.String(&w.PermissionMode)
 		case "apiKeySource":
-			ok = once(&seen, 6) && r.str(&w.APIKeySource)
+			ok = seen.First(6) && s.String(&w.APIKeySource)
 		case "message":
-			ok = once(&seen, 7) && r.message()
+			ok = seen.First(7) && r.message()
 		case "model_call_id":
-			ok = once(&seen, 8) && r.str(&w.ModelCallID)
+			ok = seen.First(8) && s.String(&w.ModelCallID)
 		case "timestamp_ms":
-			ok = once(&seen, 9) && r.optInt(&w.TimestampMs)
+			ok = seen.First(9) && r.optInt(&w.TimestampMs)
 		case "text":
-			ok = once(&seen, 10) && r.str(&w.Text)
+			ok = seen.First(10) && s.String(&w.Text)
 		case "call_id":
-			ok = once(&seen, 11) && r.str(&w.CallID)
+			ok = seen.First(11) && s.String(&w.CallID)
 		case "tool_call":
-			ok = once(&seen, 12) && r.raw(&r.toolCall, &w.ToolCall)
+			ok = seen.First(12) && r.raw(&r.toolCall, &w.ToolCall)
 		case "is_error":
-			ok = once(&seen, 13) && r.boolean(&w.IsError)
+			ok = seen.First(13) && s.Bool(&w.IsError)
 		case "result":
-			ok = once(&seen, 14) && r.str(&w.Result)
+			ok = seen.First(14) && s.String(&w.Result)
 		case "duration_ms":
-			ok = once(&seen, 15) && r.int(&w.DurationMs)
+			ok = seen.First(15) && r.int(&w.DurationMs)
 		case "duration_api_ms":
-			ok = once(&seen, 16) && r.int(&w.DurationAPIMs)
+			ok = seen.First(16) && r.int(&w.DurationAPIMs)
 		case "request_id":
-			ok = once(&seen, 17) && r.str(&w.RequestID)
+			ok = seen.First(17) && s.String(&w.RequestID)
 		case "usage":
-			ok = once(&seen, 18) && r.raw(&r.usage, &w.Usage)
+			ok = seen.First(18) && r.raw(&r.usage, &w.Usage)
 		default:
 			ok = s.Skip()
 		}
@@ -224,106 +223,22 @@ func (r *lineReader) read(line []byte) bool {
 	return s.End()
 }
 
-// once records the member numbered bit in *seen, false when it was seen
-// already: a name given twice is read by the walk (the last value wins).
-func once(seen *uint32, bit uint) bool {
-	if *seen&(1<<bit) != 0 {
-		return false
-	}
-	*seen |= 1 << bit
-	return true
-}
-
-// str reads a string or null ("") into *dst.
-func (r *lineReader) str(dst *string) bool {
-	switch r.s.Peek() {
-	case 'n':
-		*dst = ""
-		return r.s.Skip()
-	case '"':
-		v := r.s.Value()
-		*dst = string(jsonscan.Text(v, &r.scratch))
-		return v != nil
-	}
-	return false
-}
-
-// word is str for the members whose values are mostly words of the
-// protocol: those are not allocated anew.
-func (r *lineReader) word(dst *string) bool {
-	if r.s.Peek() != '"' {
-		return r.str(dst)
-	}
-	v := r.s.Value()
-	t := jsonscan.Text(v, &r.scratch)
-	switch string(t) { // no allocation: the string does not escape
-	case "system":
-		*dst = "system"
-	case "init":
-		*dst = "init"
-	case "user":
-		*dst = "user"
-	case "assistant":
-		*dst = "assistant"
-	case "thinking":
-		*dst = "thinking"
-	case "delta":
-		*dst = "delta"
-	case "completed":
-		*dst = "completed"
-	case "tool_call":
-		*dst = "tool_call"
-	case "started":
-		*dst = "started"
-	case "result":
-		*dst = "result"
-	case "success":
-		*dst = "success"
-	default:
-		*dst = string(t)
-	}
-	return v != nil
-}
-
-// boolean reads a boolean or null (false) into *dst.
-func (r *lineReader) boolean(dst *bool) bool {
-	switch r.s.Peek() {
-	case 'n', 'f':
-		*dst = false
-	case 't':
-		*dst = true
-	default:
-		return false
-	}
-	return r.s.Skip()
-}
+// words are the words of the protocol read without allocating.
+var words = []string{"system", "init", "user", "assistant", "thinking", "delta", "completed", "tool_call", "started", "result", "success"}
 
 // int reads an int64 or null (0) into *dst, as json.Unmarshal into an
 // int64 reads it.
 func (r *lineReader) int(dst *int64) bool {
-	switch r.s.Peek() {
-	case 'n':
-		*dst = 0
-		return r.s.Skip()
-	case '0':
-		n, ok := jsonscan.ParseInt64(r.s.Value())
-		*dst = n
-		return ok
-	}
-	return false
+	var ok bool
+	*dst, _, ok = r.s.Int()
+	return ok
 }
 
 // optInt reads an int64 or null (absent) into *dst.
 func (r *lineReader) optInt(dst *optInt) bool {
-	*dst = optInt{}
-	switch r.s.Peek() {
-	case 'n':
-		return r.s.Skip()
-	case '0':
-		dst.n, dst.ok = jsonscan.ParseInt64(r.s.Value())
-		return dst.ok
-	}
-	return false
+	var ok bool
+	dst.n, dst.ok, ok = r.s.Int()
+	return ok
 }
 
 // raw copies the next value into *buf (its capacity reused) and points
@@ -348,7 +263,7 @@ func (r *lineReader) message() bool {
 		return false
 	}
 	s.Object()
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -360,7 +275,7 @@ func (r *lineReader) message() bool {
 			}
 			continue
 		}
-		if !once(&seen, 0) {
+		if !seen.First(0) {
 			return false
 		}
 		switch s.Peek() {
@@ -395,7 +310,7 @@ func (r *lineReader) message() bool {
 func (r *lineReader) block(b *wireBlock) bool {
 	s := &r.s
 	s.Object()
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -403,9 +318,9 @@ func (r *lineReader) block(b *wireBlock) bool {
 		}
 		switch string(name) {
 		case "type":
-			ok = once(&seen, 0) && r.word(&b.Type)
+			ok = seen.First(0) && s.String(&b.Type, words...)
 		case "text":
-			ok = once(&seen, 1) && r.str(&b.Text)
+			ok = seen.First(1) && s.String(&b.Text)
 		default:
 			ok = s.Skip()
 		}

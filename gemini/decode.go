@@ -133,12 +133,12 @@ type wireLine struct {
 // boolean or null, stats an object or null, the raw members any value
 // (copied). Any other kind, a member read here given twice, or anything s
 // declines reports false: the walk reads the line.
-func (w *wireLine) read(s *jsonscan.Scanner, line []byte, scratch *[]byte) bool {
+func (w *wireLine) read(s *jsonscan.Scanner, line []byte) bool {
 	s.Reset(line)
 	if !s.Object() {
 		return false
 	}
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -146,37 +146,38 @@ func (w *wireLine) read(s *jsonscan.Scanner, line []byte, scratch *[]byte) bool 
 		}
 		switch string(name) {
 		case "type":
-			ok = once(&seen, 1<<0) && readWord(s, &w.Type, scratch)
+			ok = seen.First(0) && s.String(&w.Type, words...)
 		case "timestamp":
-			ok = once(&seen, 1<<1) && readString(s, nil, scratch)
+			_, ok = s.Str()
+			ok = ok && seen.First(1)
 		case "session_id":
-			ok = once(&seen, 1<<2) && readString(s, &w.SessionID, scratch)
+			ok = seen.First(2) && s.String(&w.SessionID)
 		case "model":
-			ok = once(&seen, 1<<3) && readString(s, &w.Model, scratch)
+			ok = seen.First(3) && s.String(&w.Model)
 		case "role":
-			ok = once(&seen, 1<<4) && readWord(s, &w.Role, scratch)
+			ok = seen.First(4) && s.String(&w.Role, words...)
 		case "content":
-			ok = once(&seen, 1<<5) && readString(s, &w.Content, scratch)
+			ok = seen.First(5) && s.String(&w.Content)
 		case "delta":
-			ok = once(&seen, 1<<6) && readBool(s, &w.Delta)
+			ok = seen.First(6) && s.Bool(&w.Delta)
 		case "tool_name":
-			ok = once(&seen, 1<<7) && readString(s, &w.ToolName, scratch)
+			ok = seen.First(7) && s.String(&w.ToolName)
 		case "tool_id":
-			ok = once(&seen, 1<<8) && readString(s, &w.ToolID, scratch)
+			ok = seen.First(8) && s.String(&w.ToolID)
 		case "parameters":
-			ok = once(&seen, 1<<9) && readRaw(s, &w.Parameters)
+			ok = seen.First(9) && readRaw(s, &w.Parameters)
 		case "status":
-			ok = once(&seen, 1<<10) && readWord(s, &w.Status, scratch)
+			ok = seen.First(10) && s.String(&w.Status, words...)
 		case "output":
-			ok = once(&seen, 1<<11) && readRaw(s, &w.Output)
+			ok = seen.First(11) && readRaw(s, &w.Output)
 		case "error":
-			ok = once(&seen, 1<<12) && readRaw(s, &w.Error)
+			ok = seen.First(12) && readRaw(s, &w.Error)
 		case "severity":
-			ok = once(&seen, 1<<13) && readWord(s, &w.Severity, scratch)
+			ok = seen.First(13) && s.String(&w.Severity, words...)
 		case "message":
-			ok = once(&seen, 1<<14) && readString(s, &w.Message, scratch)
+			ok = seen.First(14) && s.String(&w.Message)
 		case "stats":
-			ok = once(&seen, 1<<15) && readStats(s, &w.Stats)
+			ok = seen.First(15) && readStats(s, &w.Stats)
 		default:
 			ok = s.Skip()
 		}
@@ -187,91 +188,8 @@ func (w *wireLine) read(s *jsonscan.Scanner, line []byte, scratch *[]byte) bool 
 	return s.End()
 }
 
-// once records the member of bit in *seen, false when it was seen
-// already: a name given twice is read by the walk (the last value wins).
-func once(seen *uint32, bit uint32) bool {
-	if *seen&bit != 0 {
-		return false
-	}
-	*seen |= bit
-	return true
-}
-
-// readString reads a string or null ("") into *str (nil: only checked).
-func readString(s *jsonscan.Scanner, str *string, scratch *[]byte) bool {
-	switch s.Peek() {
-	case 'n':
-		if str != nil {
-			*str = ""
-		}
-		return s.Skip()
-	case '"':
-		v := s.Value()
-		if str != nil && v != nil {
-			*str = string(jsonscan.Text(v, scratch))
-		}
-		return v != nil
-	}
-	return false
-}
-
-// readWord is readString for a member whose values are mostly words of
-// the protocol: those are not allocated anew.
-func readWord(s *jsonscan.Scanner, str *string, scratch *[]byte) bool {
-	switch s.Peek() {
-	case 'n':
-		*str = ""
-		return s.Skip()
-	case '"':
-		v := s.Value()
-		if v != nil {
-			*str = word(jsonscan.Text(v, scratch))
-		}
-		return v != nil
-	}
-	return false
-}
-
-// word returns the string b holds, a constant when it is a word of the
-// protocol.
-func word(b []byte) string {
-	switch string(b) { // no allocation: the string does not escape
-	case "init":
-		return "init"
-	case "message":
-		return "message"
-	case "tool_use":
-		return "tool_use"
-	case "tool_result":
-		return "tool_result"
-	case "error":
-		return "error"
-	case "result":
-		return "result"
-	case "assistant":
-		return "assistant"
-	case "user":
-		return "user"
-	case "success":
-		return "success"
-	case "warning":
-		return "warning"
-	}
-	return string(b)
-}
-
-// readBool reads a boolean or null (false) into *b.
-func readBool(s *jsonscan.Scanner, b *bool) bool {
-	switch s.Peek() {
-	case 'n', 'f':
-		*b = false
-	case 't':
-		*b = true
-	default:
-		return false
-	}
-	return s.Skip()
-}
+// words are the words of the protocol read without allocating.
+var words = []string{"init", "message", "tool_use", "tool_result", "error", "result", "assistant", "user", "success", "warning"}
 
 // readRaw reads a copy of the next value into *v.
 func readRaw(s *jsonscan.Scanner, v *jsontext.Value) bool {
@@ -294,7 +212,7 @@ func readStats(s *jsonscan.Scanner, st **wireStats) bool {
 	s.Object()
 	w := &wireStats{}
 	*st = w
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -302,19 +220,19 @@ func readStats(s *jsonscan.Scanner, st **wireStats) bool {
 		}
 		switch string(name) {
 		case "input_tokens":
-			ok = once(&seen, 1<<0) && readCount(s, &w.InputTokens)
+			ok = seen.First(0) && readCount(s, &w.InputTokens)
 		case "output_tokens":
-			ok = once(&seen, 1<<1) && readCount(s, &w.OutputTokens)
+			ok = seen.First(1) && readCount(s, &w.OutputTokens)
 		case "cached":
-			ok = once(&seen, 1<<2) && readCount(s, &w.Cached)
+			ok = seen.First(2) && readCount(s, &w.Cached)
 		case "input":
-			ok = once(&seen, 1<<3) && readCount(s, &w.Input)
+			ok = seen.First(3) && readCount(s, &w.Input)
 		case "duration_ms":
-			ok = once(&seen, 1<<4) && readCount(s, &w.DurationMs)
+			ok = seen.First(4) && readCount(s, &w.DurationMs)
 		case "total_tokens":
-			ok = once(&seen, 1<<5) && readCount(s, &w.TotalTokens)
+			ok = seen.First(5) && readCount(s, &w.TotalTokens)
 		case "tool_calls":
-			ok = once(&seen, 1<<6) && readCount(s, &w.ToolCalls)
+			ok = seen.First(6) && readCount(s, &w.ToolCalls)
 		default:
 			ok = s.Skip()
 		}
@@ -325,20 +243,14 @@ func readStats(s *jsonscan.Scanner, st **wireStats) bool {
 	return !s.Failed()
 }
 
-// readCount reads an int64 or null (nil) into *n.
-func readCount(s *jsonscan.Scanner, n **int64) bool {
-	switch s.Peek() {
-	case 'n':
-		*n = nil
-		return s.Skip()
-	case '0':
-		v, ok := jsonscan.ParseInt64(s.Value())
-		if ok {
-			*n = &v
-		}
-		return ok
+// readCount reads an int64 or null (nil) into *dst.
+func readCount(s *jsonscan.Scanner, dst **int64) bool {
+	n, present, ok := s.Int()
+	*dst = nil
+	if present {
+		*dst = &n
 	}
-	return false
+	return ok
 }
 
 // wireStats is the result's stats (see stats); nil is absent or null.
@@ -354,11 +266,10 @@ type lineReader struct {
 	// walks counts the lines the walk read (a test hook).
 	walks int
 
-	s       jsonscan.Scanner
-	es      jsonscan.Scanner // an error object
-	scratch []byte           // a string unquoted
-	w       wireLine
-	f       fields
+	s  jsonscan.Scanner
+	es jsonscan.Scanner // an error object
+	w  wireLine
+	f  fields
 }
 
 // decode reads line (without its terminator; surrounding JSON whitespace
@@ -370,7 +281,7 @@ func (r *lineReader) decode(line []byte) (*fields, *decodeError) {
 		// Stats starts nil, so read allocates it anew: the result event
 		// keeps its counts.
 		r.w = wireLine{}
-		if r.w.read(&r.s, line, &r.scratch) && r.finish() {
+		if r.w.read(&r.s, line) && r.finish() {
 			return &r.f, nil
 		}
 	}
@@ -449,7 +360,7 @@ func (r *lineReader) errorObject() bool {
 	s.Reset(r.w.Error)
 	s.Object()
 	var typ, msg string
-	var seen uint32
+	var seen jsonscan.Seen
 	for {
 		name, ok := s.Member()
 		if !ok {
@@ -457,9 +368,9 @@ func (r *lineReader) errorObject() bool {
 		}
 		switch string(name) {
 		case "type":
-			ok = once(&seen, 1<<0) && readString(s, &typ, &r.scratch)
+			ok = seen.First(0) && s.String(&typ)
 		case "message":
-			ok = once(&seen, 1<<1) && readString(s, &msg, &r.scratch)
+			ok = seen.First(1) && s.String(&msg)
 		default:
 			ok = s.Skip()
 		}

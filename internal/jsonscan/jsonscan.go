@@ -46,6 +46,8 @@ type Scanner struct {
 	open []frame
 	// skip is the stack of containers being skipped by a value read.
 	skip []byte
+	// text holds the last string Str decoded.
+	text []byte
 }
 
 // frame is a container being read: whether a member or element was begun
@@ -225,6 +227,60 @@ func (s *Scanner) Compact(v []byte, depth int) bool {
 	s.Reset(v)
 	s.base = depth
 	return s.Value() != nil && s.End() && !s.spaced
+}
+
+// Str reads the next value, a string or null, and returns its text as
+// Text reads it: a view of the text or of a buffer s reuses, valid until
+// the next read; nil for null. False, failing s, for another kind.
+func (s *Scanner) Str() ([]byte, bool) {
+	switch s.Peek() {
+	case 'n':
+		return nil, s.Skip()
+	case '"':
+		if v := s.Value(); v != nil {
+			return Text(v, &s.text), true
+		}
+		return nil, false
+	}
+	return nil, s.fail()
+}
+
+// String reads the next value, a string or null (""), into *dst: a new
+// string, or with words the one of them it equals (Word). False, failing
+// s, for another kind.
+func (s *Scanner) String(dst *string, words ...string) bool {
+	t, ok := s.Str()
+	*dst = Word(t, words)
+	return ok
+}
+
+// Bool reads the next value, a boolean or null (false), into *dst. False,
+// failing s, for another kind.
+func (s *Scanner) Bool(dst *bool) bool {
+	switch s.Peek() {
+	case 'n', 'f':
+		*dst = false
+		return s.Skip()
+	case 't':
+		*dst = true
+		return s.Skip()
+	}
+	return s.fail()
+}
+
+// Int reads the next value, a number or null (present false), as
+// json.Unmarshal reads an int64 (ParseInt64). False, failing s, for
+// another kind or a number that is no int64.
+func (s *Scanner) Int() (n int64, present, ok bool) {
+	switch s.Peek() {
+	case 'n':
+		return 0, false, s.Skip()
+	case '0':
+		if n, ok := ParseInt64(s.Value()); ok {
+			return n, true, true
+		}
+	}
+	return 0, false, s.fail()
 }
 
 // Skip reads the next value, reporting whether it is valid.
@@ -491,4 +547,30 @@ func ParseInt64(v []byte) (int64, bool) {
 		return int64(-n), true
 	}
 	return int64(n), true
+}
+
+// Seen is the set of an object's members a reader has read, each by its
+// number (below 64). The agents' readers leave an object with a member
+// given twice to their walk, which keeps its last value.
+type Seen uint64
+
+// First records member n and reports whether it is its first time.
+func (s *Seen) First(n uint) bool {
+	if *s&(1<<n) != 0 {
+		return false
+	}
+	*s |= 1 << n
+	return true
+}
+
+// Word returns the string text holds: the one of words it equals, without
+// allocating (a stream says its event and block types a hundred thousand
+// times), else a new string.
+func Word(text []byte, words []string) string {
+	for _, w := range words {
+		if string(text) == w {
+			return w
+		}
+	}
+	return string(text)
 }
