@@ -10,6 +10,7 @@ import (
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/internal/jsonscan"
 )
 
 // Warning codes of the Codex decoder.
@@ -280,17 +281,12 @@ const maxItemNumber = 1<<22 - 1
 // zeros, at most maxItemNumber).
 func itemNumber(id []byte) (int, bool) {
 	digits, ok := bytes.CutPrefix(id, []byte("item_"))
-	if !ok || len(digits) == 0 || len(digits) > 7 || digits[0] == '0' && len(digits) > 1 {
+	if !ok || len(digits) == 0 || digits[0] == '-' {
 		return 0, false
 	}
-	n := 0
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = 10*n + int(c-'0')
-	}
-	return n, n <= maxItemNumber
+	// A JSON integer without a sign: no leading zeros, digits only.
+	n, ok := jsonscan.ParseInt64(digits)
+	return int(n), ok && n <= maxItemNumber
 }
 
 // maxShortID is the longest id a shortID holds.

@@ -65,13 +65,11 @@ type wireLine struct {
 	TimestampMs optInt
 	Text        string
 
-	// tool_call: call_id, and the tool_call object (raw, read by
-	// shape.tool; nil when absent)
-	CallID   string
-	ToolCall jsontext.Value
+	// tool_call: call_id; the tool_call object is read by shape.tool
+	CallID string
 
-	// result: is_error, result, duration_ms, duration_api_ms, request_id,
-	// and usage (raw, read by shape.usage; nil when absent)
+	// result: is_error, result, duration_ms, duration_api_ms, request_id;
+	// usage is read by shape.usage
 	IsError                   bool
 	Result                    string
 	DurationMs, DurationAPIMs int64
@@ -124,9 +122,10 @@ type lineReader struct {
 	lenient json.Options // the walk: the last value of a name given twice wins
 	f       fields
 
-	s        jsonscan.Scanner // the first way's
-	toolCall []byte           // what wireLine.ToolCall holds
-	usage    []byte           // what wireLine.Usage holds
+	s jsonscan.Scanner // the first way's
+	// The first way's tool_call and usage: views of the line being read,
+	// for finish; nil when absent.
+	toolCall, usage jsontext.Value
 }
 
 func newLineReader() *lineReader {
@@ -147,7 +146,10 @@ func (r *lineReader) decode(line []byte) (*fields, *decodeError) {
 	blocks := f.w.Blocks[:0]
 	*f = fields{}
 	f.w.Blocks = blocks
-	if r.read(line) && r.finish() {
+	r.toolCall, r.usage = nil, nil
+	read := r.read(line) && r.finish()
+	r.toolCall, r.usage = nil, nil // views of line, which the caller reuses
+	if read {
 		return f, nil
 	}
 	return f, r.walk(line)
@@ -200,7 +202,8 @@ func (r *lineReader) read(line []byte) bool {
 		case "call_id":
 			ok = seen.First(11) && s.String(&w.CallID)
 		case "tool_call":
-			ok = seen.First(12) && r.raw(&r.toolCall, &w.ToolCall)
+			r.toolCall = s.Value()
+			ok = seen.First(12) && r.toolCall != nil
 		case "is_error":
 			ok = seen.First(13) && s.Bool(&w.IsError)
 		case "result":
@@ -212,7 +215,8 @@ func (r *lineReader) read(line []byte) bool {
 		case "request_id":
 			ok = seen.First(17) && s.String(&w.RequestID)
 		case "usage":
-			ok = seen.First(18) && r.raw(&r.usage, &w.Usage)
+			r.usage = s.Value()
+			ok = seen.First(18) && r.usage != nil
 		default:
 			ok = s.Skip()
 		}
@@ -239,15 +243,6 @@ func (r *lineReader) optInt(dst *optInt) bool {
 	var ok bool
 	dst.n, dst.ok, ok = r.s.Int()
 	return ok
-}
-
-// raw copies the next value into *buf (its capacity reused) and points
-// *dst at it.
-func (r *lineReader) raw(buf *[]byte, dst *jsontext.Value) bool {
-	v := r.s.Value()
-	*buf = append((*buf)[:0], v...)
-	*dst = *buf
-	return v != nil
 }
 
 // message reads a user or assistant event's message, an object or null:
@@ -361,12 +356,12 @@ func (r *lineReader) finish() bool {
 			f.text = b.String()
 		}
 	case kindToolCall:
-		s := shape{b: w.ToolCall, opts: r.lenient}
-		f.tool = s.tool(span{0, len(w.ToolCall)})
+		s := shape{b: r.toolCall, opts: r.lenient}
+		f.tool = s.tool(span{0, len(r.toolCall)}) // its values are copies
 		return s.err == nil
 	case kindResult:
-		s := shape{b: w.Usage, opts: r.lenient}
-		f.usage = s.usage(span{0, len(w.Usage)})
+		s := shape{b: r.usage, opts: r.lenient}
+		f.usage = s.usage(span{0, len(r.usage)})
 		return s.err == nil
 	}
 	return true

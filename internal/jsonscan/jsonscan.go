@@ -86,9 +86,6 @@ func (s *Scanner) take() bool {
 // Failed reports whether s has met something it does not accept.
 func (s *Scanner) Failed() bool { return s.failed }
 
-// Offset is the number of bytes of the text read so far.
-func (s *Scanner) Offset() int { return s.i }
-
 // fail fails s and returns false.
 func (s *Scanner) fail() bool {
 	s.failed = true
@@ -246,11 +243,11 @@ func (s *Scanner) Str() ([]byte, bool) {
 }
 
 // String reads the next value, a string or null (""), into *dst: a new
-// string, or with words the one of them it equals (Word). False, failing
-// s, for another kind.
+// string, or with words the one of them it equals, without allocating.
+// False, failing s, for another kind.
 func (s *Scanner) String(dst *string, words ...string) bool {
 	t, ok := s.Str()
-	*dst = Word(t, words)
+	*dst = word(t, words)
 	return ok
 }
 
@@ -563,10 +560,10 @@ func (s *Seen) First(n uint) bool {
 	return true
 }
 
-// Word returns the string text holds: the one of words it equals, without
+// word returns the string text holds: the one of words it equals, without
 // allocating (a stream says its event and block types a hundred thousand
 // times), else a new string.
-func Word(text []byte, words []string) string {
+func word(text []byte, words []string) string {
 	for _, w := range words {
 		if string(text) == w {
 			return w
