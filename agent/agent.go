@@ -15,6 +15,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cursorkit/cursorkit/event"
@@ -41,6 +42,23 @@ type Decoder interface {
 	// agent was stopped: the reason it was stopped is the verdict then.
 	End(exitCode int, stderrTail string) error
 }
+
+// StderrDecoder is a Decoder that also reads the agent's stderr, for what
+// an agent says only there (Gemini CLI's retry notices). Run feeds it
+// each stderr line, cut to MaxStderrLine bytes, never at the same time
+// as Feed: the events of both reach OnEvent one at a time, each in the
+// order its stream said it (the two streams' order between them is the
+// order their lines were read).
+type StderrDecoder interface {
+	Decoder
+	// FeedStderr decodes one stderr line (terminator trimmed) into
+	// events. It must not fail: stderr is the agent's prose.
+	FeedStderr(line []byte) []event.Event
+}
+
+// MaxStderrLine bounds a stderr line fed to a StderrDecoder: the rest of
+// a longer line is dropped.
+const MaxStderrLine = 4 << 10
 
 // Options configure how a turn is supervised. Zero durations are off; an
 // agent needs a first-line and an inactivity deadline (a backend's
@@ -74,6 +92,12 @@ type Options struct {
 	// process: a shim's cmd.exe or PowerShell on Windows) before its output
 	// is read; it must be quick (supervise.Options.OnStarted).
 	OnStarted func(pid int)
+	// StopAtRetry, when set, is asked at each retry notice of the agent
+	// (a warning with a Retry, after OnEvent has it); when it returns
+	// true the whole tree is stopped at once and the turn fails with the
+	// retry's kind (Outcome.StoppedAtRetry), instead of waiting out the
+	// agent's own retries: a fallback can answer sooner.
+	StopAtRetry func(event.Retry) bool
 }
 
 // Defaults returns the supervision of a turn whose agent must print its
@@ -109,13 +133,17 @@ type Outcome struct {
 	Kind    failure.Kind
 	Message string
 	// SessionID is the id to resume the session with, "" when the agent
-	// reported none; Model is the model its init event named.
+	// reported none; Model is the model that answered as the result names
+	// it, else the model the init event named.
 	SessionID string
 	Model     string
 	// Usage is the result's token usage, exactly as reported.
 	Usage event.Usage
 	// Warnings are the decoder's and the supervisor's, in order.
 	Warnings []event.Warning
+	// StoppedAtRetry reports that the turn was stopped at a retry notice
+	// of the agent (Options.StopAtRetry).
+	StoppedAtRetry bool
 	// Process is how the agent's process ended: exit code, signal, which
 	// deadline fired, how long stopping it took, the stderr tail.
 	Process supervise.Outcome
@@ -148,8 +176,8 @@ const maxMessage = 1000
 // when the plan could not be started at all: Outcome.Process.Ending is
 // then supervise.SpawnFailed and no event was delivered).
 func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts Options) (Outcome, error) {
-	t := turn{dec: dec, onEvent: opts.OnEvent}
-	o := supervise.Run(ctx, plan, supervise.Options{
+	t := &turn{dec: dec, onEvent: opts.OnEvent, stopAtRetry: opts.StopAtRetry}
+	sopts := supervise.Options{
 		Dir:              opts.Dir,
 		Env:              opts.Env,
 		Stdin:            strings.NewReader(prompt),
@@ -163,11 +191,30 @@ func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts O
 		OnDrained:        opts.OnDrained,
 		OnStarted:        opts.OnStarted,
 		OnOversizedLine: func(size int64) {
+			t.mu.Lock()
+			defer t.mu.Unlock()
 			t.emit(event.Event{Type: event.TypeWarning, Warning: &event.Warning{
 				Code: supervise.WarnOversizedLine, Message: "skipped a stdout line of " + strconv.FormatInt(size, 10) + " bytes"}})
 		},
-	})
-	err := t.verdict(o)
+	}
+	if sd, ok := dec.(StderrDecoder); ok {
+		sopts.Stderr = &lineWriter{max: MaxStderrLine, line: func(line []byte) { t.stderrLine(sd, line) }}
+	}
+	var o supervise.Outcome
+	s, err := supervise.Start(ctx, plan, sopts)
+	if err != nil {
+		o = supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}
+		if failure.Is(err, failure.Cancelled) {
+			o.Ending = supervise.Cancelled
+		}
+	} else {
+		t.started(s)
+		o = s.Wait()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.over = true
+	err = t.verdict(o)
 	if o.Ending != supervise.SpawnFailed {
 		for _, w := range o.Warnings {
 			code, msg, ok := strings.Cut(w, ": ")
@@ -187,22 +234,46 @@ func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts O
 // (held by a helper it left) before the helper is killed.
 const drainGrace = 2 * time.Second
 
-// turn is the state Run keeps while the agent runs: the OnLine handler
-// and what the Outcome needs from the events.
+// turn is the state Run keeps while the agent runs: the OnLine handler,
+// the stderr lines' handler, and what the Outcome needs from the events.
+// mu serializes the two handlers: the decoder and OnEvent see one line at
+// a time.
 type turn struct {
-	dec     Decoder
-	onEvent func(event.Event)
+	dec         Decoder
+	onEvent     func(event.Event)
+	stopAtRetry func(event.Retry) bool
 
-	failed    error // the decoder's error, sticky
+	mu        sync.Mutex
+	session   *supervise.Session // set once started, for a stop from stderr
+	over      bool               // the run ended: a late stderr line is dropped
+	failed    error              // the decoder's error or the stop at a retry, sticky
+	retryStop bool               // failed is the stop at a retry
 	sessionID string
-	model     string
+	model     string // the init event's
+	answered  string // the result's
 	usage     event.Usage
 	warnings  []event.Warning
+}
+
+// started records the running session; a stop decided from stderr before
+// it was known is carried out now.
+func (t *turn) started(s *supervise.Session) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.session = s
+	if t.failed != nil {
+		s.Abort(t.failed)
+	}
 }
 
 // line is supervise's OnLine: decode, deliver, and tell supervise whether
 // the work is done or the turn failed.
 func (t *turn) line(line []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failed != nil {
+		return t.failed
+	}
 	events, err := t.dec.Feed(line)
 	for _, e := range events {
 		t.emit(e)
@@ -212,15 +283,36 @@ func (t *turn) line(line []byte) error {
 		if failure.KindOf(err) == failure.Other {
 			err = failure.Wrap(failure.Protocol, err, "the agent's stream could not be decoded")
 		}
-		t.failed = err
-		return err
+		if t.failed == nil {
+			t.failed = err
+		}
+		return t.failed
+	case t.failed != nil:
+		return t.failed // stopped at a retry
 	case t.dec.Done():
 		return supervise.ErrFinished
 	}
 	return nil
 }
 
-// emit notes what the Outcome needs and hands e to the caller.
+// stderrLine feeds one stderr line to the decoder and delivers its
+// events; a stop at a retry said there aborts the run.
+func (t *turn) stderrLine(dec StderrDecoder, line []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.over || t.failed != nil {
+		return
+	}
+	for _, e := range dec.FeedStderr(line) {
+		t.emit(e)
+	}
+	if t.failed != nil && t.session != nil {
+		t.session.Abort(t.failed)
+	}
+}
+
+// emit notes what the Outcome needs and hands e to the caller; a retry
+// the caller stops at fails the turn. t.mu is held.
 func (t *turn) emit(e event.Event) {
 	switch e.Type {
 	case event.TypeInit:
@@ -230,6 +322,7 @@ func (t *turn) emit(e event.Event) {
 	case event.TypeResult:
 		if e.Result != nil {
 			t.usage = e.Result.Usage
+			t.answered = e.Result.Model
 			if t.sessionID == "" {
 				t.sessionID = e.Result.SessionID
 			}
@@ -242,6 +335,24 @@ func (t *turn) emit(e event.Event) {
 	if t.onEvent != nil {
 		t.onEvent(e)
 	}
+	if e.Type == event.TypeWarning && e.Warning != nil && e.Warning.Retry != nil &&
+		t.stopAtRetry != nil && t.failed == nil && t.stopAtRetry(*e.Warning.Retry) {
+		t.failed, t.retryStop = retryStopError(*e.Warning.Retry), true
+	}
+}
+
+// retryStopError is the failure of a turn stopped at retry r: r's kind.
+func retryStopError(r event.Retry) error {
+	what := "got no answer"
+	if r.Status != 0 {
+		what = "was answered with HTTP " + strconv.Itoa(r.Status)
+	}
+	kind := r.Kind
+	if kind == "" {
+		kind = failure.Other
+	}
+	return failure.New(kind, "the agent's model request %s (%s): the turn was stopped at the agent's retry %d instead of waiting for it",
+		what, kind, r.Attempt)
 }
 
 // verdict decides the turn: a stream failure wins; then a supervisor
@@ -264,12 +375,16 @@ func (t *turn) verdict(o supervise.Outcome) error {
 
 func (t *turn) outcome(err error, o supervise.Outcome) Outcome {
 	out := Outcome{
-		Status:    StatusDone,
-		SessionID: t.sessionID,
-		Model:     t.model,
-		Usage:     t.usage,
-		Warnings:  t.warnings,
-		Process:   o,
+		Status:         StatusDone,
+		SessionID:      t.sessionID,
+		Model:          t.model,
+		Usage:          t.usage,
+		Warnings:       t.warnings,
+		StoppedAtRetry: t.retryStop && err == t.failed,
+		Process:        o,
+	}
+	if t.answered != "" {
+		out.Model = t.answered
 	}
 	if err != nil {
 		out.Kind = failure.KindOf(err)

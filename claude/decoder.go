@@ -16,11 +16,6 @@ import (
 
 // Warning codes of the Decoder.
 const (
-	// WarnAPIRetry: an API request failed with a retryable error and
-	// Claude Code will retry it (a system/api_retry event): the message
-	// says the attempt, the most it makes, the delay, the HTTP status
-	// (none for a connection failure) and the error's category.
-	WarnAPIRetry = "api_retry"
 	// WarnAPIError: an assistant message is Claude Code's report of a
 	// failed API call (it carries "error", e.g. "authentication_failed"),
 	// not the model's words: its bounded text is this warning, never a
@@ -48,6 +43,7 @@ type Decoder struct {
 
 	said     bool                   // a text event was emitted
 	apiError string                 // the category of the last assistant error
+	model    string                 // the model of the last assistant message
 	tools    map[string]*event.Tool // started calls by id, until completed
 
 	wire     lineReader // reads a line the first way (wire.go)
@@ -167,8 +163,8 @@ func (d *Decoder) feedWire(w *wireLine, line []byte) ([]event.Event, error) {
 	case kindRetry:
 		attempt, _ := w.Attempt.integer()
 		most, _ := w.MaxRetries.integer()
-		status, hasStatus := w.ErrorStatus.integer()
-		evs = retryWarning(attempt, most, w.RetryDelayMs.n, status, hasStatus, w.Error)
+		status, _ := w.ErrorStatus.integer()
+		evs = retryWarning(attempt, most, w.RetryDelayMs.n, status, w.Error)
 	case kindAssistant:
 		evs = d.assistantWire(w)
 	case kindUser:
@@ -260,20 +256,27 @@ func retryEvent(r *reader, o object) []event.Event {
 	attempt, _ := r.integer(o, "attempt")
 	most, _ := r.integer(o, "max_retries")
 	delay, _ := r.number(o, "retry_delay_ms")
-	status, hasStatus := r.integer(o, "error_status")
-	return retryWarning(attempt, most, delay, status, hasStatus, r.str(o, "error"))
+	status, _ := r.integer(o, "error_status")
+	return retryWarning(attempt, most, delay, status, r.str(o, "error"))
 }
 
-func retryWarning(attempt, most int64, delay float64, status int64, hasStatus bool, category string) []event.Event {
-	why := "no HTTP response"
-	if hasStatus {
-		why = "HTTP " + strconv.FormatInt(status, 10)
+// retryWarning is the retry warning of an api_retry event: its numbers
+// (a status outside HTTP's range, or none, read as no answer), its kind
+// from the status, or from the error's category when the request got no
+// answer, and the category as the cause.
+func retryWarning(attempt, most int64, delay float64, status int64, category string) []event.Event {
+	r := event.Retry{Attempt: int(min(max(attempt, 0), math.MaxInt32)), Max: int(min(max(most, 0), math.MaxInt32)),
+		DelayMs: int64(min(max(delay, 0), math.MaxInt64/2))}
+	if status >= 100 && status <= 599 {
+		r.Status = int(status)
 	}
-	if category != "" {
-		why += ", " + agent.Quote(category, 40)
+	r.Kind = agent.KindOfStatus(r.Status)
+	if r.Status == 0 {
+		if k := ClassifyMessage(category); k != failure.Other {
+			r.Kind = k
+		}
 	}
-	msg := fmt.Sprintf("an API request failed (%s): retry %d of %d in %.1f s", why, attempt, most, math.Max(delay, 0)/1000)
-	return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnAPIRetry, Message: msg}}}
+	return []event.Event{agent.RetryWarning(r, category)}
 }
 
 // assistant maps an assistant message's content blocks: text, thinking,
@@ -281,6 +284,7 @@ func retryWarning(attempt, most int64, delay float64, status int64, hasStatus bo
 func (d *Decoder) assistant(r *reader, o object) []event.Event {
 	apiError := r.str(o, "error")
 	msg, _ := r.obj(o, "message")
+	d.noteModel(r.str(msg, "model"), apiError)
 	var evs []event.Event
 	var text strings.Builder
 	for _, b := range r.blocks(msg) {
@@ -313,6 +317,7 @@ func (d *Decoder) assistant(r *reader, o object) []event.Event {
 // assistantWire is assistant for a line read the first way.
 func (d *Decoder) assistantWire(w *wireLine) []event.Event {
 	apiError := w.Error
+	d.noteModel(w.MessageModel, apiError)
 	var evs []event.Event
 	var text strings.Builder
 	for i := range w.Blocks {
@@ -462,8 +467,21 @@ func (d *Decoder) resultEvent(r *reader, o object) []event.Event {
 	return d.resultEvents(res)
 }
 
+// synthetic is the model of a message Claude Code made itself (an API
+// error's text), not a model's.
+const synthetic = "<synthetic>"
+
+// noteModel records the model of an assistant message: the model that
+// answered, unless the message is Claude Code's own (an API error).
+func (d *Decoder) noteModel(model, apiError string) {
+	if model != "" && model != synthetic && apiError == "" {
+		d.model = model
+	}
+}
+
 // resultEvents records the result res and returns its events.
 func (d *Decoder) resultEvents(res *event.Result) []event.Event {
+	res.Model = d.model
 	d.result = res
 	if failed(res) {
 		d.resultErr = d.resultFailure(res)

@@ -100,8 +100,9 @@ func TestDecoderRecordedStreams(t *testing.T) {
 				event.TypeWarning, event.TypeWarning, event.TypeWarning, event.TypeWarning},
 			check: func(t *testing.T, evs []event.Event, _ error) {
 				assert.Equal(t, "ANTHROPIC_API_KEY", evs[0].Init.APIKeySource)
-				assert.Equal(t, WarnAPIRetry, evs[1].Warning.Code)
-				assert.Equal(t, `an API request failed (no HTTP response, "unknown"): retry 1 of 10 in 0.6 s`, evs[1].Warning.Message)
+				assert.Equal(t, event.WarnRetry, evs[1].Warning.Code)
+				assert.Equal(t, `a model request got no answer (network: unknown): retry 1 of 10 in 0.6 s`, evs[1].Warning.Message)
+				assert.Equal(t, &event.Retry{Attempt: 1, Max: 10, DelayMs: 619, Kind: failure.Network}, evs[1].Warning.Retry)
 			}},
 		{file: "resume-missing.jsonl", exit: 1, stderr: "resume-missing.stderr", kind: failure.Input,
 			types: []event.Type{event.TypeResult},
@@ -151,7 +152,7 @@ func TestDecoderRecordedStreams(t *testing.T) {
 		{file: "rate-limited.jsonl", exit: 1, kind: failure.RateLimited,
 			types: []event.Type{event.TypeInit, event.TypeWarning, event.TypeWarning, event.TypeResult},
 			check: func(t *testing.T, evs []event.Event, _ error) {
-				assert.Equal(t, `an API request failed (HTTP 529, "rate_limit"): retry 1 of 10 in 0.5 s`, evs[1].Warning.Message)
+				assert.Equal(t, `a model request failed (HTTP 529, rate_limited: rate_limit): retry 1 of 10 in 0.5 s`, evs[1].Warning.Message)
 			}},
 	}
 	for _, tt := range tests {

@@ -37,8 +37,9 @@ type wireLine struct {
 	Attempt, MaxRetries, RetryDelayMs, ErrorStatus optNumber
 	Error                                          string
 
-	// assistant, user: message.content's blocks
-	Blocks []wireBlock
+	// assistant, user: message.content's blocks and message.model
+	Blocks       []wireBlock
+	MessageModel string
 
 	// result: is_error, result, duration_ms, duration_api_ms, errors, usage
 	IsError                   bool
@@ -224,9 +225,12 @@ func (r *lineReader) message() bool {
 		if !ok {
 			break
 		}
-		if string(name) == "content" {
+		switch string(name) {
+		case "content":
 			ok = seen.First(0) && r.content()
-		} else {
+		case "model":
+			ok = seen.First(1) && s.String(&r.w.MessageModel)
+		default:
 			ok = s.Skip()
 		}
 		if !ok {

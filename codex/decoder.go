@@ -15,9 +15,6 @@ import (
 
 // Warning codes of the Codex decoder.
 const (
-	// WarnRetry: Codex lost its connection and retries ("Reconnecting...
-	// 2/5 (...)", a top-level error event it recovers from).
-	WarnRetry = "codex_retry"
 	// WarnItemError: a non-fatal error Codex reported as an error item
 	// (a transport fallback, a config or deprecation notice).
 	WarnItemError = "codex_item_error"
@@ -41,6 +38,7 @@ type Decoder struct {
 	err       error // a protocol, policy or network failure Feed returned; sticky
 
 	said    idSet               // agent_message and reasoning items already emitted, by id
+	last    string              // the last agent_message's text: the result's
 	started map[string]struct{} // tool items started and not completed, by id
 
 	lines *lineReader
@@ -163,7 +161,7 @@ func (d *Decoder) topError(msg string) ([]event.Event, error) {
 		fe.Kind = failure.Network
 		return nil, fe
 	case retry:
-		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnRetry, Message: detail.Cut(detail.Bound(msg), maxAgentMessage)}}}, nil
+		return []event.Event{retryWarning(rest)}, nil
 	}
 	if d.fatal == nil {
 		d.fatal = messageFailure("codex reported an error", msg)
@@ -171,9 +169,47 @@ func (d *Decoder) topError(msg string) ([]event.Event, error) {
 	return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnError, Message: detail.Cut(detail.Bound(msg), maxAgentMessage)}}}, nil
 }
 
-// completed maps turn.completed: the result, with its usage.
+// retryWarning is the retry warning of a "Reconnecting... N/M (CAUSE)"
+// notice, given what follows "Reconnecting...": the attempt and the most
+// from N/M, the status from the cause's "last status: NNN" or "status
+// NNN", the kind from the status, else from the cause's words, else
+// network (a stream that broke has no status).
+func retryWarning(rest string) event.Event {
+	var r event.Retry
+	counts, cause, _ := strings.Cut(rest, " ")
+	if n, m, ok := strings.Cut(counts, "/"); ok {
+		r.Attempt, _ = strconv.Atoi(n)
+		r.Max, _ = strconv.Atoi(m)
+	}
+	cause = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(cause), "("), ")")
+	r.Status = statusIn(cause)
+	r.Kind = agent.KindOfStatus(r.Status)
+	if r.Status == 0 {
+		if k := ClassifyMessage(cause); k != failure.Other {
+			r.Kind = k
+		}
+	}
+	return agent.RetryWarning(r, cause)
+}
+
+// statusIn returns the HTTP status a Codex message names ("last status:
+// 429 Too Many Requests", "unexpected status 401 Unauthorized"), 0 when
+// it names none.
+func statusIn(msg string) int {
+	for _, marker := range []string{"last status: ", "status "} {
+		if _, after, ok := strings.Cut(msg, marker); ok && len(after) >= 3 {
+			if n, err := strconv.Atoi(after[:3]); err == nil && n >= 100 && n <= 599 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// completed maps turn.completed: the result, with its usage and the last
+// agent message's text (Codex's final answer).
 func (d *Decoder) completed(u *wireUsage) []event.Event {
-	res := &event.Result{Subtype: "success"}
+	res := &event.Result{Subtype: "success", Text: d.last}
 	if u != nil {
 		res.Usage = usage(u)
 	}
@@ -218,6 +254,7 @@ func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Ev
 		if phase != "completed" || it.Text == "" || !d.firstSaid(it.id) {
 			return nil, nil // the text comes once, on item.completed
 		}
+		d.last = it.Text
 		return []event.Event{{Type: event.TypeText, Text: it.Text}}, nil
 	case "reasoning":
 		if phase != "completed" || !d.firstSaid(it.id) {

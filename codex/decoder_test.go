@@ -84,7 +84,7 @@ func TestDecoderRecordedStreams(t *testing.T) {
 			}},
 		{file: "write.jsonl", turn: codex.Turn{Mode: agent.ModeWrite, Tools: []string{"mcp:docs"}},
 			types: []string{"init", "tool_started:file_change", "tool_completed:file_change", "tool_started:web_search", "tool_completed:web_search",
-				"tool_started:mcp", "tool_completed:mcp", "warning:codex_item_error", "warning:codex_retry", "text", "result"},
+				"tool_started:mcp", "tool_completed:mcp", "warning:codex_item_error", "warning:retry", "text", "result"},
 			check: func(t *testing.T, evs []event.Event) {
 				assert.JSONEq(t, `{"changes":[{"path":"/repo/a.txt","kind":"add"}]}`, string(evs[2].Tool.Args))
 				assert.Equal(t, "ws_1", evs[3].Tool.CallID, "the last of two ids counts")
@@ -93,7 +93,7 @@ func TestDecoderRecordedStreams(t *testing.T) {
 			}},
 		{file: "write.jsonl", turn: codex.Turn{Mode: agent.ModeWrite, Tools: []string{"mcp"}},
 			types: []string{"init", "tool_started:file_change", "tool_completed:file_change", "tool_started:web_search", "tool_completed:web_search",
-				"tool_started:mcp", "tool_completed:mcp", "warning:codex_item_error", "warning:codex_retry", "text", "result"}},
+				"tool_started:mcp", "tool_completed:mcp", "warning:codex_item_error", "warning:retry", "text", "result"}},
 		{file: "write.jsonl", turn: codex.Turn{Mode: agent.ModeWrite, Tools: []string{"mcp:other"}}, kind: failure.Policy,
 			types: []string{"init", "tool_started:file_change", "tool_completed:file_change", "tool_started:web_search", "tool_completed:web_search"}},
 		{file: "write.jsonl", turn: codex.Turn{Mode: agent.ModeWrite}, kind: failure.Policy,
@@ -108,7 +108,7 @@ func TestDecoderRecordedStreams(t *testing.T) {
 			}},
 		{file: "unauthorized.jsonl", kind: failure.Auth, types: []string{"init", "warning:codex_error", "result"}},
 		{file: "real-nonetwork.jsonl", kind: failure.Network,
-			types: []string{"init", "warning:codex_retry", "warning:codex_retry", "warning:codex_retry", "warning:codex_retry", "warning:codex_item_error"}},
+			types: []string{"init", "warning:retry", "warning:retry", "warning:retry", "warning:retry", "warning:codex_item_error"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file+" "+string(tt.turn.Mode)+" "+strings.Join(tt.turn.Tools, ","), func(t *testing.T) {

@@ -54,7 +54,7 @@ func Example() {
 	// {"type":"text","text":"Let me read it."}
 	// {"type":"tool_started","callId":"toolu_1\nx","tool":"read","args":{"path":"README.md"}}
 	// {"type":"tool_completed","callId":"toolu_1\nx","tool":"read","args":{"path":"README.md"},"status":"success","result":{"content":"# Demo"}}
-	// {"type":"result","subtype":"success","isError":false,"result":"Let me read it.","durationMs":1234,"durationApiMs":1200,"sessionId":"abc","requestId":"r1","usage":{"reported":false}}
+	// {"type":"result","subtype":"success","isError":false,"result":"Let me read it.","durationMs":1234,"durationApiMs":1200,"sessionId":"abc","requestId":"r1","model":"","usage":{"reported":false}}
 	// done: true verdict: <nil>
 }
 

@@ -32,6 +32,8 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"io"
+
+	"github.com/cursorkit/cursorkit/failure"
 )
 
 // Type says what an Event reports, and which of its fields are set.
@@ -138,7 +140,11 @@ type Result struct {
 	DurationAPIMs int64  // the time spent in model calls
 	SessionID     string
 	RequestID     string
-	Usage         Usage
+	// Model is the model that answered, when the agent's stream names it
+	// ("" otherwise): the init event's model may be a setting ("auto")
+	// or the CLI's own name for it.
+	Model string
+	Usage Usage
 }
 
 // Usage is the token usage a result reports, kept exactly as reported: a
@@ -159,6 +165,27 @@ type Usage struct {
 type Warning struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Retry, on a WarnRetry warning, is what the agent said of the retry;
+	// nil on every other warning.
+	Retry *Retry `json:"retry,omitzero"`
+}
+
+// Retry is an agent's notice that a model request failed and that it
+// will make it again: Claude Code's api_retry event, Codex's
+// "Reconnecting... N/M", Gemini CLI's "Attempt N failed" on stderr.
+type Retry struct {
+	// Attempt is the retry's number, 1 for the first.
+	Attempt int `json:"attempt"`
+	// Max is the most retries the agent said it makes; 0 when unsaid.
+	Max int `json:"max,omitzero"`
+	// DelayMs is the wait before the retry, when the agent said it.
+	DelayMs int64 `json:"delayMs,omitzero"`
+	// Status is the failed request's HTTP status; 0 when the request got
+	// no answer (a connection that failed or broke).
+	Status int `json:"status,omitzero"`
+	// Kind is what failed, as a failure kind: rate_limited (429, or the
+	// API overloaded), auth (401, 403), network (no answer), ...
+	Kind failure.Kind `json:"kind"`
 }
 
 // Warning codes.
@@ -171,6 +198,9 @@ const (
 	// WarnLateClose: the agent did not exit within its grace after its
 	// result and was stopped (docs/contract.md, "Supervision").
 	WarnLateClose = "late_close"
+	// WarnRetry: the agent retries a failed model request; the warning's
+	// Retry says what it said of it.
+	WarnRetry = "retry"
 )
 
 // Unknown is an event of the agent's that its decoder does not know,
@@ -188,14 +218,15 @@ type Unknown struct {
 //	{"type":"thinking","subtype","text"}
 //	{"type":"tool_started","callId","tool","args"}
 //	{"type":"tool_completed","callId","tool","args","status","result"}
-//	{"type":"result","subtype","isError","result","durationMs","durationApiMs","sessionId","requestId","usage"}
-//	{"type":"warning","code","message"}
+//	{"type":"result","subtype","isError","result","durationMs","durationApiMs","sessionId","requestId","model","usage"}
+//	{"type":"warning","code","message","retry"}
 //	{"type":"unknown","eventType","subtype","raw"}
 //	{"type":"cross-runtime-fallback-engaged","sessionPurpose","primaryAgent","primaryProvider","primaryModel",
 //	  "fallbackAgent","fallbackProvider","fallbackModel","triggerPoint","promptIndex","failureCategory","contextTransferred"}
 //
 // args, result (a tool's) and raw are the agent's JSON values, null when
-// absent; status is null when absent or empty; usage is Usage's shape. An event of
+// absent; status is null when absent or empty; usage is Usage's shape;
+// retry is Retry's shape, and absent from a warning without one. An event of
 // another Type is {"type":...} alone.
 //
 // Strings are written as enc's options say. Use NewEncoder for the
@@ -273,6 +304,7 @@ func (e Event) marshalTokens(enc *jsontext.Encoder) error {
 		w.int("durationApiMs", r.DurationAPIMs)
 		w.str("sessionId", r.SessionID)
 		w.str("requestId", r.RequestID)
+		w.str("model", r.Model)
 		w.name("usage")
 		if w.err == nil {
 			w.err = json.MarshalEncode(enc, r.Usage)
@@ -284,6 +316,12 @@ func (e Event) marshalTokens(enc *jsontext.Encoder) error {
 		}
 		w.str("code", wa.Code)
 		w.str("message", wa.Message)
+		if wa.Retry != nil {
+			w.name("retry")
+			if w.err == nil {
+				w.err = json.MarshalEncode(enc, wa.Retry)
+			}
+		}
 	case TypeUnknown:
 		u := e.Unknown
 		if u == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
 )
 
 func i64(n int64) *int64 { return &n }
@@ -53,14 +54,20 @@ func TestMarshalShapes(t *testing.T) {
 			`{"type":"tool_completed","callId":"c","tool":"x","args":{"p":"\u00e9\/\ud800<"},"status":"failure","result":null}`},
 		{"result", event.Event{Type: event.TypeResult, Result: &event.Result{Subtype: "success", Text: "ok", DurationMs: 5, DurationAPIMs: 4,
 			SessionID: "s", RequestID: "r", Usage: event.Usage{Reported: true, InputTokens: i64(1), CacheWriteTokens: i64(0)}}},
-			`{"type":"result","subtype":"success","isError":false,"result":"ok","durationMs":5,"durationApiMs":4,"sessionId":"s","requestId":"r",` +
+			`{"type":"result","subtype":"success","isError":false,"result":"ok","durationMs":5,"durationApiMs":4,"sessionId":"s","requestId":"r","model":"",` +
 				`"usage":{"reported":true,"inputTokens":1,"cacheWriteTokens":0}}`},
 		{"error result, all usage", event.Event{Type: event.TypeResult, Result: &event.Result{Subtype: "error", IsError: true, Text: "limit",
 			DurationMs: -1, Usage: event.Usage{Reported: true, InputTokens: i64(1), OutputTokens: i64(2), CacheReadTokens: i64(3), CacheWriteTokens: i64(4)}}},
-			`{"type":"result","subtype":"error","isError":true,"result":"limit","durationMs":-1,"durationApiMs":0,"sessionId":"","requestId":"",` +
+			`{"type":"result","subtype":"error","isError":true,"result":"limit","durationMs":-1,"durationApiMs":0,"sessionId":"","requestId":"","model":"",` +
 				`"usage":{"reported":true,"inputTokens":1,"outputTokens":2,"cacheReadTokens":3,"cacheWriteTokens":4}}`},
 		{"warning", event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnBanner, Message: "m"}},
 			`{"type":"warning","code":"banner","message":"m"}`},
+		{"retry", event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnRetry, Message: "m",
+			Retry: &event.Retry{Attempt: 1, Max: 10, DelayMs: 1000, Status: 429, Kind: failure.RateLimited}}},
+			`{"type":"warning","code":"retry","message":"m","retry":{"attempt":1,"max":10,"delayMs":1000,"status":429,"kind":"rate_limited"}}`},
+		{"retry without what was not said", event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnRetry, Message: "m",
+			Retry: &event.Retry{Attempt: 2, Kind: failure.Network}}},
+			`{"type":"warning","code":"retry","message":"m","retry":{"attempt":2,"kind":"network"}}`},
 		{"unknown", event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: "x", Raw: jsontext.Value(`{"type":"x"}`)}},
 			`{"type":"unknown","eventType":"x","subtype":"","raw":{"type":"x"}}`},
 		{"unknown keeps a repeated name", event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: "x", Subtype: "y", Raw: jsontext.Value(`{"type":"x","subtype":"y","a":1,"a":2}`)}},
@@ -69,7 +76,7 @@ func TestMarshalShapes(t *testing.T) {
 			`{"type":"init","sessionId":"","model":"","cwd":"","permissionMode":"","apiKeySource":""}`},
 		{"nil pointers are zero values: tool", event.Event{Type: event.TypeToolStarted}, `{"type":"tool_started","callId":"","tool":"","args":null}`},
 		{"nil pointers are zero values: result", event.Event{Type: event.TypeResult},
-			`{"type":"result","subtype":"","isError":false,"result":"","durationMs":0,"durationApiMs":0,"sessionId":"","requestId":"","usage":{"reported":false}}`},
+			`{"type":"result","subtype":"","isError":false,"result":"","durationMs":0,"durationApiMs":0,"sessionId":"","requestId":"","model":"","usage":{"reported":false}}`},
 		{"nil pointers are zero values: warning", event.Event{Type: event.TypeWarning}, `{"type":"warning","code":"","message":""}`},
 		{"nil pointers are zero values: unknown", event.Event{Type: event.TypeUnknown}, `{"type":"unknown","eventType":"","subtype":"","raw":null}`},
 		{"fallback engaged", event.Event{Type: event.TypeFallbackEngaged, Fallback: &event.Fallback{SessionPurpose: "run",
@@ -225,4 +232,20 @@ func TestToolSummary(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.tool.Summary())
 	}
+}
+
+// TestWriterInterleavesIntoBytesBuffer: events written straight and
+// through the Encoder, and a value through Encoder, land in a
+// bytes.Buffer in order (an Encoder on a *bytes.Buffer appends into its
+// spare capacity, which the straight writes also use).
+func TestWriterInterleavesIntoBytesBuffer(t *testing.T) {
+	retry := event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnRetry, Message: "m",
+		Retry: &event.Retry{Attempt: 1, Kind: failure.Network}}}
+	var b bytes.Buffer
+	w := event.NewWriter(&b)
+	require.NoError(t, w.Write(retry))
+	require.NoError(t, w.Write(event.Event{Type: event.TypeText, Text: "hi"}))
+	require.NoError(t, json.MarshalEncode(w.Encoder(), retry.Warning))
+	assert.Equal(t, `{"type":"warning","code":"retry","message":"m","retry":{"attempt":1,"kind":"network"}}`+"\n"+
+		`{"type":"text","text":"hi"}`+"\n"+`{"code":"retry","message":"m","retry":{"attempt":1,"kind":"network"}}`+"\n", b.String())
 }

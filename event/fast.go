@@ -117,6 +117,7 @@ func (e Event) appendJSON(b []byte, quoted bool) ([]byte, bool) {
 		b = strconv.AppendInt(b, r.DurationAPIMs, 10)
 		str(`,"sessionId":`, r.SessionID)
 		str(`,"requestId":`, r.RequestID)
+		str(`,"model":`, r.Model)
 		b = append(b, `,"usage":{"reported":`...)
 		b = strconv.AppendBool(b, r.Usage.Reported)
 		// The counts in Usage's order, each omitted when nil (omitzero).
@@ -142,6 +143,9 @@ func (e Event) appendJSON(b []byte, quoted bool) ([]byte, bool) {
 		}
 		str(`{"type":"warning","code":`, wa.Code)
 		str(`,"message":`, wa.Message)
+		if wa.Retry != nil {
+			ok = false // written by the encoder, a struct of its own
+		}
 	case TypeUnknown:
 		u := e.Unknown
 		if u == nil {

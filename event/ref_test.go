@@ -59,6 +59,7 @@ func refMarshal(e Event, enc *jsontext.Encoder) error {
 		w.int("durationApiMs", r.DurationAPIMs)
 		w.str("sessionId", r.SessionID)
 		w.str("requestId", r.RequestID)
+		w.str("model", r.Model)
 		w.name("usage")
 		if w.err == nil {
 			w.err = json.MarshalEncode(enc, r.Usage)
@@ -70,6 +71,12 @@ func refMarshal(e Event, enc *jsontext.Encoder) error {
 		}
 		w.str("code", wa.Code)
 		w.str("message", wa.Message)
+		if wa.Retry != nil {
+			w.name("retry")
+			if w.err == nil {
+				w.err = json.MarshalEncode(enc, wa.Retry)
+			}
+		}
 	case TypeUnknown:
 		u := e.Unknown
 		if u == nil {

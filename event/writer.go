@@ -29,7 +29,10 @@ type Writer struct {
 
 // NewWriter returns a Writer of events to w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: w, enc: NewEncoder(w)}
+	// The Encoder must not know w is a *bytes.Buffer: it would then
+	// append into the buffer's spare capacity and take the Writer's
+	// straight writes in between for its own free space.
+	return &Writer{w: w, enc: NewEncoder(struct{ io.Writer }{w})}
 }
 
 // Encoder returns the Encoder (NewEncoder on w) the Writer writes the

@@ -36,6 +36,10 @@ func kindPhrases() []phrases.Entry[failure.Kind] {
 			"econnrefused", "econnreset", "etimedout", "econnaborted", "enetunreach", "enetdown", "ehostunreach",
 			"connection refused", "connection reset", "connection timed out", "network is unreachable",
 			"network error", "socket hang up", "fetch failed", "und_err_connect_timeout", "und_err_socket",
+			// a response that broke off: undici's "TypeError: terminated"
+			// ("[API Error: terminated]"), and a stream cut inside an event
+			// ("Incomplete JSON segment at the end")
+			"api error: terminated", "incomplete json segment",
 			// TLS
 			"unable to get local issuer certificate", "unable to verify the first certificate",
 			"self signed certificate", "self-signed certificate", "certificate has expired", "cert_has_expired",
@@ -50,6 +54,8 @@ func kindPhrases() []phrases.Entry[failure.Kind] {
 		{Value: failure.RateLimited, Phrases: []string{
 			"rate limit", "ratelimit", "too many requests", "resource_exhausted", "status: 429", "retryablequotaerror",
 			"please wait and try again later",
+			// 503 UNAVAILABLE: "The model is overloaded. Please try again later."
+			"model is overloaded",
 		}},
 		{Value: failure.Auth, Phrases: []string{
 			"please set an auth method", "fatalauthenticationerror", "api key not valid", "api_key_invalid",

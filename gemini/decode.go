@@ -89,6 +89,7 @@ type fields struct {
 
 	durationMs int64 // result stats
 	usage      event.Usage
+	models     jsontext.Value // stats.models, as sent; nil when absent
 }
 
 // decodeError says why a line could not be decoded.
@@ -233,6 +234,8 @@ func readStats(s *jsonscan.Scanner, st **wireStats) bool {
 			ok = seen.First(5) && readCount(s, &w.TotalTokens)
 		case "tool_calls":
 			ok = seen.First(6) && readCount(s, &w.ToolCalls)
+		case "models":
+			ok = seen.First(7) && readRaw(s, &w.Models)
 		default:
 			ok = s.Skip()
 		}
@@ -257,6 +260,7 @@ func readCount(s *jsonscan.Scanner, dst **int64) bool {
 type wireStats struct {
 	InputTokens, OutputTokens, Cached, Input *int64 // input_tokens, output_tokens, cached, input
 	DurationMs, TotalTokens, ToolCalls       *int64 // duration_ms, total_tokens, tool_calls
+	Models                                   jsontext.Value // models, any value (answeredModel reads it)
 }
 
 // lineReader decodes lines, reusing its buffers from one to the next.
@@ -342,6 +346,7 @@ func (r *lineReader) finish() bool {
 			if s.DurationMs != nil {
 				f.durationMs = *s.DurationMs
 			}
+			f.models = s.Models
 		}
 	}
 	return true
@@ -460,7 +465,7 @@ func decodeLine(line []byte) (*fields, *decodeError) {
 			f.errObj = r.value(top["error"])
 			f.errType, f.message = r.errorObject(top["error"])
 		}
-		f.durationMs, f.usage = r.stats(top["stats"])
+		f.durationMs, f.usage, f.models = r.stats(top["stats"])
 	}
 	if r.err != nil {
 		return f, r.err
@@ -612,12 +617,16 @@ func (r *reader) errorObject(v span) (typ, msg string) {
 // InputTokens excludes cache reads, so it is input when reported, else
 // input_tokens minus cached when both are; CacheReadTokens is cached.
 // Gemini reports no cache writes.
-func (r *reader) stats(v span) (int64, event.Usage) {
+func (r *reader) stats(v span) (int64, event.Usage, jsontext.Value) {
 	var u event.Usage
 	if !r.object(v, "stats") {
-		return 0, u
+		return 0, u, nil
 	}
-	at := r.members(v, "input_tokens", "output_tokens", "cached", "input", "duration_ms", "total_tokens", "tool_calls")
+	at := r.members(v, "input_tokens", "output_tokens", "cached", "input", "duration_ms", "total_tokens", "tool_calls", "models")
+	var models jsontext.Value
+	if m := at["models"]; !m.absent() {
+		models = r.value(m)
+	}
 	promptTokens := r.count(at["input_tokens"], "stats.input_tokens")
 	u.OutputTokens = r.count(at["output_tokens"], "stats.output_tokens")
 	u.CacheReadTokens = r.count(at["cached"], "stats.cached")
@@ -633,5 +642,31 @@ func (r *reader) stats(v span) (int64, event.Usage) {
 	if p := r.count(at["duration_ms"], "stats.duration_ms"); p != nil {
 		d = *p
 	}
-	return d, u
+	return d, u, models
+}
+
+// answeredModel is the model that answered the turn, read from the
+// result's stats.models ({"MODEL": {"total_tokens": N, ...}, ...}, one
+// entry per model the turn called, keyed by the model the API said
+// answered): the one with the most tokens, as the turn's own model does
+// most of the work (a routing classifier's call is small); "" when
+// models is absent or not that shape. Ties go to the name first in
+// order.
+func answeredModel(models jsontext.Value) string {
+	if len(models) == 0 {
+		return ""
+	}
+	var byModel map[string]struct {
+		TotalTokens int64 `json:"total_tokens"`
+	}
+	if json.Unmarshal(models, &byModel, lenientOptions) != nil {
+		return ""
+	}
+	best, most := "", int64(-1)
+	for name, m := range byModel {
+		if m.TotalTokens > most || m.TotalTokens == most && name < best {
+			best, most = name, m.TotalTokens
+		}
+	}
+	return best
 }

@@ -46,9 +46,11 @@ type Decoder struct {
 
 	run         strings.Builder // the assistant deltas since the last boundary
 	runOverflow bool
+
+	pending *pendingRetry // a stderr retry notice not complete yet
 }
 
-var _ agent.Decoder = (*Decoder)(nil)
+var _ agent.StderrDecoder = (*Decoder)(nil)
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
 // t.Mode and t.Tools. An unknown mode or a bad tool name is a
@@ -151,7 +153,12 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 			Message: detail.Cut(strings.TrimSpace(f.message), maxAgentMessage)}}), nil
 	case kindResult:
 		r := &event.Result{Subtype: f.status, IsError: f.status == "error", Text: f.message,
-			DurationMs: f.durationMs, SessionID: d.sessionID, Usage: f.usage}
+			DurationMs: f.durationMs, SessionID: d.sessionID, Usage: f.usage, Model: answeredModel(f.models)}
+		if !r.IsError && r.Text == "" && !d.runOverflow {
+			// Gemini's result carries no text: the answer is what the
+			// agent said since its last tool call.
+			r.Text = d.run.String()
+		}
 		d.result = r
 		switch {
 		case r.IsError && f.errObj == nil && d.fatal != nil:

@@ -20,7 +20,8 @@ import (
 //   - `--version` (anywhere in argv) prints EnvReplayVersion and exits 0;
 //   - anything else reads stdin to its end, appends the invocation to
 //     EnvRecord, writes EnvReplay's file to stdout line by line
-//     (EnvEventDelay between lines), EnvReplayStderr's text to stderr, and
+//     (EnvEventDelay between lines), EnvReplayStderr's text and
+//     EnvReplayStderrFile's bytes to stderr, and
 //     exits with EnvReplayExit (default 0); with EnvReplayHang set it then
 //     sleeps until killed (bounded by EnvHangLimit) with its stdout open,
 //     after leaving a helper worker when EnvReplayHang is "worker".
@@ -34,6 +35,10 @@ const (
 	EnvReplayVersion = "CURSORKIT_SIM_REPLAY_VERSION"
 	// EnvReplayStderr is text a turn writes to stderr after its stream.
 	EnvReplayStderr = "CURSORKIT_SIM_REPLAY_STDERR"
+	// EnvReplayStderrFile names a file whose bytes a turn writes to
+	// stderr after its stream (and after EnvReplayStderr's text): a
+	// recorded stderr too long for an environment variable.
+	EnvReplayStderrFile = "CURSORKIT_SIM_REPLAY_STDERR_FILE"
 	// EnvReplayExit is a turn's exit code.
 	EnvReplayExit = "CURSORKIT_SIM_REPLAY_EXIT"
 	// EnvReplayHang makes a turn hang after its output: "1", or "worker"
@@ -124,6 +129,14 @@ func (s *sim) replay(path string) int {
 func (s *sim) replayEnd() int {
 	if text := s.getenv(EnvReplayStderr); text != "" {
 		fmt.Fprintln(s.stderr, text)
+	}
+	if path := s.getenv(EnvReplayStderrFile); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintf(s.stderr, "replay: %v\n", err)
+			return 1
+		}
+		_, _ = s.stderr.Write(b)
 	}
 	switch s.getenv(EnvReplayHang) {
 	case "":

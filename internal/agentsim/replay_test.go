@@ -20,8 +20,10 @@ func TestReplay(t *testing.T) {
 	stream := filepath.Join(dir, "stream.jsonl")
 	require.NoError(t, os.WriteFile(stream, []byte("{\"type\":\"a\"}\n{\"type\":\"b\"}"), 0o644))
 	record := filepath.Join(dir, "record.jsonl")
+	stderrFile := filepath.Join(dir, "stderr.txt")
+	require.NoError(t, os.WriteFile(stderrFile, []byte("line 1\nline 2\n"), 0o644))
 	env := map[string]string{agentsim.EnvReplay: stream, agentsim.EnvReplayVersion: "9.9.9 (Stand-in)",
-		agentsim.EnvReplayStderr: "boom", agentsim.EnvReplayExit: "41", agentsim.EnvRecord: record}
+		agentsim.EnvReplayStderr: "boom", agentsim.EnvReplayStderrFile: stderrFile, agentsim.EnvReplayExit: "41", agentsim.EnvRecord: record}
 	getenv := func(k string) string { return env[k] }
 	tests := []struct {
 		name       string
@@ -33,7 +35,7 @@ func TestReplay(t *testing.T) {
 	}{
 		{name: "version", args: []string{"--version"}, wantStdout: "9.9.9 (Stand-in)\n"},
 		{name: "turn", args: []string{"-p", "--output-format", "stream-json"}, stdin: "the prompt", wantCode: 41,
-			wantStdout: "{\"type\":\"a\"}\n{\"type\":\"b\"}", wantStderr: "boom\n"},
+			wantStdout: "{\"type\":\"a\"}\n{\"type\":\"b\"}", wantStderr: "boom\nline 1\nline 2\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,219 @@
+package agents_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/agent"
+	"github.com/cursorkit/cursorkit/agents"
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/internal/agentsim"
+	"github.com/cursorkit/cursorkit/internal/modelapi"
+	"github.com/cursorkit/cursorkit/internal/realcli"
+	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/supervise"
+)
+
+// realPrompt is every real turn's prompt: the stand-in's script decides
+// what the model does, so the text only has to be recognisable where it
+// must never appear.
+const realPrompt = "Follow the script. PROMPT-SECRET-4f1e"
+
+// TestRealTurns plays every scenario with every real CLI through the
+// library's entry point (agents.Agent.Run), each CLI with a home of its
+// own, against the model-API stand-in on the loopback: the CLI runs its
+// real tools on the workspace's files, and what cursorkit reports must be
+// what realcli's scenario wants.
+func TestRealTurns(t *testing.T) {
+	for _, cli := range realcli.CLIs() {
+		for _, sc := range realcli.Scenarios() {
+			t.Run(cli+"/"+sc.Name, func(t *testing.T) {
+				t.Parallel()
+				realcli.Check(t, sc.WantFor(cli), playReal(t, newRealSetup(t, cli, sc)))
+			})
+		}
+	}
+}
+
+// realSetup is one real turn's machine: the installed CLI, a stand-in
+// playing the scenario's script, the CLI's own home and a workspace, and
+// the turn as cursorkit runs it.
+type realSetup struct {
+	cli   string
+	sc    realcli.Scenario
+	agent agents.Agent
+	res   discovery.Resolution
+	api   *modelapi.Server
+	ws    string
+	home  string
+	turn  agents.Turn
+	opts  agent.Options
+}
+
+func newRealSetup(t *testing.T, cli string, sc realcli.Scenario) realSetup {
+	t.Helper()
+	s := realSetup{cli: cli, sc: sc}
+	bin := realcli.Bin(t, cli)
+	s.ws = realcli.Workspace(t, testkit.TempDir(t))
+	var err error
+	s.api, err = modelapi.Start(sc.Script(cli), map[string]string{"workspace": s.ws})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.api.Close()) })
+	s.home = testkit.TempDir(t)
+	env := realcli.Env(t, cli, s.api.URL(), s.home)
+
+	s.agent, err = agents.Lookup(cli)
+	require.NoError(t, err)
+	s.res, err = s.agent.Find(context.Background(), bin, nil, discovery.EnvFromOS(), discovery.OSFS())
+	require.NoError(t, err)
+	s.turn = agents.Turn{Prompt: realPrompt, Mode: agent.ModeAsk, Model: sc.Model[cli]}
+	if sc.Write {
+		s.turn.Mode = agent.ModeWrite
+	}
+	s.opts = s.agent.TurnDefaults()
+	s.opts.Env, s.opts.Dir = env, s.ws
+	s.opts.TotalTimeout = 3 * time.Minute
+	if sc.Idle > 0 {
+		s.opts.IdleTimeout = sc.Idle
+	}
+	return s
+}
+
+// playReal runs s's turn through agents.Agent.Run and returns what it
+// showed, its events and outcome read as `run --json` writes them.
+func playReal(t *testing.T, s realSetup) realcli.Run {
+	t.Helper()
+	stream, _, err := runAndWrite(t, s.agent, s.res, s.turn, s.opts)
+	if err != nil {
+		assert.NotContains(t, err.Error(), "PROMPT-SECRET", "the error quotes the prompt")
+	}
+	assert.NotContains(t, stream, "PROMPT-SECRET", "the stream quotes the prompt")
+	run := realcli.Run{Observed: realcli.Observe(t, []byte(stream)), Workspace: s.ws}
+	if s.sc.WantFor(s.cli).Stalled {
+		// A stalled request is recorded once the stand-in sees the CLI
+		// leave.
+		testkit.Eventually(t, "the stand-in to see the stalled CLI leave", 10*time.Second, func() bool {
+			for _, r := range s.api.Requests() {
+				if r.Reply >= 0 {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	run.Requests = s.api.Requests()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the stream:\n%s\nthe stand-in's requests:", run.Observed)
+			for _, r := range run.Requests {
+				t.Logf("  %s %s %s model %q reply %d status %d results %q", r.API, r.Method, r.Path, r.Model, r.Reply, r.Status, r.ToolResults)
+			}
+		}
+	})
+	return run
+}
+
+// runAndWrite runs one turn with agents.Agent.Run and returns its events
+// and outcome as `run --json` writes them, its outcome and its error.
+func runAndWrite(t *testing.T, a agents.Agent, res discovery.Resolution, turn agents.Turn, opts agent.Options) (string, agent.Outcome, error) {
+	t.Helper()
+	var stream bytes.Buffer
+	w := event.NewWriter(&stream)
+	opts.OnEvent = func(e event.Event) { require.NoError(t, w.Write(e)) }
+	o, err := a.Run(context.Background(), res, true, turn, opts)
+	require.NoError(t, json.MarshalEncode(w.Encoder(), o))
+	return stream.String(), o, err
+}
+
+// TestRefreshRealStreams records what each real CLI prints for each
+// scenario as the golden streams under testdata/real (realcli.Golden):
+// the CLI run as cursorkit runs it (its argv, plan and supervision), its
+// stdout and stderr kept whole. It runs only with CURSORKIT_REFRESH_REAL=1
+// (scripts/real-streams), when a pinned version moves.
+func TestRefreshRealStreams(t *testing.T) {
+	if os.Getenv("CURSORKIT_REFRESH_REAL") != "1" {
+		t.Skip("refreshes testdata/real only with CURSORKIT_REFRESH_REAL=1 (scripts/real-streams)")
+	}
+	for _, cli := range realcli.CLIs() {
+		version := realcli.Version(t, cli)
+		require.NotEmpty(t, version, "the installed %s's version", cli)
+		for _, sc := range realcli.Scenarios() {
+			t.Run(cli+"/"+sc.Name, func(t *testing.T) {
+				t.Parallel()
+				s := newRealSetup(t, cli, sc)
+				args, err := s.agent.Args(s.turn)
+				require.NoError(t, err)
+				plan, err := shim.Build(s.res, args, shim.OptionsFromOS())
+				require.NoError(t, err)
+				var stdout, stderr bytes.Buffer
+				o := supervise.Run(context.Background(), plan, supervise.Options{
+					Dir: s.ws, Env: s.opts.Env, Stdin: strings.NewReader(s.turn.Prompt),
+					FirstLineTimeout: s.opts.FirstLineTimeout, IdleTimeout: s.opts.IdleTimeout, TotalTimeout: s.opts.TotalTimeout,
+					StopGrace: s.opts.StopGrace, Lines: supervise.KeepEndings, MaxLineBytes: 16 << 20,
+					OnLine: func(line []byte) error { stdout.Write(line); return nil },
+					Stderr: &stderr,
+				})
+				install, err := filepath.Abs(filepath.Join(filepath.Dir(realcli.Bin(t, cli)), "..", ".."))
+				require.NoError(t, err)
+				norm := map[string]string{s.ws: realcli.NormWorkspace, s.home: realcli.NormHome,
+					strings.TrimPrefix(s.api.URL(), "http://"): realcli.NormAPI, install: realcli.NormInstall}
+				g := realcli.Golden{CLI: cli, Version: version, Scenario: sc.Name, Args: args, Script: sc.Script(cli),
+					ExitCode: o.ExitCode, Stopped: o.Ending != supervise.Exited, Stderr: realcli.Normalize(stderr.String(), norm)}
+				realcli.WriteGolden(t, g, []byte(realcli.Normalize(stdout.String(), norm)))
+			})
+		}
+	}
+}
+
+// TestRealStreams decodes every recorded real stream (testdata/real) as a
+// turn of its CLI, with no CLI installed: the replay stand-in plays the
+// recorded stdout, stderr and exit through the CLI's decoder, and the turn
+// must show what its scenario wants, as it did when it was recorded.
+func TestRealStreams(t *testing.T) {
+	goldens := realcli.ReadGoldens(t)
+	require.NotEmpty(t, goldens, "testdata/real holds the recorded real streams")
+	for _, g := range goldens {
+		t.Run(g.CLI+"/"+g.Version+"/"+g.Scenario, func(t *testing.T) {
+			t.Parallel()
+			sc := realcli.ScenarioNamed(t, g.Scenario)
+			a, err := agents.Lookup(g.CLI)
+			require.NoError(t, err)
+			dir := testkit.TempDir(t)
+			stderr := filepath.Join(dir, "stderr.txt")
+			require.NoError(t, os.WriteFile(stderr, []byte(g.Stderr), 0o644))
+			stdout, err := filepath.Abs(g.Stdout)
+			require.NoError(t, err)
+			env := []string{agentsim.EnvReplay + "=" + stdout, agentsim.EnvReplayStderrFile + "=" + stderr,
+				agentsim.EnvReplayExit + "=" + strconv.Itoa(g.ExitCode)}
+			if g.Stopped {
+				env = append(env, agentsim.EnvReplayHang+"=1")
+			}
+			bin := testkit.Install(t, dir, a.Command, testkit.Simulator)
+			res, err := a.Find(context.Background(), bin, nil, discovery.EnvFromOS(), discovery.OSFS())
+			require.NoError(t, err)
+			turn := agents.Turn{Prompt: realPrompt, Mode: agent.ModeAsk, Model: sc.Model[g.CLI]}
+			if sc.Write {
+				turn.Mode = agent.ModeWrite
+			}
+			opts := a.TurnDefaults()
+			opts.Env = testkit.ChildEnv(testkit.Simulator, env...)
+			if sc.Idle > 0 {
+				opts.IdleTimeout = sc.Idle
+			}
+			stream, _, _ := runAndWrite(t, a, res, turn, opts)
+			realcli.Check(t, sc.WantFor(g.CLI), realcli.Run{Observed: realcli.Observe(t, []byte(stream))})
+		})
+	}
+}

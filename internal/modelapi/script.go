@@ -1,0 +1,166 @@
+package modelapi
+
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Script is the model's side of one turn: the replies to the CLI's model
+// requests, in order. A request after the last reply gets an HTTP 400
+// naming the exhausted script, and is recorded as such (Server.Exhausted).
+type Script struct {
+	Replies []Reply `json:"replies"`
+}
+
+// Reply is the model's answer to one request: an HTTP error, or a stream
+// of thinking, then text, then tool calls, maybe broken by a fault.
+type Reply struct {
+	// Times is how many requests in a row get this reply; 0 is 1.
+	Times int `json:"times,omitzero"`
+
+	// Error, when set, answers with the API's HTTP error instead of a
+	// stream: ErrRateLimit, ErrUnauthorized, ErrForbidden, ErrOverloaded
+	// or ErrServer. RetryAfter is then the retry-after header's seconds
+	// (0: no header).
+	Error      string `json:"error,omitzero"`
+	RetryAfter int    `json:"retryAfter,omitzero"`
+
+	// Thinking is the model's reasoning, streamed first; Text is what it
+	// says, each element one delta; Calls are the tools it calls, after
+	// the text. A reply with calls ends the model's step with a tool-use
+	// stop, one without with a normal end of turn.
+	Thinking string   `json:"thinking,omitzero"`
+	Text     []string `json:"text,omitzero"`
+	Calls    []Call   `json:"calls,omitzero"`
+
+	// Fault, when set, breaks the stream after its first part (the
+	// stream's start and, when there is any, the first text delta):
+	// FaultStall holds the connection open and silent until the client
+	// leaves or the server closes, FaultDrop cuts the connection,
+	// FaultMalformed sends an event whose data is not JSON and then goes
+	// on with the rest of the reply.
+	Fault string `json:"fault,omitzero"`
+}
+
+// The errors a Reply can answer with, each the API's own status and body.
+const (
+	ErrRateLimit    = "rate_limit"   // 429
+	ErrUnauthorized = "unauthorized" // 401
+	ErrForbidden    = "forbidden"    // 403
+	ErrOverloaded   = "overloaded"   // 529 (Anthropic), 503 (OpenAI, Gemini)
+	ErrServer       = "server"       // 500
+)
+
+// The faults a Reply's stream can have.
+const (
+	FaultStall     = "stall"
+	FaultDrop      = "drop"
+	FaultMalformed = "malformed"
+)
+
+// Call is one tool call of the model, by the CLI's own tool name.
+type Call struct {
+	Name string `json:"name"`
+	// Input is the call's arguments, a JSON object (a function tool).
+	Input jsontext.Value `json:"input,omitzero"`
+	// Code, instead of Input, is the whole input of a freeform tool (the
+	// Responses API's custom tool call: Codex's exec and apply_patch).
+	Code string `json:"code,omitzero"`
+}
+
+// Read returns the script in the JSON file at path.
+func Read(path string) (Script, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Script{}, err
+	}
+	var s Script
+	if err := json.Unmarshal(b, &s, json.RejectUnknownMembers(true)); err != nil {
+		return Script{}, fmt.Errorf("script %s: %w", path, err)
+	}
+	return s, s.Check()
+}
+
+// Check reports the first reply that cannot be played.
+func (s Script) Check() error {
+	for i, r := range s.Replies {
+		if r.Times < 0 {
+			return fmt.Errorf("reply %d: times %d is negative", i, r.Times)
+		}
+		switch r.Error {
+		case "", ErrRateLimit, ErrUnauthorized, ErrForbidden, ErrOverloaded, ErrServer:
+		default:
+			return fmt.Errorf("reply %d: unknown error %q", i, r.Error)
+		}
+		switch r.Fault {
+		case "", FaultStall, FaultDrop, FaultMalformed:
+		default:
+			return fmt.Errorf("reply %d: unknown fault %q", i, r.Fault)
+		}
+		if r.Error != "" && (r.Fault != "" || r.Thinking != "" || len(r.Text) > 0 || len(r.Calls) > 0) {
+			return fmt.Errorf("reply %d: an error reply has no stream", i)
+		}
+		if r.Error == "" && r.Thinking == "" && len(r.Text) == 0 && len(r.Calls) == 0 {
+			return fmt.Errorf("reply %d: says nothing", i)
+		}
+		for j, c := range r.Calls {
+			if c.Name == "" {
+				return fmt.Errorf("reply %d, call %d: no name", i, j)
+			}
+			if (c.Input == nil) == (c.Code == "") {
+				return fmt.Errorf("reply %d, call %s: exactly one of input and code", i, c.Name)
+			}
+			if c.Input != nil && (!c.Input.IsValid() || c.Input.Kind() != '{') {
+				return fmt.Errorf("reply %d, call %s: input is not a JSON object", i, c.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// at returns the reply for the n-th model request (0-based), or false
+// when the script has none left.
+func (s Script) at(n int) (Reply, int, bool) {
+	for i, r := range s.Replies {
+		times := max(r.Times, 1)
+		if n < times {
+			return r, i, true
+		}
+		n -= times
+	}
+	return Reply{}, -1, false
+}
+
+// expand returns r with every {{NAME}} of vars replaced in its texts and
+// calls: inside a call's JSON input the value is written as JSON string
+// content, so a path with a backslash or a quote stays valid JSON.
+func (r Reply) expand(vars map[string]string) Reply {
+	if len(vars) == 0 {
+		return r
+	}
+	var plain, escaped []string
+	for name, value := range vars {
+		q, _ := json.Marshal(value)
+		plain = append(plain, "{{"+name+"}}", value)
+		escaped = append(escaped, "{{"+name+"}}", string(q[1:len(q)-1]))
+	}
+	text, inJSON := strings.NewReplacer(plain...), strings.NewReplacer(escaped...)
+	out := r
+	out.Thinking = text.Replace(r.Thinking)
+	out.Text = make([]string, len(r.Text))
+	for i, t := range r.Text {
+		out.Text[i] = text.Replace(t)
+	}
+	out.Calls = make([]Call, len(r.Calls))
+	for i, c := range r.Calls {
+		c.Code = text.Replace(c.Code)
+		if c.Input != nil {
+			c.Input = jsontext.Value(inJSON.Replace(string(c.Input)))
+		}
+		out.Calls[i] = c
+	}
+	return out
+}

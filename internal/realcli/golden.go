@@ -1,0 +1,114 @@
+package realcli
+
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/internal/modelapi"
+)
+
+// Golden is one real turn as a CLI played it, recorded by
+// scripts/real-streams under testdata/real/CLI/VERSION/: SCENARIO.ndjson
+// is what the CLI printed on stdout, SCENARIO.json this record of how it
+// ran (the stand-in's script, the arguments, the exit, stderr). Paths and
+// the stand-in's port are replaced by stable names (Normalize), so a
+// refresh's diff shows what the CLI changed.
+type Golden struct {
+	CLI      string          `json:"cli"`
+	Version  string          `json:"version"`
+	Scenario string          `json:"scenario"`
+	Args     []string        `json:"args"`
+	Script   modelapi.Script `json:"script"`
+	// ExitCode is the CLI's exit code; Stopped reports that it did not
+	// exit by itself but was stopped (the stall's inactivity deadline):
+	// then ExitCode means nothing, and a replay hangs instead.
+	ExitCode int  `json:"exitCode"`
+	Stopped  bool `json:"stopped"`
+	// Stderr is what it wrote to stderr.
+	Stderr string `json:"stderr"`
+}
+
+// GoldenFile is a Golden read from testdata: Stdout is the path of its
+// .ndjson.
+type GoldenFile struct {
+	Golden
+	Stdout string
+}
+
+// The stable names Normalize puts in place of a run's own paths.
+const (
+	NormWorkspace = "/workspace"
+	NormHome      = "/home/user"
+	NormAPI       = "127.0.0.1:PORT"
+	NormInstall   = "/install"
+)
+
+// Normalize replaces each old string with its new one in s, longest old
+// first (a home inside the workspace's parent is replaced as itself).
+func Normalize(s string, replace map[string]string) string {
+	olds := make([]string, 0, len(replace))
+	for old := range replace {
+		if old != "" {
+			olds = append(olds, old)
+		}
+	}
+	slices.SortFunc(olds, func(a, b string) int { return len(b) - len(a) })
+	var pairs []string
+	for _, old := range olds {
+		pairs = append(pairs, old, replace[old])
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// GoldenDir is testdata/real under the repository's root.
+func GoldenDir(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(Root(t), "testdata", "real")
+}
+
+// WriteGolden writes g and stdout under GoldenDir.
+func WriteGolden(t testing.TB, g Golden, stdout []byte) {
+	t.Helper()
+	dir := filepath.Join(GoldenDir(t), g.CLI, g.Version)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	b, err := json.Marshal(g, json.Deterministic(true), jsontext.Multiline(true), jsontext.WithIndent("  "))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, g.Scenario+".json"), append(b, '\n'), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, g.Scenario+".ndjson"), stdout, 0o644))
+}
+
+// ReadGoldens returns every recorded turn under GoldenDir, in path order.
+func ReadGoldens(t testing.TB) []GoldenFile {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(GoldenDir(t), "*", "*", "*.json"))
+	require.NoError(t, err)
+	var out []GoldenFile
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var g Golden
+		require.NoError(t, json.Unmarshal(b, &g, json.RejectUnknownMembers(true)), "%s", p)
+		require.NoError(t, g.Script.Check(), "%s", p)
+		out = append(out, GoldenFile{Golden: g, Stdout: strings.TrimSuffix(p, ".json") + ".ndjson"})
+	}
+	return out
+}
+
+// ScenarioNamed returns the scenario named name.
+func ScenarioNamed(t testing.TB, name string) Scenario {
+	t.Helper()
+	for _, sc := range Scenarios() {
+		if sc.Name == name {
+			return sc
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return Scenario{}
+}
