@@ -91,6 +91,11 @@ func (d *lineDecoder) Feed(line []byte) ([]event.Event, error) {
 		d.done = true
 		in := int64(7)
 		return []event.Event{{Type: event.TypeResult, Result: &event.Result{Subtype: "success", Usage: event.Usage{Reported: true, InputTokens: &in}}}}, nil
+	case "retry":
+		return []event.Event{retryOf(arg)}, nil
+	case "answered":
+		d.done = true
+		return []event.Event{{Type: event.TypeResult, Result: &event.Result{Subtype: "success", Model: arg}}}, nil
 	case "bad":
 		return nil, failure.New(failure.Protocol, "line %d is bad", d.fed)
 	case "tool":
@@ -110,6 +115,31 @@ func (d *lineDecoder) End(exitCode int, stderrTail string) error {
 		return failure.New(failure.Protocol, "exited 0 without a result")
 	}
 	return failure.New(failure.Process, "exited with code %d", exitCode).WithDetail(strings.TrimSpace(stderrTail))
+}
+
+// retryOf is the retry warning of "N STATUS".
+func retryOf(arg string) event.Event {
+	n, status, _ := strings.Cut(arg, " ")
+	r := event.Retry{}
+	r.Attempt, _ = strconv.Atoi(n)
+	r.Status, _ = strconv.Atoi(status)
+	r.Kind = agent.KindOfStatus(r.Status)
+	return agent.RetryWarning(r, "")
+}
+
+// stderrDecoder is a lineDecoder that also reads stderr: "retry N STATUS"
+// there is a retry warning, "long" records the length of the line it got.
+type stderrDecoder struct {
+	lineDecoder
+	longest int
+}
+
+func (d *stderrDecoder) FeedStderr(line []byte) []event.Event {
+	d.longest = max(d.longest, len(line))
+	if arg, ok := strings.CutPrefix(string(line), "retry "); ok {
+		return []event.Event{retryOf(arg)}
+	}
+	return nil
 }
 
 // scriptPlan plans the test binary as the script child with args.
@@ -303,4 +333,117 @@ func TestRefused(t *testing.T) {
 	o = agent.Refused(failure.New(failure.Cancelled, "stopped"))
 	assert.Equal(t, agent.StatusCancelled, o.Status)
 	assert.Equal(t, failure.Cancelled, o.Kind)
+}
+
+// TestStopAtRetry: a retry notice, said on stdout or (by a StderrDecoder)
+// on stderr, reaches OnEvent as a retry warning; when StopAtRetry says
+// so, the whole tree is stopped at once (the script would hang) and the
+// turn fails with the retry's kind, StoppedAtRetry set.
+func TestStopAtRetry(t *testing.T) {
+	atSecond := func(r event.Retry) bool { return r.Attempt >= 2 }
+	tests := []struct {
+		name    string
+		args    []string
+		stderr  bool
+		stop    func(event.Retry) bool
+		status  string
+		kind    failure.Kind
+		retries int
+		stopped bool
+	}{
+		{name: "retries on stdout, none stopped at", args: []string{"say:retry 1 429", "say:retry 2 429", "say:result"},
+			status: agent.StatusDone, retries: 2},
+		{name: "stopped at the second retry on stdout", args: []string{"say:retry 1 429", "say:retry 2 429", "hang"},
+			stop: atSecond, status: agent.StatusError, kind: failure.RateLimited, retries: 2, stopped: true},
+		{name: "the predicate decides: an auth retry", args: []string{"say:retry 1 401", "hang"},
+			stop: func(r event.Retry) bool { return r.Kind == failure.Auth }, status: agent.StatusError, kind: failure.Auth, retries: 1, stopped: true},
+		{name: "retries on stderr, none stopped at", args: []string{"err:retry 1 503", "err:noise", "say:result"}, stderr: true,
+			status: agent.StatusDone, retries: 1},
+		{name: "stopped at the second retry on stderr", args: []string{"err:retry 1 429", "err:retry 2 429", "hang"}, stderr: true,
+			stop: atSecond, status: agent.StatusError, kind: failure.RateLimited, retries: 2, stopped: true},
+		{name: "stderr is not read by a plain Decoder", args: []string{"err:retry 1 429", "say:result"},
+			status: agent.StatusDone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := scriptPlan(t, tt.args...)
+			var events []event.Event
+			opts := collect(&events)
+			opts.StopAtRetry = tt.stop
+			var dec agent.Decoder = &lineDecoder{}
+			if tt.stderr {
+				dec = &stderrDecoder{}
+			}
+			o, err := agent.Run(context.Background(), plan, "the prompt\n", dec, opts)
+			assert.Equal(t, tt.status, o.Status, "%v", err)
+			assert.Equal(t, tt.kind, o.Kind)
+			assert.Equal(t, tt.kind, failure.KindOf(err))
+			assert.Equal(t, tt.stopped, o.StoppedAtRetry)
+			var retries []event.Retry
+			for _, e := range events {
+				if e.Type == event.TypeWarning && e.Warning.Retry != nil {
+					assert.Equal(t, event.WarnRetry, e.Warning.Code)
+					retries = append(retries, *e.Warning.Retry)
+				}
+			}
+			assert.Len(t, retries, tt.retries)
+			if tt.stopped {
+				assert.Equal(t, supervise.Aborted, o.Process.Ending, "stopped at once, not by a deadline")
+				assert.Contains(t, o.Message, "the turn was stopped at the agent's retry")
+			}
+		})
+	}
+}
+
+// TestStderrLinesAreCut: a StderrDecoder gets each stderr line, a long
+// one cut to MaxStderrLine bytes.
+func TestStderrLinesAreCut(t *testing.T) {
+	long := strings.Repeat("x", agent.MaxStderrLine*3)
+	plan := scriptPlan(t, "err:"+long, "err:retry 1 429", "say:result")
+	var events []event.Event
+	dec := &stderrDecoder{}
+	_, err := agent.Run(context.Background(), plan, "the prompt\n", dec, collect(&events))
+	require.NoError(t, err)
+	assert.Equal(t, agent.MaxStderrLine, dec.longest)
+	assert.Contains(t, types(events), event.TypeWarning, "the retry after the long line")
+}
+
+// TestOutcomeModelIsTheOneThatAnswered: the result's model, when it names
+// one, is the outcome's; the init event's otherwise.
+func TestOutcomeModelIsTheOneThatAnswered(t *testing.T) {
+	for _, tt := range []struct{ line, want string }{{"answered model-x", "model-x"}, {"result", "m"}} {
+		var events []event.Event
+		o, err := agent.Run(context.Background(), scriptPlan(t, "say:"+tt.line), "the prompt\n", &lineDecoder{}, collect(&events))
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, o.Model, tt.line)
+	}
+}
+
+func TestKindOfStatus(t *testing.T) {
+	for status, want := range map[int]failure.Kind{0: failure.Network, 429: failure.RateLimited, 503: failure.RateLimited,
+		529: failure.RateLimited, 401: failure.Auth, 403: failure.Auth, 402: failure.Quota, 500: failure.Other, 400: failure.Other} {
+		assert.Equal(t, want, agent.KindOfStatus(status), "%d", status)
+	}
+}
+
+func TestRetryWarning(t *testing.T) {
+	tests := []struct {
+		r     event.Retry
+		cause string
+		want  string
+	}{
+		{event.Retry{Attempt: 1, Max: 10, DelayMs: 1500, Status: 429, Kind: failure.RateLimited}, "rate_limit",
+			"a model request failed (HTTP 429, rate_limited: rate_limit): retry 1 of 10 in 1.5 s"},
+		{event.Retry{Attempt: 2, Kind: failure.Network}, "",
+			"a model request got no answer (network): retry 2"},
+		{event.Retry{Attempt: 3, Kind: failure.Network}, "\x1b[31mreset\x1b[0m " + strings.Repeat("y", 500),
+			"a model request got no answer (network: reset " + strings.Repeat("y", 173) + "…): retry 3"},
+	}
+	for _, tt := range tests {
+		e := agent.RetryWarning(tt.r, tt.cause)
+		assert.Equal(t, event.TypeWarning, e.Type)
+		assert.Equal(t, event.WarnRetry, e.Warning.Code)
+		assert.Equal(t, tt.r, *e.Warning.Retry)
+		assert.Equal(t, tt.want, e.Warning.Message)
+	}
 }

@@ -28,13 +28,10 @@ func KindOfStatus(status int) failure.Kind {
 	return failure.Other
 }
 
-// maxRetryCause bounds the agent's own words in a retry warning.
-const maxRetryCause = 200
-
 // RetryWarning is the warning event of an agent's retry notice r: code
 // event.WarnRetry, r itself, and a message said from r's numbers and
-// cause, the agent's short reason (bounded; "" for none), the same for
-// every agent:
+// cause, the agent's short reason (one line, bounded by detail.Bound; ""
+// for none), the same for every agent:
 //
 //	a model request failed (HTTP 429, rate_limited: rate_limit): retry 1 of 10 in 1.0 s
 //	a model request got no answer (network): retry 2 of 5
@@ -44,8 +41,8 @@ func RetryWarning(r event.Retry, cause string) event.Event {
 		what = "failed (HTTP " + strconv.Itoa(r.Status) + ", "
 	}
 	what += string(r.Kind)
-	if cause != "" {
-		what += ": " + detail.Cut(detail.StripANSI(cause), maxRetryCause)
+	if cause = detail.Bound(cause); cause != "" {
+		what += ": " + cause
 	}
 	msg := fmt.Sprintf("a model request %s): retry %d", what, r.Attempt)
 	if r.Max > 0 {

@@ -114,6 +114,9 @@ func playReal(t *testing.T, s realSetup) realcli.Run {
 		})
 	}
 	run.Requests = s.api.Requests()
+	if pids, ok := realcli.Survivors(s.home); ok {
+		assert.Empty(t, pids, "processes of the turn outlived it")
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the stream:\n%s\nthe stand-in's requests:", run.Observed)

@@ -21,7 +21,7 @@ import (
 // fallback.MaxTurns messages) for a transcript, and Close stops the turn
 // that runs, if any, and refuses later prompts. Turns run one at a time:
 // a Prompt made while another runs waits for it. A Session is a
-// fallback.Conversation and a fallback.Historian.
+// fallback.Conversation, a fallback.RetryStopper and a fallback.Historian.
 type Session struct {
 	agent      Agent
 	res        discovery.Resolution
@@ -58,6 +58,14 @@ func NewSession(a Agent, res discovery.Resolution, configured bool, base Turn, o
 
 // Prompt runs one turn with prompt and returns its outcome.
 func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, error) {
+	return s.PromptStoppingAtRetry(ctx, prompt, nil)
+}
+
+// PromptStoppingAtRetry is Prompt with stop asked at each retry notice of
+// the agent: the turn stops there when it says so (agent.Options.
+// StopAtRetry; nil never stops). It makes the Session a
+// fallback.RetryStopper.
+func (s *Session) PromptStoppingAtRetry(ctx context.Context, prompt string, stopAt func(event.Retry) bool) (agent.Outcome, error) {
 	s.turn.Lock()
 	defer s.turn.Unlock()
 	if s.closing.Err() != nil {
@@ -80,6 +88,7 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, err
 	var said strings.Builder
 	errorResult := false
 	opts := s.opts
+	opts.StopAtRetry = stopAt
 	onEvent := opts.OnEvent
 	opts.OnEvent = func(e event.Event) {
 		switch e.Type {

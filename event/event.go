@@ -94,8 +94,9 @@ type Fallback struct {
 	FallbackProvider string `json:"fallbackProvider"`
 	FallbackModel    string `json:"fallbackModel"`
 	// TriggerPoint is where the primary's failure showed: "result" (its
-	// error result or error event) or "exit" (it exited non-zero without
-	// one).
+	// error result or error event), "exit" (it exited non-zero without
+	// one) or "retry" (the fallback was asked to engage at the primary's
+	// retry notices, and it was stopped at one).
 	TriggerPoint string `json:"triggerPoint"`
 	// PromptIndex is the 1-based number of the prompt that failed in the
 	// session.

@@ -20,6 +20,15 @@ type Conversation interface {
 	Close() error
 }
 
+// RetryStopper is a Conversation whose prompts can be stopped at the
+// agent's retry notices: PromptStoppingAtRetry is Prompt with stop asked
+// at each (agent.Options.StopAtRetry). Config.AfterRetries needs the
+// primary to be one; package agents' Session is.
+type RetryStopper interface {
+	Conversation
+	PromptStoppingAtRetry(ctx context.Context, prompt string, stop func(event.Retry) bool) (agent.Outcome, error)
+}
+
 // Historian is a Conversation that can tell what was said in it so far,
 // as text-only messages (tool and thinking blocks left out). The fallback
 // reads it once, at the handoff.
@@ -67,6 +76,15 @@ type Config struct {
 	// goroutine of its own that nothing waits for: a slow, failing or
 	// panicking observer never delays or breaks the swapped prompt.
 	OnEngaged func(event.Fallback)
+	// AfterRetries, when above zero, hands a prompt off at the primary's
+	// AfterRetries-th retry notice of a retryable kind (auth, quota,
+	// rate_limited) rather than when the primary fails, which a CLI
+	// retrying a rate limit may take minutes to do: the primary's tree is
+	// stopped at that notice, its turn fails with the retry's kind, and
+	// the engaged event's trigger point is "retry". The primary must be a
+	// RetryStopper. Zero hands off only when the primary fails. It
+	// applies only while the fallback is armed.
+	AfterRetries int
 }
 
 // WarnFallbackDropped is the warning of a session whose fallback could not
@@ -118,6 +136,12 @@ type handoff struct {
 func New(ctx context.Context, cfg Config) (*Session, *event.Warning, error) {
 	if cfg.Primary == nil {
 		return nil, nil, failure.New(failure.Input, "a fallback session needs a primary conversation")
+	}
+	if cfg.AfterRetries < 0 {
+		return nil, nil, failure.New(failure.Input, "a fallback after %d retries: the count is at least 1 (0 is off)", cfg.AfterRetries)
+	}
+	if _, ok := cfg.Primary.(RetryStopper); cfg.AfterRetries > 0 && !ok {
+		return nil, nil, failure.New(failure.Input, "a fallback after retries needs a primary whose turns can stop at a retry (a RetryStopper)")
 	}
 	s := &Session{cfg: cfg}
 	var perr error
@@ -184,7 +208,7 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, err
 	}
 	s.mu.Unlock()
 
-	o, err := s.cfg.Primary.Prompt(ctx, prompt)
+	o, err := s.promptPrimary(ctx, prompt)
 	if err == nil || !s.armed || ctx.Err() != nil {
 		return o, err
 	}
@@ -229,6 +253,24 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, err
 		return conv.Prompt(ctx, prompt)
 	}
 	return conv.Prompt(ctx, swapped)
+}
+
+// promptPrimary sends prompt to the primary, stopping its turn at the
+// AfterRetries-th retry notice of a retryable kind when that is asked
+// for and the fallback is armed.
+func (s *Session) promptPrimary(ctx context.Context, prompt string) (agent.Outcome, error) {
+	rs, ok := s.cfg.Primary.(RetryStopper)
+	if !ok || !s.armed || s.cfg.AfterRetries <= 0 {
+		return s.cfg.Primary.Prompt(ctx, prompt)
+	}
+	seen := 0
+	return rs.PromptStoppingAtRetry(ctx, prompt, func(r event.Retry) bool {
+		switch r.Kind {
+		case failure.Auth, failure.Quota, failure.RateLimited:
+			seen++
+		}
+		return seen >= s.cfg.AfterRetries
+	})
 }
 
 // primaryModel is the model the primary turn reported, else the one it

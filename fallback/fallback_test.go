@@ -927,3 +927,108 @@ func TestPanickingOnEventFailsTheHandoffOnly(t *testing.T) {
 	assert.EqualValues(t, 2, h.starts.Load())
 	assert.Len(t, h.fallback.Prompts(), 1)
 }
+
+// retryingConv is a fakeConv whose turns say the retries before they
+// answer: each retry is asked of the stop the prompt was given, and a
+// retry it stops at ends the turn as agent.Run does (the retry's kind,
+// StoppedAtRetry).
+type retryingConv struct {
+	*fakeConv
+	retries []event.Retry
+	stops   int // prompts that came with a stop
+}
+
+func (r *retryingConv) PromptStoppingAtRetry(ctx context.Context, prompt string, stop func(event.Retry) bool) (agent.Outcome, error) {
+	if stop != nil {
+		r.mu.Lock()
+		r.stops++
+		r.mu.Unlock()
+	}
+	for _, retry := range r.retries {
+		if stop != nil && stop(retry) {
+			err := failure.New(retry.Kind, "stopped at retry %d", retry.Attempt)
+			return agent.Outcome{Status: agent.StatusError, Kind: retry.Kind, Message: err.Error(), StoppedAtRetry: true,
+				Warnings: []event.Warning{}, Process: supervise.Outcome{Ending: supervise.Aborted, Err: err}}, err
+		}
+	}
+	return r.Prompt(ctx, prompt)
+}
+
+func (r *retryingConv) Stops() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stops
+}
+
+// TestAfterRetries: with AfterRetries N, the primary's turn stops at its
+// Nth retry of a retryable kind (rate limit, quota, auth; a network retry
+// does not count), the prompt goes to the fallback and the engaged event
+// says "retry"; a turn that never gets there answers itself.
+func TestAfterRetries(t *testing.T) {
+	rate := func(n int) event.Retry { return event.Retry{Attempt: n, Status: 429, Kind: failure.RateLimited} }
+	network := func(n int) event.Retry { return event.Retry{Attempt: n, Kind: failure.Network} }
+	tests := []struct {
+		name     string
+		after    int
+		retries  []event.Retry
+		engaged  bool
+		category string
+	}{
+		{"at the first rate-limit retry", 1, []event.Retry{rate(1), rate(2)}, true, "rate-limit"},
+		{"at the second", 2, []event.Retry{rate(1), rate(2), rate(3)}, true, "rate-limit"},
+		{"network retries do not count", 2, []event.Retry{network(1), rate(2), network(3)}, false, ""},
+		{"an auth retry", 1, []event.Retry{network(1), {Attempt: 2, Status: 401, Kind: failure.Auth}}, true, "authentication"},
+		{"fewer retries than asked: the primary answers", 3, []event.Retry{rate(1), rate(2)}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			primary := &retryingConv{fakeConv: &fakeConv{name: "primary"}, retries: tt.retries}
+			cursor := &fakeConv{name: "cursor"}
+			var events []event.Event
+			s, w, err := fallback.New(context.Background(), fallback.Config{
+				Purpose: "run", Primary: primary, AfterRetries: tt.after,
+				Probe: func(context.Context) error { return nil },
+				Start: func(context.Context) (fallback.Conversation, error) { return cursor, nil },
+				OnEvent: func(e event.Event) { events = append(events, e) },
+			})
+			require.NoError(t, err)
+			require.Nil(t, w)
+			o, err := s.Prompt(context.Background(), "p")
+			require.NoError(t, err)
+			assert.Equal(t, 1, primary.Stops(), "the primary's turn was given the stop")
+			if !tt.engaged {
+				assert.Equal(t, "primary", o.SessionID)
+				assert.Empty(t, events)
+				return
+			}
+			assert.Equal(t, "cursor", o.SessionID)
+			require.Len(t, events, 1)
+			require.Equal(t, event.TypeFallbackEngaged, events[0].Type)
+			assert.Equal(t, "retry", events[0].Fallback.TriggerPoint)
+			assert.Equal(t, tt.category, events[0].Fallback.FailureCategory)
+			assert.Equal(t, []string{"p"}, cursor.Prompts())
+		})
+	}
+}
+
+// TestAfterRetriesNeedsAnArmedFallback: a dropped fallback leaves the
+// primary's retries alone (no stop is given); a negative count and a
+// primary that cannot stop at a retry are refused.
+func TestAfterRetriesNeedsAnArmedFallback(t *testing.T) {
+	primary := &retryingConv{fakeConv: &fakeConv{name: "primary"}, retries: []event.Retry{{Attempt: 1, Status: 429, Kind: failure.RateLimited}}}
+	s, w, err := fallback.New(context.Background(), fallback.Config{Primary: primary, AfterRetries: 1,
+		Probe: func(context.Context) error { return failure.New(failure.MissingCLI, "no cursor") },
+		Start: func(context.Context) (fallback.Conversation, error) { return &fakeConv{name: "cursor"}, nil }})
+	require.NoError(t, err)
+	require.NotNil(t, w)
+	o, err := s.Prompt(context.Background(), "p")
+	require.NoError(t, err)
+	assert.Equal(t, "primary", o.SessionID)
+	assert.Zero(t, primary.Stops(), "no stop without a fallback to hand to")
+
+	_, _, err = fallback.New(context.Background(), fallback.Config{Primary: primary, AfterRetries: -1})
+	assert.Equal(t, failure.Input, failure.KindOf(err))
+	_, _, err = fallback.New(context.Background(), fallback.Config{Primary: &fakeConv{name: "plain"}, AfterRetries: 1})
+	assert.Equal(t, failure.Input, failure.KindOf(err))
+	assert.Contains(t, err.Error(), "RetryStopper")
+}

@@ -99,6 +99,9 @@ func isDigit(s string, i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' 
 
 // triggerPoint is where the primary's failure showed (event.Fallback).
 func triggerPoint(o agent.Outcome) string {
+	if o.StoppedAtRetry {
+		return "retry"
+	}
 	if o.Process.Ending == supervise.Exited && !o.Process.Finished {
 		return "exit"
 	}

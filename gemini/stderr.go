@@ -56,7 +56,9 @@ func (d *Decoder) FeedStderr(line []byte) []event.Event {
 	d.pending = nil
 	r := event.Retry{Attempt: p.attempt}
 	if ms, ok := strings.CutSuffix(text[i+len(". Retrying after "):], "ms..."); ok {
-		r.DelayMs, _ = strconv.ParseInt(ms, 10, 64)
+		if n, err := strconv.ParseInt(ms, 10, 64); err == nil && n > 0 {
+			r.DelayMs = n
+		}
 	}
 	msg := p.message
 	if j := strings.LastIndex(msg, ". Retrying after "); j >= 0 {

@@ -35,6 +35,7 @@ type runFlags struct {
 	mcpServer               string
 	agentName, fallback     string
 	transcript              string
+	fallbackAfterRetries    int
 	firstLine, idle, total  time.Duration
 	exitGrace               time.Duration
 }
@@ -54,6 +55,7 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(&f.agentName, "agent", "cursor", "the agent CLI to run: cursor, claude, codex or gemini (cursorkit agents lists them; --mcp-server, --partial and --effort are cursor's only)")
 	fs.StringVar(&f.fallback, "fallback", "", "on a retryable model-selection failure, hand the prompt to `cursor[:MODEL]` (docs/contract.md)")
 	fs.StringVar(&f.transcript, "transcript", "", "with --fallback: the conversation so far, a JSON array of {role, content} messages in `FILE`")
+	fs.IntVar(&f.fallbackAfterRetries, "fallback-after-retries", 0, "with --fallback: hand off at the primary's `N`th retry of a rate limit, quota or auth failure, stopping it (0: only once it fails)")
 	fs.StringVar(&f.mcpServer, "mcp-server", "", "stage the MCP server `FILE` describes ({command, args, env}) for the turn and allow its tools")
 	fs.DurationVar(&f.firstLine, "first-line-timeout", cursor.TurnDefaults().FirstLineTimeout, "fail when the agent prints no line within `D` (0: off)")
 	fs.DurationVar(&f.idle, "idle-timeout", cursor.TurnDefaults().IdleTimeout, "fail when the agent stays silent for `D` (0: off)")
@@ -69,7 +71,7 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
-	if f.agentName != "cursor" || f.fallback != "" || f.transcript != "" {
+	if f.agentName != "cursor" || f.fallback != "" || f.transcript != "" || fs.Changed("fallback-after-retries") {
 		return a.runAgentTurn(ctx, fs, f, prompt)
 	}
 	return a.runTurn(ctx, f, prompt)

@@ -52,6 +52,12 @@ func (a *app) runAgentTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p
 	if f.transcript != "" && f.fallback == "" {
 		return fail(failure.New(failure.Input, "--transcript needs --fallback: it is what the fallback is told of the conversation"))
 	}
+	if fs.Changed("fallback-after-retries") && f.fallback == "" {
+		return fail(failure.New(failure.Input, "--fallback-after-retries needs --fallback: it says when to hand off"))
+	}
+	if f.fallbackAfterRetries < 0 {
+		return fail(failure.New(failure.Input, "--fallback-after-retries %d: give a count of 1 or more (0 is off)", f.fallbackAfterRetries))
+	}
 	fbModel, err := parseFallback(f.fallback)
 	if err != nil {
 		return fail(err)
@@ -124,8 +130,9 @@ func (a *app) runAgentTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p
 			Primary:    primary,
 			PrimaryID:  fallback.Identity{Agent: ag.Name, Provider: ag.Provider, Model: turn.Model},
 			FallbackID: fallback.Identity{Agent: cursor.Name, Provider: cursor.Provider},
-			Transcript: history,
-			OnEvent:    w.event,
+			Transcript:   history,
+			OnEvent:      w.event,
+			AfterRetries: f.fallbackAfterRetries,
 		}
 		// The fallback is armed only when Cursor probes usable, before
 		// the primary starts: the probe (its --version cached by file)

@@ -1,0 +1,25 @@
+package realcli
+
+import (
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSurvivorsFindsARunsProcesses(t *testing.T) {
+	home := t.TempDir()
+	cmd := exec.Command("sleep", "60")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+	require.NoError(t, cmd.Start())
+	pids, ok := Survivors(home)
+	require.True(t, ok)
+	assert.Equal(t, []int{cmd.Process.Pid}, pids)
+	other, _ := Survivors(home + "x")
+	assert.Empty(t, other, "another home's processes")
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	pids, _ = Survivors(home)
+	assert.Empty(t, pids)
+}
