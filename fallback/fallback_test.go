@@ -987,8 +987,8 @@ func TestAfterRetries(t *testing.T) {
 			var events []event.Event
 			s, w, err := fallback.New(context.Background(), fallback.Config{
 				Purpose: "run", Primary: primary, AfterRetries: tt.after,
-				Probe: func(context.Context) error { return nil },
-				Start: func(context.Context) (fallback.Conversation, error) { return cursor, nil },
+				Probe:   func(context.Context) error { return nil },
+				Start:   func(context.Context) (fallback.Conversation, error) { return cursor, nil },
 				OnEvent: func(e event.Event) { events = append(events, e) },
 			})
 			require.NoError(t, err)

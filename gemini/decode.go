@@ -258,8 +258,8 @@ func readCount(s *jsonscan.Scanner, dst **int64) bool {
 
 // wireStats is the result's stats (see stats); nil is absent or null.
 type wireStats struct {
-	InputTokens, OutputTokens, Cached, Input *int64 // input_tokens, output_tokens, cached, input
-	DurationMs, TotalTokens, ToolCalls       *int64 // duration_ms, total_tokens, tool_calls
+	InputTokens, OutputTokens, Cached, Input *int64         // input_tokens, output_tokens, cached, input
+	DurationMs, TotalTokens, ToolCalls       *int64         // duration_ms, total_tokens, tool_calls
 	Models                                   jsontext.Value // models, any value (answeredModel reads it)
 }
 

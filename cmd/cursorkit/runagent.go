@@ -126,10 +126,10 @@ func (a *app) runAgentTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p
 	var conv fallback.Conversation = primary
 	if f.fallback != "" {
 		cfg := fallback.Config{
-			Purpose:    "run",
-			Primary:    primary,
-			PrimaryID:  fallback.Identity{Agent: ag.Name, Provider: ag.Provider, Model: turn.Model},
-			FallbackID: fallback.Identity{Agent: cursor.Name, Provider: cursor.Provider},
+			Purpose:      "run",
+			Primary:      primary,
+			PrimaryID:    fallback.Identity{Agent: ag.Name, Provider: ag.Provider, Model: turn.Model},
+			FallbackID:   fallback.Identity{Agent: cursor.Name, Provider: cursor.Provider},
 			Transcript:   history,
 			OnEvent:      w.event,
 			AfterRetries: f.fallbackAfterRetries,

@@ -185,7 +185,7 @@ func Scenarios() []Scenario {
 		}},
 		{Name: "rate-limit", Model: geminiModel(),
 			Script: script(modelapi.Reply{Error: modelapi.ErrRateLimit, RetryAfter: 1}, text("Answered after a retry.")),
-			Want: same(Want{Status: done, Text: "Answered after a retry.", Retries: 1, RetryKind: "rate_limited", RetryStatus: 429})},
+			Want:   same(Want{Status: done, Text: "Answered after a retry.", Retries: 1, RetryKind: "rate_limited", RetryStatus: 429})},
 		{Name: "rate-limit-exhausted", Model: geminiModel(),
 			Script: script(modelapi.Reply{Error: modelapi.ErrRateLimit, RetryAfter: 1, Times: 100}),
 			Want:   same(Want{Status: "error", Kind: "rate_limited", Retries: 1, RetryKind: "rate_limited", RetryStatus: 429})},
