@@ -12,6 +12,8 @@ import (
 
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/realcli"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
@@ -76,10 +78,46 @@ func TestRealWindowsCLIs(t *testing.T) {
 			v, err := a.Version(context.Background(), res, environ, 3*time.Minute)
 			require.NoError(t, err)
 			assert.Equal(t, tt.version, v)
-			// Their turns do not run under Wine 8 (claude.exe calls
-			// DiscardVirtualMemory, which Wine lacks; codex.exe fails a
-			// file lock: "Lock violation (os error 33)"), so the turn's
-			// real failure is the Linux lane's TestRealCLI.
+		})
+	}
+}
+
+// TestRealCLIsUnderWine runs one real turn of each Windows build against
+// the model-API stand-in, as far as Wine 8 runs them, and checks that it
+// stops where Wine stops it (when a Wine runs them further, this fails:
+// the real turns of TestRealTurns can then run under it):
+//
+//   - claude.exe, started through npm's claude.cmd (PATHEXT, cmd.exe, the
+//     Job Object), reads its configuration from the private home, reaches
+//     the stand-in (its first request, HEAD /) and then dies calling
+//     DiscardVirtualMemory, which Wine's kernel32 lacks;
+//   - codex.exe fails opening its SQLite state in CODEX_HOME, "Lock
+//     violation" (os error 33), before any request.
+func TestRealCLIsUnderWine(t *testing.T) {
+	if !testkit.UnderWine() {
+		t.Skip("on Windows itself, TestRealTurns plays every scenario")
+	}
+	realWin32(t)
+	tests := []struct {
+		cli     string
+		reaches bool   // the stand-in sees a request
+		kind    failure.Kind
+		says    string // the turn's failure message holds it
+	}{
+		{cli: realcli.Claude, reaches: true, kind: failure.Process, says: "before its first event"},
+		{cli: realcli.Codex, kind: failure.Setup, says: "Lock violation"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cli, func(t *testing.T) {
+			s := newRealSetup(t, tt.cli, realcli.ScenarioNamed(t, "text"))
+			s.opts.FirstLineTimeout = 3 * time.Minute // a cold Wine start of a 230 MB program
+			_, o, err := runAndWrite(t, s.agent, s.res, s.turn, s.opts)
+			t.Logf("%s under Wine: %s: %s", tt.cli, o.Kind, o.Message)
+			require.Error(t, err, "%s ran a whole turn under Wine: TestRealTurns can run it now", tt.cli)
+			assert.Equal(t, tt.kind, failure.KindOf(err))
+			assert.Equal(t, tt.reaches, len(s.api.Requests()) > 0, "the stand-in's requests: %+v", s.api.Requests())
+			assert.Contains(t, o.Message, tt.says)
+			assert.NotContains(t, o.Message, "PROMPT-SECRET")
 		})
 	}
 }

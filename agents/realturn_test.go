@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json/v2"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/modelapi"
 	"github.com/cursorkit/cursorkit/internal/realcli"
@@ -25,6 +28,10 @@ import (
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/supervise"
 )
+
+// wineLacks is why the real CLIs' turns do not run under Wine 8: what
+// TestRealCLIsUnderWine shows.
+const wineLacks = "DiscardVirtualMemory, which claude.exe calls, and SQLite's file locks, on which codex.exe fails (TestRealCLIsUnderWine)"
 
 // realPrompt is every real turn's prompt: the stand-in's script decides
 // what the model does, so the text only has to be recognisable where it
@@ -41,9 +48,65 @@ func TestRealTurns(t *testing.T) {
 		for _, sc := range realcli.Scenarios() {
 			t.Run(cli+"/"+sc.Name, func(t *testing.T) {
 				t.Parallel()
+				testkit.SkipIfWine(t, wineLacks)
 				realcli.Check(t, sc.WantFor(cli), playReal(t, newRealSetup(t, cli, sc)))
 			})
 		}
+	}
+}
+
+// TestRealCLIsWithoutLogin: each real CLI with a home where nobody logged
+// in and no API is configured (realcli.Env without an API) answers
+// --version as its ParseVersion reads it, and fails a turn the way it
+// really fails there, the prompt in no message: Claude Code "Not logged
+// in" (auth), Codex outside a git repository (setup) and in one with no
+// network (it would wait for the network forever: network), Gemini CLI
+// "Please set an Auth method" (auth, exit 41).
+func TestRealCLIsWithoutLogin(t *testing.T) {
+	tests := []struct {
+		cli     string
+		noGit   bool
+		kind    failure.Kind
+		message string
+	}{
+		{cli: realcli.Claude, kind: failure.Auth, message: "Not logged in"},
+		{cli: realcli.Codex, noGit: true, kind: failure.Setup, message: "git"},
+		{cli: realcli.Codex, kind: failure.Network},
+		{cli: realcli.Gemini, kind: failure.Auth, message: "Please set an Auth method"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/git=%v", tt.cli, !tt.noGit), func(t *testing.T) {
+			t.Parallel()
+			testkit.SkipIfWine(t, wineLacks)
+			bin := realcli.Bin(t, tt.cli)
+			home := testkit.TempDir(t)
+			env := realcli.Env(t, tt.cli, "", home)
+			ws := testkit.TempDir(t)
+			if !tt.noGit {
+				ws = realcli.Workspace(t, ws)
+			}
+			a, err := agents.Lookup(tt.cli)
+			require.NoError(t, err)
+			res, err := a.Find(context.Background(), bin, nil, discovery.EnvFromOS(), discovery.OSFS())
+			require.NoError(t, err)
+			v, err := a.Version(context.Background(), res, env, time.Minute)
+			require.NoError(t, err)
+			assert.Equal(t, realcli.Version(t, tt.cli), v)
+
+			opts := a.TurnDefaults()
+			opts.Env, opts.Dir, opts.TotalTimeout = env, ws, 90*time.Second
+			_, o, err := runAndWrite(t, a, res, agents.Turn{Prompt: realPrompt, Mode: agent.ModeAsk}, opts)
+			require.Error(t, err)
+			assert.Equal(t, tt.kind, failure.KindOf(err), "%v", err)
+			assert.Contains(t, o.Message, tt.message)
+			assert.NotContains(t, err.Error(), "PROMPT-SECRET")
+			for _, w := range o.Warnings {
+				assert.NotContains(t, w.Message, "PROMPT-SECRET")
+			}
+			if pids, ok := realcli.Survivors(home); ok {
+				assert.Empty(t, pids, "processes of the turn outlived it")
+			}
+		})
 	}
 }
 
@@ -170,11 +233,16 @@ func TestRefreshRealStreams(t *testing.T) {
 				})
 				install, err := filepath.Abs(filepath.Join(filepath.Dir(realcli.Bin(t, cli)), "..", ".."))
 				require.NoError(t, err)
+				// Claude Code names a project by its path, every character
+				// but letters and digits as '-'.
+				mangle := regexp.MustCompile(`[^A-Za-z0-9]`)
 				norm := map[string]string{s.ws: realcli.NormWorkspace, s.home: realcli.NormHome,
+					mangle.ReplaceAllString(s.ws, "-"): mangle.ReplaceAllString(realcli.NormWorkspace, "-"),
 					strings.TrimPrefix(s.api.URL(), "http://"): realcli.NormAPI, install: realcli.NormInstall}
+				stable := func(s string) string { return realcli.Stabilize(realcli.Normalize(s, norm)) }
 				g := realcli.Golden{CLI: cli, Version: version, Scenario: sc.Name, Args: args, Script: sc.Script(cli),
-					ExitCode: o.ExitCode, Stopped: o.Ending != supervise.Exited, Stderr: realcli.Normalize(stderr.String(), norm)}
-				realcli.WriteGolden(t, g, []byte(realcli.Normalize(stdout.String(), norm)))
+					ExitCode: o.ExitCode, Stopped: o.Ending != supervise.Exited, Stderr: stable(stderr.String())}
+				realcli.WriteGolden(t, g, []byte(stable(stdout.String())))
 			})
 		}
 	}

@@ -19,7 +19,9 @@ import (
 // prompt on stdin only, every stdout line through the agent's decoder,
 // whose events go to opts.OnEvent, the tree stopped at once on a protocol
 // or policy failure, and opts' deadlines (start from TurnDefaults). The
-// error is nil exactly when the turn is done; it carries the failure kind.
+// outcome's model is the one the agent said answered, else the turn's
+// Model. The error is nil exactly when the turn is done; it carries the
+// failure kind.
 func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts agent.Options) (agent.Outcome, error) {
 	if a.run != nil {
 		return a.run(ctx, res, configured, t, opts)
@@ -36,7 +38,13 @@ func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured boo
 	if err != nil {
 		return agent.Refused(err), err
 	}
-	return agent.Run(ctx, plan, t.Prompt, dec, opts)
+	o, err := agent.Run(ctx, plan, t.Prompt, dec, opts)
+	if o.Model == "" {
+		// The stream named no model (Codex's never does): the one the
+		// turn asked for is the best there is.
+		o.Model = t.Model
+	}
+	return o, err
 }
 
 // Bounds of a --version run's output.

@@ -45,6 +45,20 @@
 //     probes Cursor (its --version cached, ReuseVersion) when it arms the
 //     fallback, before the primary starts, so the handoff only starts
 //     Cursor; probe-ms is that cached probe's median, for context.
+//   - BenchmarkRealClaudeTurn: one real Claude Code text turn against
+//     the model-API stand-in (internal/modelapi), run directly, through
+//     the built `cursorkit run --agent claude --json`, and through
+//     agents.Agent.Run in this process, in alternating rounds, Claude Code
+//     started in each through testdata/timed, which records when it
+//     started and ended: share-ms, the command's wall time minus the
+//     CLI's (less what timed costs, from the direct run), the median.
+//     Goal: share-ms <= 5. library-share-ms is the same for the
+//     in-process turn.
+//   - BenchmarkFallbackAtFirstRetry: the fallback with AfterRetries 1,
+//     wired as runagent.go wires it, each real CLI the primary against a
+//     stand-in that answers 429 forever: from the stand-in's first 429
+//     to Cursor started, CLI/handoff-ms. Goal: at most the CLI's first
+//     retry delay (CLI/retry-delay-ms) + 100.
 //   - BenchmarkConcurrentTurnsRSS: 200 concurrent supervised simulator
 //     turns in one Go program embedding cursorkit (testdata/go-driver:
 //     cursor.Run per turn, every event encoded as run --json does; package

@@ -27,10 +27,13 @@ type tools struct {
 	// goDriver is testdata/go-driver, the Go side of
 	// BenchmarkConcurrentTurnsRSS.
 	goDriver string
+	// timed is testdata/timed, the wrapper BenchmarkRealClaudeTurn
+	// times a real CLI with, named claude.
+	timed string
 }
 
-// buildTools builds cmd/cursorkit, testdata/cursor-agent-sim and
-// bench/testdata/go-driver into a
+// buildTools builds cmd/cursorkit, testdata/cursor-agent-sim,
+// bench/testdata/go-driver and bench/testdata/timed into a
 // temporary directory (the go command's build cache makes a second build
 // cheap).
 func buildTools(b testing.TB) tools {
@@ -43,11 +46,13 @@ func buildTools(b testing.TB) tools {
 		cursorkit: filepath.Join(dir, "cursorkit"),
 		sim:       filepath.Join(dir, "sim", "cursor-agent"),
 		goDriver:  filepath.Join(dir, "go-driver"),
+		timed:     filepath.Join(dir, "timed", "claude"),
 	}
 	for out, pkg := range map[string]string{
 		t.cursorkit: "./cmd/cursorkit",
 		t.sim:       "./testdata/cursor-agent-sim",
 		t.goDriver:  "./bench/testdata/go-driver",
+		t.timed:     "./bench/testdata/timed",
 	} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = root

@@ -36,16 +36,19 @@
 //   - system/init: the init event (session_id, model, cwd,
 //     permissionMode, apiKeySource). A second one is a duplicate_init
 //     warning and passes through as unknown.
-//   - system/api_retry: a WarnAPIRetry warning said from its numbers
-//     (attempt, max_retries, retry_delay_ms, error_status) and the
-//     error's category, bounded. Other system subtypes (compact_boundary,
+//   - system/api_retry: a retry warning (agent.RetryWarning) from its
+//     numbers (attempt, max_retries, retry_delay_ms, error_status), its
+//     kind from the status, or from the error's category when the
+//     request got no answer. Other system subtypes (compact_boundary,
 //     hook events, ...) pass through as unknown.
 //   - assistant: message.content blocks in order: text is a text event
 //     (without --include-partial-messages, which Args never passes, each
 //     message arrives once, whole: nothing to dedupe), thinking a thinking
 //     delta with its text then a thinking completed, redacted_thinking a
 //     thinking completed, tool_use a tool_started (id, name, input as
-//     Args). An assistant event with "error" (authentication_failed,
+//     Args). The message's model is the result's Model: the model that
+//     answered (not "<synthetic>", Claude Code's own messages, nor the
+//     model of one with "error"). An assistant event with "error" (authentication_failed,
 //     billing_error, rate_limit, invalid_request, server_error, unknown)
 //     is Claude Code's report of a failed API call: its text is a
 //     WarnAPIError warning, bounded, never a text event.

@@ -39,13 +39,16 @@
 //     tool_completed, its item.updated is checked against the policy and
 //     yields nothing. todo_list, plan and unknown item types pass through
 //     as unknown events.
-//   - turn.completed {usage}: the result (subtype "success"). OpenAI's
+//   - turn.completed {usage}: the result (subtype "success"), its text
+//     the last agent_message's (Codex's answer). OpenAI's
 //     input_tokens include the cached ones: InputTokens is input_tokens -
 //     cached_input_tokens, CacheReadTokens cached_input_tokens.
 //   - turn.failed {error: {message}}: the result (subtype "error",
 //     IsError); the turn fails with the message's kind.
-//   - error {message}: "Reconnecting... N/M (...)" is a retry, a WarnRetry
-//     warning. "Reconnecting... waiting for network (...)" means Codex
+//   - error {message}: "Reconnecting... N/M (CAUSE)" is a retry warning
+//     (agent.RetryWarning): attempt N of M, the HTTP status the cause
+//     names ("last status: 429 ..."), the kind from it, else from the
+//     cause's words, else network. "Reconnecting... waiting for network (...)" means Codex
 //     waits for the network with no bound (recorded: it never exits), so
 //     Feed fails the turn with failure.Network at once and the supervisor
 //     stops the tree. Any other error is fatal (Codex exits 1 after it): a

@@ -33,9 +33,15 @@
 //	error        {severity:"error", message}                warning WarnGeminiError; the turn fails
 //	result       {status, error?{type,message}, stats}      result (Usage from stats)
 //
-// Any other type, or a message of another role, passes through as an
-// event.TypeUnknown event. Gemini streams no thinking, so there are no
-// thinking events. Lines are read as Node's JSON.parse reads them (invalid
+// The result's Text is, when the turn succeeded, what the agent said
+// since its last tool call (gemini's result carries no text), and its
+// Model the entry of stats.models with the most tokens (the turn's own
+// model: with --model auto, init names only "auto", and a routing
+// classifier's small call has an entry too). Any other type, or a message
+// of another role, passes through as an event.TypeUnknown event. Gemini
+// streams no thinking, so there are no thinking events, and it says that
+// it retries a model request on stderr only: FeedStderr reads those
+// notices as retry warnings (the Decoder is an agent.StderrDecoder). Lines are read as Node's JSON.parse reads them (invalid
 // UTF-8 as U+FFFD, the last of a member given twice). A member a type uses
 // must have the kind gemini sends (null counts as absent).
 //

@@ -16,6 +16,10 @@ import (
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
+// wineLacks is why the real CLIs' turns do not run under Wine 8 (package
+// agents' TestRealCLIsUnderWine shows how far they get).
+const wineLacks = "DiscardVirtualMemory, which claude.exe calls, and SQLite's file locks, on which codex.exe fails (agents' TestRealCLIsUnderWine)"
+
 // TestRealTurnsThroughTheCommand plays every scenario with every real CLI
 // through `cursorkit run --agent CLI --json`, a cursorkit process of its
 // own whose whole environment is the CLI's private one (realcli.Env) and
@@ -26,6 +30,7 @@ func TestRealTurnsThroughTheCommand(t *testing.T) {
 		for _, sc := range realcli.Scenarios() {
 			t.Run(cli+"/"+sc.Name, func(t *testing.T) {
 				t.Parallel()
+				testkit.SkipIfWine(t, wineLacks)
 				want := sc.WantFor(cli)
 				r := runRealCommand(t, cli, sc, nil, nil)
 				if want.Status == "done" {
@@ -62,6 +67,7 @@ func TestFallbackAfterRetriesWithRealCLIs(t *testing.T) {
 	for _, cli := range realcli.CLIs() {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
+			testkit.SkipIfWine(t, wineLacks)
 			sc := realcli.ScenarioNamed(t, "rate-limit-exhausted")
 			dir := testkit.TempDir(t)
 			cursorBin := testkit.Install(t, dir, "cursor-agent", testkit.Simulator)

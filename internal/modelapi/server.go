@@ -281,7 +281,7 @@ func (s *sse) event(name string, v any) {
 		s.w.Header().Set("Cache-Control", "no-cache")
 		s.w.WriteHeader(http.StatusOK)
 	}
-	data, err := json.Marshal(v)
+	data, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		panic(fmt.Sprintf("modelapi: an event of %T does not marshal: %v", v, err))
 	}
@@ -308,7 +308,7 @@ func flush(w http.ResponseWriter) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
+	data, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {
 		panic(fmt.Sprintf("modelapi: a body of %T does not marshal: %v", v, err))
 	}

@@ -3,8 +3,10 @@ package realcli
 import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -18,8 +20,9 @@ import (
 // scripts/real-streams under testdata/real/CLI/VERSION/: SCENARIO.ndjson
 // is what the CLI printed on stdout, SCENARIO.json this record of how it
 // ran (the stand-in's script, the arguments, the exit, stderr). Paths and
-// the stand-in's port are replaced by stable names (Normalize), so a
-// refresh's diff shows what the CLI changed.
+// the stand-in's port are replaced by stable names (Normalize), and what
+// differs from run to run by stable values (Stabilize), so a refresh's
+// diff shows what the CLI changed.
 type Golden struct {
 	CLI      string          `json:"cli"`
 	Version  string          `json:"version"`
@@ -65,6 +68,44 @@ func Normalize(s string, replace map[string]string) string {
 		pairs = append(pairs, old, replace[old])
 	}
 	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// The values that differ from one run of a CLI to the next: ids,
+// timestamps, measured durations, a connection's ports.
+var (
+	uuidPattern      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	timestampPattern = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}[.-]\d{3}Z`)
+	durationPattern  = regexp.MustCompile(`"(duration_ms|duration_api_ms|ttft_ms|ttft_stream_ms|time_to_request_ms|durationMs)":\d+(\.\d+)?`)
+	jitteredPattern  = regexp.MustCompile(`"retry_delay_ms":\d+\.\d+`)
+	portPattern      = regexp.MustCompile(`(localPort|remotePort|bytesWritten|bytesRead): \d+`)
+)
+
+// Stabilize replaces what differs from one run to the next in a recorded
+// stream, so that a refresh's diff shows what the CLI changed: each UUID
+// by a numbered one (the same UUID, the same number, in order of first
+// appearance: a session id stays one id), every timestamp by one, the
+// durations a CLI measured by 0, a retry delay with random jitter in it
+// (a fraction of a millisecond) by 0, a connection's ports and byte counts
+// by 0.
+func Stabilize(s string) string {
+	seen := map[string]string{}
+	s = uuidPattern.ReplaceAllStringFunc(s, func(u string) string {
+		if v, ok := seen[u]; ok {
+			return v
+		}
+		v := fmt.Sprintf("00000000-0000-4000-8000-%012d", len(seen)+1)
+		seen[u] = v
+		return v
+	})
+	s = timestampPattern.ReplaceAllStringFunc(s, func(ts string) string {
+		if strings.Contains(ts, ":") {
+			return "2026-01-01T00:00:00.000Z"
+		}
+		return "2026-01-01T00-00-00-000Z" // as a file name
+	})
+	s = durationPattern.ReplaceAllString(s, `"$1":0`)
+	s = jitteredPattern.ReplaceAllString(s, `"retry_delay_ms":0`)
+	return portPattern.ReplaceAllString(s, "$1: 0")
 }
 
 // GoldenDir is testdata/real under the repository's root.

@@ -77,20 +77,25 @@ func installDir(t testing.TB) string {
 }
 
 // Bin returns the installed CLI as npm put it on PATH: node_modules/.bin/
-// CLI, or CLI.cmd on Windows (npm's shim). Without it the test skips,
-// unless CI is set: CI installs every CLI, so a missing one fails there.
-// Windows has the builds of Claude Code and Codex only (Gemini CLI is
-// JavaScript that needs node.exe, which the Windows lane does not have).
+// CLI. On Windows it is Claude Code's claude.cmd (npm's own shim, which
+// starts the native claude.exe) and Codex's native codex.exe (npm's
+// codex.cmd starts it through node.exe, which the Windows lane does not
+// have); Gemini CLI is JavaScript that needs node.exe: its tests skip.
+// Without the CLI the test skips, unless CI is set: CI installs every
+// CLI, so a missing one fails there.
 func Bin(t testing.TB, cli string) string {
 	t.Helper()
-	name := cli
+	bin := filepath.Join(installDir(t), "node_modules", ".bin", cli)
 	if runtime.GOOS == "windows" {
-		if cli == Gemini {
+		switch cli {
+		case Gemini:
 			t.Skip("the Windows lane has no node.exe to run Gemini CLI's JavaScript")
+		case Codex:
+			bin = filepath.Join(installDir(t), "node_modules", "@openai", "codex-win32-x64", "vendor", "x86_64-pc-windows-msvc", "bin", "codex.exe")
+		default:
+			bin += ".cmd"
 		}
-		name += ".cmd"
 	}
-	bin := filepath.Join(installDir(t), "node_modules", ".bin", name)
 	if _, err := os.Stat(bin); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("the real %s is not installed at %s (CI installs it with scripts/real-clis): %v", cli, bin, err)
@@ -227,20 +232,28 @@ func systemEnv() []string {
 	return env
 }
 
-// Workspace returns a new git repository in a temporary directory made
-// with mkdir (testkit.TempDir in the tests), holding the files the
-// scenarios read and edit: a.txt (two lines) and sub/b.txt.
+// Workspace makes dir (a new empty directory: testkit.TempDir in the
+// tests) a git repository holding the files the scenarios read and edit,
+// a.txt (two lines) and sub/b.txt, and returns it.
 func Workspace(t testing.TB, dir string) string {
 	t.Helper()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte(FileA), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "b.txt"), []byte(FileB), 0o644))
-	if git, err := exec.LookPath("git"); err == nil {
-		cmd := exec.Command(git, "init", "-q", dir)
-		cmd.Env = append(systemEnv(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1")
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "git init: %s", out)
+	git, err := exec.LookPath("git")
+	if err != nil {
+		// No git here (the Windows lane): an empty repository is these
+		// three entries, as git init makes them.
+		for _, d := range []string{"objects", filepath.Join("refs", "heads")} {
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git", d), 0o755))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+		return dir
 	}
+	cmd := exec.Command(git, "init", "-q", dir)
+	cmd.Env = append(systemEnv(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git init: %s", out)
 	return dir
 }
 

@@ -151,7 +151,9 @@ func geminiModel() map[string]string { return map[string]string{Gemini: "gemini-
 func Scenarios() []Scenario {
 	done := "done"
 	return []Scenario{
-		{Name: "text", Script: script(text("Hello from ", "the stand-in.")),
+		// Codex's stream names no model: the turn names one, which the
+		// outcome reports.
+		{Name: "text", Model: map[string]string{Codex: "gpt-5.5"}, Script: script(text("Hello from ", "the stand-in.")),
 			Want: same(Want{Status: done, Text: "Hello from the stand-in."})},
 		{Name: "thinking", Script: script(modelapi.Reply{Thinking: "The user wants a greeting.", Text: []string{"Hello, after some thought."}}),
 			Want: func(cli string) Want {
