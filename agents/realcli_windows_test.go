@@ -100,7 +100,7 @@ func TestRealCLIsUnderWine(t *testing.T) {
 	realWin32(t)
 	tests := []struct {
 		cli     string
-		reaches bool   // the stand-in sees a request
+		reaches bool // the stand-in sees a request
 		kind    failure.Kind
 		says    string // the turn's failure message holds it
 	}{

@@ -237,7 +237,7 @@ func TestRefreshRealStreams(t *testing.T) {
 				// but letters and digits as '-'.
 				mangle := regexp.MustCompile(`[^A-Za-z0-9]`)
 				norm := map[string]string{s.ws: realcli.NormWorkspace, s.home: realcli.NormHome,
-					mangle.ReplaceAllString(s.ws, "-"): mangle.ReplaceAllString(realcli.NormWorkspace, "-"),
+					mangle.ReplaceAllString(s.ws, "-"):         mangle.ReplaceAllString(realcli.NormWorkspace, "-"),
 					strings.TrimPrefix(s.api.URL(), "http://"): realcli.NormAPI, install: realcli.NormInstall}
 				stable := func(s string) string { return realcli.Stabilize(realcli.Normalize(s, norm)) }
 				g := realcli.Golden{CLI: cli, Version: version, Scenario: sc.Name, Args: args, Script: sc.Script(cli),
