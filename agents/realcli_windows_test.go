@@ -117,7 +117,7 @@ func TestRealCLIsUnderWine(t *testing.T) {
 			assert.Equal(t, tt.kind, failure.KindOf(err))
 			assert.Equal(t, tt.reaches, len(s.api.Requests()) > 0, "the stand-in's requests: %+v", s.api.Requests())
 			assert.Contains(t, o.Message, tt.says)
-			assert.NotContains(t, o.Message, "PROMPT-SECRET")
+			assert.NotContains(t, o.Message, realcli.PromptMark)
 		})
 	}
 }

@@ -29,30 +29,15 @@ import (
 	"github.com/cursorkit/cursorkit/supervise"
 )
 
-// wineLacks is why the real CLIs' turns do not run under Wine 8: what
-// TestRealCLIsUnderWine shows.
-const wineLacks = "DiscardVirtualMemory, which claude.exe calls, and SQLite's file locks, on which codex.exe fails (TestRealCLIsUnderWine)"
-
-// realPrompt is every real turn's prompt: the stand-in's script decides
-// what the model does, so the text only has to be recognisable where it
-// must never appear.
-const realPrompt = "Follow the script. PROMPT-SECRET-4f1e"
-
 // TestRealTurns plays every scenario with every real CLI through the
 // library's entry point (agents.Agent.Run), each CLI with a home of its
 // own, against the model-API stand-in on the loopback: the CLI runs its
 // real tools on the workspace's files, and what cursorkit reports must be
 // what realcli's scenario wants.
 func TestRealTurns(t *testing.T) {
-	for _, cli := range realcli.CLIs() {
-		for _, sc := range realcli.Scenarios() {
-			t.Run(cli+"/"+sc.Name, func(t *testing.T) {
-				t.Parallel()
-				testkit.SkipIfWine(t, wineLacks)
-				realcli.Check(t, sc.WantFor(cli), playReal(t, newRealSetup(t, cli, sc)))
-			})
-		}
-	}
+	realcli.EachScenario(t, func(t *testing.T, cli string, sc realcli.Scenario) {
+		realcli.Check(t, sc.WantFor(cli), playReal(t, newRealSetup(t, cli, sc)))
+	})
 }
 
 // TestRealCLIsWithoutLogin: each real CLI with a home where nobody logged
@@ -77,7 +62,7 @@ func TestRealCLIsWithoutLogin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/git=%v", tt.cli, !tt.noGit), func(t *testing.T) {
 			t.Parallel()
-			testkit.SkipIfWine(t, wineLacks)
+			testkit.SkipIfWine(t, realcli.WineLacks)
 			bin := realcli.Bin(t, tt.cli)
 			home := testkit.TempDir(t)
 			env := realcli.Env(t, tt.cli, "", home)
@@ -95,13 +80,13 @@ func TestRealCLIsWithoutLogin(t *testing.T) {
 
 			opts := a.TurnDefaults()
 			opts.Env, opts.Dir, opts.TotalTimeout = env, ws, 90*time.Second
-			_, o, err := runAndWrite(t, a, res, agents.Turn{Prompt: realPrompt, Mode: agent.ModeAsk}, opts)
+			_, o, err := runAndWrite(t, a, res, agents.Turn{Prompt: realcli.Prompt, Mode: agent.ModeAsk}, opts)
 			require.Error(t, err)
 			assert.Equal(t, tt.kind, failure.KindOf(err), "%v", err)
 			assert.Contains(t, o.Message, tt.message)
-			assert.NotContains(t, err.Error(), "PROMPT-SECRET")
+			assert.NotContains(t, err.Error(), realcli.PromptMark)
 			for _, w := range o.Warnings {
-				assert.NotContains(t, w.Message, "PROMPT-SECRET")
+				assert.NotContains(t, w.Message, realcli.PromptMark)
 			}
 			if pids, ok := realcli.Survivors(home); ok {
 				assert.Empty(t, pids, "processes of the turn outlived it")
@@ -141,7 +126,7 @@ func newRealSetup(t *testing.T, cli string, sc realcli.Scenario) realSetup {
 	require.NoError(t, err)
 	s.res, err = s.agent.Find(context.Background(), bin, nil, discovery.EnvFromOS(), discovery.OSFS())
 	require.NoError(t, err)
-	s.turn = agents.Turn{Prompt: realPrompt, Mode: agent.ModeAsk, Model: sc.Model[cli]}
+	s.turn = agents.Turn{Prompt: realcli.Prompt, Mode: agent.ModeAsk, Model: sc.Model[cli]}
 	if sc.Write {
 		s.turn.Mode = agent.ModeWrite
 	}
@@ -160,21 +145,12 @@ func playReal(t *testing.T, s realSetup) realcli.Run {
 	t.Helper()
 	stream, _, err := runAndWrite(t, s.agent, s.res, s.turn, s.opts)
 	if err != nil {
-		assert.NotContains(t, err.Error(), "PROMPT-SECRET", "the error quotes the prompt")
+		assert.NotContains(t, err.Error(), realcli.PromptMark, "the error quotes the prompt")
 	}
-	assert.NotContains(t, stream, "PROMPT-SECRET", "the stream quotes the prompt")
+	assert.NotContains(t, stream, realcli.PromptMark, "the stream quotes the prompt")
 	run := realcli.Run{Observed: realcli.Observe(t, []byte(stream)), Workspace: s.ws}
 	if s.sc.WantFor(s.cli).Stalled {
-		// A stalled request is recorded once the stand-in sees the CLI
-		// leave.
-		testkit.Eventually(t, "the stand-in to see the stalled CLI leave", 10*time.Second, func() bool {
-			for _, r := range s.api.Requests() {
-				if r.Reply >= 0 {
-					return true
-				}
-			}
-			return false
-		})
+		realcli.AwaitLeave(t, s.api)
 	}
 	run.Requests = s.api.Requests()
 	if pids, ok := realcli.Survivors(s.home); ok {
@@ -274,7 +250,7 @@ func TestRealStreams(t *testing.T) {
 			bin := testkit.Install(t, dir, a.Command, testkit.Simulator)
 			res, err := a.Find(context.Background(), bin, nil, discovery.EnvFromOS(), discovery.OSFS())
 			require.NoError(t, err)
-			turn := agents.Turn{Prompt: realPrompt, Mode: agent.ModeAsk, Model: sc.Model[g.CLI]}
+			turn := agents.Turn{Prompt: realcli.Prompt, Mode: agent.ModeAsk, Model: sc.Model[g.CLI]}
 			if sc.Write {
 				turn.Mode = agent.ModeWrite
 			}

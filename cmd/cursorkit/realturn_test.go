@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,45 +15,28 @@ import (
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
-// wineLacks is why the real CLIs' turns do not run under Wine 8 (package
-// agents' TestRealCLIsUnderWine shows how far they get).
-const wineLacks = "DiscardVirtualMemory, which claude.exe calls, and SQLite's file locks, on which codex.exe fails (agents' TestRealCLIsUnderWine)"
-
 // TestRealTurnsThroughTheCommand plays every scenario with every real CLI
 // through `cursorkit run --agent CLI --json`, a cursorkit process of its
 // own whose whole environment is the CLI's private one (realcli.Env) and
 // which finds the CLI through CURSORKIT_<NAME>_BIN: the same turns as the
 // library's TestRealTurns (package agents), read off the command's stdout.
 func TestRealTurnsThroughTheCommand(t *testing.T) {
-	for _, cli := range realcli.CLIs() {
-		for _, sc := range realcli.Scenarios() {
-			t.Run(cli+"/"+sc.Name, func(t *testing.T) {
-				t.Parallel()
-				testkit.SkipIfWine(t, wineLacks)
-				want := sc.WantFor(cli)
-				r := runRealCommand(t, cli, sc, nil, nil)
-				if want.Status == "done" {
-					assert.NoError(t, r.err, "stderr: %s", r.stderr)
-				} else {
-					assert.Error(t, r.err, "a failed turn's exit code")
-				}
-				if want.Stalled {
-					testkit.Eventually(t, "the stand-in to see the stalled CLI leave", 10*time.Second, func() bool {
-						for _, req := range r.api.Requests() {
-							if req.Reply >= 0 {
-								return true
-							}
-						}
-						return false
-					})
-				}
-				realcli.Check(t, want, realcli.Run{Observed: realcli.Observe(t, r.stdout), Requests: r.api.Requests(), Workspace: r.ws})
-				if t.Failed() {
-					t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-				}
-			})
+	realcli.EachScenario(t, func(t *testing.T, cli string, sc realcli.Scenario) {
+		want := sc.WantFor(cli)
+		r := runRealCommand(t, cli, sc, nil, nil)
+		if want.Status == "done" {
+			assert.NoError(t, r.err, "stderr: %s", r.stderr)
+		} else {
+			assert.Error(t, r.err, "a failed turn's exit code")
 		}
-	}
+		if want.Stalled {
+			realcli.AwaitLeave(t, r.api)
+		}
+		realcli.Check(t, want, realcli.Run{Observed: realcli.Observe(t, r.stdout), Requests: r.api.Requests(), Workspace: r.ws})
+		if t.Failed() {
+			t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		}
+	})
 }
 
 // TestFallbackAfterRetriesWithRealCLIs: a real CLI whose model API
@@ -67,7 +49,7 @@ func TestFallbackAfterRetriesWithRealCLIs(t *testing.T) {
 	for _, cli := range realcli.CLIs() {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
-			testkit.SkipIfWine(t, wineLacks)
+			testkit.SkipIfWine(t, realcli.WineLacks)
 			sc := realcli.ScenarioNamed(t, "rate-limit-exhausted")
 			dir := testkit.TempDir(t)
 			cursorBin := testkit.Install(t, dir, "cursor-agent", testkit.Simulator)
@@ -141,10 +123,10 @@ func runRealCommand(t *testing.T, cli string, sc realcli.Scenario, extraArgs, ex
 	cmd := exec.Command(testBinary(t), append(append(args, extraArgs...), "-")...)
 	var stdout, stderr bytes.Buffer
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, r.ws, &stdout, &stderr
-	cmd.Stdin = strings.NewReader("Follow the script. PROMPT-SECRET-4f1e")
+	cmd.Stdin = strings.NewReader(realcli.Prompt)
 	r.err = cmd.Run()
 	r.stdout, r.stderr = stdout.Bytes(), stderr.String()
-	assert.NotContains(t, stdout.String()+r.stderr, "PROMPT-SECRET", "the output quotes the prompt")
+	assert.NotContains(t, stdout.String()+r.stderr, realcli.PromptMark, "the output quotes the prompt")
 	if pids, ok := realcli.Survivors(home); ok {
 		assert.Empty(t, pids, "processes of the turn outlived cursorkit")
 	}

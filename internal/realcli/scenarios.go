@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/internal/modelapi"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // Scenario is one turn every real CLI plays against the stand-in: what
@@ -257,6 +258,47 @@ func (s Scenario) WantFor(cli string) Want {
 	// asked for, if any.
 	w.ModelNamed = cli != Codex || s.Model[cli] != ""
 	return w
+}
+
+// Prompt is every real turn's prompt: the stand-in's script decides what
+// the model does, so the text only has to be recognisable where it must
+// never appear (PromptMark).
+const (
+	Prompt     = "Follow the script. " + PromptMark + "-4f1e"
+	PromptMark = "PROMPT-SECRET"
+)
+
+// WineLacks is why the real CLIs' turns do not run under Wine 8 (package
+// agents' TestRealCLIsUnderWine shows how far they get).
+const WineLacks = "DiscardVirtualMemory, which claude.exe calls, and SQLite's file locks, on which codex.exe fails (TestRealCLIsUnderWine)"
+
+// EachScenario runs play as a parallel subtest of t, named CLI/SCENARIO,
+// for every CLI and scenario; under Wine each skips (WineLacks).
+func EachScenario(t *testing.T, play func(t *testing.T, cli string, sc Scenario)) {
+	for _, cli := range CLIs() {
+		for _, sc := range Scenarios() {
+			t.Run(cli+"/"+sc.Name, func(t *testing.T) {
+				t.Parallel()
+				testkit.SkipIfWine(t, WineLacks)
+				play(t, cli, sc)
+			})
+		}
+	}
+}
+
+// AwaitLeave waits until the stand-in has recorded a request that took a
+// reply of its script: a stalled stream's request is recorded only once
+// the CLI left it.
+func AwaitLeave(t testing.TB, api *modelapi.Server) {
+	t.Helper()
+	testkit.Eventually(t, "the stand-in to see the stalled CLI leave", 10*time.Second, func() bool {
+		for _, r := range api.Requests() {
+			if r.Reply >= 0 {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // Run is one played scenario: what cursorkit showed, what the stand-in
