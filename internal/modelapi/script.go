@@ -4,7 +4,6 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -71,15 +70,12 @@ type Call struct {
 	Code string `json:"code,omitzero"`
 }
 
-// Read returns the script in the JSON file at path.
-func Read(path string) (Script, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Script{}, err
-	}
+// Parse returns the script of a JSON document: every member known, every
+// reply playable (Check).
+func Parse(doc []byte) (Script, error) {
 	var s Script
-	if err := json.Unmarshal(b, &s, json.RejectUnknownMembers(true)); err != nil {
-		return Script{}, fmt.Errorf("script %s: %w", path, err)
+	if err := json.Unmarshal(doc, &s, json.RejectUnknownMembers(true)); err != nil {
+		return Script{}, fmt.Errorf("script: %w", err)
 	}
 	return s, s.Check()
 }
