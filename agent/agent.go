@@ -79,14 +79,17 @@ type Options struct {
 	// late_close warning (the turn still succeeds).
 	StopGrace time.Duration
 	ExitGrace time.Duration
-	// OnEvent receives every event, in order, from one goroutine, before
-	// the next line is read: it must not block for long. The events of a
-	// spawn failure are never delivered (there are none).
+	// OnEvent receives every event, in order, one call at a time (from the
+	// stdout reader, and for a StderrDecoder also from the stderr reader),
+	// before the next line is read: it must not block for long, or it
+	// holds up reading both streams. The events of a spawn failure are
+	// never delivered (there are none).
 	OnEvent func(event.Event)
-	// OnDrained, when set, is called from the same goroutine when every
-	// stdout byte read so far has been decoded: a caller that buffers what
-	// it writes for each event flushes there, so output leaves promptly
-	// yet a burst of events costs one write.
+	// OnDrained, when set, is called, never at the same time as OnEvent,
+	// whenever every stdout byte read so far has been decoded, and after
+	// the events of a stderr line: a caller that buffers what it writes
+	// for each event flushes there, so output leaves promptly yet a burst
+	// of events costs one write.
 	OnDrained func()
 	// OnStarted, when set, is called once with the agent's PID (its direct
 	// process: a shim's cmd.exe or PowerShell on Windows) before its output
@@ -176,7 +179,7 @@ const maxMessage = 1000
 // when the plan could not be started at all: Outcome.Process.Ending is
 // then supervise.SpawnFailed and no event was delivered).
 func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts Options) (Outcome, error) {
-	t := &turn{dec: dec, onEvent: opts.OnEvent, stopAtRetry: opts.StopAtRetry}
+	t := &turn{dec: dec, onEvent: opts.OnEvent, onDrained: opts.OnDrained, stopAtRetry: opts.StopAtRetry}
 	sopts := supervise.Options{
 		Dir:              opts.Dir,
 		Env:              opts.Env,
@@ -188,7 +191,6 @@ func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts O
 		ExitGrace:        opts.ExitGrace,
 		DrainGrace:       drainGrace,
 		OnLine:           t.line,
-		OnDrained:        opts.OnDrained,
 		OnStarted:        opts.OnStarted,
 		OnOversizedLine: func(size int64) {
 			t.mu.Lock()
@@ -197,24 +199,28 @@ func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts O
 				Code: supervise.WarnOversizedLine, Message: "skipped a stdout line of " + strconv.FormatInt(size, 10) + " bytes"}})
 		},
 	}
-	if sd, ok := dec.(StderrDecoder); ok {
-		sopts.Stderr = &lineWriter{max: MaxStderrLine, line: func(line []byte) { t.stderrLine(sd, line) }}
+	if opts.OnDrained != nil {
+		sopts.OnDrained = t.drained
 	}
 	var o supervise.Outcome
-	s, err := supervise.Start(ctx, plan, sopts)
-	if err != nil {
-		o = supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}
-		if failure.Is(err, failure.Cancelled) {
-			o.Ending = supervise.Cancelled
+	if sd, ok := dec.(StderrDecoder); ok {
+		// A stop decided on stderr is an Abort of the session, so this
+		// turn keeps it (supervise.Run would not hand it out).
+		sopts.Stderr = &lineWriter{max: MaxStderrLine, line: func(line []byte) { t.stderrLine(sd, line) }}
+		s, err := supervise.Start(ctx, plan, sopts)
+		if err != nil {
+			o = supervise.NotStarted(err)
+		} else {
+			t.started(s)
+			o = s.Wait()
 		}
 	} else {
-		t.started(s)
-		o = s.Wait()
+		o = supervise.Run(ctx, plan, sopts)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.over = true
-	err = t.verdict(o)
+	err := t.verdict(o)
 	if o.Ending != supervise.SpawnFailed {
 		for _, w := range o.Warnings {
 			code, msg, ok := strings.Cut(w, ": ")
@@ -241,13 +247,18 @@ const drainGrace = 2 * time.Second
 type turn struct {
 	dec         Decoder
 	onEvent     func(event.Event)
+	onDrained   func()
 	stopAtRetry func(event.Retry) bool
 
-	mu        sync.Mutex
-	session   *supervise.Session // set once started, for a stop from stderr
-	over      bool               // the run ended: a late stderr line is dropped
-	failed    error              // the decoder's error or the stop at a retry, sticky
-	retryStop bool               // failed is the stop at a retry
+	mu      sync.Mutex
+	session *supervise.Session // set once started, for a stop from stderr
+	// over: the run ended. A stderr reader can still be writing after
+	// Wait returned (a helper of the agent held stderr past the drain
+	// grace, and supervise closed its end while the reader was in a
+	// Write): its lines are dropped.
+	over      bool
+	failed    error // the decoder's error or the stop at a retry, sticky
+	retryStop bool  // failed is the stop at a retry
 	sessionID string
 	model     string // the init event's
 	answered  string // the result's
@@ -295,16 +306,28 @@ func (t *turn) line(line []byte) error {
 	return nil
 }
 
+// drained is supervise's OnDrained: the caller's, one call at a time with
+// OnEvent.
+func (t *turn) drained() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.onDrained()
+}
+
 // stderrLine feeds one stderr line to the decoder and delivers its
-// events; a stop at a retry said there aborts the run.
+// events, then OnDrained; a stop at a retry said there aborts the run.
 func (t *turn) stderrLine(dec StderrDecoder, line []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.over || t.failed != nil {
 		return
 	}
-	for _, e := range dec.FeedStderr(line) {
+	events := dec.FeedStderr(line)
+	for _, e := range events {
 		t.emit(e)
+	}
+	if len(events) > 0 && t.onDrained != nil {
+		t.onDrained()
 	}
 	if t.failed != nil && t.session != nil {
 		t.session.Abort(t.failed)
@@ -312,7 +335,8 @@ func (t *turn) stderrLine(dec StderrDecoder, line []byte) {
 }
 
 // emit notes what the Outcome needs and hands e to the caller; a retry
-// the caller stops at fails the turn. t.mu is held.
+// the caller stops at fails the turn, unless the turn is already done
+// (its result arrived). t.mu is held.
 func (t *turn) emit(e event.Event) {
 	switch e.Type {
 	case event.TypeInit:
@@ -336,7 +360,7 @@ func (t *turn) emit(e event.Event) {
 		t.onEvent(e)
 	}
 	if e.Type == event.TypeWarning && e.Warning != nil && e.Warning.Retry != nil &&
-		t.stopAtRetry != nil && t.failed == nil && t.stopAtRetry(*e.Warning.Retry) {
+		t.stopAtRetry != nil && t.failed == nil && !t.dec.Done() && t.stopAtRetry(*e.Warning.Retry) {
 		t.failed, t.retryStop = retryStopError(*e.Warning.Retry), true
 	}
 }
@@ -349,18 +373,20 @@ func retryStopError(r event.Retry) error {
 	}
 	kind := r.Kind
 	if kind == "" {
-		kind = failure.Other
+		kind = KindOfStatus(r.Status)
 	}
 	return failure.New(kind, "the agent's model request %s (%s): the turn was stopped at the agent's retry %d instead of waiting for it",
 		what, kind, r.Attempt)
 }
 
-// verdict decides the turn: a stream failure wins; then a supervisor
-// verdict that is not the agent exiting by itself (a deadline, a cancel,
-// a spawn failure); then the decoder's verdict on how the agent ended.
+// verdict decides the turn: a stream failure wins, and a stop at a retry
+// when it is what ended the run (the supervisor may have ended it first:
+// a deadline, a cancel, the agent's own exit); then a supervisor verdict
+// that is not the agent exiting by itself (a deadline, a cancel, a spawn
+// failure); then the decoder's verdict on how the agent ended.
 func (t *turn) verdict(o supervise.Outcome) error {
 	switch {
-	case t.failed != nil:
+	case t.failed != nil && (!t.retryStop || o.Ending == supervise.Aborted):
 		return t.failed
 	case o.Ending != supervise.Exited:
 		return o.Err
@@ -380,7 +406,7 @@ func (t *turn) outcome(err error, o supervise.Outcome) Outcome {
 		Model:          t.model,
 		Usage:          t.usage,
 		Warnings:       t.warnings,
-		StoppedAtRetry: t.retryStop && err == t.failed,
+		StoppedAtRetry: t.retryStop && err == t.failed, // the stop decided the turn
 		Process:        o,
 	}
 	if t.answered != "" {

@@ -363,6 +363,10 @@ func TestStopAtRetry(t *testing.T) {
 			stop: atSecond, status: agent.StatusError, kind: failure.RateLimited, retries: 2, stopped: true},
 		{name: "stderr is not read by a plain Decoder", args: []string{"err:retry 1 429", "say:result"},
 			status: agent.StatusDone},
+		// The child paces its stderr after its result: the two pipes are
+		// read apart, and the result must have been read first.
+		{name: "a retry after the result stops nothing", args: []string{"say:result", "sleep:1s", "err:retry 1 429", "err:retry 2 429"}, stderr: true,
+			stop: atSecond, status: agent.StatusDone, retries: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -370,6 +374,7 @@ func TestStopAtRetry(t *testing.T) {
 			var events []event.Event
 			opts := collect(&events)
 			opts.StopAtRetry = tt.stop
+			opts.TotalTimeout = 20 * time.Second // a stop that does not happen fails here, not at the minute's deadlines
 			var dec agent.Decoder = &lineDecoder{}
 			if tt.stderr {
 				dec = &stderrDecoder{}
@@ -405,7 +410,13 @@ func TestStderrLinesAreCut(t *testing.T) {
 	_, err := agent.Run(context.Background(), plan, "the prompt\n", dec, collect(&events))
 	require.NoError(t, err)
 	assert.Equal(t, agent.MaxStderrLine, dec.longest)
-	assert.Contains(t, types(events), event.TypeWarning, "the retry after the long line")
+	var retries []event.Retry
+	for _, e := range events {
+		if e.Type == event.TypeWarning && e.Warning.Retry != nil {
+			retries = append(retries, *e.Warning.Retry)
+		}
+	}
+	assert.Equal(t, []event.Retry{{Attempt: 1, Status: 429, Kind: failure.RateLimited}}, retries, "the retry after the long line")
 }
 
 // TestOutcomeModelIsTheOneThatAnswered: the result's model, when it names

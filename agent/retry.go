@@ -35,7 +35,16 @@ func KindOfStatus(status int) failure.Kind {
 //
 //	a model request failed (HTTP 429, rate_limited: rate_limit): retry 1 of 10 in 1.0 s
 //	a model request got no answer (network): retry 2 of 5
+//
+// A Status outside HTTP's range (100-599) is taken as none, and an empty
+// Kind as KindOfStatus(Status).
 func RetryWarning(r event.Retry, cause string) event.Event {
+	if r.Status < 100 || r.Status > 599 {
+		r.Status = 0
+	}
+	if r.Kind == "" {
+		r.Kind = KindOfStatus(r.Status)
+	}
 	what := "got no answer ("
 	if r.Status != 0 {
 		what = "failed (HTTP " + strconv.Itoa(r.Status) + ", "

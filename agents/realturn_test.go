@@ -173,7 +173,7 @@ func runAndWrite(t *testing.T, a agents.Agent, res discovery.Resolution, turn ag
 	t.Helper()
 	var stream bytes.Buffer
 	w := event.NewWriter(&stream)
-	opts.OnEvent = func(e event.Event) { require.NoError(t, w.Write(e)) }
+	opts.OnEvent = func(e event.Event) { assert.NoError(t, w.Write(e)) } // on a reader goroutine: no FailNow
 	o, err := a.Run(context.Background(), res, true, turn, opts)
 	require.NoError(t, json.MarshalEncode(w.Encoder(), o))
 	return stream.String(), o, err
@@ -260,6 +260,7 @@ func TestRealStreams(t *testing.T) {
 				opts.IdleTimeout = sc.Idle
 			}
 			stream, _, _ := runAndWrite(t, a, res, turn, opts)
+			assert.NotContains(t, stream, realcli.PromptMark, "the recorded stream echoes the prompt; the turn must not")
 			realcli.Check(t, sc.WantFor(g.CLI), realcli.Run{Observed: realcli.Observe(t, []byte(stream))})
 		})
 	}

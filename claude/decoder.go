@@ -266,12 +266,9 @@ func retryEvent(r *reader, o object) []event.Event {
 // answer, and the category as the cause.
 func retryWarning(attempt, most int64, delay float64, status int64, category string) []event.Event {
 	r := event.Retry{Attempt: int(min(max(attempt, 0), math.MaxInt32)), Max: int(min(max(most, 0), math.MaxInt32)),
-		DelayMs: int64(min(max(delay, 0), math.MaxInt64/2))}
-	if status >= 100 && status <= 599 {
-		r.Status = int(status)
-	}
-	r.Kind = agent.KindOfStatus(r.Status)
-	if r.Status == 0 {
+		DelayMs: int64(min(max(delay, 0), math.MaxInt64/2)), Status: int(min(max(status, 0), math.MaxInt32))}
+	if r.Status < 100 || r.Status > 599 {
+		// No answer: the category may say what failed.
 		if k := ClassifyMessage(category); k != failure.Other {
 			r.Kind = k
 		}

@@ -183,7 +183,6 @@ func retryWarning(rest string) event.Event {
 	}
 	cause = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(cause), "("), ")")
 	r.Status = statusIn(cause)
-	r.Kind = agent.KindOfStatus(r.Status)
 	if r.Status == 0 {
 		if k := ClassifyMessage(cause); k != failure.Other {
 			r.Kind = k

@@ -35,7 +35,7 @@ func NewWriter(w io.Writer) *Writer {
 	return &Writer{w: w, enc: NewEncoder(struct{ io.Writer }{w})}
 }
 
-// Encoder returns the Encoder (NewEncoder on w) the Writer writes the
+// Encoder returns the Encoder (NewEncoder on the Writer's w) the Writer writes the
 // other events with: a value that is not an event (a turn's outcome) is
 // written through it, between two events. The Encoder writes each
 // top-level value to w as soon as it is complete, so the two never

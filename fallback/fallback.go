@@ -138,7 +138,7 @@ func New(ctx context.Context, cfg Config) (*Session, *event.Warning, error) {
 		return nil, nil, failure.New(failure.Input, "a fallback session needs a primary conversation")
 	}
 	if cfg.AfterRetries < 0 {
-		return nil, nil, failure.New(failure.Input, "a fallback after %d retries: the count is at least 1 (0 is off)", cfg.AfterRetries)
+		return nil, nil, failure.New(failure.Input, "a fallback after %d retries: the count of retries is at least 1 (0 is off)", cfg.AfterRetries)
 	}
 	if _, ok := cfg.Primary.(RetryStopper); cfg.AfterRetries > 0 && !ok {
 		return nil, nil, failure.New(failure.Input, "a fallback after retries needs a primary whose turns can stop at a retry (a RetryStopper)")
@@ -265,8 +265,7 @@ func (s *Session) promptPrimary(ctx context.Context, prompt string) (agent.Outco
 	}
 	seen := 0
 	return rs.PromptStoppingAtRetry(ctx, prompt, func(r event.Retry) bool {
-		switch r.Kind {
-		case failure.Auth, failure.Quota, failure.RateLimited:
+		if _, ok := categoryOf(r.Kind); ok {
 			seen++
 		}
 		return seen >= s.cfg.AfterRetries

@@ -57,11 +57,11 @@ func Retryable(o agent.Outcome, err error) (Category, bool) {
 	if err == nil || o.Process.Ending == supervise.SpawnFailed {
 		return "", false
 	}
-	switch failure.KindOf(err) {
-	case failure.Auth:
-		return CategoryAuthentication, true
-	case failure.Quota, failure.RateLimited:
-		return CategoryRateLimit, true
+	kind := failure.KindOf(err)
+	if c, ok := categoryOf(kind); ok {
+		return c, true
+	}
+	switch kind {
 	case failure.Process, failure.Other, failure.Setup, failure.Network:
 	default:
 		return "", false
@@ -73,6 +73,18 @@ func Retryable(o agent.Outcome, err error) (Category, bool) {
 				return c.category, true
 			}
 		}
+	}
+	return "", false
+}
+
+// categoryOf is the category of a failure of kind k that is retryable by
+// its kind alone: auth, quota and rate_limited.
+func categoryOf(k failure.Kind) (Category, bool) {
+	switch k {
+	case failure.Auth:
+		return CategoryAuthentication, true
+	case failure.Quota, failure.RateLimited:
+		return CategoryRateLimit, true
 	}
 	return "", false
 }

@@ -650,8 +650,8 @@ func (r *reader) stats(v span) (int64, event.Usage, jsontext.Value) {
 // entry per model the turn called, keyed by the model the API said
 // answered): the one with the most tokens, as the turn's own model does
 // most of the work (a routing classifier's call is small); "" when
-// models is absent or not that shape. Ties go to the name first in
-// order.
+// models is absent or not that shape. Ties go to the name that sorts
+// first.
 func answeredModel(models jsontext.Value) string {
 	if len(models) == 0 {
 		return ""

@@ -23,8 +23,8 @@ import (
 // Each is a retry warning (agent.RetryWarning): the attempt, the status
 // when said, the kind from the status (a failure without one is network,
 // a quota error's from its message, else rate_limited), the delay when
-// said. The message of the last form may span lines: its "Retrying
-// after" line completes it. "Attempt N failed...: Max attempts reached"
+// said. The message of the last form may span lines: the notice ends at
+// its "Retrying after" line, and its cause is the first line's message. "Attempt N failed...: Max attempts reached"
 // is no retry, and any other line says nothing. FeedStderr implements
 // agent.StderrDecoder.
 func (d *Decoder) FeedStderr(line []byte) []event.Event {
@@ -46,11 +46,10 @@ func (d *Decoder) FeedStderr(line []byte) []event.Event {
 	if p == nil {
 		return nil
 	}
+	// Only the line that ends the notice counts: the lines between are
+	// the rest of the API's message, or anything else on stderr.
 	i := strings.LastIndex(text, ". Retrying after ")
 	if i < 0 {
-		if text != "" && !strings.HasPrefix(text, "Attempt ") {
-			p.message = detail.Cut(p.message+" "+text, maxAgentMessage)
-		}
 		return nil
 	}
 	d.pending = nil
@@ -60,9 +59,9 @@ func (d *Decoder) FeedStderr(line []byte) []event.Event {
 			r.DelayMs = n
 		}
 	}
-	msg := p.message
+	msg := p.message // the first line's
 	if j := strings.LastIndex(msg, ". Retrying after "); j >= 0 {
-		msg = msg[:j]
+		msg = msg[:j] // the notice was one line
 	}
 	r.Kind = ClassifyMessage(msg)
 	if r.Kind != failure.Quota {
@@ -106,16 +105,11 @@ func backoffRetry(attempt int, said string) event.Event {
 	switch {
 	case strings.HasPrefix(said, "with status "):
 		r.Status, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(said, "with status "), "."))
-		if r.Status < 100 || r.Status > 599 {
-			r.Status = 0
-		}
 		cause = ""
 	case strings.HasPrefix(said, "with 429 error"):
 		r.Status = 429
-	}
-	r.Kind = agent.KindOfStatus(r.Status)
-	if strings.HasPrefix(said, "with 5xx error") {
-		r.Kind = failure.Other
+	case strings.HasPrefix(said, "with 5xx error"):
+		r.Kind = failure.Other // a server error whose status gemini did not keep
 	}
 	if said == "." {
 		cause = ""

@@ -41,6 +41,9 @@ func TestFeedStderr(t *testing.T) {
 		{"a daily quota", []string{"Attempt 1 failed: You have exhausted your daily quota on this model. Retrying after 9000ms..."},
 			[]event.Retry{{Attempt: 1, DelayMs: 9000, Kind: failure.Quota}}},
 		{"the last attempt is no retry", []string{"Attempt 2 failed: Resource has been exhausted (e.g. check quota).. Max attempts reached"}, nil},
+		{"lines between a notice's start and its end say nothing", []string{"Attempt 1 failed: quota exceeded.",
+			"the prompt PROMPT-SECRET echoed by something else", "Suggested retry after 1s.. Retrying after 700ms..."},
+			[]event.Retry{{Attempt: 1, DelayMs: 700, Kind: failure.Quota}}},
 		{"a pending notice then another notice", []string{"Attempt 1 failed: quota", "Attempt 2 failed with status 429. Retrying with backoff..."},
 			[]event.Retry{{Attempt: 2, Status: 429, Kind: failure.RateLimited}}},
 		{"noise", []string{"Warning: 256-color support not detected.", "    at retryWithBackoff (file:///x.js:1:2)",
@@ -61,6 +64,11 @@ func TestFeedStderr(t *testing.T) {
 				}
 			}
 			assert.Equal(t, tt.want, got)
+			for _, line := range tt.lines {
+				for _, e := range d.FeedStderr([]byte(line)) {
+					assert.NotContains(t, e.Warning.Message, "PROMPT-SECRET")
+				}
+			}
 		})
 	}
 }

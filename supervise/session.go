@@ -121,13 +121,17 @@ func Start(ctx context.Context, plan shim.Plan, opts Options) (*Session, error) 
 func Run(ctx context.Context, plan shim.Plan, opts Options) Outcome {
 	s, supervise, err := newSession(ctx, opts, func() (child, error) { return startLaunch(ctx, plan, opts) })
 	if err != nil {
-		return spawnFailed(err)
+		return NotStarted(err)
 	}
 	supervise()
 	return s.Wait()
 }
 
-func spawnFailed(err error) Outcome {
+// NotStarted is the Outcome of a run whose child never started: Start's
+// error err, Ending SpawnFailed (Cancelled for a failure.Cancelled err:
+// the context ended first), exit code -1. Run returns it for a launch
+// failure; a caller of Start builds its Outcome with it.
+func NotStarted(err error) Outcome {
 	ending := SpawnFailed
 	if failure.Is(err, failure.Cancelled) {
 		ending = Cancelled

@@ -307,7 +307,7 @@ func TestStartRefusals(t *testing.T) {
 	assert.Equal(t, failure.Other, failure.KindOf(err))
 
 	missing := failure.New(failure.MissingCLI, "program not found")
-	o := spawnFailed(missing)
+	o := NotStarted(missing)
 	assert.Equal(t, SpawnFailed, o.Ending)
 	assert.Same(t, missing, o.Err)
 	assert.Equal(t, -1, o.ExitCode)

@@ -51,6 +51,11 @@ func TestFallbackAfterRetriesWithRealCLIs(t *testing.T) {
 			t.Parallel()
 			testkit.SkipIfWine(t, realcli.WineLacks)
 			sc := realcli.ScenarioNamed(t, "rate-limit-exhausted")
+			// A long retry-after: the stop must come before the CLI's retry
+			// reaches the stand-in, however slow this machine is.
+			sc.Script = func(string) modelapi.Script {
+				return modelapi.Script{Replies: []modelapi.Reply{{Error: modelapi.ErrRateLimit, RetryAfter: 20, Times: 100}}}
+			}
 			dir := testkit.TempDir(t)
 			cursorBin := testkit.Install(t, dir, "cursor-agent", testkit.Simulator)
 			r := runRealCommand(t, cli, sc, []string{"--fallback", "cursor", "--fallback-after-retries", "1"},

@@ -55,9 +55,6 @@ func (a *app) runAgentTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p
 	if fs.Changed("fallback-after-retries") && f.fallback == "" {
 		return fail(failure.New(failure.Input, "--fallback-after-retries needs --fallback: it says when to hand off"))
 	}
-	if f.fallbackAfterRetries < 0 {
-		return fail(failure.New(failure.Input, "--fallback-after-retries %d: give a count of 1 or more (0 is off)", f.fallbackAfterRetries))
-	}
 	fbModel, err := parseFallback(f.fallback)
 	if err != nil {
 		return fail(err)

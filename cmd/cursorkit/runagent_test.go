@@ -111,7 +111,7 @@ func TestRunAgentRefusals(t *testing.T) {
 		{"a bad model", []string{"--agent", "codex", "--model", "a b"}, "model"},
 		{"retries without a fallback", []string{"--agent", "codex", "--fallback-after-retries", "1"}, "--fallback-after-retries needs --fallback"},
 		{"retries without a fallback, cursor", []string{"--fallback-after-retries", "2"}, "--fallback-after-retries needs --fallback"},
-		{"a negative retry count", []string{"--agent", "codex", "--fallback", "cursor", "--fallback-after-retries", "-1"}, "a count of 1 or more"},
+		{"a negative retry count", []string{"--agent", "codex", "--fallback", "cursor", "--fallback-after-retries", "-1"}, "the count of retries is at least 1"},
 		{"a retry count that is no number", []string{"--agent", "codex", "--fallback", "cursor", "--fallback-after-retries", "x"}, "fallback-after-retries"},
 	}
 	for _, tt := range tests {

@@ -9,7 +9,7 @@ import (
 
 // Script is the model's side of one turn: the replies to the CLI's model
 // requests, in order. A request after the last reply gets an HTTP 400
-// naming the exhausted script, and is recorded as such (Server.Exhausted).
+// naming the exhausted script, and is recorded as such (Request.Exhausted).
 type Script struct {
 	Replies []Reply `json:"replies"`
 }

@@ -214,8 +214,9 @@ type dialect interface {
 	fail(w http.ResponseWriter, r Reply)
 	// exhausted answers a request the script has no reply for.
 	exhausted(w http.ResponseWriter)
-	// play writes the reply's stream; first is called once, after the
-	// stream's first part.
+	// play writes the reply's stream to st (calling st.firstPart after
+	// the stream's first part, where a fault breaks it); n is the
+	// reply's index in the script, which the stream's ids carry.
 	play(st *sse, r Reply, n int)
 }
 

@@ -31,7 +31,7 @@ const (
 // CLIs are the real CLIs, in a stable order.
 func CLIs() []string { return []string{Claude, Codex, Gemini} }
 
-// packages are the npm package of each CLI.
+// npmPackage is the npm package of cli.
 func npmPackage(cli string) string {
 	switch cli {
 	case Claude:
