@@ -571,9 +571,9 @@ func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur
 // finish is the last cleanup, under the main lock with no lease left and
 // no quarantine: the config is already back (sync), the state goes, the
 // exclusion block is the last removal in the lock, the lock is released
-// at once, and only then one non-recursive rmdir of a .cursor/ cursorkit
-// created. A failed rmdir (a peer came, an operator file) is left to a
-// later reconcile. try (the exit backstop) never waits for the
+// at once, and only then the non-recursive rmdir of a .cursor/ cursorkit
+// created (removeCreatedDir: it waits out a peer's lock step). A failed
+// rmdir (an operator file, a peer that staged anew) is left as it is. try (the exit backstop) never waits for the
 // bootstrap lock: the exclusion then stays for reconcile.
 func (s *Stager) finish(ctx context.Context, st *state, release func() error, try bool) error {
 	if err := os.Remove(s.statePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -593,9 +593,44 @@ func (s *Stager) finish(ctx context.Context, st *state, release func() error, tr
 	}
 	s.at("unlocked")
 	if st.CreatedDir {
-		_ = os.Remove(s.cursorDir) // non-recursive: only an empty .cursor/ goes
+		s.removeCreatedDir(ctx, try)
 	}
 	return nil
+}
+
+// peerStepWait bounds how long the last release waits for a peer's lock
+// to leave .cursor/: a peer's locked step is one journal step
+// (milliseconds, mainLockPolicy), and retryGap paces the tries.
+const (
+	peerStepWait = time.Second
+	retryGap     = 5 * time.Millisecond
+)
+
+// removeCreatedDir removes the .cursor/ cursorkit created, non-recursively:
+// only an empty one goes. A peer that took the main lock just after the
+// last release let it go (a heartbeat or release that will find nothing
+// staged) keeps .cursor/ from being empty for its step, and then nobody
+// would remove .cursor/: while the peer's lock is all there is in it, the
+// rmdir is tried again, for at most peerStepWait (never with try, which
+// must not wait). Anything else in .cursor/ (an operator's file, a peer
+// that staged anew) leaves it where it is.
+func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
+	limit := time.Now().Add(peerStepWait)
+	for {
+		err := os.Remove(s.cursorDir)
+		if err == nil || errors.Is(err, fs.ErrNotExist) || try || !s.onlyALock() || ctx.Err() != nil || time.Now().After(limit) {
+			return
+		}
+		s.at("cursor-dir-locked")
+		time.Sleep(retryGap) // a retry pace: the peer's step ends by itself
+	}
+}
+
+// onlyALock reports whether the main lock's directory is the only entry
+// of .cursor/.
+func (s *Stager) onlyALock() bool {
+	entries, err := os.ReadDir(s.cursorDir)
+	return err == nil && len(entries) == 1 && entries[0].Name() == LockDir
 }
 
 // Heartbeat renews lease id. An unknown lease (released, or dropped as

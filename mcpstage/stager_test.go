@@ -413,3 +413,48 @@ func TestReleaseOnExitNeverWaitsNorTakesOver(t *testing.T) {
 	_, present := readMaybe(t, config)
 	assert.False(t, present)
 }
+
+// TestLastReleaseWaitsOutAPeersLock: a peer that takes the main lock just
+// as the last release lets it go (a heartbeat that will find nothing
+// staged) keeps .cursor/ from being empty for its step; the release tries
+// the rmdir again once the peer's lock is gone, and .cursor/ goes. With an
+// operator's file there instead, it stays.
+func TestLastReleaseWaitsOutAPeersLock(t *testing.T) {
+	for _, operatorFile := range []bool{false, true} {
+		t.Run(map[bool]string{false: "a peer's lock", true: "an operator's file"}[operatorFile], func(t *testing.T) {
+			dir := testkit.TempDir(t)
+			cursorDir := filepath.Join(dir, mcpstage.ConfigDir)
+			peerLock := filepath.Join(cursorDir, mcpstage.LockDir)
+			retried := false
+			opts := mcpstage.WithFault(mcpstage.Options{}, func(p string) {
+				switch p {
+				case "unlocked":
+					// The peer takes the lock the moment the release let it go.
+					if _, err := os.Stat(filepath.Join(cursorDir, mcpstage.StateFile)); os.IsNotExist(err) {
+						require.NoError(t, os.Mkdir(peerLock, 0o755))
+						if operatorFile {
+							require.NoError(t, os.WriteFile(filepath.Join(cursorDir, "rules.md"), []byte("mine"), 0o644))
+						}
+					}
+				case "cursor-dir-locked":
+					// The peer's step ends.
+					retried = true
+					require.NoError(t, os.Remove(peerLock))
+				}
+			})
+			s, err := mcpstage.New(context.Background(), dir, opts)
+			require.NoError(t, err)
+			lease, err := s.Stage(context.Background(), entry)
+			require.NoError(t, err)
+			require.NoError(t, s.Release(context.Background(), lease.ID))
+			_, err = os.Stat(cursorDir)
+			if operatorFile {
+				assert.NoError(t, err, ".cursor/ with an operator's file stays")
+				assert.False(t, retried, "no wait for an operator's file")
+				return
+			}
+			assert.True(t, os.IsNotExist(err), ".cursor/ is gone once the peer's lock is: %v", err)
+			assert.True(t, retried, "the rmdir was tried again")
+		})
+	}
+}
