@@ -179,7 +179,7 @@ const maxMessage = 1000
 // when the plan could not be started at all: Outcome.Process.Ending is
 // then supervise.SpawnFailed and no event was delivered).
 func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts Options) (Outcome, error) {
-	t := &turn{dec: dec, onEvent: opts.OnEvent, onDrained: opts.OnDrained, stopAtRetry: opts.StopAtRetry}
+	t := &turn{dec: dec, guard: newWithhold(prompt), onEvent: opts.OnEvent, onDrained: opts.OnDrained, stopAtRetry: opts.StopAtRetry}
 	sopts := supervise.Options{
 		Dir:              opts.Dir,
 		Env:              opts.Env,
@@ -217,10 +217,20 @@ func Run(ctx context.Context, plan shim.Plan, prompt string, dec Decoder, opts O
 	} else {
 		o = supervise.Run(ctx, plan, sopts)
 	}
+	return t.end(o)
+}
+
+// end decides the turn that ended as o and returns its outcome, with the
+// supervisor's warnings delivered and nothing of the prompt in it.
+func (t *turn) end(o supervise.Outcome) (Outcome, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.over = true
-	err := t.verdict(o)
+	err := t.guard.error(t.verdict(o))
+	o.Err = t.guard.error(o.Err)
+	if t.guard.holdsString(o.StderrTail) {
+		o.StderrTail = Withheld
+	}
 	if o.Ending != supervise.SpawnFailed {
 		for _, w := range o.Warnings {
 			code, msg, ok := strings.Cut(w, ": ")
@@ -246,6 +256,7 @@ const drainGrace = 2 * time.Second
 // a time.
 type turn struct {
 	dec         Decoder
+	guard       withhold
 	onEvent     func(event.Event)
 	onDrained   func()
 	stopAtRetry func(event.Retry) bool
@@ -294,6 +305,7 @@ func (t *turn) line(line []byte) error {
 		if failure.KindOf(err) == failure.Other {
 			err = failure.Wrap(failure.Protocol, err, "the agent's stream could not be decoded")
 		}
+		err = t.guard.error(err)
 		if t.failed == nil {
 			t.failed = err
 		}
@@ -334,10 +346,12 @@ func (t *turn) stderrLine(dec StderrDecoder, line []byte) {
 	}
 }
 
-// emit notes what the Outcome needs and hands e to the caller; a retry
+// emit notes what the Outcome needs and hands e, its text that may hold
+// the prompt's withheld, to the caller; a retry
 // the caller stops at fails the turn, unless the turn is already done
 // (its result arrived). t.mu is held.
 func (t *turn) emit(e event.Event) {
+	e = t.guard.event(e)
 	switch e.Type {
 	case event.TypeInit:
 		if e.Init != nil && t.sessionID == "" {
