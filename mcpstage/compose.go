@@ -13,8 +13,8 @@ import (
 )
 
 // This file composes the config bytes: the operator's content of the
-// current file with cursorkit's entries put in. Decisions (issue 14's
-// "operator keys kept in their order and spelling"):
+// current file with cursorkit's entries put in. Decisions (operator keys
+// kept in their order and spelling):
 //
 //   - Operator content is never decoded into maps. Names and values are
 //     carried as the raw bytes of the file and only re-indented

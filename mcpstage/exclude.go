@@ -17,7 +17,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
-// The exclusion block in info/exclude (issue 14). One block per exclude
+// The exclusion block in info/exclude. One block per exclude
 // file, shared by the linked worktrees of a repository:
 //
 //	# >>> cursorkit >>>

@@ -31,7 +31,7 @@ const (
 // gitKind is the git shape of a directory.
 type gitKind int
 
-// The shapes (issue 14: plain repository, linked worktree, no git at all).
+// The shapes: plain repository, linked worktree, no git at all.
 const (
 	gitNone     gitKind = iota // not in a git work tree (or git absent and no .git above)
 	gitRepo                    // the main work tree of a repository

@@ -34,7 +34,7 @@ func jobAt(ws string, role Role, t time.Time, st State, mode Mode, session strin
 }
 
 func TestRecordCompatibility(t *testing.T) {
-	// A record as issue 12 wrote it, without the jobs' members.
+	// A record written before background jobs, without their members.
 	old := `{"engine":"cursor","id":"task-20261201T170512Z-0123abcd","role":"task","mode":"consult","workspace":"/w",
 	"cursorVersion":"v","cursorBuildPath":"/b","sessionId":"s","requestId":"r","requestedModel":"","resolvedModel":"",
 	"observedModel":"","requestedEffort":"","effortApplied":false,"billingPool":"","usage":{"reported":false},

@@ -123,7 +123,7 @@ type Record struct {
 	State    State           `json:"state"`
 	Failure  *Failure        `json:"failure"`
 
-	// The members below are the background jobs' (issue 13); all are
+	// The members below are the background jobs'; all are
 	// optional, so a record written before them reads as it was.
 	//
 	// Worker is the cursorkit process running the job: a background job's

@@ -173,7 +173,7 @@ func TestConcurrentSavesNeverTear(t *testing.T) {
 	// polling every millisecond fails a save within 100), and lets an
 	// opener find no file during a replace; Windows' MoveFileEx replace
 	// does neither. The jobs commands that read records while a job
-	// writes them are issue 13's; their Wine behaviour is tested there.
+	// writes them have their Wine behaviour tested with them.
 	testkit.SkipIfWine(t, "a rename over a file readers keep opening (MoveFileEx REPLACE_EXISTING)")
 	for range 2 {
 		wg.Add(1)

@@ -125,7 +125,7 @@ func installTree(t *testing.T) string {
 
 // TestStopSignals: SIGINT, SIGTERM, SIGHUP (the terminal went away) and
 // SIGQUIT each stop the command like a cancel: the whole tree goes and
-// cursorkit exits 130, saying why (issue 11 item 2).
+// cursorkit exits 130, saying why.
 func TestStopSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -145,7 +145,7 @@ const failure130 = 130
 
 // TestClosedStdoutStopsTheTree: a reader that goes away (`| head -n1`) is
 // a stop like any other: the tree goes and cursorkit exits 130, for exec
-// and for run (issue 11 item 1).
+// and for run.
 func TestClosedStdoutStopsTheTree(t *testing.T) {
 	t.Run("exec", func(t *testing.T) {
 		w := testkit.NewWatch(t)
@@ -180,8 +180,7 @@ func TestClosedStdoutStopsTheTree(t *testing.T) {
 }
 
 // TestCtrlCWhileReadingThePrompt: `sleep 30 | cursorkit run` stops at once
-// on Ctrl-C, exit 130, instead of waiting for stdin to end (issue 11 item
-// 11).
+// on Ctrl-C, exit 130, instead of waiting for stdin to end.
 func TestCtrlCWhileReadingThePrompt(t *testing.T) {
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
@@ -225,7 +224,7 @@ func drain(lines <-chan string) []string {
 
 // TestSIGKILLOfCursorkitLeavesNothing: when cursorkit itself is killed
 // mid-turn with no chance to clean up, the launch guard kills the tree
-// (issue 11 item 3). The time from the kill to the last process gone is
+// The time from the kill to the last process gone is
 // logged; make bench does not time it, the deadline only bounds the wait.
 func TestSIGKILLOfCursorkitLeavesNothing(t *testing.T) {
 	if runtime.GOOS != "linux" {
