@@ -223,9 +223,9 @@ func drain(lines <-chan string) []string {
 }
 
 // TestSIGKILLOfCursorkitLeavesNothing: when cursorkit itself is killed
-// mid-turn with no chance to clean up, the launch guard kills the tree
-// The time from the kill to the last process gone is
-// logged; make bench does not time it, the deadline only bounds the wait.
+// mid-turn with no chance to clean up, the launch guard kills the tree.
+// The time from the kill to the last process gone is logged; make bench
+// does not time it, the deadline only bounds the wait.
 func TestSIGKILLOfCursorkitLeavesNothing(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux has a launch guard; macOS is best effort (docs/architecture.md)")
