@@ -44,6 +44,7 @@ type Stream struct {
 	// of the agent indicates, failure.Other when it finds none.
 	Classify func(string) failure.Kind
 
+	opts      json.Options
 	line      int
 	started   bool
 	init      bool
@@ -72,24 +73,40 @@ func (s *Stream) Next(raw []byte) (line []byte, ok bool, err error) {
 	return line, true, nil
 }
 
+// options are UnmarshalOptions, made once per Stream.
+func (s *Stream) options() json.Options {
+	if s.opts == nil {
+		s.opts = UnmarshalOptions()
+	}
+	return s.opts
+}
+
 // Line is the number of the line Next counted last.
 func (s *Stream) Line() int { return s.line }
 
-// unmarshalOptions read a line as Node's JSON.parse does: a member given
-// twice is the last one, invalid UTF-8 is replaced.
-var unmarshalOptions = json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+// UnmarshalOptions are the options Stream.Unmarshal reads a line with,
+// for a decoder that reads a member's value on its own (a custom
+// UnmarshalJSON): as Node's JSON.parse reads, a member may be given twice
+// and invalid UTF-8 is replaced.
+func UnmarshalOptions() json.Options {
+	return json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+}
 
 // Unmarshal decodes line, one JSON object, into v with encoding/json/v2,
-// reading as Node's JSON.parse does (a duplicate member's last value,
-// invalid UTF-8 replaced). A line that is not a JSON object is a banner
+// reading as Node's JSON.parse does: a member given twice is read twice
+// (each value must fit the member's type; the last one stays, and two
+// objects merge), invalid UTF-8 is replaced. A line that is not a JSON object is a banner
 // before the first event: banner holds its warning and err is nil. Any
 // other failure is a protocol error naming the byte offset and the JSON
 // pointer json/v2 reports, its reason prefixed with what (the event's
 // type, "" for none).
 func (s *Stream) Unmarshal(line []byte, v any, what string) (banner []event.Event, err error) {
-	uerr := json.Unmarshal(line, v, unmarshalOptions)
-	if uerr == nil {
-		return nil, nil
+	var uerr error
+	if line[0] == '{' {
+		// Only an object: json/v2 reads null into a struct as nothing.
+		if uerr = json.Unmarshal(line, v, s.options()); uerr == nil {
+			return nil, nil
+		}
 	}
 	var syn *jsontext.SyntacticError
 	notObject := line[0] != '{' || errors.As(uerr, &syn)
@@ -116,6 +133,9 @@ func jsonReason(err error) (offset int, reason string) {
 	var sem *json.SemanticError
 	if errors.As(err, &sem) {
 		reason = "field " + strconv.Quote(string(sem.JSONPointer)) + " is " + kindName(sem.JSONKind)
+		if errors.Is(sem.Err, strconv.ErrRange) {
+			return int(sem.ByteOffset), reason + " out of range"
+		}
 		if sem.GoType != nil {
 			reason += ", not " + goKindName(sem.GoType)
 		}

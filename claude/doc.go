@@ -29,9 +29,12 @@
 //
 // # Events
 //
-// Every line is one JSON object with a "type", read as Node's JSON.parse
-// reads it (invalid UTF-8 and lone surrogates as U+FFFD, the last of a
-// repeated member name). The types:
+// Every line is one JSON object with a "type", read with encoding/json/v2
+// as Node's JSON.parse reads it: invalid UTF-8 and lone surrogates as
+// U+FFFD, the last value of a repeated member name (each value must have
+// the member's kind, and an object given twice merges). A member is read
+// only when the line's type (or a block's) uses it, and must then have
+// the kind Claude Code sends, null counting as absent. The types:
 //
 //   - system/init: the init event (session_id, model, cwd,
 //     permissionMode, apiKeySource). A second one is a duplicate_init
@@ -71,14 +74,15 @@
 // unknown type may come before either and passes through; another known
 // event before them is failure.Protocol. After the first event a line
 // that is not a well-formed event is failure.Protocol, naming the line,
-// the byte offset and a bounded excerpt, never of a line that may echo
-// the prompt. Exactly one result comes last. A result fails the turn when
-// is_error is true (the unauthenticated result is subtype "success" with
-// is_error true: is_error decides) or its subtype starts with "error";
-// the failure carries the message (at most 500 bytes) and the kind
-// ClassifyMessage finds in it, else the kind of the assistant error
-// before it. Claude Code documents no exit codes: 0 after a good turn, 1
-// after a failed one.
+// the byte offset, the culprit's JSON pointer and a bounded excerpt
+// (package agent withholds the prompt's text). Exactly one result comes
+// last. A result fails the turn when is_error is true (the
+// unauthenticated result is subtype "success" with is_error true:
+// is_error decides) or its subtype starts with "error"; the failure
+// carries the message (at most 500 bytes) and the kind ClassifyMessage
+// finds in it, else the kind of the assistant error before it. Claude
+// Code documents no exit codes: 0 after a good turn, 1 after a failed
+// one.
 //
 // # Policy
 //

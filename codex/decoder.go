@@ -1,8 +1,7 @@
 package codex
 
 import (
-	"bytes"
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
-	"github.com/cursorkit/cursorkit/internal/jsonscan"
 )
 
 // Warning codes of the Codex decoder.
@@ -28,20 +26,11 @@ const (
 // line into events (see the package documentation). It implements
 // agent.Decoder. A Decoder is not safe for concurrent use.
 type Decoder struct {
+	s     agent.Stream
 	allow allowlist
-	line  int // lines fed so far, blank ones included
-
-	init      bool
-	result    *event.Result
-	resultErr error // the failure a turn.failed (or an earlier fatal error) reports
-	fatal     error // the first top-level error Codex does not retry
-	err       error // a protocol, policy or network failure Feed returned; sticky
-
-	said    idSet               // agent_message and reasoning items already emitted, by id
-	last    string              // the last agent_message's text: the result's
-	started map[string]struct{} // tool items started and not completed, by id
-
-	lines *lineReader
+	fatal error           // the first top-level error Codex does not retry
+	said  map[string]bool // agent_message and reasoning items already emitted, by id
+	last  string          // the last agent_message's text: the result's
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
@@ -56,88 +45,83 @@ func NewDecoder(t Turn) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allow: allow, started: map[string]struct{}{}, lines: newLineReader()}, nil
+	return &Decoder{
+		s: agent.Stream{Agent: Name, Format: "codex exec --json", First: "a thread.started event",
+			Final: "a turn.completed or turn.failed event", Classify: ClassifyMessage},
+		allow: allow,
+		said:  map[string]bool{},
+	}, nil
 }
 
-// Feed decodes the next stdout line (a trailing "\n" or "\r\n" is
-// removed; blank lines yield nothing) and returns its events, in order.
-// Feed keeps nothing of line; the events are the caller's to keep.
+// Feed decodes raw, the next stdout line (its terminator and the space
+// around it are removed; a blank line yields nothing), and returns its
+// events, in order. Feed keeps nothing of raw; the events are the
+// caller's to keep.
 //
 // A non-nil error is a *failure.Error: failure.Protocol or failure.Policy,
 // or failure.Network when Codex says it is waiting for the network (it
 // would wait forever). The turn has failed and the caller must stop the
 // agent's process tree now. It is sticky.
-func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
-	if d.err != nil {
-		return nil, d.err
+func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
+	line, ok, err := d.s.Next(raw)
+	if !ok {
+		return nil, err
 	}
-	d.line++
-	if n := len(line); n > 0 && line[n-1] == '\n' {
-		line = line[:n-1]
+	var head wireHead
+	if banner, err := d.s.Unmarshal(line, &head, ""); banner != nil || err != nil {
+		return banner, err
 	}
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
+	if !d.s.Started() && head.Type != "thread.started" {
+		return nil, d.s.NotFirst(head.Type)
 	}
-	if len(trimSpace(line)) == 0 {
-		return nil, nil
-	}
-	if d.result != nil {
-		return nil, d.fail(d.protocol(0, line, "output after the turn's final event"))
-	}
-	w, bad := d.lines.decode(line)
-	switch {
-	case bad == nil:
-	case bad.notJSON && !d.init:
-		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnBanner,
-			Message: fmt.Sprintf("ignored line %d before the first event (not JSON): %s", d.line, excerpt(line, 0))}}}, nil
-	case bad.notJSON || bad.inType:
-		return nil, d.fail(d.protocol(bad.offset, line, bad.reason))
-	}
-	if !d.init && w.Type != "thread.started" {
-		return nil, d.fail(d.protocol(-1, nil, "the first event is of type "+agent.Quote(w.Type, 40)+", not thread.started"))
-	}
-	if bad != nil {
-		return nil, d.fail(d.protocol(bad.offset, line, w.Type+" event: "+bad.reason))
-	}
-	evs, err := d.event(w, line)
+	evs, err := d.event(head.Type, line)
 	if err != nil {
-		return nil, d.fail(err)
+		return nil, d.s.Fail(err)
 	}
 	return evs, nil
 }
 
-// event maps one well-formed line; the first is thread.started.
-func (d *Decoder) event(w *wireLine, line []byte) ([]event.Event, error) {
-	typ := w.Type
-	if !d.init {
-		d.init = true
-		// The stream names no model, cwd or sandbox: only the thread.
-		return []event.Event{{Type: event.TypeInit, Init: &event.Init{SessionID: w.ThreadID}}}, nil
-	}
+// event maps the line of an event of type typ.
+func (d *Decoder) event(typ string, line []byte) ([]event.Event, error) {
 	switch typ {
 	case "thread.started":
-		return []event.Event{
-			{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnDuplicateInit,
-				Message: fmt.Sprintf("line %d: a second thread.started event (thread %s)", d.line, agent.Quote(w.ThreadID, 64))}},
-			unknown(typ, line)}, nil
-	case "turn.started":
-		return nil, nil // known; says nothing the caller needs
-	case "item.started", "item.updated", "item.completed":
-		return d.item(&w.Item, strings.TrimPrefix(typ, "item."), typ, line)
-	case "turn.completed":
-		return d.completed(w.Usage), nil
-	case "turn.failed":
-		var msg string
-		if w.Error != nil {
-			msg = w.Error.Message
+		ev, err := decode[threadStarted](&d.s, line, typ)
+		if err != nil {
+			return nil, err
 		}
-		d.result = &event.Result{Subtype: "error", IsError: true, Text: msg}
-		d.resultErr = messageFailure("codex reported that the turn failed", msg)
-		return []event.Event{{Type: event.TypeResult, Result: d.result}}, nil
+		// The stream names no model, cwd or sandbox: only the thread.
+		return d.s.Init(&event.Init{SessionID: ev.ThreadID}, typ, line), nil
+	case "turn.started":
+		return nil, nil // says nothing the caller needs
+	case "item.started", "item.updated", "item.completed":
+		ev, err := decode[itemEvent](&d.s, line, typ)
+		if err != nil {
+			return nil, err
+		}
+		if ev.Item == nil {
+			return nil, d.s.Protocol(-1, line, agent.Quote(typ, 40)+` event: field "/item" is missing`)
+		}
+		return d.item(ev.Item, typ, line)
+	case "turn.completed":
+		ev, err := decode[turnCompleted](&d.s, line, typ)
+		if err != nil {
+			return nil, err
+		}
+		return d.completed(ev.Usage), nil
+	case "turn.failed":
+		ev, err := decode[turnFailed](&d.s, line, typ)
+		if err != nil {
+			return nil, err
+		}
+		return d.failed(ev), nil
 	case "error":
-		return d.topError(w.Message)
+		ev, err := decode[errorEvent](&d.s, line, typ)
+		if err != nil {
+			return nil, err
+		}
+		return d.topError(ev.Message)
 	}
-	return []event.Event{unknown(typ, line)}, nil
+	return []event.Event{agent.Unknown(typ, "", line)}, nil
 }
 
 // reconnecting is the prefix of Codex's retry notices ("Reconnecting...
@@ -212,11 +196,20 @@ func (d *Decoder) completed(u *wireUsage) []event.Event {
 	if u != nil {
 		res.Usage = usage(u)
 	}
-	d.result = res
-	if d.fatal != nil {
-		// Codex exits 1 after a fatal error even when the turn completed.
-		d.resultErr = d.fatal
+	// Codex exits 1 after a fatal error even when the turn completed.
+	d.s.Finish(res, d.fatal)
+	return []event.Event{{Type: event.TypeResult, Result: res}}
+}
+
+// failed maps turn.failed: the error result, the turn failing with its
+// message's kind.
+func (d *Decoder) failed(ev *turnFailed) []event.Event {
+	var msg string
+	if ev.Error != nil {
+		msg = ev.Error.Message
 	}
+	res := &event.Result{Subtype: "error", IsError: true, Text: msg}
+	d.s.Finish(res, messageFailure("codex reported that the turn failed", msg))
 	return []event.Event{{Type: event.TypeResult, Result: res}}
 }
 
@@ -226,7 +219,7 @@ func (d *Decoder) completed(u *wireUsage) []event.Event {
 // event.Usage.InputTokens excludes cache reads: InputTokens is input -
 // cached, CacheReadTokens is cached. Codex reports no cache writes.
 func usage(u *wireUsage) event.Usage {
-	us := event.Usage{Reported: true}
+	us := event.Usage{Reported: true, CacheReadTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens}
 	if u.InputTokens != nil {
 		in := *u.InputTokens
 		if u.CachedInputTokens != nil {
@@ -234,209 +227,78 @@ func usage(u *wireUsage) event.Usage {
 		}
 		us.InputTokens = &in
 	}
-	if u.CachedInputTokens != nil {
-		cached := *u.CachedInputTokens
-		us.CacheReadTokens = &cached
-	}
-	if u.OutputTokens != nil {
-		out := *u.OutputTokens
-		us.OutputTokens = &out
-	}
 	return us
 }
 
-// item maps an item event; phase is started, updated or completed.
-func (d *Decoder) item(it *wireItem, phase, typ string, line []byte) ([]event.Event, error) {
-	id := it.ID
-	switch it.Type {
-	case "agent_message":
-		if phase != "completed" || it.Text == "" || !d.firstSaid(it.id) {
+// item maps the item of an event of type typ: item.started,
+// item.updated or item.completed.
+func (d *Decoder) item(it *wireItem, typ string, line []byte) ([]event.Event, error) {
+	phase := strings.TrimPrefix(typ, "item.")
+	switch body := it.body.(type) {
+	case *agentMessage:
+		if phase != "completed" || body.Text == "" || !d.firstSaid(it.ID) {
 			return nil, nil // the text comes once, on item.completed
 		}
-		d.last = it.Text
-		return []event.Event{{Type: event.TypeText, Text: it.Text}}, nil
-	case "reasoning":
-		if phase != "completed" || !d.firstSaid(it.id) {
+		d.last = body.Text
+		return []event.Event{{Type: event.TypeText, Text: body.Text}}, nil
+	case *reasoning:
+		if phase != "completed" || !d.firstSaid(it.ID) {
 			return nil, nil
 		}
-		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: it.Text},
+		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: body.Text},
 			{Type: event.TypeThinking, Subtype: "completed"}}, nil
-	case "error":
+	case *errorItem:
 		if phase != "completed" {
 			return nil, nil
 		}
-		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnItemError, Message: detail.Cut(detail.Bound(it.Message), maxAgentMessage)}}}, nil
+		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnItemError,
+			Message: detail.Cut(detail.Bound(body.Message), maxAgentMessage)}}}, nil
+	case toolItem:
+		return d.tool(it.ID, body, phase)
 	}
-	name, server, ok := toolOf(it)
-	if !ok {
-		// todo_list, plan and item types this decoder does not know pass on
-		// whole: they are not tool calls Codex documents.
-		return []event.Event{unknown(typ, line)}, nil
-	}
-	if fe := d.allow.check(name, server); fe != nil {
-		return nil, fe.WithDetail(fmt.Sprintf("line %d, item %s", d.line, agent.Quote(id, 64)))
-	}
-	switch phase {
-	case "started":
-		if _, dup := d.started[id]; dup {
-			return nil, nil
-		}
-		d.started[id] = struct{}{}
-		return toolEvent(event.TypeToolStarted, id, name, it, false), nil
-	case "completed":
-		delete(d.started, id)
-		return toolEvent(event.TypeToolCompleted, id, name, it, true), nil
-	}
-	return nil, nil // item.updated: checked, nothing new to say
+	// todo_list, plan and item types this decoder does not know pass on
+	// whole: they are not tool calls Codex documents.
+	return []event.Event{agent.Unknown(typ, "", line)}, nil
 }
 
 // firstSaid records that the item id was said and reports whether it is
 // the first time (always, for an item without an id).
-func (d *Decoder) firstSaid(id []byte) bool {
-	return len(id) == 0 || d.said.add(id)
-}
-
-// idSet is a set of item ids. A turn says hundreds of thousands of
-// items. Codex numbers its own items "item_N" from a counter
-// (codex-rs/exec/src/event_processor_with_jsonl_output.rs): N is kept
-// as a bit of a bitmap, which costs a bit an item and no hashing. Another
-// id of up to maxShortID bytes is kept inline in a key without pointers, which the
-// garbage collector need not scan and the map moves without write
-// barriers as it grows; a longer one is kept as a string.
-type idSet struct {
-	items []uint64 // bit N: "item_N"
-	short map[shortID]struct{}
-	long  map[string]struct{}
-}
-
-// maxItemNumber bounds the N of "item_N" kept in the bitmap (512 KiB at
-// most); a larger one is kept as any other id.
-const maxItemNumber = 1<<22 - 1
-
-// itemNumber returns N of an id "item_N" (N in decimal, without leading
-// zeros, at most maxItemNumber).
-func itemNumber(id []byte) (int, bool) {
-	digits, ok := bytes.CutPrefix(id, []byte("item_"))
-	if !ok || len(digits) == 0 || digits[0] == '-' {
-		return 0, false
-	}
-	// A JSON integer without a sign: no leading zeros, digits only.
-	n, ok := jsonscan.ParseInt64(digits)
-	return int(n), ok && n <= maxItemNumber
-}
-
-// maxShortID is the longest id a shortID holds.
-const maxShortID = 15
-
-// shortID is an id of up to maxShortID bytes, zero-padded, its length in
-// its last byte: two ids are equal exactly when their shortIDs are.
-type shortID [maxShortID + 1]byte
-
-// add adds id to s and reports whether it was not in s already.
-func (s *idSet) add(id []byte) bool {
-	if n, ok := itemNumber(id); ok {
-		word, bit := n/64, uint64(1)<<(n%64)
-		if word >= len(s.items) {
-			s.items = append(s.items, make([]uint64, word+1-len(s.items))...)
-		}
-		if s.items[word]&bit != 0 {
-			return false
-		}
-		s.items[word] |= bit
+func (d *Decoder) firstSaid(id string) bool {
+	if id == "" {
 		return true
 	}
-	if len(id) <= maxShortID {
-		if s.short == nil {
-			s.short = map[shortID]struct{}{}
-		}
-		var k shortID
-		copy(k[:], id)
-		k[maxShortID] = byte(len(id))
-		n := len(s.short)
-		s.short[k] = struct{}{}
-		return len(s.short) > n
-	}
-	if s.long == nil {
-		s.long = map[string]struct{}{}
-	}
-	if _, ok := s.long[string(id)]; ok {
-		return false
-	}
-	s.long[string(id)] = struct{}{}
-	return true
+	first := !d.said[id]
+	d.said[id] = true
+	return first
 }
 
-// toolOf returns the tool a tool item calls and for an MCP call its
-// server; ok is false for an item that is no tool.
-func toolOf(it *wireItem) (name, server string, ok bool) {
-	switch it.Type {
-	case "command_execution":
-		return ToolShell, "", true
-	case "file_change":
-		return ToolFileChange, "", true
-	case "mcp_tool_call":
-		return ToolMCP, it.server, true
-	case "web_search":
-		return ToolWebSearch, "", true
-	case "collab_tool_call":
-		return ToolCollab, "", true
+// tool maps a tool item: every phase is checked against the policy; the
+// first item.started of an id is tool_started, item.completed is
+// tool_completed, item.updated says nothing new.
+func (d *Decoder) tool(id string, it toolItem, phase string) ([]event.Event, error) {
+	name, server := it.tool()
+	t := &event.Tool{CallID: id, Name: name}
+	if refused := d.allow.check(name, server); refused != nil {
+		return nil, d.s.StartTool(t, refused)
 	}
-	return "", "", false
-}
-
-// toolEvent returns the one event of type typ of the tool item it, which
-// calls name: its args, and when done its status and result (a started
-// tool has neither). The tool's values are copies: the item's raw values
-// are reused. The event and its tool take one allocation.
-func toolEvent(typ event.Type, id, name string, it *wireItem, done bool) []event.Event {
-	b := new(struct {
-		evs  [1]event.Event
-		tool event.Tool
-	})
-	t := &b.tool
-	t.CallID, t.Name = id, name
-	switch it.Type {
-	case "command_execution":
-		t.Args = buildObject(member{"command", it.Command})
-		if done {
-			t.Status = it.Status
-			if len(it.ExitCode) > 0 || len(it.AggregatedOutput) > 0 {
-				t.Result = buildObject(member{"exit_code", it.ExitCode}, member{"aggregated_output", it.AggregatedOutput})
-			}
+	switch phase {
+	case "started":
+		if d.s.Tool(id) != nil {
+			return nil, nil // said again
 		}
-	case "file_change":
-		t.Args = buildObject(member{"changes", it.Changes})
-		if done {
-			t.Status = it.Status
-		}
-	case "mcp_tool_call":
-		t.Args = buildObject(member{"server", it.Server}, member{"tool", it.Tool}, member{"arguments", it.Arguments})
-		if done {
-			t.Status = it.Status
-			if len(it.Result) > 0 || len(it.Error) > 0 {
-				t.Result = buildObject(member{"result", it.Result}, member{"error", it.Error})
-			}
-		}
-	case "web_search":
-		t.Args = buildObject(member{"query", it.Query}, member{"action", it.Action})
-	case "collab_tool_call":
-		// Sub-agents: the tool and the threads only (its prompt is not
-		// copied: it may quote the user's).
-		t.Args = buildObject(member{"tool", it.Tool}, member{"receiver_thread_ids", it.ReceiverThreadIDs})
-		if done {
-			t.Status = it.Status
-			if len(it.AgentsStates) > 0 {
-				t.Result = bytes.Clone(it.AgentsStates)
-			}
-		}
+		it.fill(t, false)
+		return []event.Event{{Type: event.TypeToolStarted, Tool: t}}, d.s.StartTool(t, nil)
+	case "completed":
+		d.s.CompleteTool(id)
+		it.fill(t, true)
+		return []event.Event{{Type: event.TypeToolCompleted, Tool: t}}, nil
 	}
-	b.evs[0] = event.Event{Type: typ, Tool: t}
-	return b.evs[:]
+	return nil, nil
 }
 
 // Done reports whether the turn's final event (turn.completed or
 // turn.failed) has arrived.
-func (d *Decoder) Done() bool { return d.result != nil }
+func (d *Decoder) Done() bool { return d.s.Done() }
 
 // End returns the turn's verdict once Codex has exited by itself with
 // exitCode, given the end of its stderr. Codex exits 0 after a completed
@@ -452,88 +314,24 @@ func (d *Decoder) Done() bool { return d.result != nil }
 //   - a non-zero exit before the final event: the fatal error event's
 //     failure when there was one, else failure.Process, with the kind
 //     ClassifyMessage finds in stderrTail when it finds one (the git
-//     repository check is failure.Setup).
+//     repository check is failure.Setup) and what to do about it, the
+//     tail without its terminal escapes as the detail.
 func (d *Decoder) End(exitCode int, stderrTail string) error {
 	switch {
-	case d.err != nil:
-		return d.err
-	case d.result != nil:
-		return d.resultErr
+	case d.s.Err() != nil || d.s.Done():
+		return d.s.End(exitCode, stderrTail)
 	case exitCode != 0 && d.fatal != nil:
 		return d.fatal
 	}
-	err := agent.Unfinished{
-		Agent: "codex", First: "a thread.started event", Final: "a turn.completed or turn.failed event",
-		SawFirst: d.init, Lines: d.line, ExitCode: exitCode, StderrTail: stderrTail,
-		Classify: ClassifyMessage,
-	}.Verdict()
-	if tail := strings.TrimSpace(stderrTail); exitCode != 0 && tail != "" {
-		// err.Kind is failure.Process unless ClassifyMessage found one.
-		if fix := fixOf(err.Kind, tail); fix != "" {
-			err.Message += " (" + fix + ")"
+	err := d.s.End(exitCode, stderrTail)
+	var fe *failure.Error
+	if tail := strings.TrimSpace(stderrTail); exitCode != 0 && tail != "" && errors.As(err, &fe) {
+		// fe.Kind is failure.Process unless ClassifyMessage found one.
+		if fix := fixOf(fe.Kind, tail); fix != "" {
+			fe.Message += " (" + fix + ")"
 		}
 		// Codex colours its stderr: the detail is quoted without escapes.
-		err.Detail = "stderr: " + detail.CutStart(detail.StripANSI(tail), maxAgentMessage)
+		fe.Detail = "stderr: " + detail.CutStart(detail.StripANSI(tail), maxAgentMessage)
 	}
 	return err
-}
-
-func (d *Decoder) fail(err error) error {
-	d.err = err
-	return err
-}
-
-// unknown is the event for a line passed on whole.
-func unknown(typ string, line []byte) event.Event {
-	return event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: typ, Raw: bytes.Clone(trimSpace(line))}}
-}
-
-// trimSpace returns line without the JSON whitespace around it.
-func trimSpace(line []byte) []byte {
-	for len(line) > 0 && isSpace(line[0]) {
-		line = line[1:]
-	}
-	for len(line) > 0 && isSpace(line[len(line)-1]) {
-		line = line[:len(line)-1]
-	}
-	return line
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-// protocol builds a failure.Protocol error for the current line. With a
-// line, the message names the byte offset and the detail quotes a
-// bounded excerpt around it, unless the line may hold the prompt.
-func (d *Decoder) protocol(offset int, line []byte, reason string) error {
-	msg := "codex exec --json protocol violation at line " + strconv.Itoa(d.line)
-	if line != nil {
-		msg += ", byte offset " + strconv.Itoa(offset)
-	}
-	e := &failure.Error{Kind: failure.Protocol, Message: msg + ": " + reason}
-	if line != nil {
-		e.Detail = "excerpt: " + excerpt(line, offset)
-	}
-	return e
-}
-
-// excerptWidth bounds the excerpt of a bad line.
-const excerptWidth = 80
-
-// excerpt quotes at most excerptWidth bytes of line around offset. Codex's
-// stream never echoes the prompt, but a sub-agent call carries a prompt
-// that may quote it: a line that mentions "prompt" is never quoted.
-func excerpt(line []byte, offset int) string {
-	if bytes.Contains(bytes.ToLower(line), []byte("prompt")) {
-		return "(withheld: the line may hold the prompt)"
-	}
-	start := max(0, min(offset, len(line))-excerptWidth/2)
-	end := min(len(line), start+excerptWidth)
-	s := strconv.Quote(strings.ToValidUTF8(string(line[start:end]), "\uFFFD"))
-	if start > 0 {
-		s = "…" + s
-	}
-	if end < len(line) {
-		s += "…"
-	}
-	return s
 }

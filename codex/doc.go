@@ -55,18 +55,21 @@
 //     WarnError warning, and the turn's verdict once Codex ends the turn.
 //   - any other type passes through as unknown.
 //
-// Lines are read with encoding/json/v2: invalid UTF-8 and lone surrogates
-// read as U+FFFD, of a member given twice the last counts. A member an
-// event uses must have the kind Codex sends, null counting as absent.
+// Lines are read with encoding/json/v2 as agent.Stream reads them
+// (invalid UTF-8 and lone surrogates read as U+FFFD, a member given twice
+// allowed): first for their type, then for the members that type uses,
+// each of which must have the kind Codex sends, null counting as absent. A
+// member a type does not use, and every member of a type the decoder does
+// not know, may hold anything.
 //
 // # Protocol
 //
-// The first event must be thread.started; lines before it that are not
-// JSON objects are banners (warnings). After it a line that is not a
-// well-formed event is a failure.Protocol error naming the line number and
-// byte offset, with a bounded excerpt (withheld for a line that mentions a
-// prompt). Exactly one final event (turn.completed or turn.failed) comes
-// last; a line after it is a protocol error. Exit 0 without thread.started
+// The stream follows agent.Stream's protocol. The first event must be
+// thread.started; lines before it that are not JSON objects are banners
+// (warnings). After it a line that is not a well-formed event is a
+// failure.Protocol error naming the line number and byte offset, with a
+// bounded excerpt. Exactly one final event (turn.completed or
+// turn.failed) comes last; a line after it is a protocol error. Exit 0 without thread.started
 // or without the final event is failure.Protocol; a non-zero exit without
 // it is failure.Process, or the kind ClassifyMessage finds in the stderr
 // tail. Codex exits 0 or 1, nothing else.

@@ -1,9 +1,9 @@
 package gemini
 
 import (
-	"bytes"
+	"encoding/json/jsontext"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/cursorkit/cursorkit/agent"
@@ -29,20 +29,13 @@ const maxRun = 1 << 20
 
 // Decoder follows one turn's stdout, `gemini --output-format stream-json`,
 // line by line (see the package documentation). It implements
-// agent.Decoder. A Decoder is not safe for concurrent use.
+// agent.StderrDecoder. A Decoder is not safe for concurrent use.
 type Decoder struct {
+	s     agent.Stream
 	allow allowlist
-	line  int // lines fed so far, blank ones included
 
-	init      bool
-	sessionID string
-	result    *event.Result
-	resultErr error          // the failure a result (or an error event before it) reports
+	sessionID string         // the first init event's
 	fatal     *failure.Error // the first error event of severity "error"
-	err       error          // a protocol or policy failure; sticky
-
-	tools map[string]*event.Tool // started calls by tool_id, until completed
-	read  lineReader
 
 	run         strings.Builder // the assistant deltas since the last boundary
 	runOverflow bool
@@ -60,119 +53,158 @@ func NewDecoder(t Turn) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Decoder{allow: allow, tools: map[string]*event.Tool{}}, nil
+	return &Decoder{allow: allow, s: agent.Stream{Agent: Name, Format: "stream-json",
+		First: "an init event", Final: "a result event", Classify: ClassifyMessage}}, nil
 }
 
-// Feed decodes the next stdout line (a trailing "\n" or "\r\n" is removed;
-// blank lines yield nothing) and returns its events. Feed keeps nothing of
-// line. A non-nil error is a *failure.Error of kind failure.Protocol or
-// failure.Policy and is sticky: the caller stops the agent's tree.
+// Feed decodes the next stdout line (its terminator and surrounding space
+// trimmed; blank lines yield nothing) and returns its events. Feed keeps
+// nothing of line. A non-nil error is a *failure.Error of kind
+// failure.Protocol or failure.Policy and is sticky: the caller stops the
+// agent's tree.
 func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
-	if d.err != nil {
-		return nil, d.err
+	line, ok, err := d.s.Next(line)
+	if !ok {
+		return nil, err
 	}
-	d.line++
-	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-	if len(trimSpace(line)) == 0 {
+	var head wireHead
+	if banner, err := d.s.Unmarshal(line, &head, ""); banner != nil || err != nil {
+		return banner, err
+	}
+	typ := head.Type
+	// A result may come first: gemini reports an error thrown before its
+	// init (a session that cannot be resumed) as a failed result alone.
+	if !d.s.Started() && typ != "init" && typ != "result" {
+		return nil, d.s.NotFirst(typ)
+	}
+	switch typ {
+	case "init":
+		return handle(d, line, typ, d.initEvent)
+	case "message":
+		return handle(d, line, typ, d.message)
+	case "tool_use":
+		return handle(d, line, typ, d.toolUse)
+	case "tool_result":
+		return handle(d, line, typ, d.toolResult)
+	case "error":
+		return handle(d, line, typ, d.errorEvent)
+	case "result":
+		return handle(d, line, typ, d.result)
+	}
+	return one(agent.Unknown(typ, "", line)), nil
+}
+
+// handle reads line, an event of type typ, into its wire type W and
+// returns what f makes of it.
+func handle[W any](d *Decoder, line []byte, typ string, f func(w *W, line []byte) ([]event.Event, error)) ([]event.Event, error) {
+	var w W
+	if _, err := d.s.Unmarshal(line, &w, typ); err != nil {
+		return nil, err
+	}
+	return f(&w, line)
+}
+
+// initEvent is the init event, the first time; its session is the
+// result's.
+func (d *Decoder) initEvent(w *wireInit, line []byte) ([]event.Event, error) {
+	if !d.s.Initialized() {
+		d.sessionID = w.SessionID
+	}
+	return d.s.Init(&event.Init{SessionID: w.SessionID, Model: w.Model}, "init", line), nil
+}
+
+// message is what the model says; the prompt's echo yields nothing, and
+// a message of another role passes whole.
+func (d *Decoder) message(w *wireMessage, line []byte) ([]event.Event, error) {
+	switch w.Role {
+	case "user":
+		// The prompt's echo: never repeated anywhere, as cursor's.
+		return nil, nil
+	case "assistant":
+		if s := d.text(w.Content, w.Delta); s != "" {
+			return one(event.Event{Type: event.TypeText, Text: s}), nil
+		}
 		return nil, nil
 	}
-	if d.result != nil {
-		return nil, d.fail(d.protocol(0, line, "output after the result event", false))
+	return one(agent.Unknown("message", "", line)), nil
+}
+
+// toolUse starts a call the policy allows, before gemini runs it.
+func (d *Decoder) toolUse(w *wireToolUse, _ []byte) ([]event.Event, error) {
+	t := &event.Tool{CallID: w.ToolID, Name: w.ToolName, Args: jsontext.Value(w.Parameters)}
+	if err := d.s.StartTool(t, d.allow.check(t.Name)); err != nil {
+		return nil, err
 	}
-	f, de := d.read.decode(line)
-	if de != nil {
-		if de.notJSON && !d.init {
-			return one(event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnBanner,
-				Message: fmt.Sprintf("ignored line %d before the first event (not JSON): %s", d.line, excerpt(line, 0))}}), nil
-		}
-		reason := de.reason
-		if !de.notJSON && f != nil {
-			reason = strconv.Quote(f.typ) + " event: " + reason
-		}
-		withhold := f != nil && f.kind == kindMessage
-		return nil, d.fail(d.protocol(de.offset, line, reason, withhold))
+	d.boundary()
+	return one(event.Event{Type: event.TypeToolStarted, Tool: t}), nil
+}
+
+// toolResult completes a started call. A result whose tool_use was not
+// seen is a call the policy never checked: it fails the turn as a tool
+// that cannot be identified.
+func (d *Decoder) toolResult(w *wireToolResult, _ []byte) ([]event.Event, error) {
+	started := d.s.CompleteTool(w.ToolID)
+	if started == nil {
+		return nil, d.s.Fail(d.allow.check("").WithDetail(fmt.Sprintf("line %d, call id %s (a tool_result without its tool_use)",
+			d.s.Line(), agent.Quote(w.ToolID, 64))))
 	}
-	if !d.init && f.kind != kindInit && f.kind != kindResult {
-		return nil, d.fail(d.protocol(-1, nil, "the first event is "+describe(f)+", not init", false))
+	t := &event.Tool{CallID: w.ToolID, Name: started.Name, Args: started.Args, Status: w.Status, Result: jsontext.Value(w.Output)}
+	if w.Error != nil {
+		t.Result = jsontext.Value(w.Error)
 	}
-	switch f.kind {
-	case kindInit:
-		if d.init {
-			return []event.Event{
-				{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnDuplicateInit,
-					Message: fmt.Sprintf("line %d: a second init event (session %s)", d.line, agent.Quote(f.sessionID, 64))}},
-				unknown(f, line),
-			}, nil
+	d.boundary()
+	return one(event.Event{Type: event.TypeToolCompleted, Tool: t}), nil
+}
+
+// errorEvent is a warning; the first of severity "error" is also the
+// turn's failure (End), whatever the result says.
+func (d *Decoder) errorEvent(w *wireError, _ []byte) ([]event.Event, error) {
+	msg := detail.Cut(strings.TrimSpace(w.Message), maxAgentMessage)
+	code := WarnGemini
+	if w.Severity == "error" {
+		code = WarnGeminiError
+		if d.fatal == nil {
+			d.fatal = &failure.Error{Kind: ClassifyMessage(w.Message), Message: "gemini reported an error", Detail: msg}
 		}
-		d.init, d.sessionID = true, f.sessionID
-		return one(event.Event{Type: event.TypeInit, Init: &event.Init{SessionID: f.sessionID, Model: f.model}}), nil
-	case kindMessage:
-		switch f.role {
-		case "user":
-			// The prompt's echo: never repeated anywhere, as cursor's.
-			return nil, nil
-		case "assistant":
-			if s := d.text(f.content, f.delta); s != "" {
-				return one(event.Event{Type: event.TypeText, Text: s}), nil
-			}
-			return nil, nil
-		}
-		return one(unknown(f, line)), nil
-	case kindToolUse:
-		t := &event.Tool{CallID: f.toolID, Name: f.toolName, Args: f.params}
-		if fe := d.allow.check(t.Name); fe != nil {
-			return nil, d.fail(fe.WithDetail(fmt.Sprintf("line %d, tool_id %s", d.line, agent.Quote(t.CallID, 64))))
-		}
-		d.tools[t.CallID] = t
-		d.boundary()
-		return one(event.Event{Type: event.TypeToolStarted, Tool: t}), nil
-	case kindToolResult:
-		t := &event.Tool{CallID: f.toolID, Status: f.status, Result: f.output}
-		if f.errObj != nil {
-			t.Result = f.errObj
-		}
-		if started := d.tools[t.CallID]; started != nil {
-			t.Name, t.Args = started.Name, started.Args
-		}
-		if fe := d.allow.check(t.Name); fe != nil {
-			return nil, d.fail(fe.WithDetail(fmt.Sprintf("line %d, tool_id %s (a tool_result without its tool_use)", d.line, agent.Quote(t.CallID, 64))))
-		}
-		delete(d.tools, t.CallID)
-		d.boundary()
-		return one(event.Event{Type: event.TypeToolCompleted, Tool: t}), nil
-	case kindError:
-		code := WarnGemini
-		if f.severity == "error" {
-			code = WarnGeminiError
-			if d.fatal == nil {
-				d.fatal = &failure.Error{Kind: ClassifyMessage(f.message), Message: "gemini reported an error",
-					Detail: detail.Cut(strings.TrimSpace(f.message), maxAgentMessage)}
-			}
-		}
-		return one(event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: code,
-			Message: detail.Cut(strings.TrimSpace(f.message), maxAgentMessage)}}), nil
-	case kindResult:
-		r := &event.Result{Subtype: f.status, IsError: f.status == "error", Text: f.message,
-			DurationMs: f.durationMs, SessionID: d.sessionID, Usage: f.usage, Model: answeredModel(f.models)}
-		if !r.IsError && r.Text == "" && !d.runOverflow {
-			// Gemini's result carries no text: the answer is what the
-			// agent said since its last tool call.
-			r.Text = d.run.String()
-		}
-		d.result = r
-		switch {
-		case r.IsError && f.errObj == nil && d.fatal != nil:
-			// An invalid stream: the error event said why, the result only
-			// that the turn failed.
-			d.resultErr = d.fatal
-		case r.IsError:
-			d.resultErr = resultFailure(f.errType, f.message)
-		case d.fatal != nil:
-			d.resultErr = d.fatal
-		}
-		return one(event.Event{Type: event.TypeResult, Result: r}), nil
 	}
-	return one(unknown(f, line)), nil
+	return one(event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: code, Message: msg}}), nil
+}
+
+// result is the final event. The turn fails with an error event of
+// severity "error" before it, else with a failed result's error; a
+// success without init is a protocol failure.
+func (d *Decoder) result(w *wireResult, _ []byte) ([]event.Event, error) {
+	r := &event.Result{Subtype: w.Status, IsError: w.Status == "error", SessionID: d.sessionID, Usage: w.Stats.usage()}
+	if s := w.Stats; s != nil {
+		r.Model = answeredModel(s.Models)
+		if s.DurationMs != nil {
+			r.DurationMs = *s.DurationMs
+		}
+	}
+	var errType string
+	if w.Error != nil {
+		errType, r.Text = w.Error.Type, w.Error.Message
+	}
+	if !r.IsError && r.Text == "" && !d.runOverflow {
+		// Gemini's result carries no text: the answer is what the agent
+		// said since its last tool call.
+		r.Text = d.run.String()
+	}
+	var failed error
+	switch {
+	case r.IsError && w.Error == nil && d.fatal != nil:
+		// An invalid stream: the error event said why, the result only
+		// that the turn failed.
+		failed = d.fatal
+	case r.IsError:
+		failed = resultFailure(errType, r.Text)
+	case d.fatal != nil:
+		failed = d.fatal
+	case !d.s.Initialized():
+		failed = failure.New(failure.Protocol, "gemini reported success without an init event (%d lines read)", d.s.Line())
+	}
+	d.s.Finish(r, failed)
+	return one(event.Event{Type: event.TypeResult, Result: r}), nil
 }
 
 // text returns what an assistant message adds to what was said. Gemini
@@ -208,7 +240,7 @@ func (d *Decoder) boundary() {
 }
 
 // Done reports whether the result event has arrived.
-func (d *Decoder) Done() bool { return d.result != nil }
+func (d *Decoder) Done() bool { return d.s.Done() }
 
 // End returns the turn's verdict once gemini has exited by itself:
 //
@@ -221,103 +253,28 @@ func (d *Decoder) Done() bool { return d.result != nil }
 //   - another exit without a result: the kind gemini's exit code
 //     documents (exitMeaning: 41 auth, 42 input, 44 sandbox, 52 and 55
 //     setup, ...), else the kind ClassifyMessage finds in stderrTail,
-//     else failure.Process; the end of stderrTail is the detail.
+//     else the kind of an error event of severity "error", else
+//     failure.Process; the end of stderrTail is the detail, else that
+//     error event's message.
 func (d *Decoder) End(exitCode int, stderrTail string) error {
-	switch {
-	case d.err != nil:
-		return d.err
-	case d.result != nil && d.resultErr != nil:
-		return d.resultErr
-	case d.result != nil && !d.init:
-		return failure.New(failure.Protocol, "gemini reported success without an init event (%d lines read)", d.line)
-	case d.result != nil:
-		return nil
-	}
-	err := agent.Unfinished{
-		Agent: "gemini", First: "an init event", Final: "a result event",
-		SawFirst: d.init, Lines: d.line, ExitCode: exitCode, StderrTail: stderrTail,
-		Classify: ClassifyMessage,
-	}.Verdict()
-	if exitCode == 0 {
+	err := d.s.End(exitCode, stderrTail)
+	var verdict *failure.Error
+	if d.s.Err() != nil || d.s.Done() || exitCode == 0 || !errors.As(err, &verdict) {
 		return err
 	}
-	// err.Kind is failure.Process unless ClassifyMessage found one; the
+	amended := *verdict
+	// The kind is failure.Process unless ClassifyMessage found one: the
 	// exit code's documented meaning comes first, the error event last.
 	if kind, meaning, ok := exitMeaning(exitCode); ok {
-		err.Kind = kind
-		err.Message += " (" + meaning + ")"
-	} else if err.Kind == failure.Process && d.fatal != nil {
-		err.Kind = d.fatal.Kind
+		amended.Kind = kind
+		amended.Message += " (" + meaning + ")"
+	} else if amended.Kind == failure.Process && d.fatal != nil {
+		amended.Kind = d.fatal.Kind
 	}
-	if err.Detail == "" && d.fatal != nil {
-		err.Detail = d.fatal.Detail
+	if amended.Detail == "" && d.fatal != nil {
+		amended.Detail = d.fatal.Detail
 	}
-	return err
-}
-
-func (d *Decoder) fail(err error) error {
-	d.err = err
-	return err
+	return &amended
 }
 
 func one(ev event.Event) []event.Event { return []event.Event{ev} }
-
-// unknown is the event for a line passed on whole.
-func unknown(f *fields, line []byte) event.Event {
-	return event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: f.typ, Raw: bytes.Clone(trimSpace(line))}}
-}
-
-// protocol builds a failure.Protocol error for the current line: with a
-// line, the byte offset and a bounded excerpt, never of a line that may
-// echo the prompt (withhold: a message event; see excerpt).
-func (d *Decoder) protocol(offset int, line []byte, reason string, withhold bool) error {
-	msg := "stream-json protocol violation at line " + strconv.Itoa(d.line)
-	if line != nil {
-		msg += ", byte offset " + strconv.Itoa(offset)
-	}
-	e := &failure.Error{Kind: failure.Protocol, Message: msg + ": " + reason}
-	switch {
-	case line != nil && withhold:
-		e.Detail = "excerpt: " + withheld
-	case line != nil:
-		e.Detail = "excerpt: " + excerpt(line, offset)
-	}
-	return e
-}
-
-// describe names a line's event for a message.
-func describe(f *fields) string {
-	if f.typ == "" {
-		return "an event without a type"
-	}
-	return "of type " + agent.Quote(f.typ, 40)
-}
-
-// excerptWidth bounds the excerpt of a bad line.
-const excerptWidth = 80
-
-// withheld stands for the excerpt of a line that may hold the prompt.
-const withheld = "(withheld: the line may hold the prompt)"
-
-// excerpt quotes at most excerptWidth bytes of line around offset. A line
-// that mentions "user", or holds a \u escape (which can spell it), may be
-// the prompt's echo ({"type":"message","role":"user","content":PROMPT})
-// and is never quoted.
-func excerpt(line []byte, offset int) string {
-	if bytes.Contains(line, []byte(`user`)) || bytes.Contains(line, []byte(`\u`)) {
-		return withheld
-	}
-	start := max(0, min(offset, len(line))-excerptWidth/2)
-	end := min(len(line), start+excerptWidth)
-	s := strconv.Quote(strings.ToValidUTF8(string(line[start:end]), "\uFFFD"))
-	if start > 0 {
-		s = "…" + s
-	}
-	if end < len(line) {
-		s += "…"
-	}
-	return s
-}
-
-// trimSpace trims JSON's whitespace.
-func trimSpace(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }

@@ -41,9 +41,12 @@
 // of another role, passes through as an event.TypeUnknown event. Gemini
 // streams no thinking, so there are no thinking events, and it says that
 // it retries a model request on stderr only: FeedStderr reads those
-// notices as retry warnings (the Decoder is an agent.StderrDecoder). Lines are read as Node's JSON.parse reads them (invalid
-// UTF-8 as U+FFFD, the last of a member given twice). A member a type uses
-// must have the kind gemini sends (null counts as absent).
+// notices as retry warnings (the Decoder is an agent.StderrDecoder).
+// Lines are read with encoding/json/v2 as Node's JSON.parse reads them
+// (invalid UTF-8 as U+FFFD, the last of a member given twice). A member a
+// type uses must have the kind gemini sends (null counts as absent); the
+// members of a type the Decoder does not know, and those its type does
+// not use, may hold anything.
 //
 // # Protocol
 //
@@ -51,10 +54,10 @@
 // thrown before its init (a session that cannot be resumed) as a result of
 // status "error" alone. Lines before it that are not JSON objects are
 // banners. After it, a line that is not a well-formed event is a
-// failure.Protocol error naming the line and byte offset with a bounded
-// excerpt, never of a message event or of a line that mentions "user" or
-// holds a \u escape. Exactly one result comes last; a line after it is a
-// protocol error. End: exit 0 without init or result is failure.Protocol;
+// failure.Protocol error naming the line, the byte offset and the member
+// at fault, with a bounded excerpt (agent.Stream; package agent withholds
+// what may hold the prompt). Exactly one result comes last; a line after
+// it is a protocol error. End: exit 0 without init or result is failure.Protocol;
 // a failed result, or an error event of severity "error" (gemini goes on
 // to a result after one), fails the turn with gemini's message, bounded,
 // and the kind its error type or text means; a non-zero exit without a

@@ -36,7 +36,8 @@ func seedLines() []string {
 		`{"type":"message","role":"\u0075ser","content":"SECRET PROMPT","delta":1}`,
 		`{"type":"tool_use","tool_name":"mcp_github_x","tool_id":"m1","parameters":null}`,
 		"banner", `[1]`, `null`, `{"type":"mystery"}`, "{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"a\xff\\ud800\",\"delta\":true}",
-		// Lines the fast way must leave to the walk, or read as it does.
+		// Near misses: members given twice, named in another case or with
+		// escapes, of other kinds or null, members of other types.
 		`{"type":"init","session_id":"a","session_id":"b","model":"m"}`, `{"type":"init","Session_ID":"x","MODEL":"y"}`,
 		`{"\u0074ype":"message","role":"assistant","content":"\u0048i","delta":null}`,
 		`{"type":"tool_use","tool_name":"read_file","tool_id":"r1","parameters":[1]}`,
@@ -49,15 +50,25 @@ func seedLines() []string {
 	}
 }
 
-// FuzzDecoder feeds arbitrary lines: never a panic, every failure typed
-// protocol or policy and sticky, every event marshals to one JSON line,
-// and the prompt ("SECRET") never reaches an error or an event.
+// FuzzDecoder feeds arbitrary lines: never a panic; every failure a
+// *failure.Error of kind protocol or policy, returned again, with no
+// events, by every later Feed; Done exactly once a result event was
+// yielded; every event marshals to one JSON line; the prompt's echo is
+// never an event.
 func FuzzDecoder(f *testing.F) {
 	seeds := seedLines()
 	f.Add([]byte(strings.Join(seeds, "\n")), byte(0))
 	f.Add([]byte("#0\n#1\n#2\n#3\n#4\n#5\n#8\n#10"), byte(1))
 	f.Add([]byte("#0\n#1\n#6\n#7\n#9\n#11"), byte(2))
 	f.Add([]byte("#14\n#0\n#12\n#13"), byte(3))
+	for i := 19; i < len(seeds); i++ {
+		f.Add([]byte("#0\n#"+strconv.Itoa(i)+"\n#2\n#10"), byte(7))
+	}
+	for _, name := range []string{"turn-tools.jsonl", "turn-mcp.jsonl", "turn-shell.jsonl", "turn-error-result.jsonl", "turn-invalid-stream.jsonl"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(f, err)
+		f.Add(b, byte(7))
+	}
 	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
 		modes := []agent.Mode{"", agent.ModePlan, agent.ModeAsk, agent.ModeWrite}
 		turn := gemini.Turn{Mode: modes[int(mode)%len(modes)]}
@@ -67,6 +78,7 @@ func FuzzDecoder(f *testing.F) {
 		d, err := gemini.NewDecoder(turn)
 		require.NoError(t, err)
 		var failed error
+		var result bool
 		var out bytes.Buffer
 		enc := event.NewEncoder(&out)
 		for _, line := range bytes.Split(data, []byte("\n")) {
@@ -75,20 +87,17 @@ func FuzzDecoder(f *testing.F) {
 					line = []byte(seeds[n])
 				}
 			}
-			// A line that may be the prompt's echo (gemini's own error texts
-			// are not the prompt and may say anything).
-			echo := bytes.Contains(line, []byte("user")) || bytes.Contains(line, []byte(`\u`))
 			evs, err := d.Feed(line)
 			if failed != nil {
 				require.Equal(t, failed, err, "failures are sticky")
+				require.Empty(t, evs)
 				continue
 			}
 			if err != nil {
-				k := failure.KindOf(err)
-				require.True(t, k == failure.Protocol || k == failure.Policy, "kind %q: %v", k, err)
-				if echo {
-					require.NotContains(t, err.Error(), "SECRET", "the prompt in an error")
-				}
+				var fe *failure.Error
+				require.ErrorAs(t, err, &fe)
+				require.True(t, fe.Kind == failure.Protocol || fe.Kind == failure.Policy, "kind %q: %v", fe.Kind, err)
+				require.Empty(t, evs)
 				failed = err
 			}
 			for _, ev := range evs {
@@ -100,7 +109,12 @@ func FuzzDecoder(f *testing.F) {
 				if bytes.Equal(line, []byte(seeds[1])) {
 					require.NotContains(t, string(b), "SECRET", "the prompt's echo in an event")
 				}
+				if ev.Type == event.TypeResult {
+					require.False(t, result, "a second result")
+					result = true
+				}
 			}
+			require.Equal(t, result, d.Done(), "Done exactly after a result")
 		}
 		if end := d.End(int(mode)%3, "stderr"); end != nil {
 			require.True(t, failure.KindOf(end).Valid())
@@ -160,65 +174,4 @@ func FuzzClassifyMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		require.True(t, gemini.ClassifyMessage(s).Valid())
 	})
-}
-
-// FuzzDecoderFastSlow holds the line reader's first way (one json.Unmarshal)
-// to its walk: fed the same lines, a Decoder that reads them with the walk
-// alone returns the same events and errors as one that tries the first
-// way first. The lines are fuzzed as FuzzDecoder's.
-func FuzzDecoderFastSlow(f *testing.F) {
-	seeds := seedLines()
-	f.Add([]byte(strings.Join(seeds, "\n")), byte(0))
-	f.Add([]byte("#0\n#1\n#2\n#3\n#4\n#5\n#8\n#10"), byte(1))
-	f.Add([]byte("#0\n#1\n#6\n#7\n#9\n#11"), byte(2))
-	f.Add([]byte("#14\n#0\n#12\n#13"), byte(3))
-	for i := 19; i < len(seeds); i++ {
-		f.Add([]byte("#0\n#"+strconv.Itoa(i)+"\n#2\n#10"), byte(7))
-	}
-	for _, name := range []string{"turn-tools.jsonl", "turn-mcp.jsonl", "turn-shell.jsonl", "turn-error-result.jsonl", "turn-invalid-stream.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("testdata", name))
-		require.NoError(f, err)
-		f.Add(b, byte(7))
-	}
-	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
-		modes := []agent.Mode{"", agent.ModePlan, agent.ModeAsk, agent.ModeWrite}
-		turn := gemini.Turn{Mode: modes[int(mode)%len(modes)]}
-		if mode&4 != 0 {
-			turn.Tools = []string{"mcp"}
-		}
-		fast, err := gemini.NewDecoder(turn)
-		require.NoError(t, err)
-		slow, err := gemini.NewDecoder(turn)
-		require.NoError(t, err)
-		gemini.SlowOnly(slow)
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			if len(line) > 1 && line[0] == '#' {
-				if n, err := strconv.Atoi(string(line[1:])); err == nil && n >= 0 && n < len(seeds) {
-					line = []byte(seeds[n])
-				}
-			}
-			buf := bytes.Clone(line)
-			want, wantErr := slow.Feed(buf)
-			got, gotErr := fast.Feed(line)
-			for i := range line { // events own their values
-				line[i] = 'X'
-			}
-			require.Equal(t, wantErr, gotErr, "line %q", buf)
-			require.Equal(t, want, got, "line %q", buf)
-			require.Equal(t, slow.Done(), fast.Done())
-		}
-		require.Equal(t, slow.End(int(mode)%3, "stderr"), fast.End(int(mode)%3, "stderr"))
-	})
-}
-
-// TestDecoderFastWay: the lines of gemini's recorded turns are all read
-// with one json.Unmarshal each, never with the walk.
-func TestDecoderFastWay(t *testing.T) {
-	for _, name := range []string{"turn-tools.jsonl", "turn-mcp.jsonl", "turn-shell.jsonl", "turn-error-result.jsonl",
-		"turn-invalid-stream.jsonl", "turn-quota.jsonl", "turn-resume-missing.jsonl", "recorded-key-nonetwork.jsonl"} {
-		d, evs, err := feed(t, gemini.Turn{Mode: agent.ModeWrite, Tools: []string{"mcp"}}, readLines(t, name))
-		require.NoError(t, err, name)
-		require.NotEmpty(t, evs, name)
-		require.Zero(t, gemini.Walks(d), "%s: lines read by the walk", name)
-	}
 }
