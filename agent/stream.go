@@ -45,6 +45,8 @@ type Stream struct {
 	Classify func(string) failure.Kind
 
 	opts      json.Options
+	reader    bytes.Reader
+	head      *jsontext.Decoder
 	line      int
 	started   bool
 	init      bool
@@ -117,10 +119,78 @@ func (s *Stream) Unmarshal(line []byte, v any, what string) (banner []event.Even
 	offset, reason := jsonReason(uerr)
 	if line[0] != '{' {
 		offset, reason = 0, "not a JSON object"
-	} else if what != "" {
+	} else if what != "" && !notObject {
 		reason = Quote(what, 40) + " event: " + reason
 	}
 	return nil, s.Protocol(offset, line, reason)
+}
+
+// Head reads the type and subtype of line, a line Next returned; a type
+// or subtype that is not a string is "" (a type no decoder knows). It
+// reads only the line's first members when they are its type and
+// subtype, as every agent prints them: the rest is read by Unmarshal
+// into the struct of the type, or by Pass for a type the decoder does
+// not know. A line that is not a JSON object is a banner before the
+// first event (banner holds its warning), else a protocol error.
+func (s *Stream) Head(line []byte) (typ, subtype string, banner []event.Event, err error) {
+	// Before the first event the whole line is read: one that is not
+	// JSON is a banner, whatever it starts with.
+	if s.started {
+		if typ, subtype, ok := s.leadingHead(line); ok {
+			return typ, subtype, nil, nil
+		}
+	}
+	var h struct {
+		Type    any `json:"type"`
+		Subtype any `json:"subtype"`
+	}
+	if banner, err = s.Unmarshal(line, &h, ""); banner != nil || err != nil {
+		return "", "", banner, err
+	}
+	typ, _ = h.Type.(string)
+	subtype, _ = h.Subtype.(string)
+	return typ, subtype, nil, nil
+}
+
+// leadingHead reads the type and subtype of line from its first members;
+// ok is false when the line does not start with a string type.
+func (s *Stream) leadingHead(line []byte) (typ, subtype string, ok bool) {
+	s.reader.Reset(line)
+	if s.head == nil {
+		s.head = jsontext.NewDecoder(&s.reader, s.options())
+	} else {
+		s.head.Reset(&s.reader, s.options())
+	}
+	next := func() (string, bool) {
+		tok, err := s.head.ReadToken()
+		return tok.String(), err == nil && tok.Kind() == '"'
+	}
+	if tok, err := s.head.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", "", false
+	}
+	if name, ok := next(); !ok || name != "type" {
+		return "", "", false
+	}
+	if typ, ok = next(); !ok {
+		return "", "", false
+	}
+	if s.head.PeekKind() != '"' {
+		return typ, "", true // a second member, or the end, which Unmarshal or Pass reads
+	}
+	if name, _ := next(); name == "subtype" && s.head.PeekKind() == '"' {
+		subtype, _ = next()
+	}
+	return typ, subtype, true
+}
+
+// Pass is the event of a line of a type the decoder does not know,
+// passed on whole: the line must be one JSON object (a banner before
+// the first event, else a protocol error).
+func (s *Stream) Pass(typ, subtype string, line []byte) ([]event.Event, error) {
+	if banner, err := s.Unmarshal(line, &struct{}{}, ""); banner != nil || err != nil {
+		return banner, err
+	}
+	return []event.Event{Unknown(typ, subtype, line)}, nil
 }
 
 // jsonReason is where and why json/v2 refused a line, in words that quote

@@ -89,7 +89,7 @@ func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
 		// decoder knows (a hook's) may come before: it neither starts nor
 		// breaks the stream.
 		if k == kindUnknown {
-			return []event.Event{agent.Unknown(w.Type, w.systemSubtype(), line)}, nil
+			return d.s.Pass(w.Type, w.systemSubtype(), line)
 		}
 		return nil, d.s.NotFirst(w.Type)
 	}
@@ -108,25 +108,21 @@ func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
 	case kindResult:
 		return d.result(w), nil
 	}
-	return []event.Event{agent.Unknown(w.Type, w.systemSubtype(), line)}, nil
+	return d.s.Pass(w.Type, w.systemSubtype(), line)
 }
 
 // readHead reads into w the type of line and a system event's subtype,
-// which decide what it is. A line that is not a
-// JSON object yields Stream's banner before the first event, else its
-// failure.
+// which decide what it is (agent.Stream.Head).
 func (d *Decoder) readHead(line []byte, w *wireLine) ([]event.Event, error) {
-	var h wireHead
-	if banner, err := d.s.Unmarshal(line, &h, ""); banner != nil || err != nil {
+	typ, subtype, banner, err := d.s.Head(line)
+	if banner != nil || err != nil {
 		return banner, err
 	}
-	w.Type = h.Type
-	if h.Type != "system" {
-		return nil, nil
+	w.Type = typ
+	if typ == "system" {
+		w.Subtype = subtype
 	}
-	return d.s.Unmarshal(line, &struct {
-		Subtype *string `json:"subtype"`
-	}{&w.Subtype}, h.Type)
+	return nil, nil
 }
 
 // readAs reads line into w as an event of kind k: only the members k

@@ -75,7 +75,7 @@ func TestDecoderReadsOnlyTheMembersItUses(t *testing.T) {
 		{name: "a block that is not an object", line: `{"type":"user","usage":5,"message":{"content":[{"type":"text"},null]}}`,
 			has: `"user" event: field "/message/content/1" is null, not an object`},
 		{name: "a system subtype of another kind", line: `{"type":"system","subtype":5}`,
-			has: `"system" event: field "/subtype" is a number, not a string`},
+			types: []event.Type{event.TypeUnknown}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

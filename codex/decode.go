@@ -13,16 +13,11 @@ import (
 
 // The wire types of `codex exec --json` (codex-rs/exec/src/exec_events.rs),
 // which encoding/json/v2 reads a line into. A line is read for its type
-// first (wireHead); only then, for a type the decoder knows, for the
+// first (agent.Stream.Head); only then, for a type the decoder knows, for the
 // members of that type (decode), so a line of any other type passes on
 // whole whatever its members hold, and a member a type does not use may
 // hold anything. An item is read the same way within its line: its id and
 // type first, then the members of its type. Null reads as absent.
-
-// wireHead is what every line is read into first.
-type wireHead struct {
-	Type string `json:"type"`
-}
 
 // threadStarted is a thread.started event.
 type threadStarted struct {

@@ -67,14 +67,14 @@ func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
 	if !ok {
 		return nil, err
 	}
-	var head wireHead
-	if banner, err := d.s.Unmarshal(line, &head, ""); banner != nil || err != nil {
+	typ, _, banner, err := d.s.Head(line)
+	if banner != nil || err != nil {
 		return banner, err
 	}
-	if !d.s.Started() && head.Type != "thread.started" {
-		return nil, d.s.NotFirst(head.Type)
+	if !d.s.Started() && typ != "thread.started" {
+		return nil, d.s.NotFirst(typ)
 	}
-	evs, err := d.event(head.Type, line)
+	evs, err := d.event(typ, line)
 	if err != nil {
 		return nil, d.s.Fail(err)
 	}
@@ -121,7 +121,7 @@ func (d *Decoder) event(typ string, line []byte) ([]event.Event, error) {
 		}
 		return d.topError(ev.Message)
 	}
-	return []event.Event{agent.Unknown(typ, "", line)}, nil
+	return d.s.Pass(typ, "", line)
 }
 
 // reconnecting is the prefix of Codex's retry notices ("Reconnecting...

@@ -191,9 +191,9 @@ func BenchmarkFeedManyBlocks(b *testing.B) {
 	benchFeed(b, line)
 }
 
-// BenchmarkFeedMalformed is the member walk's cost: a line json.Unmarshal
-// refuses (a member of the wrong kind that the event does not use), which
-// the walk then accepts.
+// BenchmarkFeedMalformed is the cost of a line read again by its type: a
+// member of a kind its type does not use, which the one Unmarshal of any
+// type refuses and the type's own struct accepts.
 func BenchmarkFeedMalformed(b *testing.B) {
 	line := bigStreamLines(1, 1<<10)[0]
 	line = []byte(strings.Replace(string(line), `"session_id"`, `"cwd":1,"session_id"`, 1))

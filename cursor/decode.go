@@ -1,40 +1,25 @@
 package cursor
 
 import (
-	"bytes"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
-	"errors"
-	"strconv"
+	"reflect"
 	"strings"
 
 	"github.com/cursorkit/cursorkit/event"
-	"github.com/cursorkit/cursorkit/internal/jsonscan"
 )
 
-// This file reads one line of Cursor's stream-json into the members its
-// events carry. A line is read in one of two ways:
+// This file holds the wire types a line of Cursor's stream-json is read
+// into with encoding/json/v2 (agent.Stream.Unmarshal): its type and
+// subtype first (agent.Stream.Head), then, for a type the decoder knows,
+// that type's own struct, which holds only the members the type uses,
+// each of the kind Cursor sends (null reads as absent). So a member an
+// event type does not use may hold anything, and an event of a type no
+// decoder knows passes whole.
 //
-//   - One pass of a jsonscan.Scanner into wireLine (read), which holds the
-//     members of every event type, each with the Go type of what Cursor
-//     sends (tool_call and usage kept raw, read by shape as the walk
-//     reads them). It reads every well-formed event Cursor prints: the
-//     lines of a normal turn are read this way only. Anything it does not
-//     expect (an escaped name, a member of another kind, a member it reads
-//     given twice) sends the line to the walk.
-//   - When that fails, the member walk: validate the line, list its
-//     members with a jsontext.Decoder, and read only the members the
-//     line's type uses, as the package documentation states. The walk
-//     gives every verdict the first way cannot (not JSON, not an object, a
-//     member of the wrong kind, each with the byte offset of the culprit),
-//     and reads the lines the first way refuses but the protocol allows: a
-//     member of another kind that the line's type does not use, a
-//     message.content that is a string, a member name given twice (the
-//     last value wins, as with encoding/json v1).
-//
-// Both accept what jsontext accepts with the walk's options and read
-// strings and numbers the same way, so when the first way succeeds it
-// yields what the walk would: FuzzDecode holds them to that.
+// A member given twice is its last value, as Node's JSON.parse reads it
+// (Cursor is a Node program): json/v2 merges a second object into the
+// first, so each wire type an object decodes into starts afresh.
 
 // eventKind is what a line is, by its type (and, for system, subtype).
 type eventKind int
@@ -48,324 +33,6 @@ const (
 	kindToolCall
 	kindResult
 )
-
-// wireLine holds the members of every event type Cursor sends, with the
-// types Cursor sends them with. The Decoder keeps one and decodes every
-// line into it, so its slices keep their capacity from line to line.
-type wireLine struct {
-	Type, Subtype, SessionID string // type, subtype, session_id
-
-	// system/init: model, cwd, permissionMode, apiKeySource
-	Model, CWD, PermissionMode, APIKeySource string
-
-	// user, assistant: message.content's blocks, model_call_id,
-	// timestamp_ms; thinking has text
-	Blocks      []wireBlock
-	ModelCallID string
-	TimestampMs optInt
-	Text        string
-
-	// tool_call: call_id; the tool_call object is read by shape.tool
-	CallID string
-
-	// result: is_error, result, duration_ms, duration_api_ms, request_id;
-	// usage is read by shape.usage
-	IsError                   bool
-	Result                    string
-	DurationMs, DurationAPIMs int64
-	RequestID                 string
-	Usage                     jsontext.Value
-}
-
-// wireBlock is one element of message.content. Blocks of a type other
-// than "text" (images, tool uses) are skipped.
-type wireBlock struct {
-	Type, Text string
-}
-
-// optInt is an integer that may be absent or null.
-type optInt struct {
-	n  int64
-	ok bool
-}
-
-// fields is one decoded line.
-type fields struct {
-	kind  eventKind
-	w     wireLine
-	text  string // user, assistant: the text blocks of message.content, concatenated
-	tool  toolFields
-	usage event.Usage
-}
-
-// toolFields is what a tool_call object says.
-type toolFields struct {
-	name   string         // the first key ending in "ToolCall", without the suffix; "" when none
-	args   jsontext.Value // nil when absent or null
-	status string         // the first key of the result object
-	result jsontext.Value // its value; nil when there is no result object
-}
-
-// decodeError says why a line could not be decoded.
-type decodeError struct {
-	// notJSON is true when the line is not a JSON object at all (a banner
-	// before the first event). When false the line is an object whose
-	// members do not have the shape its event type requires.
-	notJSON bool
-	offset  int    // the byte offset within the line where the problem is
-	event   string // the line's type, when known
-	reason  string // e.g. `field "timestamp_ms" is not a 64-bit integer`
-}
-
-// lineReader decodes lines, reusing its buffers from one to the next.
-type lineReader struct {
-	lenient json.Options // the walk: the last value of a name given twice wins
-	f       fields
-
-	s jsonscan.Scanner // the first way's
-	// The first way's tool_call and usage: views of the line being read,
-	// for finish; nil when absent.
-	toolCall, usage jsontext.Value
-}
-
-func newLineReader() *lineReader {
-	// Invalid UTF-8 and lone surrogate escapes read as U+FFFD, as with
-	// encoding/json (v1) and Node's JSON.parse: Cursor is a Node program,
-	// and a model's text streamed in pieces may split a surrogate pair.
-	// The first way reads strings so too (jsonscan.Text).
-	return &lineReader{
-		lenient: json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)),
-	}
-}
-
-// decode reads line (without its terminator; surrounding JSON whitespace
-// is allowed). The result is valid until the next call; every string and
-// value in it is its own (none views line).
-func (r *lineReader) decode(line []byte) (*fields, *decodeError) {
-	f := &r.f
-	blocks := f.w.Blocks[:0]
-	*f = fields{}
-	f.w.Blocks = blocks
-	r.toolCall, r.usage = nil, nil
-	read := r.read(line) && r.finish()
-	r.toolCall, r.usage = nil, nil // views of line, which the caller reuses
-	if read {
-		return f, nil
-	}
-	return f, r.walk(line)
-}
-
-// read reads line's object into r.f.w (zero but for its blocks' capacity)
-// as json.Unmarshal would read it into a struct of wireLine's members by
-// their names (case-sensitive, other members skipped): strings a string
-// or null, is_error a boolean or null, the durations and timestamp_ms an
-// int64 or null, message an object or null whose content is an array of
-// objects or null, tool_call and usage any value. Any other kind, a
-// member read here given twice, or anything the Scanner declines reports
-// false: the walk reads the line.
-func (r *lineReader) read(line []byte) bool {
-	s := &r.s
-	s.Reset(line)
-	if !s.Object() {
-		return false
-	}
-	w := &r.f.w
-	var seen jsonscan.Seen
-	for {
-		name, ok := s.Member()
-		if !ok {
-			break
-		}
-		switch string(name) {
-		case "type":
-			ok = seen.First(0) && s.String(&w.Type, words...)
-		case "subtype":
-			ok = seen.First(1) && s.String(&w.Subtype, words...)
-		case "session_id":
-			ok = seen.First(2) && s.String(&w.SessionID)
-		case "model":
-			ok = seen.First(3) && s.String(&w.Model)
-		case "cwd":
-			ok = seen.First(4) && s.String(&w.CWD)
-		case "permissionMode":
-			ok = seen.First(5) && s.String(&w.PermissionMode)
-		case "apiKeySource":
-			ok = seen.First(6) && s.String(&w.APIKeySource)
-		case "message":
-			ok = seen.First(7) && r.message()
-		case "model_call_id":
-			ok = seen.First(8) && s.String(&w.ModelCallID)
-		case "timestamp_ms":
-			ok = seen.First(9) && r.optInt(&w.TimestampMs)
-		case "text":
-			ok = seen.First(10) && s.String(&w.Text)
-		case "call_id":
-			ok = seen.First(11) && s.String(&w.CallID)
-		case "tool_call":
-			r.toolCall = s.Value()
-			ok = seen.First(12) && r.toolCall != nil
-		case "is_error":
-			ok = seen.First(13) && s.Bool(&w.IsError)
-		case "result":
-			ok = seen.First(14) && s.String(&w.Result)
-		case "duration_ms":
-			ok = seen.First(15) && r.int(&w.DurationMs)
-		case "duration_api_ms":
-			ok = seen.First(16) && r.int(&w.DurationAPIMs)
-		case "request_id":
-			ok = seen.First(17) && s.String(&w.RequestID)
-		case "usage":
-			r.usage = s.Value()
-			ok = seen.First(18) && r.usage != nil
-		default:
-			ok = s.Skip()
-		}
-		if !ok {
-			return false
-		}
-	}
-	return s.End()
-}
-
-// words are the words of the protocol read without allocating.
-var words = []string{"system", "init", "user", "assistant", "thinking", "delta", "completed", "tool_call", "started", "result", "success"}
-
-// int reads an int64 or null (0) into *dst, as json.Unmarshal into an
-// int64 reads it.
-func (r *lineReader) int(dst *int64) bool {
-	var ok bool
-	*dst, _, ok = r.s.Int()
-	return ok
-}
-
-// optInt reads an int64 or null (absent) into *dst.
-func (r *lineReader) optInt(dst *optInt) bool {
-	var ok bool
-	dst.n, dst.ok, ok = r.s.Int()
-	return ok
-}
-
-// message reads a user or assistant event's message, an object or null:
-// its content, an array of blocks (objects) or null. A string content
-// (which only the walk reads) sends the line to the walk.
-func (r *lineReader) message() bool {
-	s := &r.s
-	switch s.Peek() {
-	case 'n':
-		return s.Skip()
-	case '{':
-	default:
-		return false
-	}
-	s.Object()
-	var seen jsonscan.Seen
-	for {
-		name, ok := s.Member()
-		if !ok {
-			break
-		}
-		if string(name) != "content" {
-			if !s.Skip() {
-				return false
-			}
-			continue
-		}
-		if !seen.First(0) {
-			return false
-		}
-		switch s.Peek() {
-		case 'n':
-			r.f.w.Blocks = r.f.w.Blocks[:0]
-			if !s.Skip() {
-				return false
-			}
-			continue
-		case '[':
-		default:
-			return false
-		}
-		s.Array()
-		blocks := r.f.w.Blocks[:0]
-		for s.Element() {
-			// The walk wants an object: a null block is not read as empty.
-			if s.Peek() != '{' {
-				return false
-			}
-			blocks = append(blocks, wireBlock{})
-			if !r.block(&blocks[len(blocks)-1]) {
-				return false
-			}
-		}
-		r.f.w.Blocks = blocks
-	}
-	return !s.Failed()
-}
-
-// block reads one block (an object) into b.
-func (r *lineReader) block(b *wireBlock) bool {
-	s := &r.s
-	s.Object()
-	var seen jsonscan.Seen
-	for {
-		name, ok := s.Member()
-		if !ok {
-			break
-		}
-		switch string(name) {
-		case "type":
-			ok = seen.First(0) && s.String(&b.Type, words...)
-		case "text":
-			ok = seen.First(1) && s.String(&b.Text)
-		default:
-			ok = s.Skip()
-		}
-		if !ok {
-			return false
-		}
-	}
-	return !s.Failed()
-}
-
-// isObject reports whether line starts (after JSON whitespace) like an
-// object.
-func isObject(line []byte) bool {
-	line = bytes.TrimLeft(line, " \t\r\n")
-	return len(line) > 0 && line[0] == '{'
-}
-
-// finish completes what read read; false sends the line to the walk.
-func (r *lineReader) finish() bool {
-	f := &r.f
-	w := &f.w
-	f.kind = kindOf(w.Type, w.Subtype)
-	switch f.kind {
-	case kindUser, kindAssistant:
-		switch blocks := w.Blocks; len(blocks) {
-		case 0:
-		case 1:
-			if blocks[0].Type == "text" {
-				f.text = blocks[0].Text
-			}
-		default:
-			var b strings.Builder
-			for _, blk := range blocks {
-				if blk.Type == "text" {
-					b.WriteString(blk.Text)
-				}
-			}
-			f.text = b.String()
-		}
-	case kindToolCall:
-		s := shape{b: r.toolCall, opts: r.lenient}
-		f.tool = s.tool(span{0, len(r.toolCall)}) // its values are copies
-		return s.err == nil
-	case kindResult:
-		s := shape{b: r.usage, opts: r.lenient}
-		f.usage = s.usage(span{0, len(r.usage)})
-		return s.err == nil
-	}
-	return true
-}
 
 func kindOf(typ, subtype string) eventKind {
 	switch typ {
@@ -387,425 +54,336 @@ func kindOf(typ, subtype string) eventKind {
 	return kindUnknown
 }
 
-// walk is the second way (see the top of this file).
-func (r *lineReader) walk(line []byte) *decodeError {
-	f := &r.f
-	blocks := f.w.Blocks[:0]
-	*f = fields{}
-	f.w.Blocks = blocks
-	if !jsontext.Value(line).IsValid(r.lenient) {
-		var v jsontext.Value
-		return notJSON(json.Unmarshal(line, &v, r.lenient))
+// wireLine is what the decoder knows of a line, whatever its type: the
+// members of its type's struct (wireEvent.line).
+type wireLine struct {
+	Type    string `json:"type"`
+	Subtype string `json:"subtype"`
+
+	SessionID string `json:"session_id"`
+
+	// system/init
+	Model          string `json:"model"`
+	CWD            string `json:"cwd"`
+	PermissionMode string `json:"permissionMode"`
+	APIKeySource   string `json:"apiKeySource"`
+
+	// user, assistant; thinking has text
+	Message     *wireMessage `json:"message"`
+	ModelCallID string       `json:"model_call_id"`
+	TimestampMs *int64       `json:"timestamp_ms"`
+	Text        string       `json:"text"`
+
+	// tool_call
+	CallID   string        `json:"call_id"`
+	ToolCall *wireToolCall `json:"tool_call"`
+
+	// result
+	IsError       bool       `json:"is_error"`
+	Result        string     `json:"result"`
+	DurationMs    int64      `json:"duration_ms"`
+	DurationAPIMs int64      `json:"duration_api_ms"`
+	RequestID     string     `json:"request_id"`
+	Usage         *wireUsage `json:"usage"`
+}
+
+// The members each event type uses, read into its own struct.
+type (
+	wireInitEvent struct {
+		SessionID      string `json:"session_id"`
+		Model          string `json:"model"`
+		CWD            string `json:"cwd"`
+		PermissionMode string `json:"permissionMode"`
+		APIKeySource   string `json:"apiKeySource"`
 	}
-	if !isObject(line) {
-		return &decodeError{notJSON: true, reason: "the line is JSON but not an object"}
+	wireUserEvent struct {
+		SessionID string       `json:"session_id"`
+		Message   *wireMessage `json:"message"`
 	}
-	var at members
-	s := shape{b: line, opts: r.lenient}
-	s.members(span{0, len(line)}, func(name string, v span) {
-		if p := at.lookup(name); p != nil {
-			*p = v
-		}
-	})
-	w := &f.w
-	w.Type, _ = s.optString(at.typ)
-	subtype, _ := s.optString(at.subtype)
-	f.kind = kindOf(w.Type, subtype)
-	switch f.kind {
-	case kindUnknown:
-		w.Subtype = subtype
-		return nil
+	wireThinkingEvent struct {
+		Subtype     string `json:"subtype"`
+		Text        string `json:"text"`
+		SessionID   string `json:"session_id"`
+		TimestampMs *int64 `json:"timestamp_ms"`
+	}
+	wireAssistantEvent struct {
+		Message     *wireMessage `json:"message"`
+		ModelCallID string       `json:"model_call_id"`
+		SessionID   string       `json:"session_id"`
+		TimestampMs *int64       `json:"timestamp_ms"`
+	}
+	wireToolCallEvent struct {
+		Subtype     string        `json:"subtype"`
+		CallID      string        `json:"call_id"`
+		ModelCallID string        `json:"model_call_id"`
+		SessionID   string        `json:"session_id"`
+		TimestampMs *int64        `json:"timestamp_ms"`
+		ToolCall    *wireToolCall `json:"tool_call"`
+	}
+	wireResultEvent struct {
+		Subtype       string     `json:"subtype"`
+		IsError       bool       `json:"is_error"`
+		Result        string     `json:"result"`
+		SessionID     string     `json:"session_id"`
+		RequestID     string     `json:"request_id"`
+		Usage         *wireUsage `json:"usage"`
+		DurationMs    int64      `json:"duration_ms"`
+		DurationAPIMs int64      `json:"duration_api_ms"`
+	}
+)
+
+// wireEvent is an event type's struct: it holds a line as wireLine would.
+type wireEvent interface{ line() wireLine }
+
+func (e *wireInitEvent) line() wireLine {
+	return wireLine{SessionID: e.SessionID, Model: e.Model, CWD: e.CWD, PermissionMode: e.PermissionMode, APIKeySource: e.APIKeySource}
+}
+
+func (e *wireUserEvent) line() wireLine { return wireLine{SessionID: e.SessionID, Message: e.Message} }
+
+func (e *wireThinkingEvent) line() wireLine {
+	return wireLine{Subtype: e.Subtype, Text: e.Text, SessionID: e.SessionID, TimestampMs: e.TimestampMs}
+}
+
+func (e *wireAssistantEvent) line() wireLine {
+	return wireLine{Message: e.Message, ModelCallID: e.ModelCallID, SessionID: e.SessionID, TimestampMs: e.TimestampMs}
+}
+
+func (e *wireToolCallEvent) line() wireLine {
+	return wireLine{Subtype: e.Subtype, CallID: e.CallID, ModelCallID: e.ModelCallID, SessionID: e.SessionID,
+		TimestampMs: e.TimestampMs, ToolCall: e.ToolCall}
+}
+
+func (e *wireResultEvent) line() wireLine {
+	return wireLine{Subtype: e.Subtype, IsError: e.IsError, Result: e.Result, SessionID: e.SessionID, RequestID: e.RequestID,
+		Usage: e.Usage, DurationMs: e.DurationMs, DurationAPIMs: e.DurationAPIMs}
+}
+
+// wireEventOf returns a new struct of the event type k, nil for an
+// unknown one.
+func wireEventOf(k eventKind) wireEvent {
+	switch k {
 	case kindInit:
-		w.Subtype = subtype
-		w.SessionID = s.str(at.sessionID, "session_id")
-		w.Model = s.str(at.model, "model")
-		w.CWD = s.str(at.cwd, "cwd")
-		w.PermissionMode = s.str(at.permissionMode, "permissionMode")
-		w.APIKeySource = s.str(at.apiKeySource, "apiKeySource")
+		return new(wireInitEvent)
 	case kindUser:
-		w.SessionID = s.str(at.sessionID, "session_id")
-		f.text = s.messageText(at.message)
+		return new(wireUserEvent)
 	case kindThinking:
-		w.Subtype = s.str(at.subtype, "subtype")
-		w.Text = s.str(at.text, "text")
-		w.SessionID = s.str(at.sessionID, "session_id")
-		w.TimestampMs = s.optInt(at.timestampMs, "timestamp_ms")
+		return new(wireThinkingEvent)
 	case kindAssistant:
-		f.text = s.messageText(at.message)
-		w.ModelCallID = s.str(at.modelCallID, "model_call_id")
-		w.SessionID = s.str(at.sessionID, "session_id")
-		w.TimestampMs = s.optInt(at.timestampMs, "timestamp_ms")
+		return new(wireAssistantEvent)
 	case kindToolCall:
-		w.Subtype = s.str(at.subtype, "subtype")
-		w.CallID = s.str(at.callID, "call_id")
-		w.ModelCallID = s.str(at.modelCallID, "model_call_id")
-		w.SessionID = s.str(at.sessionID, "session_id")
-		w.TimestampMs = s.optInt(at.timestampMs, "timestamp_ms")
-		f.tool = s.tool(at.toolCall)
+		return new(wireToolCallEvent)
 	case kindResult:
-		w.Subtype = s.str(at.subtype, "subtype")
-		w.IsError = s.bool(at.isError, "is_error")
-		w.Result = s.str(at.result, "result")
-		w.SessionID = s.str(at.sessionID, "session_id")
-		w.RequestID = s.str(at.requestID, "request_id")
-		f.usage = s.usage(at.usage)
-		w.DurationMs = s.optInt(at.durationMs, "duration_ms").n
-		w.DurationAPIMs = s.optInt(at.durationAPIMs, "duration_api_ms").n
-	}
-	if s.err != nil && !s.err.notJSON {
-		s.err.event = w.Type
-	}
-	return s.err
-}
-
-func notJSON(err error) *decodeError {
-	if err == nil { // not reached: IsValid and Unmarshal agree
-		return &decodeError{notJSON: true, reason: "not JSON"}
-	}
-	de := &decodeError{notJSON: true, reason: "not JSON: " + err.Error()}
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) {
-		de.offset = int(se.ByteOffset)
-		if se.Err != nil {
-			de.reason = "not JSON: " + se.Err.Error()
-		}
-	}
-	return de
-}
-
-// span is where a value lies in the bytes a shape reads; the zero span is
-// an absent value.
-type span struct{ start, end int }
-
-func (s span) absent() bool { return s.end == 0 }
-
-// members is where the walk found each top-level member of interest.
-type members struct {
-	typ, subtype, sessionID, model, cwd, permissionMode, apiKeySource span
-	message, modelCallID, timestampMs, text, callID, toolCall         span
-	isError, result, durationMs, durationAPIMs, requestID, usage      span
-}
-
-func (m *members) lookup(name string) *span {
-	switch name {
-	case "type":
-		return &m.typ
-	case "subtype":
-		return &m.subtype
-	case "session_id":
-		return &m.sessionID
-	case "model":
-		return &m.model
-	case "cwd":
-		return &m.cwd
-	case "permissionMode":
-		return &m.permissionMode
-	case "apiKeySource":
-		return &m.apiKeySource
-	case "message":
-		return &m.message
-	case "model_call_id":
-		return &m.modelCallID
-	case "timestamp_ms":
-		return &m.timestampMs
-	case "text":
-		return &m.text
-	case "call_id":
-		return &m.callID
-	case "tool_call":
-		return &m.toolCall
-	case "is_error":
-		return &m.isError
-	case "result":
-		return &m.result
-	case "duration_ms":
-		return &m.durationMs
-	case "duration_api_ms":
-		return &m.durationAPIMs
-	case "request_id":
-		return &m.requestID
-	case "usage":
-		return &m.usage
+		return new(wireResultEvent)
 	}
 	return nil
 }
 
-// shape reads typed values out of b, valid JSON read with opts, and keeps
-// the first value that does not have its expected kind.
-type shape struct {
-	b    []byte
-	opts json.Options
-	err  *decodeError
+// wireMessage is a user or assistant event's message.
+type wireMessage struct {
+	Content wireContent `json:"content"`
 }
 
-func (s *shape) fail(at span, reason string) {
-	if s.err == nil {
-		s.err = &decodeError{offset: at.start, reason: reason}
-	}
+// UnmarshalJSONFrom reads the message afresh: of a message given twice,
+// the last one counts.
+func (m *wireMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type members wireMessage // without the method
+	*m = wireMessage{}
+	return json.UnmarshalDecode(dec, (*members)(m))
 }
 
-// kind returns the kind of the value at v ('n' for null or absent), as
-// jsontext.Kind does: '"', '0', 't', 'f', '{', '['.
-func (s *shape) kind(v span) jsontext.Kind {
-	if v.absent() {
-		return 'n'
-	}
-	return jsontext.Value(s.b[v.start:v.end]).Kind()
-}
-
-// members calls fn with the name and place of each member of the object
-// at v, in order.
-func (s *shape) members(v span, fn func(name string, val span)) {
-	dec := s.decoder(v)
-	_, err := dec.ReadToken() // '{'
-	for err == nil && dec.PeekKind() == '"' {
-		var tok jsontext.Token
-		var val jsontext.Value
-		if tok, err = dec.ReadToken(); err == nil {
-			name := tok.String() // the token is valid only until the next read
-			if val, err = dec.ReadValue(); err == nil {
-				end := v.start + int(dec.InputOffset())
-				fn(name, span{end - len(val), end})
-			}
-		}
-	}
-	s.broken(v, dec, err)
-}
-
-// elements calls fn with the place of each element of the array at v.
-func (s *shape) elements(v span, fn func(el span)) {
-	dec := s.decoder(v)
-	_, err := dec.ReadToken() // '['
-	for err == nil && dec.PeekKind() != ']' {
-		var val jsontext.Value
-		if val, err = dec.ReadValue(); err == nil {
-			end := v.start + int(dec.InputOffset())
-			fn(span{end - len(val), end})
-		}
-	}
-	s.broken(v, dec, err)
-}
-
-// decoder returns a decoder of the value at v. It reads s.b in place: a
-// jsontext.Decoder takes a bytes.Buffer's contents as its buffer.
-func (s *shape) decoder(v span) *jsontext.Decoder {
-	return jsontext.NewDecoder(bytes.NewBuffer(s.b[v.start:v.end:v.end]), s.opts)
-}
-
-// broken records err, which a walk over a validated value cannot meet.
-func (s *shape) broken(v span, dec *jsontext.Decoder, err error) {
-	if err != nil && s.err == nil {
-		s.err = notJSON(err)
-		s.err.offset = v.start + int(dec.InputOffset())
-	}
-}
-
-// unmarshal decodes the value at v into out; it fails only when the value
-// does not have the kind out needs.
-func (s *shape) unmarshal(v span, out any) error {
-	return json.Unmarshal(s.b[v.start:v.end], out, s.opts)
-}
-
-// optString returns the string at v; ok is false when v is absent, null or
-// not a string.
-func (s *shape) optString(v span) (str string, ok bool) {
-	if s.kind(v) != '"' {
-		return "", false
-	}
-	return str, s.unmarshal(v, &str) == nil
-}
-
-// str returns the string member name at v: "" when absent or null, an
-// error when it is another kind of value.
-func (s *shape) str(v span, name string) string {
-	switch s.kind(v) {
-	case 'n':
-		return ""
-	case '"':
-		str, _ := s.optString(v)
-		return str
-	}
-	s.fail(v, "field "+strconv.Quote(name)+" is not a string")
-	return ""
-}
-
-func (s *shape) optInt(v span, name string) optInt {
-	if s.kind(v) == 'n' {
-		return optInt{}
-	}
-	var n int64
-	if s.unmarshal(v, &n) != nil {
-		s.fail(v, "field "+strconv.Quote(name)+" is not a 64-bit integer")
-		return optInt{}
-	}
-	return optInt{n, true}
-}
-
-func (s *shape) bool(v span, name string) bool {
-	switch s.kind(v) {
-	case 'n':
-		return false
-	case 't', 'f':
-		return s.kind(v) == 't'
-	}
-	s.fail(v, "field "+strconv.Quote(name)+" is not a boolean")
-	return false
-}
-
-// object reports whether v is an object, failing when it is neither an
-// object nor null.
-func (s *shape) object(v span, name string) bool {
-	switch s.kind(v) {
-	case 'n':
-		return false
-	case '{':
-		return true
-	}
-	s.fail(v, "field "+strconv.Quote(name)+" is not an object")
-	return false
-}
-
-// value returns a copy of the value at v.
-func (s *shape) value(v span) jsontext.Value {
-	return bytes.Clone(s.b[v.start:v.end])
-}
-
-// messageText concatenates the text blocks of message.content, which may
-// also be a plain string. Blocks of other types are skipped.
-func (s *shape) messageText(msg span) string {
-	if !s.object(msg, "message") {
+// text is what the message says: its text blocks, concatenated.
+func (m *wireMessage) text() string {
+	if m == nil {
 		return ""
 	}
-	var content span
-	s.members(msg, func(name string, v span) {
-		if name == "content" {
-			content = v
-		}
-	})
-	switch s.kind(content) {
-	case 'n':
-		return ""
-	case '"':
-		text, _ := s.optString(content)
-		return text
-	case '[':
-	default:
-		s.fail(content, `field "message.content" is neither an array nor a string`)
-		return ""
+	if m.Content.blocks == nil {
+		return m.Content.text
 	}
-	var b strings.Builder
-	s.elements(content, func(el span) {
-		if s.err != nil {
-			return
+	var texts []string
+	for _, b := range m.Content.blocks {
+		if b.Type.s == "text" {
+			texts = append(texts, b.Text.s)
 		}
-		if s.kind(el) != '{' {
-			s.fail(el, `an element of "message.content" is not an object`)
-			return
-		}
-		var typ, text span
-		s.members(el, func(name string, v span) {
-			switch name {
-			case "type":
-				typ = v
-			case "text":
-				text = v
-			}
-		})
-		if t, _ := s.optString(typ); t != "text" || s.kind(text) == 'n' {
-			return
-		}
-		if s.kind(text) != '"' {
-			s.fail(text, `a text block's "text" is not a string`)
-			return
-		}
-		t, _ := s.optString(text)
-		b.WriteString(t)
-	})
-	return b.String()
+	}
+	return strings.Join(texts, "") // one block's text is not copied
 }
 
+// wireContent is message.content: an array of blocks or a plain string.
+type wireContent struct {
+	text   string
+	blocks []wireBlock
+}
+
+// UnmarshalJSONFrom reads a string as the text; anything else must be
+// an array of blocks.
+func (c *wireContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*c = wireContent{}
+	if dec.PeekKind() == '"' {
+		return json.UnmarshalDecode(dec, &c.text)
+	}
+	return json.UnmarshalDecode(dec, &c.blocks)
+}
+
+// wireBlock is one block of message.content. A block of a type other
+// than "text" (an image, a tool use) says nothing, and its type and text
+// may hold anything.
+type wireBlock struct {
+	Type blockString `json:"type"`
+	Text blockString `json:"text"`
+}
+
+// UnmarshalJSONFrom reads an object (null is refused, which json/v2 would
+// read as an empty block) whose text, in a text block, is a string.
+func (b *wireBlock) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if err := wantObject[wireBlock](dec); err != nil {
+		return err
+	}
+	type members wireBlock // without the method
+	*b = wireBlock{}
+	if err := json.UnmarshalDecode(dec, (*members)(b)); err != nil {
+		return err
+	}
+	if b.Type.s == "text" {
+		return b.Text.notString
+	}
+	return nil
+}
+
+// blockString is a block member that is a string (null reads as ""),
+// except in a block whose type does not use it: any other value reads
+// as "" and is an error only when the block is a text block.
+type blockString struct {
+	s         string
+	notString error // the error of a value that is not a string, for the block to raise
+}
+
+func (b *blockString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*b = blockString{}
+	if k := dec.PeekKind(); k == '"' || k == 'n' || k == 0 {
+		return json.UnmarshalDecode(dec, &b.s)
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	b.notString = &json.SemanticError{JSONKind: v.Kind(), GoType: reflect.TypeFor[string](),
+		ByteOffset: dec.InputOffset() - int64(len(v)), JSONPointer: dec.StackPointer()}
+	return nil
+}
+
+// toolCallSuffix ends the name of the tool_call member that names the
+// tool.
 const toolCallSuffix = "ToolCall"
 
-// tool reads the tool_call object: the tool is its first key that ends in
-// "ToolCall" with something before the suffix ("readToolCall" is "read"),
-// whose value holds the args and the result. The result's first key is the
-// status ("success", "failure", "rejected"), its value the result.
-func (s *shape) tool(v span) toolFields {
-	var t toolFields
-	if !s.object(v, "tool_call") {
-		return t
-	}
-	var key string
-	var body span
-	s.members(v, func(name string, val span) {
-		if key == "" && len(name) > len(toolCallSuffix) && strings.HasSuffix(name, toolCallSuffix) {
-			key, body = name, val
-		}
-	})
-	if key == "" {
-		return t
-	}
-	t.name = strings.TrimSuffix(key, toolCallSuffix)
-	if !s.object(body, "tool_call."+key) {
-		return t
-	}
-	var args, result span
-	s.members(body, func(name string, val span) {
-		switch name {
-		case "args":
-			args = val
-		case "result":
-			result = val
-		}
-	})
-	if s.kind(args) != 'n' {
-		t.args = s.value(args)
-	}
-	if !s.object(result, "tool_call."+key+".result") {
-		return t
-	}
-	var value span
-	s.members(result, func(name string, val span) {
-		if value.absent() {
-			t.status, value = name, val
-		}
-	})
-	if !value.absent() {
-		t.result = s.value(value)
-	}
-	return t
+// wireToolCall is a tool_call event's tool_call object. The tool is its
+// first member whose name ends in "ToolCall" with something before the
+// suffix ("readToolCall" is read); that member's value holds the args
+// and the result. Its other members may hold anything.
+type wireToolCall struct {
+	Name string // "" when no member names a tool
+	Body wireToolBody
 }
 
-// usage reads the result's usage object; an absent or null usage is
-// unreported, a count absent or null is nil.
-func (s *shape) usage(v span) event.Usage {
-	var u event.Usage
-	if !s.object(v, "usage") {
-		return u
+func (t *wireToolCall) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	isTool := func(name string) bool {
+		return len(name) > len(toolCallSuffix) && strings.HasSuffix(name, toolCallSuffix)
 	}
-	var in, out, cr, cw span
-	s.members(v, func(name string, val span) {
-		switch name {
-		case "inputTokens":
-			in = val
-		case "outputTokens":
-			out = val
-		case "cacheReadTokens":
-			cr = val
-		case "cacheWriteTokens":
-			cw = val
-		}
-	})
-	count := func(v span, name string) *int64 {
-		if n := s.optInt(v, "usage."+name); n.ok {
-			return &n.n
-		}
+	*t = wireToolCall{}
+	name, err := firstMember[wireToolCall](dec, isTool, &t.Body)
+	t.Name = strings.TrimSuffix(name, toolCallSuffix)
+	return err
+}
+
+// wireToolBody is the value of the member that names the tool.
+type wireToolBody struct {
+	Args   jsontext.Value  `json:"args"` // kept as sent; null is absent
+	Result *wireToolResult `json:"result"`
+}
+
+// args is the call's args, nil when absent or null.
+func (b *wireToolBody) args() jsontext.Value {
+	if b.Args.Kind() == 'n' {
 		return nil
 	}
-	u.Reported = true
-	u.InputTokens = count(in, "inputTokens")
-	u.OutputTokens = count(out, "outputTokens")
-	u.CacheReadTokens = count(cr, "cacheReadTokens")
-	u.CacheWriteTokens = count(cw, "cacheWriteTokens")
-	return u
+	return b.Args
+}
+
+// wireToolResult is a completed call's result object: its first member's
+// name is the status ("success", "failure", "rejected"), its value the
+// result, kept as sent.
+type wireToolResult struct {
+	Status string
+	Value  jsontext.Value
+}
+
+func (r *wireToolResult) UnmarshalJSONFrom(dec *jsontext.Decoder) (err error) {
+	*r = wireToolResult{}
+	r.Status, err = firstMember[wireToolResult](dec, func(string) bool { return true }, &r.Value)
+	return err
+}
+
+// wireUsage is a result's usage; a count absent or null is nil.
+type wireUsage struct {
+	InputTokens      *int64 `json:"inputTokens"`
+	OutputTokens     *int64 `json:"outputTokens"`
+	CacheReadTokens  *int64 `json:"cacheReadTokens"`
+	CacheWriteTokens *int64 `json:"cacheWriteTokens"`
+}
+
+// UnmarshalJSONFrom reads the usage afresh: of a usage given twice, the
+// last one counts.
+func (u *wireUsage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type members wireUsage // without the method
+	*u = wireUsage{}
+	return json.UnmarshalDecode(dec, (*members)(u))
+}
+
+// usage is the event's usage: unreported when absent or null.
+func (u *wireUsage) usage() event.Usage {
+	if u == nil {
+		return event.Usage{}
+	}
+	return event.Usage{Reported: true, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
+}
+
+// firstMember reads the object at dec's position member by member, in
+// order, which a Go map does not keep: the value of the first member
+// whose name match accepts is decoded into v, the other values skipped.
+// name is that member's name, "" when none. A value that is not an
+// object is a semantic error naming T, the Go type read.
+func firstMember[T any](dec *jsontext.Decoder, match func(string) bool, v any) (name string, err error) {
+	if err := wantObject[T](dec); err != nil {
+		return "", err
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return "", err
+	}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return "", err
+		}
+		if n := tok.String(); name == "" && match(n) {
+			name, err = n, json.UnmarshalDecode(dec, v)
+		} else {
+			err = dec.SkipValue()
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	_, err = dec.ReadToken() // '}', or the syntax error where it belongs
+	return name, err
+}
+
+// wantObject returns nil when the next value of dec is an object, else
+// the semantic error of reading it into T: json/v2 adds where it is. A
+// syntax error is left to the read that follows, which reports it.
+func wantObject[T any](dec *jsontext.Decoder) error {
+	if k := dec.PeekKind(); k != '{' && k != 0 {
+		return &json.SemanticError{JSONKind: k, GoType: reflect.TypeFor[T]()}
+	}
+	return nil
 }

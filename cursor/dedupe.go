@@ -28,6 +28,9 @@ type textDedupe struct {
 	calls map[string]span
 }
 
+// span is where a piece of text lies in said: [start, end).
+type span struct{ start, end int }
+
 // assistantKind is how an assistant event relates to text already seen.
 type assistantKind int
 

@@ -75,6 +75,6 @@ func ExampleDecoder_Feed_policy() {
 	}
 	fmt.Println(dec.End(0, "") != nil)
 	// Output:
-	// the agent called the tool "shell", which the plan mode does not allow (allowed: glob, grep, ls, read): line 2, call_id "s1"
+	// the agent called the tool "shell", which the plan mode does not allow (allowed: glob, grep, ls, read): line 2, call id "s1"
 	// true
 }

@@ -235,122 +235,42 @@ type Unknown struct {
 // defaults), an event whose agent line held invalid UTF-8 or a repeated
 // member name in args, result or raw fails to marshal.
 func (e Event) MarshalJSONTo(enc *jsontext.Encoder) error {
-	// Fast path: the whole event in one buffer and one WriteValue, which
-	// reformats it as enc's options say (escaping, as WriteToken would;
-	// the agent's values as if written alone). Whatever the fast path
-	// cannot reproduce exactly goes token by token: a string with invalid
-	// UTF-8, options under which one value differs from its tokens, and
-	// any value WriteValue rejects (it then leaves enc as it was, so the
-	// tokens meet the same error at the same place).
-	if fastOptions(enc.Options(), e.Type) {
-		if b, ok := e.appendJSON(enc.AvailableBuffer(), false); ok {
-			err := enc.WriteValue(b)
-			if _, syntax := err.(*jsontext.SyntacticError); !syntax {
-				return err
-			}
-		}
-	}
-	return e.marshalTokens(enc)
-}
-
-// marshalTokens writes e token by token: the implementation the fast path
-// of MarshalJSONTo must match byte for byte, and its fallback.
-func (e Event) marshalTokens(enc *jsontext.Encoder) error {
 	w := writer{enc: enc}
 	w.token(jsontext.BeginObject)
 	w.str("type", string(e.Type))
 	switch e.Type {
 	case TypeInit:
-		in := e.Init
-		if in == nil {
-			in = &Init{}
-		}
-		w.str("sessionId", in.SessionID)
-		w.str("model", in.Model)
-		w.str("cwd", in.CWD)
-		w.str("permissionMode", in.PermissionMode)
-		w.str("apiKeySource", in.APIKeySource)
+		w.init(orZero(e.Init))
 	case TypeText:
 		w.str("text", e.Text)
 	case TypeThinking:
 		w.str("subtype", e.Subtype)
 		w.str("text", e.Text)
 	case TypeToolStarted, TypeToolCompleted:
-		t := e.Tool
-		if t == nil {
-			t = &Tool{}
-		}
-		w.str("callId", t.CallID)
-		w.str("tool", t.Name)
-		w.raw("args", t.Args)
-		if e.Type == TypeToolCompleted {
-			w.name("status")
-			if t.Status == "" {
-				w.token(jsontext.Null)
-			} else {
-				w.token(jsontext.String(t.Status))
-			}
-			w.raw("result", t.Result)
-		}
+		w.tool(orZero(e.Tool), e.Type == TypeToolCompleted)
 	case TypeResult:
-		r := e.Result
-		if r == nil {
-			r = &Result{}
-		}
-		w.str("subtype", r.Subtype)
-		w.name("isError")
-		w.token(jsontext.Bool(r.IsError))
-		w.str("result", r.Text)
-		w.int("durationMs", r.DurationMs)
-		w.int("durationApiMs", r.DurationAPIMs)
-		w.str("sessionId", r.SessionID)
-		w.str("requestId", r.RequestID)
-		w.str("model", r.Model)
-		w.name("usage")
-		if w.err == nil {
-			w.err = json.MarshalEncode(enc, r.Usage)
-		}
+		w.result(orZero(e.Result))
 	case TypeWarning:
-		wa := e.Warning
-		if wa == nil {
-			wa = &Warning{}
-		}
-		w.str("code", wa.Code)
-		w.str("message", wa.Message)
-		if wa.Retry != nil {
-			w.name("retry")
-			if w.err == nil {
-				w.err = json.MarshalEncode(enc, wa.Retry)
-			}
-		}
+		w.warning(orZero(e.Warning))
 	case TypeUnknown:
-		u := e.Unknown
-		if u == nil {
-			u = &Unknown{}
-		}
+		u := orZero(e.Unknown)
 		w.str("eventType", u.Type)
 		w.str("subtype", u.Subtype)
 		w.raw("raw", u.Raw)
 	case TypeFallbackEngaged:
-		f := e.Fallback
-		if f == nil {
-			f = &Fallback{}
-		}
-		w.str("sessionPurpose", f.SessionPurpose)
-		w.str("primaryAgent", f.PrimaryAgent)
-		w.str("primaryProvider", f.PrimaryProvider)
-		w.str("primaryModel", f.PrimaryModel)
-		w.str("fallbackAgent", f.FallbackAgent)
-		w.str("fallbackProvider", f.FallbackProvider)
-		w.str("fallbackModel", f.FallbackModel)
-		w.str("triggerPoint", f.TriggerPoint)
-		w.int("promptIndex", int64(f.PromptIndex))
-		w.str("failureCategory", f.FailureCategory)
-		w.name("contextTransferred")
-		w.token(jsontext.Bool(f.ContextTransferred))
+		w.fallback(orZero(e.Fallback))
 	}
 	w.token(jsontext.EndObject)
 	return w.err
+}
+
+// orZero is p, or a zero T when p is nil: a nil pointer an event's Type
+// wants marshals as its struct's zero value.
+func orZero[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
 }
 
 // NewEncoder returns the encoder `cursorkit run --json` writes events
@@ -403,5 +323,75 @@ func (w *writer) raw(k string, v jsontext.Value) {
 		w.token(jsontext.Null)
 	} else if w.err == nil {
 		w.err = w.enc.WriteValue(v)
+	}
+}
+
+func (w *writer) init(in *Init) {
+	w.str("sessionId", in.SessionID)
+	w.str("model", in.Model)
+	w.str("cwd", in.CWD)
+	w.str("permissionMode", in.PermissionMode)
+	w.str("apiKeySource", in.APIKeySource)
+}
+
+// tool writes a started call's members, and a completed one's.
+func (w *writer) tool(t *Tool, completed bool) {
+	w.str("callId", t.CallID)
+	w.str("tool", t.Name)
+	w.raw("args", t.Args)
+	if !completed {
+		return
+	}
+	w.name("status")
+	if t.Status == "" {
+		w.token(jsontext.Null)
+	} else {
+		w.token(jsontext.String(t.Status))
+	}
+	w.raw("result", t.Result)
+}
+
+func (w *writer) result(r *Result) {
+	w.str("subtype", r.Subtype)
+	w.name("isError")
+	w.token(jsontext.Bool(r.IsError))
+	w.str("result", r.Text)
+	w.int("durationMs", r.DurationMs)
+	w.int("durationApiMs", r.DurationAPIMs)
+	w.str("sessionId", r.SessionID)
+	w.str("requestId", r.RequestID)
+	w.str("model", r.Model)
+	w.name("usage")
+	w.value(r.Usage)
+}
+
+func (w *writer) warning(wa *Warning) {
+	w.str("code", wa.Code)
+	w.str("message", wa.Message)
+	if wa.Retry != nil {
+		w.name("retry")
+		w.value(wa.Retry)
+	}
+}
+
+func (w *writer) fallback(f *Fallback) {
+	w.str("sessionPurpose", f.SessionPurpose)
+	w.str("primaryAgent", f.PrimaryAgent)
+	w.str("primaryProvider", f.PrimaryProvider)
+	w.str("primaryModel", f.PrimaryModel)
+	w.str("fallbackAgent", f.FallbackAgent)
+	w.str("fallbackProvider", f.FallbackProvider)
+	w.str("fallbackModel", f.FallbackModel)
+	w.str("triggerPoint", f.TriggerPoint)
+	w.int("promptIndex", int64(f.PromptIndex))
+	w.str("failureCategory", f.FailureCategory)
+	w.name("contextTransferred")
+	w.token(jsontext.Bool(f.ContextTransferred))
+}
+
+// value writes v, one of the tagged types, with json/v2.
+func (w *writer) value(v any) {
+	if w.err == nil {
+		w.err = json.MarshalEncode(w.enc, v)
 	}
 }

@@ -234,10 +234,9 @@ func TestToolSummary(t *testing.T) {
 	}
 }
 
-// TestWriterInterleavesIntoBytesBuffer: events written straight and
-// through the Encoder, and a value through Encoder, land in a
-// bytes.Buffer in order (an Encoder on a *bytes.Buffer appends into its
-// spare capacity, which the straight writes also use).
+// TestWriterInterleavesIntoBytesBuffer: a Writer's events and a value
+// written through its Encoder land in a bytes.Buffer in order (an
+// Encoder on a *bytes.Buffer appends into its spare capacity).
 func TestWriterInterleavesIntoBytesBuffer(t *testing.T) {
 	retry := event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnRetry, Message: "m",
 		Retry: &event.Retry{Attempt: 1, Kind: failure.Network}}}

@@ -11,17 +11,12 @@ import (
 
 // The wire types below are what a line of gemini's stream-json is read
 // into (packages/core/src/output/types.ts, JsonStreamEventType), each
-// with agent.Stream.Unmarshal. A line is read twice: as wireHead for its
-// type, then, for a type gemini documents, as that type's own struct,
-// which holds only the members the type uses, each of the kind gemini
-// sends it with (null reads as absent). So an event of a type no decoder
+// with agent.Stream.Unmarshal. A line is read for its type first
+// (agent.Stream.Head), then, for a type gemini documents, as that type's
+// own struct, which holds only the members the type uses, each of the
+// kind gemini sends it with (null reads as absent). So an event of a type no decoder
 // knows passes whole whatever its members hold, and a member a known
 // type does not use may hold anything.
-
-// wireHead is what every line is read for first: its type.
-type wireHead struct {
-	Type string `json:"type"`
-}
 
 // stamp is the member every event carries; only its kind is checked.
 type stamp struct {

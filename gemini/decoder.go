@@ -67,11 +67,10 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 	if !ok {
 		return nil, err
 	}
-	var head wireHead
-	if banner, err := d.s.Unmarshal(line, &head, ""); banner != nil || err != nil {
+	typ, _, banner, err := d.s.Head(line)
+	if banner != nil || err != nil {
 		return banner, err
 	}
-	typ := head.Type
 	// A result may come first: gemini reports an error thrown before its
 	// init (a session that cannot be resumed) as a failed result alone.
 	if !d.s.Started() && typ != "init" && typ != "result" {
@@ -91,7 +90,7 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 	case "result":
 		return handle(d, line, typ, d.result)
 	}
-	return one(agent.Unknown(typ, "", line)), nil
+	return d.s.Pass(typ, "", line)
 }
 
 // handle reads line, an event of type typ, into its wire type W and
