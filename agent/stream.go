@@ -266,18 +266,27 @@ func (s *Stream) Begin() { s.started = true }
 // NotFirst is the protocol failure of a well-formed event of type typ that
 // may not come first.
 func (s *Stream) NotFirst(typ string) error {
-	return s.Fail(s.Protocol(-1, nil, "the first event is of type "+Quote(typ, 40)+", not "+strings.TrimPrefix(strings.TrimPrefix(s.First, "an "), "a ")))
+	what := "of type " + Quote(typ, 40)
+	if typ == "" {
+		what = "an event without a type"
+	}
+	return s.Fail(s.Protocol(-1, nil, "the first event is "+what+", not "+s.First))
 }
 
-// Init is the event of an init event: the init event the first time,
-// after that a duplicate-init warning and the line passed on whole.
-func (s *Stream) Init(in *event.Init, typ string, line []byte) []event.Event {
+// Init is the events of an init event of type typ (and subtype, "" for
+// none): the init event the first time, after that a duplicate-init
+// warning and the line passed on whole.
+func (s *Stream) Init(in *event.Init, typ, subtype string, line []byte) []event.Event {
 	s.started = true
 	if s.init {
+		name := typ
+		if subtype != "" {
+			name += "/" + subtype
+		}
 		return []event.Event{
 			{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnDuplicateInit,
-				Message: fmt.Sprintf("line %d: a second %s event (session %s)", s.line, typ, Quote(in.SessionID, 64))}},
-			Unknown(typ, "", line),
+				Message: fmt.Sprintf("line %d: a second %s event (session %s)", s.line, name, Quote(in.SessionID, 64))}},
+			Unknown(typ, subtype, line),
 		}
 	}
 	s.init = true

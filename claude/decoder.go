@@ -181,14 +181,7 @@ func (d *Decoder) readAs(line []byte, k eventKind, w *wireLine) error {
 func (d *Decoder) initEvents(w *wireLine, line []byte) []event.Event {
 	in := &event.Init{SessionID: w.SessionID, Model: w.Model, CWD: w.CWD, PermissionMode: w.PermissionMode,
 		APIKeySource: w.APIKeySource}
-	evs := d.s.Init(in, "system/init", line)
-	if len(evs) > 1 {
-		// Stream passes the duplicate on with the type it was given to
-		// name it in the warning; Claude Code's are type system, subtype
-		// init.
-		evs[1] = agent.Unknown("system", "init", line)
-	}
-	return evs
+	return d.s.Init(in, "system", "init", line)
 }
 
 // retryWarning is the retry warning of a system/api_retry event: its

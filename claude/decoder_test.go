@@ -199,7 +199,7 @@ func TestDecoderProtocol(t *testing.T) {
 			types: []event.Type{event.TypeWarning, event.TypeWarning, event.TypeWarning, event.TypeInit, event.TypeText, event.TypeResult}},
 		{name: "an unknown event before init passes", lines: []string{`{"type":"system","subtype":"hook_started"}`, initLine, resultLine},
 			types: []event.Type{event.TypeUnknown, event.TypeInit, event.TypeText, event.TypeResult}},
-		{name: "an assistant event first", lines: []string{textLine("hi")}, errLine: 1, kind: failure.Protocol, has: "not system/init"},
+		{name: "an assistant event first", lines: []string{textLine("hi")}, errLine: 1, kind: failure.Protocol, has: "not a system/init event"},
 		{name: "not JSON after init", lines: []string{initLine, "oops {"}, errLine: 2, kind: failure.Protocol, has: "line 2, byte offset 0"},
 		{name: "null after init", lines: []string{initLine, "null"}, errLine: 2, kind: failure.Protocol, has: "line 2, byte offset 0: not a JSON object"},
 		{name: "truncated JSON", lines: []string{initLine, `{"type":"assistant","message":{`}, errLine: 2, kind: failure.Protocol, has: "excerpt"},

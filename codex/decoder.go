@@ -90,7 +90,7 @@ func (d *Decoder) event(typ string, line []byte) ([]event.Event, error) {
 			return nil, err
 		}
 		// The stream names no model, cwd or sandbox: only the thread.
-		return d.s.Init(&event.Init{SessionID: ev.ThreadID}, typ, line), nil
+		return d.s.Init(&event.Init{SessionID: ev.ThreadID}, typ, "", line), nil
 	case "turn.started":
 		return nil, nil // says nothing the caller needs
 	case "item.started", "item.updated", "item.completed":

@@ -129,13 +129,8 @@ func (d *Decoder) read(line []byte) (w wireLine, kind eventKind, banner []event.
 // init is the events of a system/init event: the init event, or for a
 // second one a warning and the line passed on whole.
 func (d *Decoder) init(w *wireLine, line []byte) []event.Event {
-	evs := d.s.Init(&event.Init{SessionID: w.SessionID, Model: w.Model, CWD: w.CWD,
-		PermissionMode: w.PermissionMode, APIKeySource: w.APIKeySource}, "system/init", line)
-	if len(evs) == 2 {
-		// Passed on with Cursor's type and subtype, as any unknown event.
-		evs[1] = agent.Unknown("system", "init", line)
-	}
-	return evs
+	return d.s.Init(&event.Init{SessionID: w.SessionID, Model: w.Model, CWD: w.CWD,
+		PermissionMode: w.PermissionMode, APIKeySource: w.APIKeySource}, "system", "init", line)
 }
 
 // toolCall is the event of a tool_call event, or the policy failure of a

@@ -109,7 +109,7 @@ func (d *Decoder) initEvent(w *wireInit, line []byte) ([]event.Event, error) {
 	if !d.s.Initialized() {
 		d.sessionID = w.SessionID
 	}
-	return d.s.Init(&event.Init{SessionID: w.SessionID, Model: w.Model}, "init", line), nil
+	return d.s.Init(&event.Init{SessionID: w.SessionID, Model: w.Model}, "init", "", line), nil
 }
 
 // message is what the model says; the prompt's echo yields nothing, and

@@ -264,7 +264,7 @@ func TestDecoderProtocol(t *testing.T) {
 	}{
 		{"not JSON after init", []string{init, `{"type":`}, "line 2, byte offset 8"},
 		{"array after init", []string{init, `[1]`}, "line 2, byte offset 0: not a JSON object"},
-		{"first event not init", []string{`{"type":"message","role":"assistant","content":"x"}`}, "not init"},
+		{"first event not init", []string{`{"type":"message","role":"assistant","content":"x"}`}, "not an init event"},
 		{"line after result", []string{init, result, `{"type":"init"}`}, "line 3, byte offset 0: output after a result event"},
 		{"session id wrong kind", []string{`{"type":"init","session_id":5}`}, `line 1, byte offset 28: "init" event: field "/session_id" is a number, not a string`},
 		{"delta wrong kind", []string{init, `{"type":"message","role":"assistant","content":"x","delta":"yes"}`}, `byte offset 59: "message" event: field "/delta" is a string, not a boolean`},
