@@ -42,7 +42,8 @@ const (
 var causePhrases = [...]phrases.Entry[Cause]{
 	{Value: CauseKeychainLocked, Phrases: []string{"keychain is locked"}},
 	{Value: CauseIDEMissing, Phrases: []string{"no cursor ide installation found"}},
-	// No exact text is documented (docs/contract.md, "The task profile"):
+	// No exact text is documented (docs/notes/research.md, "Cursor CLI: the
+	// task profile"):
 	// these are the stable cores any wording of the failure keeps.
 	{Value: CauseSandbox, Phrases: []string{
 		"sandbox unavailable", "sandbox is unavailable", "sandbox not available", "sandbox is not available",

@@ -50,8 +50,8 @@
 // The first event must be system/init; lines before it that are not JSON
 // objects are banners (warnings). After it, a line that is not a
 // well-formed event is a failure.Protocol error naming the line number,
-// the byte offset within the line and a bounded excerpt of the line, never
-// for a line that may echo the prompt (one that mentions "user"). A
+// the byte offset within the line and a bounded excerpt of the line
+// (agent.Run withholds any text that may hold the prompt's). A
 // second system/init is a warning and passes through as unknown. Exactly
 // one result comes last: a line after it is a protocol error. An exit of
 // 0 without init or without a result is failure.Protocol. A result with

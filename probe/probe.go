@@ -49,8 +49,8 @@ type Config struct {
 	// ReuseVersion lets Probe take a candidate's --version answer from the
 	// version cache instead of running it, when the resolved file is
 	// unchanged since a successful probe (the candidate's detail says so);
-	// successful probes are recorded. `cursorkit run` sets it, so a turn
-	// skips a Node.js start; the other commands always run the binary.
+	// successful probes are recorded. `run`, `task`, `review` and the
+	// fallback's arming set it, so a turn skips a Node.js start.
 	ReuseVersion bool
 
 	// Test seams: the machine and file system resolution looks through,

@@ -17,8 +17,8 @@ var powerShellFlags = [...]string{"-NoLogo", "-NoProfile", "-NonInteractive", "-
 // validatePowerShellArgs refuses, as failure.Input with an *ArgError cause,
 // exactly the arguments a script started with -File would not receive as
 // they are, under Windows PowerShell 5.1 or PowerShell 7 alike (the plan
-// may use either host); docs/contract.md, "Launch plans", derives the rule
-// from PowerShell's sources:
+// may use either host); docs/notes/research.md, "PowerShell .ps1
+// launches", derives the rule from PowerShell's sources:
 //   - NUL and bytes that are not UTF-8, which no command line carries;
 //   - a lone dash (-, or the en dash, em dash or horizontal bar PowerShell
 //     also takes for one): Windows PowerShell makes it a parameter without

@@ -151,8 +151,8 @@ const (
 	KeychainLockedText = "Error: Your macOS login keychain is locked.\nRun security unlock-keychain and try again."
 	IDEMissingText     = "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent."
 	// SandboxUnavailableText is HYPOTHETICAL: Cursor documents no exact
-	// message for a sandbox it cannot create (docs/contract.md, "The task
-	// profile"). It holds the stable core cursor.Diagnose matches,
+	// message for a sandbox it cannot create (docs/notes/research.md,
+	// "Cursor CLI: the task profile"). It holds the stable core cursor.Diagnose matches,
 	// "sandbox unavailable".
 	SandboxUnavailableText = "Error: Sandbox unavailable: could not create the terminal sandbox (Linux needs Landlock ABI v3 and unprivileged user namespaces). Refusing to run without it."
 )
