@@ -233,14 +233,10 @@ func (t *turn) end(o supervise.Outcome) (Outcome, error) {
 	}
 	if o.Ending != supervise.SpawnFailed {
 		for _, w := range o.Warnings {
-			code, msg, ok := strings.Cut(w, ": ")
-			if !ok {
-				code, msg = "warning", w
-			}
-			if code == supervise.WarnOversizedLine {
+			if w.Code == supervise.WarnOversizedLine {
 				continue // each line already had its own warning event
 			}
-			t.emit(event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: code, Message: msg}})
+			t.emit(event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: w.Code, Message: w.Message}})
 		}
 	}
 	return t.outcome(err, o), err

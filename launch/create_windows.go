@@ -16,13 +16,6 @@ import (
 // same in its wineserver's new_process request).
 const procThreadAttributeJobList = 0x0002000D
 
-// warningJobAfterStart is recorded when the child could not be created
-// inside its job (Windows before 10 1607, where PROC_THREAD_ATTRIBUTE_JOB_LIST
-// does not exist) and was assigned to it after CreateProcess: had this
-// program been killed in between, the child would have stayed outside any
-// job (docs/contract.md, "Supervision").
-const warningJobAfterStart = "job_after_start: the child was put in its job after it was created (no PROC_THREAD_ATTRIBUTE_JOB_LIST before Windows 10 1607)"
-
 // createSpec is what createProcess starts.
 type createSpec struct {
 	program string     // absolute path, CreateProcess's lpApplicationName

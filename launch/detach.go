@@ -22,17 +22,12 @@ type DetachOptions struct {
 	Stdout, Stderr string
 }
 
-// WarningNoBreakaway is the warning StartDetached returns on Windows when
-// this process runs in a Job Object that forbids breakaway: the child stays
-// in that job and dies with it.
-const WarningNoBreakaway = "no_breakaway: this process's job object forbids breakaway: the detached child dies with it"
-
 // Detached is a program started by StartDetached: its identity (so it can be
 // checked with Alive and stopped with Kill or Signal long after, from any
 // process) and what the start had to give up on.
 type Detached struct {
 	procid.Identity
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []failure.Warning `json:"warnings,omitempty"`
 }
 
 // StartDetached starts plan fully detached from this process and returns
@@ -49,7 +44,7 @@ type Detached struct {
 // zombie (it ends when the child does). Windows: DETACHED_PROCESS (no
 // console), CREATE_NEW_PROCESS_GROUP and, when this process runs in a job
 // that allows it, CREATE_BREAKAWAY_FROM_JOB; in a job that forbids
-// breakaway the child starts in that job, with WarningNoBreakaway.
+// breakaway the child starts in that job, with WarnNoBreakaway.
 //
 // ctx bounds only the start. Errors are Start's (failure.Input for a bad
 // plan or options, failure.MissingCLI, failure.Setup, failure.Process), and

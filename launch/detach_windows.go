@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/shim"
 )
@@ -17,12 +18,12 @@ import (
 // breaking away from this process's job when it may.
 func startDetached(_ context.Context, cmd *exec.Cmd, plan shim.Plan) (Detached, error) {
 	flags := uint32(windows.DETACHED_PROCESS | windows.CREATE_NEW_PROCESS_GROUP)
-	var warnings []string
+	var warnings []failure.Warning
 	switch breakawayAllowed() {
 	case breakawayNeeded:
 		flags |= windows.CREATE_BREAKAWAY_FROM_JOB
 	case breakawayForbidden:
-		warnings = append(warnings, WarningNoBreakaway)
+		warnings = append(warnings, warning(WarnNoBreakaway))
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: plan.CommandLine, CreationFlags: flags}
 	err := cmd.Start()
@@ -34,7 +35,7 @@ func startDetached(_ context.Context, cmd *exec.Cmd, plan shim.Plan) (Detached, 
 			SysProcAttr: &syscall.SysProcAttr{CmdLine: plan.CommandLine, CreationFlags: flags &^ windows.CREATE_BREAKAWAY_FROM_JOB}}
 		cmd = &retry
 		err = cmd.Start()
-		warnings = append(warnings, WarningNoBreakaway)
+		warnings = append(warnings, warning(WarnNoBreakaway))
 	}
 	if err != nil {
 		return Detached{}, startError(err)

@@ -22,10 +22,6 @@ func TaskkillFallbackKill(p *Process) (KillReport, error) {
 	return p.killTreeWithoutJob(true)
 }
 
-// WarningJobAfterStart is the warning of the fallback without
-// PROC_THREAD_ATTRIBUTE_JOB_LIST.
-const WarningJobAfterStart = warningJobAfterStart
-
 // StartPaused is Start with paused run with the child's PID right after
 // CreateProcess created it, suspended, before it is resumed; with
 // noJobList it takes the fallback of Windows before 10 1607 (the child is

@@ -12,18 +12,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cursorkit/cursorkit/failure"
 )
-
-// WarningNoGuard is the warning a Linux Process records when the launch
-// guard could not be started, so the child is this program's own: a
-// descendant that leaves the process group and outlives its parent, or
-// the whole tree after a SIGKILL of this program, may survive a stop.
-const WarningNoGuard = "no_guard: the launch guard could not start: a descendant that leaves the process group, or the tree after a SIGKILL of this program, may survive a stop"
-
-// WarningNoSubreaper is the warning a Linux Process records when its guard
-// is not a child subreaper, so orphaned descendants are not reparented to
-// it and may survive a stop.
-const WarningNoSubreaper = "no_subreaper: the launch guard is not a child subreaper: orphaned descendants may survive a stop"
 
 // The guard's entry point: when this binary runs as a launch guard, it
 // never reaches main (docs/architecture.md "The launch guard").
@@ -252,9 +243,9 @@ func (g *guard) spawn(m guardMsg, fds []int) {
 	t.opened = t.root.StartTime
 	g.trees[m.ID] = t
 	g.history = append(g.history, t)
-	var warnings []string
+	var warnings []failure.Warning
 	if !g.subreaper {
-		warnings = append(warnings, WarningNoSubreaper)
+		warnings = append(warnings, warning(WarnNoSubreaper))
 	}
 	g.send(guardMsg{Op: opStarted, ID: m.ID, Pid: pid, StartTime: t.root.StartTime, Warnings: warnings})
 	select {

@@ -447,12 +447,12 @@ func (t *guardedTree) close() error {
 
 // startGuarded starts cmd through this program's launch guard, which
 // becomes the child's parent and owns its tree (docs/architecture.md "The
-// launch guard"). errNoGuard (with WarningNoGuard recorded) means no guard
+// launch guard"). errNoGuard (with WarnNoGuard recorded) means no guard
 // can run here and nothing started: the caller starts cmd directly.
 func (p *Process) startGuarded(ctx context.Context, cmd *exec.Cmd) (treeOwner, error) {
 	g, err := theGuard.get(ctx)
 	if errors.Is(err, errNoGuard) {
-		p.warnings = append(p.warnings, WarningNoGuard)
+		p.warnings = append(p.warnings, warning(WarnNoGuard))
 		return nil, errNoGuard
 	}
 	if err != nil {

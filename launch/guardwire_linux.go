@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cursorkit/cursorkit/failure"
 )
 
 // The launch guard (docs/architecture.md "The launch guard") is this very
@@ -62,9 +64,9 @@ type guardMsg struct {
 	Token string   `json:"token,omitempty"`
 	// opStarted: the child's identity, and what the guard gave up on.
 	// opReady: the guard's own.
-	Pid       int      `json:"pid,omitempty"`
-	StartTime uint64   `json:"startTime,omitempty"`
-	Warnings  []string `json:"warnings,omitempty"`
+	Pid       int               `json:"pid,omitempty"`
+	StartTime uint64            `json:"startTime,omitempty"`
+	Warnings  []failure.Warning `json:"warnings,omitempty"`
 	// opFailed: the errno of the failed fork or exec.
 	Errno int `json:"errno,omitempty"`
 	// opExited: how the child ended.

@@ -125,7 +125,11 @@ func runChild(mode string, args []string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		fmt.Printf("detached %d %s %q\n", d.PID, d.Created.Format(time.RFC3339Nano), strings.Join(d.Warnings, "; "))
+		codes := make([]string, len(d.Warnings))
+		for i, w := range d.Warnings {
+			codes[i] = w.Code
+		}
+		fmt.Printf("detached %d %s %q\n", d.PID, d.Created.Format(time.RFC3339Nano), strings.Join(codes, " "))
 		if args[0] == "hold" {
 			testkit.SleepForever()
 		}

@@ -99,9 +99,48 @@ const (
 	MethodTreeWalk     = "taskkill+tree-walk" // Windows without a job
 )
 
-// WarningNoJob is the warning a Windows Process records when the child could
-// not be put in a job object, so KillTree falls back to MethodTreeWalk.
-const WarningNoJob = "no_job_object: no job object (nested job refused): using taskkill and a tree walk"
+// The codes of the warnings a launch records (Process.Warnings,
+// Detached.Warnings).
+const (
+	// WarnNoJob (Windows): the child could not be put in a job object, so
+	// KillTree falls back to MethodTreeWalk.
+	WarnNoJob = "no_job_object"
+	// WarnJobAfterStart (Windows before 10 1607, without
+	// PROC_THREAD_ATTRIBUTE_JOB_LIST): the child was put in its job after
+	// it was created; had this program been killed in between, it would
+	// have stayed outside any job.
+	WarnJobAfterStart = "job_after_start"
+	// WarnNoGuard (Linux): the launch guard could not be started, so the
+	// child is this program's own: a descendant that leaves the process
+	// group and outlives its parent, or the whole tree after a SIGKILL of
+	// this program, may survive a stop.
+	WarnNoGuard = "no_guard"
+	// WarnNoSubreaper (Linux): the guard is not a child subreaper, so
+	// orphaned descendants are not reparented to it and may survive a
+	// stop.
+	WarnNoSubreaper = "no_subreaper"
+	// WarnNoBreakaway (Windows): this process's job object forbids
+	// breakaway, so a detached child dies with it.
+	WarnNoBreakaway = "no_breakaway"
+)
+
+// warning is the warning of code, with its message for people.
+func warning(code string) failure.Warning {
+	var msg string
+	switch code {
+	case WarnNoJob:
+		msg = "no job object (nested job refused): using taskkill and a tree walk"
+	case WarnJobAfterStart:
+		msg = "the child was put in its job after it was created (no PROC_THREAD_ATTRIBUTE_JOB_LIST before Windows 10 1607)"
+	case WarnNoGuard:
+		msg = "the launch guard could not start: a descendant that leaves the process group, or the tree after a SIGKILL of this program, may survive a stop"
+	case WarnNoSubreaper:
+		msg = "the launch guard is not a child subreaper: orphaned descendants may survive a stop"
+	case WarnNoBreakaway:
+		msg = "this process's job object forbids breakaway: the detached child dies with it"
+	}
+	return failure.Warning{Code: code, Message: msg}
+}
 
 // KillReport says what KillTree did.
 type KillReport struct {
@@ -137,7 +176,7 @@ type Process struct {
 
 	mu       sync.Mutex // serialises KillTree, Close and reaping
 	closed   bool
-	warnings []string
+	warnings []failure.Warning
 	sys      sysProcess // OS-specific state (job handle, launch token)
 }
 
@@ -154,12 +193,11 @@ func (p *Process) Stdout() io.ReadCloser { return p.stdout }
 // ownership rules as Stdout.
 func (p *Process) Stderr() io.ReadCloser { return p.stderr }
 
-// Warnings returns what the launch had to give up on, for example
-// "no job object (nested job refused): using taskkill and a tree walk".
-func (p *Process) Warnings() []string {
+// Warnings returns what the launch had to give up on (the Warn codes).
+func (p *Process) Warnings() []failure.Warning {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]string(nil), p.warnings...)
+	return append([]failure.Warning(nil), p.warnings...)
 }
 
 // Wait waits for the direct child to exit and returns how it ended. It never

@@ -47,8 +47,8 @@ type sysProcess struct {
 // does, kills it, so no kill of this program at any point leaves a child
 // outside a job. Where the job list is unsupported (before Windows 10 1607)
 // the child is assigned to the job after CreateProcess, before it runs, and
-// the launch records warningJobAfterStart; where the job is refused
-// (nesting forbidden) the child runs without a job (WarningNoJob).
+// the launch records WarnJobAfterStart; where the job is refused
+// (nesting forbidden) the child runs without a job (WarnNoJob).
 func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdin io.Reader) error {
 	job, err := newKillOnCloseJob()
 	if err != nil {
@@ -101,14 +101,14 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdi
 		assignErr = windows.AssignProcessToJobObject(job, c.process)
 		switch {
 		case assignErr == nil:
-			p.warnings = append(p.warnings, warningJobAfterStart)
+			p.warnings = append(p.warnings, warning(WarnJobAfterStart))
 		case errors.Is(assignErr, windows.ERROR_ACCESS_DENIED):
 			// Nested jobs refused (before Windows 8, or a job that
 			// forbids it): run without a job rather than not at all.
 			windows.CloseHandle(job)
 			job = 0
 			assignErr = nil
-			p.warnings = append(p.warnings, WarningNoJob)
+			p.warnings = append(p.warnings, warning(WarnNoJob))
 		}
 	}
 	if assignErr == nil {

@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"errors"
+	"github.com/cursorkit/cursorkit/failure"
 	"io"
 	"os"
 	"sync"
@@ -23,7 +24,7 @@ type fakeChild struct {
 	terminated atomic.Int32
 	killed     atomic.Int32
 	closed     atomic.Int32
-	launchWarn []string
+	launchWarn []failure.Warning
 }
 
 func newFake() *fakeChild {
@@ -50,10 +51,10 @@ func (f *fakeChild) closePipes() {
 	_ = f.errW.Close()
 }
 
-func (f *fakeChild) stdout() io.ReadCloser { return f.outR }
-func (f *fakeChild) stderr() io.ReadCloser { return f.errR }
-func (f *fakeChild) warnings() []string    { return f.launchWarn }
-func (f *fakeChild) pid() int              { return 4242 }
+func (f *fakeChild) stdout() io.ReadCloser       { return f.outR }
+func (f *fakeChild) stderr() io.ReadCloser       { return f.errR }
+func (f *fakeChild) warnings() []failure.Warning { return f.launchWarn }
+func (f *fakeChild) pid() int                    { return 4242 }
 
 func (f *fakeChild) wait() exitStatus {
 	<-f.exitDone

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/shim"
 )
@@ -20,12 +21,12 @@ func startLaunch(ctx context.Context, plan shim.Plan, opts Options) (child, erro
 	return launchChild{p}, nil
 }
 
-func (l launchChild) stdout() io.ReadCloser { return l.p.Stdout() }
-func (l launchChild) stderr() io.ReadCloser { return l.p.Stderr() }
-func (l launchChild) terminate() error      { return l.p.Terminate() }
-func (l launchChild) close() error          { return l.p.Close() }
-func (l launchChild) warnings() []string    { return l.p.Warnings() }
-func (l launchChild) pid() int              { return l.p.Pid() }
+func (l launchChild) stdout() io.ReadCloser       { return l.p.Stdout() }
+func (l launchChild) stderr() io.ReadCloser       { return l.p.Stderr() }
+func (l launchChild) terminate() error            { return l.p.Terminate() }
+func (l launchChild) close() error                { return l.p.Close() }
+func (l launchChild) warnings() []failure.Warning { return l.p.Warnings() }
+func (l launchChild) pid() int                    { return l.p.Pid() }
 
 func (l launchChild) wait() exitStatus {
 	st, err := l.p.Wait()

@@ -1,6 +1,10 @@
 package supervise
 
-import "time"
+import (
+	"time"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
 
 // Ending says how a supervised run ended.
 type Ending string
@@ -40,7 +44,7 @@ const (
 	StopAlreadyExited StopResult = "already_exited"
 )
 
-// Warning codes that Outcome.Warnings may start with.
+// Codes of Outcome.Warnings.
 const (
 	// WarnLateClose: the child did not exit within ExitGrace after Finish
 	// and was stopped; the outcome stays successful.
@@ -89,12 +93,13 @@ type Outcome struct {
 	Lines      int64  `json:"lines"`
 	Bytes      int64  `json:"bytes"`
 	StderrTail string `json:"stderrTail,omitempty"`
-	// Warnings are "code: message" lines. The codes are stable:
+	// Warnings are what the run gave up on without failing. The codes are
+	// stable:
 	// late_close, pipes_held, oversized_line (the Warn constants),
 	// stop_failed (the polite stop failed; the tree was killed at once),
 	// kill_failed (the tree kill, the wait after it or releasing the child
-	// reported an error) and launch's own (no_job_object on Windows).
-	Warnings []string `json:"warnings,omitempty"`
+	// reported an error) and launch's own (launch.WarnNoJob, ...).
+	Warnings []failure.Warning `json:"warnings,omitempty"`
 	// Finished reports whether OnLine returned ErrFinished before the run
 	// ended.
 	Finished bool `json:"finished"`

@@ -206,7 +206,7 @@ func TestProcessEscapeeHoldsPipes(t *testing.T) {
 	assert.Equal(t, Exited, o.Ending)
 	assert.NoError(t, o.Err)
 	assert.Equal(t, 0, o.ExitCode)
-	assert.Contains(t, strings.Join(o.Warnings, "\n"), WarnPipesHeld)
+	assert.True(t, hasWarning(o, WarnPipesHeld), "%v", o.Warnings)
 	w.RequireGone(waitLimit)
 }
 

@@ -53,7 +53,7 @@ type child interface {
 	// job), reaps the direct child and releases every handle. Idempotent.
 	close() error
 	// warnings are launch's own remarks (a fallback used, for example).
-	warnings() []string
+	warnings() []failure.Warning
 	// pid is the direct child's process id.
 	pid() int
 }
@@ -231,7 +231,7 @@ func (s *Session) Abort(err error) {
 func (s *Session) Wait() Outcome {
 	<-s.done
 	o := s.outcome
-	o.Warnings = append([]string(nil), o.Warnings...)
+	o.Warnings = append([]failure.Warning(nil), o.Warnings...)
 	return o
 }
 
@@ -355,7 +355,7 @@ type verdict struct {
 	// lateClose: the exit grace after Finish ran out and supervise stopped
 	// the child; the run stays a success.
 	lateClose bool
-	warnings  []string
+	warnings  []failure.Warning
 }
 
 // supervise is the control loop: it owns the one deadline timer and every
@@ -394,7 +394,7 @@ func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 			}
 			if ending == Exited { // the exit grace after Finish ran out
 				v.ending, v.lateClose = Exited, true
-				v.warnings = append(v.warnings, fmt.Sprintf("%s: the child was still running %s after the work finished; stopped it", WarnLateClose, nonNegative(s.opts.ExitGrace)))
+				v.warnings = append(v.warnings, failure.Warning{Code: WarnLateClose, Message: fmt.Sprintf("the child was still running %s after the work finished; stopped it", nonNegative(s.opts.ExitGrace))})
 				return v
 			}
 			v.ending, v.err = ending, err
@@ -409,7 +409,7 @@ func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 			if s.finishCalled() { // the work was done; only the exit was pending
 				v.finished = true
 				v.ending, v.lateClose = Exited, true
-				v.warnings = append(v.warnings, WarnLateClose+": cancelled while the child was still running after the work finished; stopped it")
+				v.warnings = append(v.warnings, failure.Warning{Code: WarnLateClose, Message: "cancelled while the child was still running after the work finished; stopped it"})
 				return v
 			}
 			v.ending = Cancelled
@@ -530,7 +530,7 @@ func (s *Session) stopTree(v *verdict, exitCh <-chan exitStatus, grace time.Dura
 			case <-t.C:
 			}
 		case err != nil:
-			v.warnings = append(v.warnings, warnStopFailed+": the polite stop failed, killing the tree: "+err.Error())
+			v.warnings = append(v.warnings, failure.Warning{Code: warnStopFailed, Message: "the polite stop failed, killing the tree: " + err.Error()})
 		default:
 			t := time.NewTimer(grace)
 			select {
@@ -553,14 +553,14 @@ func (s *Session) stopTree(v *verdict, exitCh <-chan exitStatus, grace time.Dura
 	case v.status = <-exitCh:
 	case <-t.C:
 		v.status = exitStatus{code: -1, err: failure.New(failure.Process, "the child did not exit within %s of the tree kill", killWaitLimit)}
-		v.warnings = append(v.warnings, warnKillFailed+": "+v.status.err.Error())
+		v.warnings = append(v.warnings, failure.Warning{Code: warnKillFailed, Message: v.status.err.Error()})
 	}
 }
 
 // sweep kills the whole tree, recording a failure as a warning.
 func (s *Session) sweep(v *verdict) {
 	if err := s.c.killTree(); err != nil {
-		v.warnings = append(v.warnings, warnKillFailed+": the tree kill: "+err.Error())
+		v.warnings = append(v.warnings, failure.Warning{Code: warnKillFailed, Message: "the tree kill: " + err.Error()})
 	}
 }
 
@@ -569,7 +569,7 @@ func (s *Session) sweep(v *verdict) {
 // outlives the verdict and Wait cannot hang on a pipe held by an escapee.
 // After a natural exit the pipes get DrainGrace (at least pipeCloseWait);
 // after a stop the tree was already killed, so they only get pipeCloseWait.
-func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []string {
+func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []failure.Warning {
 	var v verdict
 	held := false
 	if !stopped {
@@ -589,11 +589,11 @@ func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []string {
 		<-readersDone
 	}
 	if held {
-		v.warnings = append(v.warnings, WarnPipesHeld+": a process outside the child kept its output pipes open after it exited")
+		v.warnings = append(v.warnings, failure.Warning{Code: WarnPipesHeld, Message: "a process outside the child kept its output pipes open after it exited"})
 	}
 	// close kills whatever is left of the tree, reaps and releases.
 	if err := s.c.close(); err != nil {
-		v.warnings = append(v.warnings, warnKillFailed+": releasing the process: "+err.Error())
+		v.warnings = append(v.warnings, failure.Warning{Code: warnKillFailed, Message: "releasing the process: " + err.Error()})
 	}
 	return v.warnings
 }
@@ -653,7 +653,7 @@ func (s *Session) publish(v verdict) {
 	}
 	o.Warnings = append(o.Warnings, s.c.warnings()...)
 	if s.oversized > 0 {
-		o.Warnings = append(o.Warnings, fmt.Sprintf("%s: %d stdout line(s) longer than %d bytes skipped", WarnOversizedLine, s.oversized, s.opts.MaxLineBytes))
+		o.Warnings = append(o.Warnings, failure.Warning{Code: WarnOversizedLine, Message: fmt.Sprintf("%d stdout line(s) longer than %d bytes skipped", s.oversized, s.opts.MaxLineBytes)})
 	}
 	o.Warnings = append(o.Warnings, v.warnings...)
 	s.outcome = o

@@ -254,9 +254,12 @@ func (a *app) writeExecReport(path string, o supervise.Outcome, code int) int {
 		DurationMS: o.Duration.Milliseconds(),
 		Lines:      o.Lines,
 		Bytes:      o.Bytes,
-		Warnings:   append([]string{}, o.Warnings...),
+		Warnings:   []string{},
 		Stop:       o.Stop,
 		ExecExit:   code,
+	}
+	for _, w := range o.Warnings {
+		r.Warnings = append(r.Warnings, w.String()) // the report's lines, "code: message"
 	}
 	if o.Err != nil {
 		r.Kind, r.Message = failure.KindOf(o.Err), o.Err.Error()
