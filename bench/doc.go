@@ -91,9 +91,10 @@
 //     `cursorkit version`. Goal: history-ms <= 100.
 //
 // The records of the two jobs benchmarks are written beforehand through
-// task.Store; the same lookups in process (no process start) are
-// BenchmarkFind and BenchmarkHistory in package task, next to the code
-// they measure, as is BenchmarkTaskOverhead (a task over a plain turn).
+// jobs.Store; the same lookups in process (no process start) are
+// BenchmarkFind and BenchmarkHistory in package jobs, next to the code
+// they measure, as BenchmarkTaskOverhead (a task over a plain turn) is in
+// package task.
 //
 // The kill latency (median <= 20 ms, no survivor) and the supervised pipe
 // throughput are measured in package supervise (BenchmarkKillLatency,

@@ -19,6 +19,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/task"
 )
 
@@ -52,15 +53,15 @@ func BenchmarkBackground(b *testing.B) {
 	cli := cursorkitEnv(b, t, []string{
 		agentsim.Scenario(),
 		cursor.EnvAPIKey + "=bench-key", // the private home hides any login (Linux)
-		task.EnvData + "=" + data,
-		task.EnvSession + "=",
+		jobs.EnvData + "=" + data,
+		jobs.EnvSession + "=",
 		"CURSORKIT_WORKER_BIN=", // the worker is the built cursorkit itself
 	})
 	// Made after every directory (the caller's home included), so that
 	// its cleanup, which kills any survivor, runs before they are removed.
 	w := testkit.NewWatch(b)
 	cli.env = withEnvIn(cli.env, agentsim.EnvPIDDir+"="+w.PIDDir())
-	store := task.Store{Dir: data}
+	store := jobs.Store{Dir: data}
 	start := func() time.Duration {
 		d, out := cli.timedRun(b, "task", "--background", "--json", "--cwd", ws, "--binary", t.sim, "summarise the README")
 		var started struct{ ID, State string }
@@ -92,16 +93,16 @@ func BenchmarkBackground(b *testing.B) {
 // waitJob waits until job id of workspace is done and its worker has
 // exited (the worker prunes the workspace after its final save), so that
 // nothing of it runs on.
-func waitJob(b *testing.B, store task.Store, workspace, id string) {
+func waitJob(b *testing.B, store jobs.Store, workspace, id string) {
 	b.Helper()
-	var rec *task.Record
+	var rec *jobs.Record
 	testkit.Eventually(b, "job "+id+" to end", jobWithin, func() bool {
 		r, err := store.Find(workspace, id)
 		require.NoError(b, err)
 		rec = r
 		return r.State.Terminal()
 	})
-	require.Equal(b, task.StateDone, rec.State, "job %s failed: %+v", id, rec.Failure)
+	require.Equal(b, jobs.StateDone, rec.State, "job %s failed: %+v", id, rec.Failure)
 	require.NotNil(b, rec.Worker, "job %s ended without a worker identity", id)
 	worker := procid.Identity{PID: rec.Worker.PID, Created: rec.Worker.Created}
 	testkit.Eventually(b, "the worker of "+id+" to exit", jobWithin, func() bool {
@@ -119,8 +120,8 @@ func waitJob(b *testing.B, store task.Store, workspace, id string) {
 func BenchmarkJobsStatusCLI(b *testing.B) {
 	t := buildTools(b)
 	data := b.TempDir()
-	ids := writeRecords(b, task.Store{Dir: data}, 100, 2000)
-	cli := cursorkitEnv(b, t, []string{task.EnvData + "=" + data})
+	ids := writeRecords(b, jobs.Store{Dir: data}, 100, 2000)
+	cli := cursorkitEnv(b, t, []string{jobs.EnvData + "=" + data})
 	var versions, statuses []time.Duration
 	i := 0
 	for b.Loop() {
@@ -136,7 +137,7 @@ func BenchmarkJobsStatusCLI(b *testing.B) {
 			var rec struct{ ID, State string }
 			require.NoError(b, json.Unmarshal(out, &rec), "jobs status printed %q", out)
 			require.Equal(b, id, rec.ID)
-			require.Equal(b, string(task.StateDone), rec.State)
+			require.Equal(b, string(jobs.StateDone), rec.State)
 		}
 	}
 	v, s := median(versions), median(statuses)
@@ -153,9 +154,9 @@ func BenchmarkJobsStatusCLI(b *testing.B) {
 func BenchmarkJobsHistoryCLI(b *testing.B) {
 	t := buildTools(b)
 	data := b.TempDir()
-	ids := writeRecords(b, task.Store{Dir: data}, 50, 10000)
+	ids := writeRecords(b, jobs.Store{Dir: data}, 50, 10000)
 	newest := ids[len(ids)-1]
-	cli := cursorkitEnv(b, t, []string{task.EnvData + "=" + data})
+	cli := cursorkitEnv(b, t, []string{jobs.EnvData + "=" + data})
 	var versions, histories []time.Duration
 	for b.Loop() {
 		for range historyRounds {
@@ -180,7 +181,7 @@ func BenchmarkJobsHistoryCLI(b *testing.B) {
 // the given number of workspaces, one second apart (ids are
 // second-granular), through the public store, and returns their ids
 // oldest first. The workspaces need not exist: the records only name them.
-func writeRecords(b *testing.B, store task.Store, workspaces, n int) []string {
+func writeRecords(b *testing.B, store jobs.Store, workspaces, n int) []string {
 	b.Helper()
 	root := b.TempDir()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -188,10 +189,10 @@ func writeRecords(b *testing.B, store task.Store, workspaces, n int) []string {
 	for i := range n {
 		at := base.Add(time.Duration(i) * time.Second)
 		end := at.Add(time.Minute)
-		rec := &task.Record{Engine: "cursor", ID: task.NewID(task.RoleTask, at), Role: task.RoleTask, Mode: task.ModeConsult,
+		rec := &jobs.Record{Engine: "cursor", ID: jobs.NewID(jobs.RoleTask, at), Role: jobs.RoleTask, Mode: jobs.ModeConsult,
 			Workspace: filepath.Join(root, fmt.Sprintf("ws%03d", i%workspaces)), SessionID: "0f8fad5b-d9cb-469f-a165-70867728950e",
-			Delivery: task.DeliveryBackground, Sandbox: task.PolicyReadOnly, AllowedTools: []string{"read_tool_call", "grep_tool_call"},
-			State: task.StateDone, Warnings: []event.Warning{}, CreatedAt: at, UpdatedAt: end, EndedAt: &end}
+			Delivery: jobs.DeliveryBackground, Sandbox: task.PolicyReadOnly, AllowedTools: []string{"read_tool_call", "grep_tool_call"},
+			State: jobs.StateDone, Warnings: []event.Warning{}, CreatedAt: at, UpdatedAt: end, EndedAt: &end}
 		require.NoError(b, store.Save(rec))
 		ids = append(ids, rec.ID)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -68,7 +69,7 @@ func CopyChat(fromHome, toHome, session string) (ChatCopy, error) {
 			return "", err
 		}
 		roots = append(roots, pair{from, filepath.Join(toHome, root)})
-		hashes, err := readNames(from)
+		hashes, err := dirNames(from)
 		if err != nil {
 			return "", failure.Wrap(failure.Setup, err, "listing the chats of the parent job's home")
 		}
@@ -116,6 +117,24 @@ func checkSessionID(session string) error {
 		return failure.New(failure.Input, "%s is not a Cursor session id", quoteBounded(session))
 	}
 	return nil
+}
+
+// quoteBounded quotes at most 80 bytes of s.
+func quoteBounded(s string) string {
+	if len(s) > 80 {
+		return strconv.Quote(s[:80]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// dirNames is a directory's entry names, unsorted.
+func dirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 // plainDirs checks that every element of rel below home is a directory,

@@ -16,6 +16,7 @@ import (
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
+	"github.com/cursorkit/cursorkit/jobs"
 )
 
 // The task's supervision defaults (docs/contract.md, "Tasks and reviews").
@@ -35,8 +36,8 @@ const (
 
 // Spec is one task or review to run.
 type Spec struct {
-	Role Role
-	Mode Mode // a review is always ModeConsult
+	Role jobs.Role
+	Mode jobs.Mode // a review is always jobs.ModeConsult
 	// Prompt travels on the agent's stdin only.
 	Prompt string
 	// Workspace is the task's directory, as Workspace returned it.
@@ -56,10 +57,10 @@ type Spec struct {
 	// Background prepares a job a detached worker will execute: state
 	// starting, delivery background.
 	Background bool
-	// Resume is the job whose session this one continues (Store.ResumeFrom):
+	// Resume is the job whose session this one continues (jobs.Store.ResumeFrom):
 	// its chat is copied into the new private home before launch and the
 	// agent gets --resume with its session.
-	Resume *Record
+	Resume *jobs.Record
 }
 
 // Options configure a run.
@@ -75,7 +76,7 @@ type Options struct {
 	Turn agent.Options
 	// Check, when set, reads the result text of a turn that ended done:
 	// a non-nil error fails the job with it (a review's verdict that does
-	// not validate); the value is kept as Record.Review.
+	// not validate); the value is kept as jobs.Record.Review.
 	Check func(resultText string) (jsontext.Value, error)
 	// Warnings are the caller's own warnings (a review's cut diff), recorded
 	// before the turn's.
@@ -83,10 +84,10 @@ type Options struct {
 	// OnStart, when set, is called once the record is saved in state
 	// running, before the agent starts: a caller prints the pre-launch
 	// warnings there (project hooks run before the turn ends).
-	OnStart func(*Record)
+	OnStart func(*jobs.Record)
 	// Output, when set, receives the job's events and outcome as they
-	// come (Store.CreateOutput), for jobs result.
-	Output *OutputWriter
+	// come (jobs.Store.CreateOutput), for jobs result.
+	Output *jobs.OutputWriter
 	// Owner, when set, is recorded as the job's Worker: the process that
 	// runs the job and stops it cleanly, the agent's tree first, when it
 	// gets a polite stop signal (SIGTERM; a kill on Windows, where its
@@ -95,7 +96,7 @@ type Options struct {
 	// judged died once it is gone. Leave it nil in a program that does not
 	// stop that way: nothing then signals it. Prepare ignores it for a
 	// background job (its worker records itself).
-	Owner *ProcessRef
+	Owner *jobs.ProcessRef
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -135,7 +136,7 @@ const (
 // turn did, cancellation included: saving uses no context. When even the
 // final save fails twice, the record returned carries a WarnRecordNotSaved
 // warning.
-func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, agent.Outcome, error) {
+func Run(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*jobs.Record, agent.Outcome, error) {
 	rec, err := Prepare(ctx, store, spec, opts)
 	if err != nil {
 		return nil, agent.Outcome{}, err
@@ -148,10 +149,10 @@ func Run(ctx context.Context, store Store, spec Spec, opts Options) (*Record, ag
 // running (foreground) or starting (spec.Background: a detached worker
 // will Execute it). It returns the saved record, or an error and nothing
 // left behind.
-func Prepare(ctx context.Context, store Store, spec Spec, opts Options) (*Record, error) {
+func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*jobs.Record, error) {
 	now := clock(opts)
-	if spec.Role == RoleReview {
-		spec.Mode = ModeConsult
+	if spec.Role == jobs.RoleReview {
+		spec.Mode = jobs.ModeConsult
 	}
 	cmode, policy, err := modes(spec.Mode)
 	if err != nil {
@@ -176,11 +177,11 @@ func Prepare(ctx context.Context, store Store, spec Spec, opts Options) (*Record
 	}
 
 	created := now()
-	id := NewID(spec.Role, created)
+	id := jobs.NewID(spec.Role, created)
 	home := store.HomeDir(id)
 	gitDir, commonDir := GitDirs(spec.Workspace)
 	hs := cursor.HomeSpec{Mode: cmode, Workspace: spec.Workspace, GitDir: gitDir, GitCommonDir: commonDir}
-	if spec.Mode == ModeWrite {
+	if spec.Mode == jobs.ModeWrite {
 		denv := discovery.EnvFromOS()
 		denv.Path = envValue(env, "PATH")
 		hs.RuntimeRoot = cursor.RuntimeRoot(ctx, denv)
@@ -189,38 +190,29 @@ func Prepare(ctx context.Context, store Store, spec Spec, opts Options) (*Record
 		hs.KeychainDir = cursor.KeychainDir(env)
 	}
 	if err := cursor.WritePrivateHome(home, hs); err != nil {
-		store.removeRun(id)
+		_ = store.RemoveRun(id)
 		return nil, err
 	}
 
-	rec := &Record{
+	rec := &jobs.Record{
 		Engine: "cursor", ID: id, Role: spec.Role, Mode: spec.Mode, Workspace: spec.Workspace,
 		CursorVersion: spec.Version, CursorBuildPath: spec.Binary.Resolution.Path,
 		RequestedModel: spec.RequestedModel, ResolvedModel: spec.ResolvedModel,
 		RequestedEffort: spec.RequestedEffort, EffortApplied: spec.EffortApplied, BillingPool: cursor.BillingPool(spec.ResolvedModel),
-		Sandbox: policy, Delivery: DeliveryForeground, AllowedTools: cursor.SandboxedTools(cmode), HomeDir: home,
-		Warnings: slices.Clone(opts.Warnings), State: StateRunning, CreatedAt: created, UpdatedAt: created,
-		LauncherSession: strings.TrimSpace(envValue(env, EnvSession)),
+		Sandbox: policy, Delivery: jobs.DeliveryForeground, AllowedTools: cursor.SandboxedTools(cmode), HomeDir: home,
+		Warnings: slices.Clone(opts.Warnings), State: jobs.StateRunning, CreatedAt: created, UpdatedAt: created,
+		LauncherSession: strings.TrimSpace(envValue(env, jobs.EnvSession)),
 	}
 	if spec.Background {
-		rec.Delivery, rec.State = DeliveryBackground, StateStarting
+		rec.Delivery, rec.State = jobs.DeliveryBackground, jobs.StateStarting
 	} else if opts.Owner != nil {
 		owner := *opts.Owner
 		rec.Worker = &owner
 	}
-	if p := spec.Resume; p != nil {
-		if p.SessionID == "" || !p.State.Terminal() || p.Workspace != spec.Workspace || p.Mode != spec.Mode {
-			store.removeRun(id)
-			return nil, failure.New(failure.Input, "job %s cannot be resumed here: only a finished job of the same workspace and mode that recorded a session can", p.ID)
-		}
-		rec.ParentJob, rec.ResumedSession = p.ID, p.SessionID
-		copied, err := CopyChat(p.HomeDir, home, p.SessionID)
-		if err != nil {
-			store.removeRun(id)
+	if spec.Resume != nil {
+		if err := resume(rec, spec.Resume); err != nil {
+			_ = store.RemoveRun(id)
 			return nil, err
-		}
-		if copied == ChatNone {
-			rec.Warnings = append(rec.Warnings, event.Warning{Code: WarnNoChat, Message: "the resumed job's home holds no chat; the agent resumes from what Cursor keeps itself"})
 		}
 	}
 	for _, h := range cursor.ProjectHooks(spec.Workspace) {
@@ -230,28 +222,54 @@ func Prepare(ctx context.Context, store Store, spec Spec, opts Options) (*Record
 		rec.Warnings = []event.Warning{}
 	}
 	if err := store.Save(rec); err != nil {
-		store.removeRun(id)
+		_ = store.RemoveRun(id)
 		return nil, err
 	}
 	return rec, nil
 }
 
+// resume makes rec continue the session of job p: p must be a finished job
+// of rec's workspace and mode that recorded a session, and its chat is
+// copied into rec's private home.
+func resume(rec, p *jobs.Record) error {
+	if p.SessionID == "" || !p.State.Terminal() || p.Workspace != rec.Workspace || p.Mode != rec.Mode {
+		return failure.New(failure.Input, "job %s cannot be resumed here: only a finished job of the same workspace and mode that recorded a session can", p.ID)
+	}
+	rec.ParentJob, rec.ResumedSession = p.ID, p.SessionID
+	copied, err := CopyChat(p.HomeDir, rec.HomeDir, p.SessionID)
+	if err != nil {
+		return err
+	}
+	if copied == ChatNone {
+		rec.Warnings = append(rec.Warnings, event.Warning{Code: WarnNoChat, Message: "the resumed job's home holds no chat; the agent resumes from what Cursor keeps itself"})
+	}
+	return nil
+}
+
 // Execute runs the agent of a prepared job (Prepare's record, here or in a
 // detached worker) on bin with prompt, and saves the record as running,
-// then final: the turn, a review's Check, the outcome. Its events go to
+// then final: the turn, a review's Check, the outcome. The zero bin is the
+// build the record names (CursorBuildPath), found again as a configured
+// binary, as a detached worker runs it; a build that is gone by then fails
+// the call with the record still unfinished. Its events go to
 // opts.Turn.OnEvent and, when opts.Output is set, to that output file.
-func Execute(ctx context.Context, store Store, rec *Record, prompt string, bin cursor.Binary, opts Options) (*Record, agent.Outcome, error) {
+func Execute(ctx context.Context, store jobs.Store, rec *jobs.Record, prompt string, bin cursor.Binary, opts Options) (*jobs.Record, agent.Outcome, error) {
 	now := clock(opts)
 	cmode, _, err := modes(rec.Mode)
 	if err != nil {
 		return rec, agent.Outcome{}, err
 	}
+	if bin.Resolution.Path == "" {
+		if bin, err = recordedBinary(ctx, rec); err != nil {
+			return rec, agent.Outcome{}, err
+		}
+	}
 	env := opts.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	if rec.State == StateStarting {
-		rec.State, rec.UpdatedAt = StateRunning, now()
+	if rec.State == jobs.StateStarting {
+		rec.State, rec.UpdatedAt = jobs.StateRunning, now()
 		if err := store.Save(rec); err != nil {
 			return rec, agent.Outcome{}, err
 		}
@@ -268,55 +286,35 @@ func Execute(ctx context.Context, store Store, rec *Record, prompt string, bin c
 	// only, never the turn.
 	topts.OnStarted = func(pid int) {
 		if id, err := procid.Of(ctx, pid); err == nil {
-			rec.Agent, rec.UpdatedAt = &ProcessRef{PID: id.PID, Created: id.Created}, now()
+			rec.Agent, rec.UpdatedAt = &jobs.ProcessRef{PID: id.PID, Created: id.Created}, now()
 			_ = store.Save(rec)
 		}
 		if opts.Turn.OnStarted != nil {
 			opts.Turn.OnStarted(pid)
 		}
 	}
-	var resultText string
-	var pending []event.Event
+	tee := &turnEvents{rec: rec, out: opts.Output}
 	onEvent := topts.OnEvent
 	topts.OnEvent = func(e event.Event) {
-		switch e.Type {
-		case event.TypeResult:
-			rec.RequestID = e.Result.RequestID
-			resultText = e.Result.Text
-		case event.TypeInit:
-			rec.SessionID, rec.ObservedModel = e.Init.SessionID, e.Init.Model
-		}
-		if opts.Output != nil {
-			pending = append(pending, e)
-		}
+		tee.event(e)
 		if onEvent != nil {
 			onEvent(e)
-		}
-	}
-	// The output file gets each burst of events in one write, when the
-	// stream is drained, not a write per line.
-	flush := func() {
-		if len(pending) > 0 {
-			_ = opts.Output.Events(pending...) // a full disk loses output, never the job
-			pending = pending[:0]
 		}
 	}
 	if opts.Output != nil {
 		onDrained := topts.OnDrained
 		topts.OnDrained = func() {
-			flush()
+			tee.flush()
 			if onDrained != nil {
 				onDrained()
 			}
 		}
 	}
 	o, err := cursor.Run(ctx, bin, turn, topts)
-	if opts.Output != nil {
-		flush()
-	}
+	tee.flush()
 	if err == nil && opts.Check != nil {
 		var v jsontext.Value
-		if v, err = opts.Check(resultText); err == nil {
+		if v, err = opts.Check(tee.resultText); err == nil {
 			rec.Review = v
 		} else {
 			o.Status, o.Kind, o.Message = agent.StatusError, failure.KindOf(err), err.Error()
@@ -334,9 +332,49 @@ func Execute(ctx context.Context, store Store, rec *Record, prompt string, bin c
 	return rec, o, err
 }
 
-// EnvSession is the launcher session an orchestrator tags its jobs with
-// (docs/contract.md, "Jobs").
-const EnvSession = "CURSORKIT_SESSION"
+// turnEvents is what Execute keeps of a turn's events: the session, model
+// and request id go into the record, the result text to Check, and the
+// events to the output file (when there is one) in bursts.
+type turnEvents struct {
+	rec        *jobs.Record
+	out        *jobs.OutputWriter
+	resultText string
+	pending    []event.Event
+}
+
+func (t *turnEvents) event(e event.Event) {
+	switch e.Type {
+	case event.TypeResult:
+		t.rec.RequestID = e.Result.RequestID
+		t.resultText = e.Result.Text
+	case event.TypeInit:
+		t.rec.SessionID, t.rec.ObservedModel = e.Init.SessionID, e.Init.Model
+	}
+	if t.out != nil {
+		t.pending = append(t.pending, e)
+	}
+}
+
+// flush writes the pending events: the output file gets each burst in
+// one write, when the stream is drained, not a write per line.
+func (t *turnEvents) flush() {
+	if len(t.pending) > 0 {
+		_ = t.out.Events(t.pending...) // a full disk loses output, never the job
+		t.pending = t.pending[:0]
+	}
+}
+
+// recordedBinary is the Cursor CLI build job rec recorded, found again as
+// a configured binary (so a build that vanished is not replaced by
+// another).
+func recordedBinary(ctx context.Context, rec *jobs.Record) (cursor.Binary, error) {
+	res, err := discovery.Resolve(ctx, discovery.Candidate{Value: rec.CursorBuildPath, Source: discovery.SourceOverride, Origin: "the job record"},
+		discovery.EnvFromOS(), discovery.OSFS())
+	if err != nil {
+		return cursor.Binary{}, err
+	}
+	return cursor.Binary{Resolution: res, Configured: true}, nil
+}
 
 func clock(opts Options) func() time.Time {
 	if opts.Now != nil {
@@ -346,11 +384,11 @@ func clock(opts Options) func() time.Time {
 }
 
 // modes maps a task mode to Cursor's mode and the sandbox policy.
-func modes(m Mode) (cursor.Mode, string, error) {
+func modes(m jobs.Mode) (cursor.Mode, string, error) {
 	switch m {
-	case ModeConsult:
+	case jobs.ModeConsult:
 		return cursor.ModeAsk, PolicyReadOnly, nil
-	case ModeWrite:
+	case jobs.ModeWrite:
 		return cursor.ModeWrite, PolicyReadWrite, nil
 	}
 	return "", "", failure.New(failure.Input, "unknown task mode %q", string(m))
@@ -383,7 +421,7 @@ func within(root, path string) bool {
 }
 
 // finish puts a turn's outcome into its record.
-func finish(rec *Record, o agent.Outcome, err error, at time.Time) {
+func finish(rec *jobs.Record, o agent.Outcome, err error, at time.Time) {
 	if o.SessionID != "" {
 		rec.SessionID = o.SessionID
 	}
@@ -398,14 +436,14 @@ func finish(rec *Record, o agent.Outcome, err error, at time.Time) {
 	rec.UpdatedAt, rec.EndedAt = at, &at
 	switch {
 	case err == nil:
-		rec.State = StateDone
+		rec.State = jobs.StateDone
 	default:
 		kind := failure.KindOf(err)
-		rec.State = StateError
+		rec.State = jobs.StateError
 		if kind == failure.Cancelled {
-			rec.State = StateCancelled
+			rec.State = jobs.StateCancelled
 		}
-		rec.Failure = &Failure{Kind: kind, Message: err.Error()}
+		rec.Failure = &jobs.Failure{Kind: kind, Message: err.Error()}
 		if kind == failure.Quota || kind == failure.RateLimited {
 			rec.Failure.BillingPool = rec.BillingPool
 		}

@@ -22,18 +22,19 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/task"
 )
 
 func TestMain(m *testing.M) {
-	testkit.RunIfChild(crashRoles()...)
+	testkit.RunIfChild()
 	os.Exit(m.Run())
 }
 
 // fixture is one task's world: a workspace, a data directory, the
 // simulator as cursor-agent, its invocation record and a survivor watch.
 type fixture struct {
-	store     task.Store
+	store     jobs.Store
 	workspace string
 	record    string
 	bin       cursor.Binary
@@ -43,7 +44,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, scenarios ...string) *fixture {
 	t.Helper()
-	f := &fixture{store: task.Store{Dir: testkit.TempDir(t)}, workspace: testkit.TempDir(t)}
+	f := &fixture{store: jobs.Store{Dir: testkit.TempDir(t)}, workspace: testkit.TempDir(t)}
 	f.record = filepath.Join(testkit.TempDir(t), "record.jsonl")
 	path := testkit.Install(t, testkit.TempDir(t), "cursor-agent", testkit.Simulator)
 	f.bin = cursor.Binary{Resolution: discovery.Resolution{Path: path}}
@@ -56,8 +57,8 @@ func newFixture(t testing.TB, scenarios ...string) *fixture {
 	return f
 }
 
-func (f *fixture) spec(mode task.Mode, prompt string) task.Spec {
-	return task.Spec{Role: task.RoleTask, Mode: mode, Prompt: prompt, Workspace: f.workspace, Binary: f.bin, Version: "2026.10.15-abc1234"}
+func (f *fixture) spec(mode jobs.Mode, prompt string) task.Spec {
+	return task.Spec{Role: jobs.RoleTask, Mode: mode, Prompt: prompt, Workspace: f.workspace, Binary: f.bin, Version: "2026.10.15-abc1234"}
 }
 
 func (f *fixture) options() task.Options {
@@ -70,7 +71,7 @@ func TestConsultTask(t *testing.T) {
 	f := newFixture(t)
 	const prompt = "secret-prompt-51c2: explain the layout"
 	opts := f.options()
-	owner := &task.ProcessRef{PID: os.Getpid(), Created: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	owner := &jobs.ProcessRef{PID: os.Getpid(), Created: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	opts.Owner = owner
 	var seenRunning bool
 	var text strings.Builder
@@ -79,19 +80,19 @@ func TestConsultTask(t *testing.T) {
 			// The record is on disk, running, before the agent's first event.
 			recs := listRecords(t, f.store)
 			require.Len(t, recs, 1)
-			seenRunning = recs[0].State == task.StateRunning
+			seenRunning = recs[0].State == jobs.StateRunning
 		}
 		if e.Type == event.TypeText {
 			text.WriteString(e.Text)
 		}
 	}
-	rec, o, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, prompt), opts)
+	rec, o, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, prompt), opts)
 	require.NoError(t, err)
 	assert.True(t, seenRunning)
 	assert.Equal(t, agent.StatusDone, o.Status)
 	assert.NotEmpty(t, text.String())
 
-	assert.Equal(t, task.StateDone, rec.State)
+	assert.Equal(t, jobs.StateDone, rec.State)
 	assert.Nil(t, rec.Failure)
 	assert.Equal(t, "cursor", rec.Engine)
 	assert.Equal(t, task.PolicyReadOnly, rec.Sandbox)
@@ -142,7 +143,7 @@ func TestConsultTask(t *testing.T) {
 
 func TestWriteTask(t *testing.T) {
 	f := newFixture(t)
-	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeWrite, "fix it"), f.options())
+	rec, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeWrite, "fix it"), f.options())
 	require.NoError(t, err)
 	assert.Equal(t, task.PolicyReadWrite, rec.Sandbox)
 	assert.Equal(t, "write", rec.Semantic())
@@ -157,23 +158,23 @@ func TestTaskFailuresAreRecorded(t *testing.T) {
 		name     string
 		scenario string
 		kind     failure.Kind
-		state    task.State
+		state    jobs.State
 		model    string
 		pool     string
 		write    bool
 	}{
-		{name: "a tool outside the allowlist", scenario: agentsim.ScenarioDisallowedTool, kind: failure.Policy, state: task.StateError},
-		{name: "quota carries the billing pool", scenario: agentsim.ScenarioUsageLimit, kind: failure.Quota, state: task.StateError, model: "composer-2.5", pool: cursor.PoolFirstParty},
-		{name: "rate limit carries the billing pool", scenario: agentsim.ScenarioRateLimited, kind: failure.RateLimited, state: task.StateError, model: "gpt-5-high", pool: cursor.PoolAPI},
-		{name: "protocol", scenario: agentsim.ScenarioNoResult, kind: failure.Protocol, state: task.StateError},
-		{name: "network", scenario: agentsim.ScenarioNetworkError, kind: failure.Network, state: task.StateError},
-		{name: "a tool outside the write allowlist", scenario: agentsim.ScenarioDisallowedTool, kind: failure.Policy, state: task.StateError, write: true},
+		{name: "a tool outside the allowlist", scenario: agentsim.ScenarioDisallowedTool, kind: failure.Policy, state: jobs.StateError},
+		{name: "quota carries the billing pool", scenario: agentsim.ScenarioUsageLimit, kind: failure.Quota, state: jobs.StateError, model: "composer-2.5", pool: cursor.PoolFirstParty},
+		{name: "rate limit carries the billing pool", scenario: agentsim.ScenarioRateLimited, kind: failure.RateLimited, state: jobs.StateError, model: "gpt-5-high", pool: cursor.PoolAPI},
+		{name: "protocol", scenario: agentsim.ScenarioNoResult, kind: failure.Protocol, state: jobs.StateError},
+		{name: "network", scenario: agentsim.ScenarioNetworkError, kind: failure.Network, state: jobs.StateError},
+		{name: "a tool outside the write allowlist", scenario: agentsim.ScenarioDisallowedTool, kind: failure.Policy, state: jobs.StateError, write: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.scenario)
-			mode := task.ModeConsult
+			mode := jobs.ModeConsult
 			if tc.write {
-				mode = task.ModeWrite
+				mode = jobs.ModeWrite
 			}
 			spec := f.spec(mode, "go")
 			spec.ResolvedModel = tc.model
@@ -203,14 +204,14 @@ func TestCancelledTaskIsRecordedAndLeavesNothing(t *testing.T) {
 			cancel()
 		}
 	}
-	rec, o, err := task.Run(ctx, f.store, f.spec(task.ModeConsult, "go"), opts)
+	rec, o, err := task.Run(ctx, f.store, f.spec(jobs.ModeConsult, "go"), opts)
 	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
 	assert.Equal(t, agent.StatusCancelled, o.Status)
 	require.NotNil(t, rec)
-	assert.Equal(t, task.StateCancelled, rec.State)
+	assert.Equal(t, jobs.StateCancelled, rec.State)
 	saved, err := f.store.Load(f.workspace, rec.ID)
 	require.NoError(t, err)
-	assert.Equal(t, task.StateCancelled, saved.State)
+	assert.Equal(t, jobs.StateCancelled, saved.State)
 	f.watch.RequireGone(10 * time.Second)
 }
 
@@ -218,12 +219,12 @@ func TestCheckFailsADoneTurn(t *testing.T) {
 	f := newFixture(t)
 	opts := f.options()
 	opts.Check = func(string) (jsontext.Value, error) { return nil, failure.New(failure.Other, "no verdict") }
-	spec := f.spec(task.ModeConsult, "review")
-	spec.Role = task.RoleReview
+	spec := f.spec(jobs.ModeConsult, "review")
+	spec.Role = jobs.RoleReview
 	rec, o, err := task.Run(context.Background(), f.store, spec, opts)
 	assert.Equal(t, failure.Other, failure.KindOf(err))
 	assert.Equal(t, agent.StatusError, o.Status)
-	assert.Equal(t, task.StateError, rec.State)
+	assert.Equal(t, jobs.StateError, rec.State)
 	assert.Equal(t, "review", rec.Semantic())
 	assert.Empty(t, rec.Review)
 }
@@ -234,7 +235,7 @@ func TestPreflightFailuresMakeNothing(t *testing.T) {
 		t.Run("no CURSOR_API_KEY on Linux", func(t *testing.T) {
 			opts := f.options()
 			opts.Env = slices.DeleteFunc(slices.Clone(opts.Env), func(kv string) bool { return strings.HasPrefix(kv, cursor.EnvAPIKey+"=") })
-			rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), opts)
+			rec, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, "go"), opts)
 			assert.Nil(t, rec)
 			assert.Equal(t, failure.Auth, failure.KindOf(err))
 			assert.Contains(t, err.Error(), cursor.EnvAPIKey)
@@ -255,7 +256,7 @@ func TestProjectHooksAreWarnedAbout(t *testing.T) {
 	f := newFixture(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(f.workspace, ".cursor"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".cursor", "hooks.json"), []byte(`{"version":1,"hooks":{"afterFileEdit":[{"command":"./x.sh"}]}}`), 0o644))
-	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), f.options())
+	rec, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, "go"), f.options())
 	require.NoError(t, err)
 	var codes []string
 	for _, w := range rec.Warnings {
@@ -267,16 +268,16 @@ func TestProjectHooksAreWarnedAbout(t *testing.T) {
 	assert.Contains(t, codes, task.WarnProjectHooks)
 }
 
-func listRecords(t *testing.T, s task.Store) []*task.Record {
+func listRecords(t *testing.T, s jobs.Store) []*jobs.Record {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(s.Dir, "state", "*", "jobs", "*.json"))
 	require.NoError(t, err)
-	var out []*task.Record
+	var out []*jobs.Record
 	for _, p := range paths {
 		id := strings.TrimSuffix(filepath.Base(p), ".json")
 		data, err := os.ReadFile(p)
 		require.NoError(t, err)
-		var r task.Record
+		var r jobs.Record
 		require.NoError(t, jsonUnmarshal(data, &r), id)
 		out = append(out, &r)
 	}
@@ -301,7 +302,7 @@ func samePath(t *testing.T, a, b string) bool {
 // generated configuration and nothing of the user's.
 func TestThePrivateHomeIsAllTheAgentSees(t *testing.T) {
 	f := newFixture(t)
-	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), f.options())
+	rec, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, "go"), f.options())
 	require.NoError(t, err)
 	inv := lastInvocation(t, f.record)
 	assert.True(t, samePath(t, rec.HomeDir, inv.Home), "%s != %s", inv.Home, rec.HomeDir)
@@ -324,11 +325,11 @@ func TestThePrivateHomeIsAllTheAgentSees(t *testing.T) {
 // rejected.
 func TestTheSandboxDecidesWrites(t *testing.T) {
 	for _, tc := range []struct {
-		mode          task.Mode
+		mode          jobs.Mode
 		inside, outer string
 	}{
-		{mode: task.ModeWrite, inside: "success", outer: "rejected"},
-		{mode: task.ModeConsult, inside: "rejected", outer: "rejected"},
+		{mode: jobs.ModeWrite, inside: "success", outer: "rejected"},
+		{mode: jobs.ModeConsult, inside: "rejected", outer: "rejected"},
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			f := newFixture(t, agentsim.ScenarioSandboxWriteOutside)
@@ -340,7 +341,7 @@ func TestTheSandboxDecidesWrites(t *testing.T) {
 				}
 			}
 			_, _, err := task.Run(context.Background(), f.store, f.spec(tc.mode, "edit"), opts)
-			if tc.mode == task.ModeConsult {
+			if tc.mode == jobs.ModeConsult {
 				// editToolCall is outside the consult allowlist: the
 				// local check stops the turn first.
 				assert.Equal(t, failure.Policy, failure.KindOf(err))
@@ -355,10 +356,10 @@ func TestTheSandboxDecidesWrites(t *testing.T) {
 
 func TestAnUnavailableSandboxFailsTheTask(t *testing.T) {
 	f := newFixture(t, agentsim.ScenarioSandboxUnavailable)
-	rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeWrite, "go"), f.options())
+	rec, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeWrite, "go"), f.options())
 	assert.Equal(t, failure.Sandbox, failure.KindOf(err), "%v", err)
 	require.NotNil(t, rec)
-	assert.Equal(t, task.StateError, rec.State)
+	assert.Equal(t, jobs.StateError, rec.State)
 	assert.Equal(t, failure.Sandbox, rec.Failure.Kind)
 }
 
@@ -370,7 +371,7 @@ func TestPreflightRefusalsLeaveNothing(t *testing.T) {
 		f := newFixture(t)
 		require.NoError(t, os.MkdirAll(filepath.Join(f.workspace, ".cursor"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".cursor", "sandbox.json"), []byte(`{"type":"insecure_none"}`), 0o644))
-		rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeWrite, "go"), f.options())
+		rec, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeWrite, "go"), f.options())
 		assert.Nil(t, rec)
 		assert.Equal(t, failure.Sandbox, failure.KindOf(err))
 		entries, _ := os.ReadDir(f.store.Dir)
@@ -380,7 +381,7 @@ func TestPreflightRefusalsLeaveNothing(t *testing.T) {
 		f := newFixture(t)
 		require.NoError(t, os.MkdirAll(filepath.Join(f.workspace, ".cursor"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".cursor", "sandbox.json"), []byte(`{"type":"workspace_readonly"}`), 0o644))
-		_, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), f.options())
+		_, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, "go"), f.options())
 		assert.NoError(t, err)
 	})
 	for _, inside := range []bool{true, false} {
@@ -392,7 +393,7 @@ func TestPreflightRefusalsLeaveNothing(t *testing.T) {
 				f.workspace = filepath.Join(f.store.Dir, "ws")
 				require.NoError(t, os.MkdirAll(f.workspace, 0o755))
 			}
-			rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeWrite, "go"), f.options())
+			rec, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeWrite, "go"), f.options())
 			assert.Nil(t, rec)
 			assert.Equal(t, failure.Input, failure.KindOf(err))
 			_, err = os.Stat(filepath.Join(f.store.Dir, "runs"))
@@ -409,11 +410,11 @@ func TestOnStartSeesTheRunningRecord(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(f.workspace, ".claude", "settings.json"), []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]}}`), 0o644))
 	opts := f.options()
 	var order []string
-	opts.OnStart = func(r *task.Record) {
+	opts.OnStart = func(r *jobs.Record) {
 		order = append(order, "start:"+string(r.State))
 		saved, err := f.store.Load(f.workspace, r.ID)
 		require.NoError(t, err)
-		assert.Equal(t, task.StateRunning, saved.State)
+		assert.Equal(t, jobs.StateRunning, saved.State)
 		assert.True(t, slices.ContainsFunc(r.Warnings, func(w event.Warning) bool { return w.Code == task.WarnProjectHooks }))
 	}
 	opts.Turn.OnEvent = func(e event.Event) {
@@ -421,7 +422,7 @@ func TestOnStartSeesTheRunningRecord(t *testing.T) {
 			order = append(order, "init")
 		}
 	}
-	_, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), opts)
+	_, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, "go"), opts)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"start:running", "init"}, order)
 }
@@ -435,9 +436,9 @@ func TestTaskSupervision(t *testing.T) {
 		f := newFixture(t, agentsim.ScenarioHangMidStream)
 		opts := f.options()
 		opts.Turn.TotalTimeout = 300 * time.Millisecond
-		rec, _, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), opts)
+		rec, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, "go"), opts)
 		assert.Equal(t, failure.Timeout, failure.KindOf(err))
-		assert.Equal(t, task.StateError, rec.State)
+		assert.Equal(t, jobs.StateError, rec.State)
 		assert.Equal(t, failure.Timeout, rec.Failure.Kind)
 		f.watch.RequireGone(10 * time.Second)
 	})
@@ -445,10 +446,10 @@ func TestTaskSupervision(t *testing.T) {
 		f := newFixture(t, agentsim.ScenarioLinger)
 		opts := f.options()
 		opts.Turn.ExitGrace = 200 * time.Millisecond
-		rec, o, err := task.Run(context.Background(), f.store, f.spec(task.ModeConsult, "go"), opts)
+		rec, o, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, "go"), opts)
 		require.NoError(t, err)
 		assert.Equal(t, agent.StatusDone, o.Status)
-		assert.Equal(t, task.StateDone, rec.State)
+		assert.Equal(t, jobs.StateDone, rec.State)
 		assert.True(t, slices.ContainsFunc(rec.Warnings, func(w event.Warning) bool { return w.Code == event.WarnLateClose }), "%v", rec.Warnings)
 		f.watch.RequireGone(10 * time.Second)
 	})

@@ -19,7 +19,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/internal/testkit"
-	"github.com/cursorkit/cursorkit/task"
+	"github.com/cursorkit/cursorkit/jobs"
 )
 
 // pidWorkerRole is the job worker that first records its PID in the
@@ -53,14 +53,14 @@ func TestKillsAtRandomPoints(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	// A random point to kill at, not a wait for anything.
 	randomly := func(upTo time.Duration) { time.Sleep(time.Duration(rng.Int64N(int64(upTo)))) }
-	store := task.Store{Dir: data}
+	store := jobs.Store{Dir: data}
 	states := map[string]int{}
 	noRecord := 0
 	for i := range rounds {
 		ws := testkit.TempDir(t)
 		w := testkit.NewWatch(t)
 		t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
-		childEnv := testkit.ChildEnv(cliRole, append(simEnv(), task.EnvData+"="+data, envWorkerBin+"="+workerBin)...)
+		childEnv := testkit.ChildEnv(cliRole, append(simEnv(), jobs.EnvData+"="+data, envWorkerBin+"="+workerBin)...)
 
 		caller := exec.Command(testBinary(t), append(flags, "task", "--background", "--json", "--cwd", ws)...)
 		caller.Env, caller.Stdin = childEnv, strings.NewReader("go")
@@ -122,7 +122,7 @@ func TestKillsAtRandomPoints(t *testing.T) {
 				return false
 			}
 			final = decodeObject(t, stdout)
-			return task.State(final["state"].(string)).Terminal()
+			return jobs.State(final["state"].(string)).Terminal()
 		})
 		w.RequireGone(execWait)
 		state := final["state"].(string)
@@ -144,18 +144,18 @@ func TestKillsAtRandomPoints(t *testing.T) {
 // checkFinalRecord checks that a final record says what happened: done
 // with the outcome in its output; died or cancelled with that failure
 // kind, its processes gone.
-func checkFinalRecord(t *testing.T, store task.Store, rec *task.Record) {
+func checkFinalRecord(t *testing.T, store jobs.Store, rec *jobs.Record) {
 	t.Helper()
 	switch rec.State {
-	case task.StateDone:
+	case jobs.StateDone:
 		assert.Nil(t, rec.Failure, rec.ID)
 		end, err := store.ReadOutput(rec.ID, func(jsontext.Value) error { return nil })
 		require.NoError(t, err, rec.ID)
 		assert.Contains(t, string(end.Outcome), `"status":"done"`, rec.ID)
-	case task.StateDied, task.StateCancelled:
+	case jobs.StateDied, jobs.StateCancelled:
 		require.NotNil(t, rec.Failure, rec.ID)
 		assert.Equal(t, string(rec.State), string(rec.Failure.Kind), rec.ID)
-		for name, p := range map[string]*task.ProcessRef{"worker": rec.Worker, "agent": rec.Agent} {
+		for name, p := range map[string]*jobs.ProcessRef{"worker": rec.Worker, "agent": rec.Agent} {
 			if p != nil && alive(t, p) {
 				status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID))
 				t.Errorf("%s %s: its %s (pid %d) is alive: %s; record %+v", rec.ID, rec.State, name, p.PID, status, rec)
@@ -181,7 +181,7 @@ func checkEveryRecord(t *testing.T, data string) int {
 		}
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
-		var r task.Record
+		var r jobs.Record
 		require.NoError(t, json.Unmarshal(b, &r), "%s: %q", f, b)
 		assert.True(t, r.State.Terminal(), "%s: %s", r.ID, r.State)
 		n++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/task"
 )
 
@@ -62,15 +64,15 @@ func TestBackgroundTask(t *testing.T) {
 	code, stdout, _ = runCLI(t, env, "", "jobs", "status", id)
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "state: done")
-	rec, err := task.Store{Dir: data}.Find("", id)
+	rec, err := jobs.Store{Dir: data}.Find("", id)
 	require.NoError(t, err)
-	assert.Equal(t, task.StateDone, rec.State)
+	assert.Equal(t, jobs.StateDone, rec.State)
 
 	code, stdout, _ = runCLI(t, env, "", "jobs", "history", "--all", "--json")
 	require.Equal(t, 0, code)
-	jobs := decodeObject(t, stdout)["jobs"].([]any)
-	require.Len(t, jobs, 1)
-	first := jobs[0].(map[string]any)
+	listed := decodeObject(t, stdout)["jobs"].([]any)
+	require.Len(t, listed, 1)
+	first := listed[0].(map[string]any)
 	assert.Equal(t, id, first["id"])
 	assert.Equal(t, rec.SessionID, first["resumeSession"])
 	assert.NotContains(t, stdout, "explain", "history never shows the prompt")
@@ -138,7 +140,7 @@ func TestAKilledWorkerIsDiedAndLeavesNothing(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	id := decodeObject(t, stdout)["id"].(string)
 	w.WaitRecorded("linger", 30*time.Second) // the agent's lingering worker is up
-	rec, err := task.Store{Dir: data}.Find("", id)
+	rec, err := jobs.Store{Dir: data}.Find("", id)
 	require.NoError(t, err)
 	require.NotNil(t, rec.Worker)
 	require.NoError(t, procid.Identity{PID: rec.Worker.PID, Created: rec.Worker.Created}.Kill(context.Background()))
@@ -166,12 +168,12 @@ func simEnv() []string {
 
 // waitRunning waits until job id runs its agent (recorded) and returns the
 // record.
-func waitRunning(t *testing.T, data, id string) *task.Record {
+func waitRunning(t *testing.T, data, id string) *jobs.Record {
 	t.Helper()
-	var rec *task.Record
+	var rec *jobs.Record
 	testkit.Eventually(t, "job "+id+" to run its agent", execWait, func() bool {
-		r, err := task.Store{Dir: data}.Find("", id)
-		if err == nil && r.State == task.StateRunning && r.Worker != nil && r.Agent != nil {
+		r, err := jobs.Store{Dir: data}.Find("", id)
+		if err == nil && r.State == jobs.StateRunning && r.Worker != nil && r.Agent != nil {
 			rec = r
 			return true
 		}
@@ -180,7 +182,7 @@ func waitRunning(t *testing.T, data, id string) *task.Record {
 	return rec
 }
 
-func alive(t *testing.T, p *task.ProcessRef) bool {
+func alive(t *testing.T, p *jobs.ProcessRef) bool {
 	t.Helper()
 	ok, err := procid.Identity{PID: p.PID, Created: p.Created}.Alive(context.Background())
 	require.NoError(t, err)
@@ -195,14 +197,14 @@ func TestCleanupStopsItsSessionsJobsOnly(t *testing.T) {
 	w := testkit.NewWatch(t)
 	t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
 	start := func(session string) string {
-		t.Setenv(task.EnvSession, session)
+		t.Setenv(jobs.EnvSession, session)
 		code, stdout, stderr := runCLI(t, env, "go", append(flags, "task", "--background", "--json", "--cwd", ws)...)
 		require.Equal(t, 0, code, "%s %s", stdout, stderr)
 		return decodeObject(t, stdout)["id"].(string)
 	}
 	ours := []string{start("orchestrator-1"), start("orchestrator-1")}
 	other := start("orchestrator-2")
-	var agents []*task.ProcessRef
+	var agents []*jobs.ProcessRef
 	for _, id := range ours {
 		agents = append(agents, waitRunning(t, data, id).Agent)
 	}
@@ -212,9 +214,9 @@ func TestCleanupStopsItsSessionsJobsOnly(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	answer := decodeObject(t, stdout)
 	assert.Equal(t, "orchestrator-1", answer["session"])
-	jobs := answer["jobs"].([]any)
-	require.Len(t, jobs, 2)
-	for _, j := range jobs {
+	stopped := answer["jobs"].([]any)
+	require.Len(t, stopped, 2)
+	for _, j := range stopped {
 		m := j.(map[string]any)
 		assert.Contains(t, ours, m["id"])
 		assert.Equal(t, "cancelled", m["state"])
@@ -223,9 +225,9 @@ func TestCleanupStopsItsSessionsJobsOnly(t *testing.T) {
 	for _, a := range agents {
 		assert.False(t, alive(t, a), "the answer comes after the agents are gone")
 	}
-	rec, err := task.Store{Dir: data}.Find("", other)
+	rec, err := jobs.Store{Dir: data}.Find("", other)
 	require.NoError(t, err)
-	assert.Equal(t, task.StateRunning, rec.State, "another session's job is not touched")
+	assert.Equal(t, jobs.StateRunning, rec.State, "another session's job is not touched")
 	assert.True(t, alive(t, otherAgent))
 
 	code, stdout, _ = runCLI(t, env, "", "jobs", "cleanup", "--session", "orchestrator-1")
@@ -250,12 +252,14 @@ func TestCleanupStopsItsSessionsJobsOnly(t *testing.T) {
 func TestCancelBeforeTheWorkerCame(t *testing.T) {
 	_, env, data, ws := jobEnv(t, "")
 	// A background job as --background prepares it, its worker not started.
-	store := task.Store{Dir: data}
-	rec, err := task.Prepare(context.Background(), store, task.Spec{Role: task.RoleTask, Mode: task.ModeConsult,
+	store := jobs.Store{Dir: data}
+	rec, err := task.Prepare(context.Background(), store, task.Spec{Role: jobs.RoleTask, Mode: jobs.ModeConsult,
 		Prompt: "secret-prompt-77", Workspace: ws, Background: true}, task.Options{})
 	require.NoError(t, err)
 	id := rec.ID
-	require.NoError(t, os.WriteFile(promptFile(store, id), []byte("secret-prompt-77"), 0o600))
+	// Where jobs.Start leaves the prompt for the worker: <data>/runs/<id>/prompt.
+	promptFile := filepath.Join(data, "runs", id, "prompt")
+	require.NoError(t, os.WriteFile(promptFile, []byte("secret-prompt-77"), 0o600))
 
 	code, stdout, stderr := runCLI(t, env, "", "jobs", "cancel", id, "--json")
 	require.Equal(t, 0, code, stderr)
@@ -267,11 +271,11 @@ func TestCancelBeforeTheWorkerCame(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stderr, "before its worker started: nothing to run")
 	assert.NotContains(t, stderr, "secret-prompt-77")
-	_, err = os.Stat(promptFile(store, id))
+	_, err = os.Stat(promptFile)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the prompt does not stay behind")
 	rec, err = store.Find("", id)
 	require.NoError(t, err)
-	assert.Equal(t, task.StateCancelled, rec.State)
+	assert.Equal(t, jobs.StateCancelled, rec.State)
 	assert.Nil(t, rec.Worker)
 	assert.Nil(t, rec.Agent, "no agent ever started")
 }
@@ -285,7 +289,7 @@ func TestCancelAForegroundTask(t *testing.T) {
 	w := testkit.NewWatch(t)
 	t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
 	cmd := exec.Command(testBinary(t), append(flags, "task", "--json", "--cwd", ws)...)
-	cmd.Env = testkit.ChildEnv(cliRole, append(simEnv(), task.EnvData+"="+data)...)
+	cmd.Env = testkit.ChildEnv(cliRole, append(simEnv(), jobs.EnvData+"="+data)...)
 	cmd.Stdin = strings.NewReader("go")
 	var out strings.Builder
 	cmd.Stdout = &out
@@ -296,14 +300,14 @@ func TestCancelAForegroundTask(t *testing.T) {
 
 	var id string
 	testkit.Eventually(t, "the foreground job to run its agent", execWait, func() bool {
-		recs, _ := task.Store{Dir: data}.List("", 1)
+		recs, _ := jobs.Store{Dir: data}.List("", 1)
 		if len(recs) == 1 && recs[0].Agent != nil {
 			id = recs[0].ID
 			return true
 		}
 		return false
 	})
-	rec, err := task.Store{Dir: data}.Find("", id)
+	rec, err := jobs.Store{Dir: data}.Find("", id)
 	require.NoError(t, err)
 	require.NotNil(t, rec.Worker)
 	assert.Equal(t, cmd.Process.Pid, rec.Worker.PID, "the foreground command owns its job")
@@ -323,7 +327,7 @@ func TestCancelAForegroundTask(t *testing.T) {
 		t.Fatal("the foreground command did not exit")
 	}
 	w.RequireGone(execWait)
-	rec, err = task.Store{Dir: data}.Find("", id)
+	rec, err = jobs.Store{Dir: data}.Find("", id)
 	require.NoError(t, err)
-	assert.Equal(t, task.StateCancelled, rec.State)
+	assert.Equal(t, jobs.StateCancelled, rec.State)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/review"
 	"github.com/cursorkit/cursorkit/task"
 )
@@ -55,7 +56,7 @@ func runReview(ctx context.Context, a *app, args []string) int {
 	// The agent reads the change's files: its workspace is the
 	// repository's root, whose paths the diff uses, even when --cwd named
 	// a directory below it.
-	spec := task.Spec{Role: task.RoleReview, Mode: task.ModeConsult, Prompt: p.Text, Workspace: diff.Root}
+	spec := task.Spec{Role: jobs.RoleReview, Mode: jobs.ModeConsult, Prompt: p.Text, Workspace: diff.Root}
 	return a.runJob(ctx, f, spec, jobExtras{check: checkVerdict, warnings: warnings, render: renderVerdict})
 }
 

@@ -40,6 +40,3 @@ func sigName(s syscall.Signal) string {
 	}
 	return s.String()
 }
-
-// stopSignal is the polite stop jobs cancel sends a worker.
-func stopSignal() os.Signal { return syscall.SIGTERM }

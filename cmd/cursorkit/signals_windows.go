@@ -17,8 +17,3 @@ func signalCause(sig os.Signal) string {
 	}
 	return "stopped: the console is closing"
 }
-
-// stopSignal is what jobs cancel sends a worker: Windows has no polite
-// stop for a detached process, so it is killed (its kill-on-close job
-// takes the agent's tree with it).
-func stopSignal() os.Signal { return os.Kill }

@@ -14,6 +14,7 @@ import (
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
+	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/task"
 )
@@ -66,9 +67,9 @@ func runTask(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
-	spec := task.Spec{Role: task.RoleTask, Mode: task.ModeConsult, Prompt: prompt, Workspace: workspace}
+	spec := task.Spec{Role: jobs.RoleTask, Mode: jobs.ModeConsult, Prompt: prompt, Workspace: workspace}
 	if write {
-		spec.Mode = task.ModeWrite
+		spec.Mode = jobs.ModeWrite
 	}
 	chosen := 0
 	for _, on := range []bool{resume != "", resumeLast, fresh} {
@@ -80,11 +81,11 @@ func runTask(ctx context.Context, a *app, args []string) int {
 		return a.fail(f.asJSON, failure.New(failure.Input, "--resume, --resume-last and --fresh exclude each other"))
 	}
 	if resume != "" || resumeLast {
-		dataDir, err := task.DataDir(a.getenv)
+		dataDir, err := jobs.DataDir(a.getenv)
 		if err != nil {
 			return a.fail(f.asJSON, err)
 		}
-		parent, err := task.Store{Dir: dataDir}.ResumeFrom(workspace, spec.Mode, strings.TrimSpace(os.Getenv(task.EnvSession)), resume)
+		parent, err := jobs.Store{Dir: dataDir}.ResumeFrom(workspace, spec.Mode, strings.TrimSpace(os.Getenv(jobs.EnvSession)), resume)
 		if err != nil {
 			return a.fail(f.asJSON, err)
 		}
@@ -144,39 +145,39 @@ func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtra
 	if err := a.planJob(ctx, f, &spec); err != nil {
 		return a.fail(f.asJSON, err)
 	}
-	dataDir, err := task.DataDir(a.getenv)
+	dataDir, err := jobs.DataDir(a.getenv)
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
 	opts := task.Options{Env: os.Environ(), Turn: task.Defaults(), Check: x.check, Warnings: x.warnings}
 	opts.Turn.TotalTimeout = f.total
 	if f.background {
-		return a.startBackground(ctx, f, task.Store{Dir: dataDir}, spec, opts)
+		return a.startBackground(ctx, f, jobs.Store{Dir: dataDir}, spec, opts)
 	}
 	// This command owns the job: jobs cancel stops it through this process
 	// (its SIGTERM, or on Windows its kill, stops the agent's tree), and
 	// the job is judged died if it is killed.
 	if self, err := procid.Self(); err == nil {
-		opts.Owner = &task.ProcessRef{PID: self.PID, Created: self.Created}
+		opts.Owner = &jobs.ProcessRef{PID: self.PID, Created: self.Created}
 	}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	w := newTurnWriter(f.asJSON, a.stdout, a.stderr, stop)
-	if spec.Role == task.RoleReview && !f.asJSON {
+	if spec.Role == jobs.RoleReview && !f.asJSON {
 		w.quiet = true // the verdict is printed, not the raw reply
 	}
 	opts.Turn.OnEvent, opts.Turn.OnDrained = w.event, w.drained
 	if !f.asJSON {
 		// Hooks run while the turn does: say so before it starts, not
 		// only in the footer.
-		opts.OnStart = func(rec *task.Record) {
+		opts.OnStart = func(rec *jobs.Record) {
 			for _, warn := range rec.Warnings {
 				fmt.Fprintf(a.stderr, "warning: %s: %s\n", warn.Code, oneLine(warn.Message))
 			}
 		}
 	}
 
-	rec, o, err := task.Run(ctx, task.Store{Dir: dataDir}, spec, opts)
+	rec, o, err := task.Run(ctx, jobs.Store{Dir: dataDir}, spec, opts)
 	w.close()
 	if rec == nil {
 		_ = w.out.Flush()
@@ -207,7 +208,7 @@ func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtra
 }
 
 // printJobFooter writes the companion contract's footer block.
-func printJobFooter(w io.Writer, rec *task.Record) {
+func printJobFooter(w io.Writer, rec *jobs.Record) {
 	if rec.SessionID != "" {
 		fmt.Fprintf(w, "cursor-session: %s\n", rec.SessionID)
 	}
@@ -219,7 +220,7 @@ func printJobFooter(w io.Writer, rec *task.Record) {
 		fmt.Fprintf(w, "warning: %s: %s\n", warn.Code, oneLine(warn.Message))
 	}
 	fmt.Fprintf(w, "state: %s\n", rec.State)
-	if rec.Failure != nil && (rec.State == task.StateError || rec.State == task.StateCancelled) {
+	if rec.Failure != nil && (rec.State == jobs.StateError || rec.State == jobs.StateCancelled) {
 		fmt.Fprintf(w, "failure: %s: %s\n", rec.Failure.Kind, oneLine(rec.Failure.Message))
 	}
 }
@@ -237,7 +238,7 @@ func oneLine(s string) string {
 
 // writeJobOutcome writes run's outcome line with the job record (and a
 // review's verdict) added as its last members.
-func writeJobOutcome(enc *jsontext.Encoder, o agent.Outcome, rec *task.Record) error {
+func writeJobOutcome(enc *jsontext.Encoder, o agent.Outcome, rec *jobs.Record) error {
 	// The outcome's warnings are the job's: those made before the turn
 	// (hooks, a cut diff) and the turn's own, as the record has them.
 	o.Warnings = rec.Warnings

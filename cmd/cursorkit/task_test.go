@@ -17,7 +17,7 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
-	"github.com/cursorkit/cursorkit/task"
+	"github.com/cursorkit/cursorkit/jobs"
 )
 
 // jobEnv prepares a task or review against the simulator: the binary, a
@@ -37,7 +37,7 @@ func jobEnv(t *testing.T, scenario string) (flags []string, env map[string]strin
 	t.Setenv(agentsim.EnvRecord, filepath.Join(testkit.TempDir(t), "sim-record.jsonl"))
 	data = testkit.TempDir(t)
 	workspace = testkit.TempDir(t)
-	return []string{"--settings", settings, "--binary", bin}, map[string]string{task.EnvData: data}, data, workspace
+	return []string{"--settings", settings, "--binary", bin}, map[string]string{jobs.EnvData: data}, data, workspace
 }
 
 // outcomeLine is the last NDJSON line of a --json job.
@@ -80,9 +80,9 @@ func TestTaskCommand(t *testing.T) {
 		assert.NotContains(t, f, "failure")
 		// The footer is the block at the end, in the contract's order.
 		assert.Regexp(t, `(?s)\ncursor-session: .*\njob: .*\nsandbox: .*\ndelivery: foreground\nsemantic: consult\nstate: done\n$`, stdout)
-		rec, err := task.Store{Dir: data}.Load(ws, f["job"])
+		rec, err := jobs.Store{Dir: data}.Load(ws, f["job"])
 		require.NoError(t, err)
-		assert.Equal(t, task.StateDone, rec.State)
+		assert.Equal(t, jobs.StateDone, rec.State)
 		assert.Equal(t, f["cursor-session"], rec.SessionID)
 	})
 	t.Run("write, json", func(t *testing.T) {
@@ -324,10 +324,10 @@ func TestReviewCommand(t *testing.T) {
 
 func TestJobFooter(t *testing.T) {
 	var b strings.Builder
-	printJobFooter(&b, &task.Record{ID: "task-20261201T180512Z-3f9a1c0b", Mode: task.ModeWrite, Role: task.RoleTask,
-		Sandbox: "workspace_readwrite", Delivery: "foreground", State: task.StateCancelled,
+	printJobFooter(&b, &jobs.Record{ID: "task-20261201T180512Z-3f9a1c0b", Mode: jobs.ModeWrite, Role: jobs.RoleTask,
+		Sandbox: "workspace_readwrite", Delivery: "foreground", State: jobs.StateCancelled,
 		Warnings: []event.Warning{{Code: "late_close", Message: "two\nlines"}},
-		Failure:  &task.Failure{Kind: failure.Cancelled, Message: "stopped by SIGINT"}})
+		Failure:  &jobs.Failure{Kind: failure.Cancelled, Message: "stopped by SIGINT"}})
 	assert.Equal(t, "job: task-20261201T180512Z-3f9a1c0b\nsandbox: workspace_readwrite\ndelivery: foreground\nsemantic: write\n"+
 		"warning: late_close: two lines\nstate: cancelled\nfailure: cancelled: stopped by SIGINT\n", b.String())
 }

@@ -1,4 +1,4 @@
-package task
+package jobs
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package task
+package jobs
 
 import (
 	"fmt"
@@ -119,7 +119,7 @@ func sampleRecord(t *testing.T, workspace string) *Record {
 		CursorVersion: "2026.10.15-abc", CursorBuildPath: "/bin/cursor-agent", SessionID: "s1", RequestID: "r1",
 		RequestedModel: "gpt-5", ResolvedModel: "gpt-5-high", ObservedModel: "GPT-5", RequestedEffort: "high", EffortApplied: true,
 		BillingPool: cursor.PoolAPI, Usage: event.Usage{Reported: true, InputTokens: &in, OutputTokens: &out},
-		Sandbox: PolicyReadOnly, Delivery: "foreground", AllowedTools: []string{"read_tool_call"}, HomeDir: "/d/runs/x/home",
+		Sandbox: "workspace_readonly", Delivery: "foreground", AllowedTools: []string{"read_tool_call"}, HomeDir: "/d/runs/x/home",
 		Warnings: []event.Warning{{Code: "late_close", Message: "m"}}, State: StateDone, CreatedAt: now, UpdatedAt: now, EndedAt: &now}
 }
 

@@ -1,4 +1,4 @@
-package task_test
+package jobs_test
 
 import (
 	"bufio"
@@ -19,14 +19,14 @@ import (
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/internal/testkit"
-	"github.com/cursorkit/cursorkit/task"
+	"github.com/cursorkit/cursorkit/jobs"
 )
 
 // roleRecordWriter saves records and appends output lines in a loop until
 // it is killed: args are the data directory, the workspace and the job
 // ids. After each round v (every record saved with version v, one output
 // line) it prints "v <v>".
-const roleRecordWriter = "task-record-writer"
+const roleRecordWriter = "jobs-record-writer"
 
 // crashJobs is how many records a writer keeps rewriting.
 const crashJobs = 3
@@ -46,7 +46,7 @@ func runRecordWriter(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: DATA WORKSPACE ID...")
 		return 2
 	}
-	s := task.Store{Dir: args[0]}
+	s := jobs.Store{Dir: args[0]}
 	out, err := s.CreateOutput(args[2])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -55,9 +55,9 @@ func runRecordWriter(args []string) int {
 	now := time.Now().UTC()
 	for v := 0; ; v++ {
 		for _, id := range args[2:] {
-			r := &task.Record{Engine: "cursor", ID: id, Role: task.RoleTask, Mode: task.ModeConsult, Workspace: args[1],
-				Delivery: task.DeliveryBackground, State: task.StateRunning, CreatedAt: now, UpdatedAt: now,
-				Worker:   &task.ProcessRef{PID: os.Getpid(), Created: now},
+			r := &jobs.Record{Engine: "cursor", ID: id, Role: jobs.RoleTask, Mode: jobs.ModeConsult, Workspace: args[1],
+				Delivery: jobs.DeliveryBackground, State: jobs.StateRunning, CreatedAt: now, UpdatedAt: now,
+				Worker:   &jobs.ProcessRef{PID: os.Getpid(), Created: now},
 				Warnings: []event.Warning{{Code: "version", Message: versionMessage(id, v)}}}
 			if err := s.Save(r); err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -85,11 +85,11 @@ func TestWriterKilledAtRandomPoints(t *testing.T) {
 	const rounds = 100
 	var records, tornOutputs, tempLeft, lines int
 	for round := range rounds {
-		s := task.Store{Dir: testkit.TempDir(t)}
+		s := jobs.Store{Dir: testkit.TempDir(t)}
 		ws := testkit.TempDir(t)
 		ids := make([]string, crashJobs)
 		for i := range ids {
-			ids[i] = task.NewID(task.RoleTask, time.Now())
+			ids[i] = jobs.NewID(jobs.RoleTask, time.Now())
 		}
 		cmd := exec.Command(os.Args[0], append([]string{s.Dir, ws}, ids...)...)
 		cmd.Env = testkit.ChildEnv(roleRecordWriter)

@@ -1,4 +1,4 @@
-package task
+package jobs
 
 import (
 	"encoding/json/jsontext"
@@ -60,6 +60,11 @@ const (
 	DeliveryForeground = "foreground"
 	DeliveryBackground = "background"
 )
+
+// EnvSession is the launcher session an orchestrator tags its jobs with
+// (Record.LauncherSession; docs/contract.md, "Jobs"): Cleanup stops one
+// session's jobs, and ResumeFrom resumes only its sessions.
+const EnvSession = "CURSORKIT_SESSION"
 
 // ProcessRef names one process for good: its PID and its creation time, so
 // a reused PID is never taken for it (the JSON shape of package
@@ -127,8 +132,9 @@ type Record struct {
 	// optional, so a record written before them reads as it was.
 	//
 	// Worker is the cursorkit process running the job: a background job's
-	// detached worker, or a foreground job's own command (Options.Owner);
-	// nil until known, and for a foreground job run without an owner.
+	// detached worker, or a foreground job's own command
+	// (task.Options.Owner); nil until known, and for a foreground job run
+	// without an owner.
 	// Agent is the agent's process (its direct one: a shim's interpreter
 	// on Windows), recorded as it starts.
 	Worker *ProcessRef `json:"worker,omitempty"`

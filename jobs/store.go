@@ -1,4 +1,4 @@
-package task
+package jobs
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const EnvData = "CURSORKIT_DATA"
 // maxRecordBytes bounds a record read back: a record is a few kilobytes.
 const maxRecordBytes = 1 << 20
 
-// DataDir is where tasks keep their homes and records: EnvData when set
+// DataDir is where jobs keep their records and runs: EnvData when set
 // (it must be an absolute path), else the operating system's per-user data
 // directory + "cursorkit": $XDG_DATA_HOME or ~/.local/share on Linux and
 // the BSDs, ~/Library/Application Support on macOS, %LocalAppData% on
@@ -61,7 +61,9 @@ func DataDir(getenv func(string) string) (string, error) {
 	return filepath.Join(base, "cursorkit"), nil
 }
 
-// Store keeps task records and private homes under one data directory.
+// Store keeps job records, their output and their runs' private homes
+// under one data directory. Any number of processes may use one: the
+// writers of a record take turns (Save, Update).
 type Store struct {
 	// Dir is the data directory (DataDir).
 	Dir string
@@ -156,9 +158,19 @@ func idShape(id string) bool {
 	return true
 }
 
-// removeRun removes what a task that never started left of job id (its
-// private home), best effort: it is called on a failure path.
-func (s Store) removeRun(id string) { _ = s.removeRunDir(id) }
+// RemoveRun removes job id's run directory (its private home, output file
+// and prompt) and says what kept it from going; a missing one is gone. It
+// is for a job whose record was never saved (a launch that failed before
+// its first save): the run of a job with a record goes with Prune.
+func (s Store) RemoveRun(id string) error {
+	if err := CheckID(id); err != nil {
+		return err
+	}
+	if err := s.removeRunDir(id); err != nil {
+		return failure.Wrap(failure.Setup, err, "removing the run directory of job %s", id)
+	}
+	return nil
+}
 
 // removeRunDir removes job id's run directory (home and output) and says
 // what kept it from going; a missing one is gone.

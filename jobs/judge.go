@@ -1,0 +1,116 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/procid"
+)
+
+// DefaultStartGrace is how long a background job may stay without a worker
+// on record before Judge finds it died (docs/contract.md, "Jobs").
+const DefaultStartGrace = 30 * time.Second
+
+// How long the judgement and Cancel wait for an agent to go by itself
+// before they kill it, and then for the kill.
+const (
+	agentGoes = 2 * time.Second
+	agentKill = 5 * time.Second
+)
+
+// Judge returns rec with an unfinished state checked against the process
+// that runs it (Record.Worker: a background job's worker, a foreground
+// job's own command): one that is gone, or whose PID now names another
+// process, makes the job died; so does a background job still without a
+// worker after grace (<= 0: DefaultStartGrace) from its creation. A
+// foreground job with no owner on record (a program that runs jobs without
+// one) is left as it is, and so is a final one.
+//
+// Before the job is died its agent is gone: the dead worker's tree is
+// killed by the launch guard (Linux) or by the worker's kill-on-close Job
+// Object (Windows) as the worker goes, so the agent gets 2 s to go, and is
+// then killed through its recorded identity. The verdict is saved in one
+// turn of the record's writers, and only over a record still unfinished
+// with the same worker: a job that ended, or whose worker came, meanwhile
+// keeps what it recorded. A verdict that cannot be saved, or a process
+// that cannot be inspected, leaves rec as it was.
+func Judge(ctx context.Context, store Store, rec *Record, grace time.Duration) *Record {
+	if grace <= 0 {
+		grace = DefaultStartGrace
+	}
+	if rec.State.Terminal() {
+		return rec
+	}
+	var why string
+	switch {
+	case rec.Worker != nil:
+		alive, err := identity(rec.Worker).Alive(ctx)
+		if err == nil && !alive {
+			why = fmt.Sprintf("the cursorkit process running it (pid %d) is gone", rec.Worker.PID)
+		}
+	case rec.Delivery == DeliveryBackground && time.Since(rec.CreatedAt) > grace:
+		why = fmt.Sprintf("no worker recorded itself within %s", grace)
+	}
+	if why == "" {
+		return rec
+	}
+	stopAgent(ctx, rec, agentGoes)
+	judged, err := store.Update(rec.Workspace, rec.ID, func(r *Record) bool {
+		if r.State.Terminal() || (r.Worker != nil && !sameProcess(r.Worker, rec.Worker)) {
+			return false
+		}
+		now := time.Now()
+		r.State, r.UpdatedAt, r.EndedAt = StateDied, now, &now
+		r.Failure = &Failure{Kind: failure.Died, Message: "the job died: " + why}
+		return true
+	})
+	if err != nil {
+		return rec
+	}
+	return judged
+}
+
+// stopAgent waits up to within for job rec's agent to go, then kills it
+// through its identity and waits for that. A job without an agent on
+// record started none.
+func stopAgent(ctx context.Context, rec *Record, within time.Duration) {
+	if rec.Agent == nil {
+		return
+	}
+	agent := identity(rec.Agent)
+	if !waitGone(ctx, agent, within) {
+		_ = agent.Kill(ctx)
+		waitGone(ctx, agent, agentKill)
+	}
+}
+
+// waitGone polls id until its process is gone (true) or within passed.
+// A process this one did not start cannot be waited for: polling is the
+// portable way.
+func waitGone(ctx context.Context, id procid.Identity, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for {
+		if alive, err := id.Alive(ctx); err == nil && !alive {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func identity(p *ProcessRef) procid.Identity {
+	return procid.Identity{PID: p.PID, Created: p.Created}
+}
+
+// sameProcess reports whether a and b name the same process.
+func sameProcess(a, b *ProcessRef) bool {
+	return a != nil && b != nil && a.PID == b.PID && a.Created.Equal(b.Created)
+}

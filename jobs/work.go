@@ -1,0 +1,125 @@
+package jobs
+
+import (
+	"context"
+	"log"
+	"os"
+	"time"
+
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/procid"
+	"github.com/cursorkit/cursorkit/internal/safefile"
+)
+
+// sweepAfter is how old what a killed writer left must be before a worker
+// sweeps it (Store.Sweep): old enough that no writer is still at it.
+const sweepAfter = time.Hour
+
+// A Worker runs a background job in the program Start detached for it.
+type Worker struct {
+	// Run runs the job and is required: rec is its record (state
+	// starting, with Worker and Output set), prompt the one Start handed
+	// over, out the job's output file, which Work closes. Run saves the
+	// record as running, then final (task.Execute does both); a failure it
+	// returns while the record is still unfinished is saved by Work as the
+	// job's error. ctx is Work's, which the worker's program cancels on
+	// its stop signals (SIGTERM, SIGINT; Cancel sends SIGTERM): Run then
+	// stops the agent's tree and records the job cancelled. On Windows,
+	// which has no polite stop for a detached process, Cancel kills the
+	// worker instead and its kill-on-close Job Object takes the agent's
+	// tree.
+	Run func(ctx context.Context, rec *Record, prompt string, out *OutputWriter) error
+	// Log, when set, gets what the worker notes besides its error: a job
+	// that had ended before its worker came, a prune that failed.
+	Log *log.Logger
+}
+
+// Work runs job id of workspace ("": any workspace) of store in this
+// process, the body of a background job's worker. It first records this
+// process as the job's Worker, in one turn of the record's writers, so
+// that Cancel can reach it from then on; a job already final then
+// (cancelled, or judged died, before its worker came) runs nothing, its
+// prompt file is removed, and Work returns nil. Otherwise it reads and
+// removes the prompt file, creates the output file and calls Run; then it
+// prunes the workspace's old jobs (DefaultRetention) and sweeps what
+// killed writers left an hour ago or more.
+//
+// The error is Run's (nil when the job ended done), or why the job could
+// not be run, which is saved as the job's error too unless it is about the
+// record itself: an unknown job is failure.Input, a record that cannot be
+// locked or read is returned as it is.
+func (w Worker) Work(ctx context.Context, store Store, workspace, id string) error {
+	rec, err := store.Find(workspace, id)
+	if err != nil {
+		return err
+	}
+	if w.Run == nil {
+		return failure.New(failure.Input, "the worker of job %s has nothing to run the job with", id)
+	}
+	fail := func(err error) error {
+		recordFailure(store, rec, err)
+		return err
+	}
+	self, err := procid.Self()
+	if err != nil {
+		return fail(err)
+	}
+	rec, err = store.Update(rec.Workspace, id, func(r *Record) bool {
+		if r.State.Terminal() {
+			return false
+		}
+		r.Worker = &ProcessRef{PID: self.PID, Created: self.Created}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if rec.State.Terminal() {
+		_ = os.Remove(store.promptFile(id))
+		w.logf("job %s ended (%s) before its worker started: nothing to run", id, rec.State)
+		return nil
+	}
+	prompt, err := safefile.Read(store.promptFile(id), MaxPromptBytes)
+	if err != nil {
+		return fail(failure.Wrap(failure.Setup, err, "reading the job's prompt"))
+	}
+	_ = os.Remove(store.promptFile(id))
+	out, err := store.CreateOutput(id)
+	if err != nil {
+		return fail(err)
+	}
+	defer out.Close()
+	rec.Output = out.Path()
+	if err = w.Run(ctx, rec, string(prompt), out); err != nil {
+		recordFailure(store, rec, err)
+	}
+	if _, perr := store.Prune(rec.Workspace, DefaultRetention); perr != nil {
+		w.logf("pruning: %v", perr)
+	}
+	store.Sweep(sweepAfter)
+	return err
+}
+
+// recordFailure saves err as the failure of job rec, best effort, unless
+// its record is final already (Run saved its end, or another process
+// ended the job first).
+func recordFailure(store Store, rec *Record, err error) {
+	_, _ = store.Update(rec.Workspace, rec.ID, func(r *Record) bool {
+		if r.State.Terminal() {
+			return false
+		}
+		now := time.Now()
+		r.State, r.UpdatedAt, r.EndedAt = StateError, now, &now
+		r.Failure = &Failure{Kind: failure.KindOf(err), Message: err.Error()}
+		if r.Output == "" {
+			r.Output = rec.Output
+		}
+		return true
+	})
+}
+
+func (w Worker) logf(format string, args ...any) {
+	if w.Log != nil {
+		w.Log.Printf(format, args...)
+	}
+}
