@@ -256,12 +256,7 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 		report.Candidates = append(report.Candidates, result)
 		report.Diagnostics = append(report.Diagnostics, failures...)
 		if identified {
-			// Recorded only when the file did not change while it ran.
-			if after, ok := identifyFor(versions, fsys, res); ok && after.equal(id) && !r.truncated {
-				if err := versions.store(id, r.stdout); err != nil {
-					report.Diagnostics = append(report.Diagnostics, detail.Bound("version cache not written: "+err.Error()))
-				}
-			}
+			report.Diagnostics = append(report.Diagnostics, rememberVersion(versions, fsys, res, id, r)...)
 		}
 		return effective(report, bin, r.stdout, cfg.interval())
 	}
@@ -271,6 +266,19 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 	}
 	return report, failure.New(failure.MissingCLI, "no Cursor CLI candidate ran: %s", cursor.InstallHint).
 		WithDetail(detail.Join(failures...))
+}
+
+// rememberVersion records r's output as the version of the file res names
+// (identified as id before it ran), only when the file did not change
+// while it ran; it returns the diagnostic of a cache it could not write.
+func rememberVersion(versions *versionCache, fsys discovery.FS, res discovery.Resolution, id fileIdentity, r runResult) []string {
+	if after, ok := identifyFor(versions, fsys, res); !ok || !after.equal(id) || r.truncated {
+		return nil
+	}
+	if err := versions.store(id, r.stdout); err != nil {
+		return []string{detail.Bound("version cache not written: " + err.Error())}
+	}
+	return nil
 }
 
 // blockedBinary is a candidate whose --version named a known failure.
