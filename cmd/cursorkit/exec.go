@@ -48,8 +48,9 @@ type execFlags struct {
 // runs it under supervise with the deadlines asked for, passes stdin,
 // stdout and stderr through, and exits GNU-timeout style. A cancelled ctx
 // (SIGINT or SIGTERM to cursorkit) stops the child's whole tree first.
-func runExec(ctx context.Context, a *app, args []string) int {
-	var f execFlags
+// parseExecFlags parses exec's flags and checks them: ok is false when
+// exec must exit with code at once.
+func (a *app) parseExecFlags(args []string) (f execFlags, rest []string, code int, ok bool) {
 	fs := newFlags("exec")
 	fs.SetInterspersed(false)
 	fs.DurationVar(&f.firstLine, "first-line-timeout", 0, "stop the child when no stdout line arrived within `D` (0: off)")
@@ -61,26 +62,33 @@ func runExec(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(&f.report, "report", "", "write the outcome as JSON to `FILE`")
 	if code, ok := a.parseFlags(fs, execUsage, args); !ok {
 		if code != failure.ExitOK {
-			return execExitFailed
+			return f, nil, execExitFailed, false
 		}
-		return code
+		return f, nil, code, false
 	}
-	rest := fs.Args()
+	rest = fs.Args()
 	if len(rest) == 0 || rest[0] == "" {
 		fmt.Fprintf(a.stderr, "cursorkit: exec needs a TARGET\nusage: cursorkit %s\n", execUsage)
-		return execExitFailed
+		return f, nil, execExitFailed, false
 	}
 	if err := checkSupervisionFlags(fs, f.cwd, "first-line-timeout", "idle-timeout", "timeout", "grace"); err != nil {
 		fmt.Fprintf(a.stderr, "cursorkit: %v\n", err)
-		return execExitFailed
+		return f, nil, execExitFailed, false
 	}
 	if f.report != "" && !f.dryRun {
 		if err := checkReportPath(f.report); err != nil {
 			fmt.Fprintf(a.stderr, "cursorkit: %v\n", err)
-			return execExitFailed
+			return f, nil, execExitFailed, false
 		}
 	}
+	return f, rest, 0, true
+}
 
+func runExec(ctx context.Context, a *app, args []string) int {
+	f, rest, code, ok := a.parseExecFlags(args)
+	if !ok {
+		return code
+	}
 	res, plan, err := execPlan(ctx, rest[0], rest[1:])
 	if err != nil {
 		code := execSpawnExitCode(err)
@@ -126,7 +134,7 @@ func runExec(ctx context.Context, a *app, args []string) int {
 		Stderr:    errOut,
 	})
 	_ = out.Flush() // the readers are done: this goroutine owns out now
-	code := execExitCode(o)
+	code = execExitCode(o)
 	if o.Ending == supervise.SpawnFailed {
 		fmt.Fprintf(a.stderr, "cursorkit: %v (%s)\n", o.Err, failure.KindOf(o.Err))
 	} else if o.Ending != supervise.Exited && o.Err != nil {
