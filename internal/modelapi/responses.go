@@ -97,83 +97,18 @@ func (responsesDialect) exhausted(w http.ResponseWriter) {
 }
 
 func (d responsesDialect) play(st *sse, r Reply, n int) {
-	seq := 0
-	send := func(typ string, v map[string]any) {
-		v["type"], v["sequence_number"] = typ, seq
-		seq++
-		st.event(typ, v)
-	}
-	id := fmt.Sprintf("resp_standin_%d", n)
-	created := time.Now().Unix()
-	response := func(status string, output []any, usage any) map[string]any {
-		return map[string]any{"id": id, "object": "response", "created_at": created, "status": status,
-			"model": d.model, "output": output, "usage": usage}
-	}
-	send("response.created", map[string]any{"response": response("in_progress", []any{}, nil)})
-	send("response.in_progress", map[string]any{"response": response("in_progress", []any{}, nil)})
-	var output []any
-	item := func(added, done map[string]any, between func(index int, itemID string)) {
-		index := len(output)
-		itemID, _ := done["id"].(string)
-		send("response.output_item.added", map[string]any{"output_index": index, "item": added})
-		between(index, itemID)
-		send("response.output_item.done", map[string]any{"output_index": index, "item": done})
-		output = append(output, done)
-	}
+	rs := &responseStream{st: st, id: fmt.Sprintf("resp_standin_%d", n), model: d.model, created: time.Now().Unix()}
+	rs.send("response.created", map[string]any{"response": rs.response("in_progress", []any{}, nil)})
+	rs.send("response.in_progress", map[string]any{"response": rs.response("in_progress", []any{}, nil)})
 	if r.Thinking != "" {
-		rid := fmt.Sprintf("rs_standin_%d", n)
-		summary := []any{map[string]any{"type": "summary_text", "text": r.Thinking}}
-		item(map[string]any{"id": rid, "type": "reasoning", "summary": []any{}},
-			map[string]any{"id": rid, "type": "reasoning", "summary": summary, "encrypted_content": signature},
-			func(index int, itemID string) {
-				part := map[string]any{"type": "summary_text", "text": ""}
-				send("response.reasoning_summary_part.added", map[string]any{"item_id": itemID, "output_index": index, "summary_index": 0, "part": part})
-				send("response.reasoning_summary_text.delta", map[string]any{"item_id": itemID, "output_index": index, "summary_index": 0, "delta": r.Thinking})
-				send("response.reasoning_summary_text.done", map[string]any{"item_id": itemID, "output_index": index, "summary_index": 0, "text": r.Thinking})
-				send("response.reasoning_summary_part.done", map[string]any{"item_id": itemID, "output_index": index, "summary_index": 0,
-					"part": map[string]any{"type": "summary_text", "text": r.Thinking}})
-			})
+		rs.thinking(r.Thinking, n)
 	}
 	if len(r.Text) > 0 {
-		mid := fmt.Sprintf("msg_standin_%d", n)
-		text := strings.Join(r.Text, "")
-		done := map[string]any{"id": mid, "type": "message", "status": "completed", "role": "assistant",
-			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
-		item(map[string]any{"id": mid, "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}, done,
-			func(index int, itemID string) {
-				at := map[string]any{"item_id": itemID, "output_index": index, "content_index": 0}
-				send("response.content_part.added", with(at, "part", map[string]any{"type": "output_text", "text": "", "annotations": []any{}}))
-				for _, t := range r.Text {
-					send("response.output_text.delta", with(at, "delta", t))
-					st.firstPart()
-				}
-				send("response.output_text.done", with(at, "text", text))
-				send("response.content_part.done", with(at, "part", map[string]any{"type": "output_text", "text": text, "annotations": []any{}}))
-			})
+		rs.text(r.Text, n)
 	}
 	st.firstPart()
 	for i, c := range r.Calls {
-		callID := fmt.Sprintf("call_standin_%d_%d", n, i)
-		if c.Code != "" {
-			cid := fmt.Sprintf("ctc_standin_%d_%d", n, i)
-			item(map[string]any{"id": cid, "type": "custom_tool_call", "status": "in_progress", "call_id": callID, "name": c.Name, "input": ""},
-				map[string]any{"id": cid, "type": "custom_tool_call", "status": "completed", "call_id": callID, "name": c.Name, "input": c.Code},
-				func(index int, itemID string) {
-					at := map[string]any{"item_id": itemID, "output_index": index}
-					send("response.custom_tool_call_input.delta", with(at, "delta", c.Code))
-					send("response.custom_tool_call_input.done", with(at, "input", c.Code))
-				})
-			continue
-		}
-		fid := fmt.Sprintf("fc_standin_%d_%d", n, i)
-		args := string(c.Input)
-		item(map[string]any{"id": fid, "type": "function_call", "status": "in_progress", "call_id": callID, "name": c.Name, "arguments": ""},
-			map[string]any{"id": fid, "type": "function_call", "status": "completed", "call_id": callID, "name": c.Name, "arguments": args},
-			func(index int, itemID string) {
-				at := map[string]any{"item_id": itemID, "output_index": index}
-				send("response.function_call_arguments.delta", with(at, "delta", args))
-				send("response.function_call_arguments.done", with(at, "arguments", args))
-			})
+		rs.call(c, n, i)
 	}
 	reasoning := 0
 	if r.Thinking != "" {
@@ -182,7 +117,90 @@ func (d responsesDialect) play(st *sse, r Reply, n int) {
 	usage := map[string]any{"input_tokens": InputTokens, "input_tokens_details": map[string]any{"cached_tokens": CachedTokens},
 		"output_tokens": OutputTokens, "output_tokens_details": map[string]any{"reasoning_tokens": reasoning},
 		"total_tokens": InputTokens + OutputTokens}
-	send("response.completed", map[string]any{"response": response("completed", output, usage)})
+	rs.send("response.completed", map[string]any{"response": rs.response("completed", rs.output, usage)})
+}
+
+// responseStream is one response being played: its events numbered in
+// order, its output items as they are done.
+type responseStream struct {
+	st      *sse
+	id      string
+	model   string
+	created int64
+	seq     int
+	output  []any
+}
+
+func (rs *responseStream) send(typ string, v map[string]any) {
+	v["type"], v["sequence_number"] = typ, rs.seq
+	rs.seq++
+	rs.st.event(typ, v)
+}
+
+func (rs *responseStream) response(status string, output []any, usage any) map[string]any {
+	return map[string]any{"id": rs.id, "object": "response", "created_at": rs.created, "status": status,
+		"model": rs.model, "output": output, "usage": usage}
+}
+
+// item plays one output item: added, the events between, done.
+func (rs *responseStream) item(added, done map[string]any, between func(index int, itemID string)) {
+	index := len(rs.output)
+	itemID, _ := done["id"].(string)
+	rs.send("response.output_item.added", map[string]any{"output_index": index, "item": added})
+	between(index, itemID)
+	rs.send("response.output_item.done", map[string]any{"output_index": index, "item": done})
+	rs.output = append(rs.output, done)
+}
+
+// thinking plays a reasoning item with its summary.
+func (rs *responseStream) thinking(thinking string, n int) {
+	rid := fmt.Sprintf("rs_standin_%d", n)
+	summary := []any{map[string]any{"type": "summary_text", "text": thinking}}
+	rs.item(map[string]any{"id": rid, "type": "reasoning", "summary": []any{}},
+		map[string]any{"id": rid, "type": "reasoning", "summary": summary, "encrypted_content": signature},
+		func(index int, itemID string) {
+			at := map[string]any{"item_id": itemID, "output_index": index, "summary_index": 0}
+			rs.send("response.reasoning_summary_part.added", with(at, "part", map[string]any{"type": "summary_text", "text": ""}))
+			rs.send("response.reasoning_summary_text.delta", with(at, "delta", thinking))
+			rs.send("response.reasoning_summary_text.done", with(at, "text", thinking))
+			rs.send("response.reasoning_summary_part.done", with(at, "part", map[string]any{"type": "summary_text", "text": thinking}))
+		})
+}
+
+// text plays a message item, one delta per chunk.
+func (rs *responseStream) text(chunks []string, n int) {
+	mid := fmt.Sprintf("msg_standin_%d", n)
+	text := strings.Join(chunks, "")
+	done := map[string]any{"id": mid, "type": "message", "status": "completed", "role": "assistant",
+		"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
+	rs.item(map[string]any{"id": mid, "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}, done,
+		func(index int, itemID string) {
+			at := map[string]any{"item_id": itemID, "output_index": index, "content_index": 0}
+			rs.send("response.content_part.added", with(at, "part", map[string]any{"type": "output_text", "text": "", "annotations": []any{}}))
+			for _, t := range chunks {
+				rs.send("response.output_text.delta", with(at, "delta", t))
+				rs.st.firstPart()
+			}
+			rs.send("response.output_text.done", with(at, "text", text))
+			rs.send("response.content_part.done", with(at, "part", map[string]any{"type": "output_text", "text": text, "annotations": []any{}}))
+		})
+}
+
+// call plays call i of the reply: a custom tool call for code, else a
+// function call.
+func (rs *responseStream) call(c Call, n, i int) {
+	callID := fmt.Sprintf("call_standin_%d_%d", n, i)
+	id, typ, member, value, event := fmt.Sprintf("fc_standin_%d_%d", n, i), "function_call", "arguments", string(c.Input), "response.function_call_arguments"
+	if c.Code != "" {
+		id, typ, member, value, event = fmt.Sprintf("ctc_standin_%d_%d", n, i), "custom_tool_call", "input", c.Code, "response.custom_tool_call_input"
+	}
+	rs.item(map[string]any{"id": id, "type": typ, "status": "in_progress", "call_id": callID, "name": c.Name, member: ""},
+		map[string]any{"id": id, "type": typ, "status": "completed", "call_id": callID, "name": c.Name, member: value},
+		func(index int, itemID string) {
+			at := map[string]any{"item_id": itemID, "output_index": index}
+			rs.send(event+".delta", with(at, "delta", value))
+			rs.send(event+".done", with(at, member, value))
+		})
 }
 
 // with returns a copy of base with one more member.
