@@ -79,7 +79,7 @@ func TestRealCLIsWithoutLogin(t *testing.T) {
 			assert.Equal(t, realcli.Version(t, tt.cli), v)
 
 			opts := a.TurnDefaults()
-			opts.Env, opts.Dir, opts.TotalTimeout = env, ws, 90*time.Second
+			opts.Env, opts.Dir, opts.TotalTimeout, opts.FirstLineTimeout = env, ws, 90*time.Second, realcli.FirstLine
 			_, o, err := runAndWrite(t, a, res, agents.Turn{Prompt: realcli.Prompt, Mode: agent.ModeAsk}, opts)
 			require.Error(t, err)
 			assert.Equal(t, tt.kind, failure.KindOf(err), "%v", err)
@@ -133,6 +133,7 @@ func newRealSetup(t *testing.T, cli string, sc realcli.Scenario) realSetup {
 	s.opts = s.agent.TurnDefaults()
 	s.opts.Env, s.opts.Dir = env, s.ws
 	s.opts.TotalTimeout = 3 * time.Minute
+	s.opts.FirstLineTimeout = realcli.FirstLine
 	if sc.Idle > 0 {
 		s.opts.IdleTimeout = sc.Idle
 	}

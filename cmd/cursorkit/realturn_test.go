@@ -113,7 +113,7 @@ func runRealCommand(t *testing.T, cli string, sc realcli.Scenario, extraArgs, ex
 		testkit.RoleEnv+"="+cliRole, "GORACE=atexit_sleep_ms=0")
 	env = append(env, extraEnv...)
 
-	args := []string{"run", "--agent", cli, "--json", "--cwd", r.ws, "--timeout", "3m"}
+	args := []string{"run", "--agent", cli, "--json", "--cwd", r.ws, "--timeout", "3m", "--first-line-timeout", realcli.FirstLine.String()}
 	if sc.Write {
 		args = append(args, "--write")
 	} else {

@@ -280,6 +280,12 @@ const (
 	PromptMark = "PROMPT-SECRET"
 )
 
+// FirstLine bounds the wait for a real CLI's first stdout line in the
+// tests, longer than the agents' own defaults (30 s): under the whole
+// suite's load on two cores, Claude Code took more than 30 s to print
+// its init event. The bound only ends a hung start; nothing is timed.
+const FirstLine = 2 * time.Minute
+
 // WineLacks is why the real CLIs' turns do not run under Wine 8 (package
 // agents' TestRealCLIsUnderWine shows how far they get).
 const WineLacks = "DiscardVirtualMemory, which claude.exe calls, and SQLite's file locks, on which codex.exe fails (TestRealCLIsUnderWine)"
