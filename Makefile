@@ -31,8 +31,11 @@ test: real-clis test-linux test-windows
 real-clis:
 	@scripts/real-clis
 
+# -timeout: a package's whole run (cmd/cursorkit's 42 real turns among
+# its tests) may pass go test's 10-minute default on a loaded machine;
+# the bound only ends a hang.
 test-linux:
-	$(GO) test -race -count=1 $(PKG)
+	$(GO) test -race -count=1 -timeout 25m $(PKG)
 
 # The Windows lane: the same packages' tests cross-compiled for windows/amd64
 # and executed under Wine (scripts/wine-exec). Skipped loudly without Wine,
