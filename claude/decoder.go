@@ -129,11 +129,7 @@ func (d *Decoder) readHead(line []byte, w *wireLine) ([]event.Event, error) {
 // uses, whose kinds make the verdict; an event of another kind passes
 // whole whatever its members hold.
 func (d *Decoder) readAs(line []byte, k eventKind, w *wireLine) error {
-	var (
-		v         any
-		assistant assistantMessage
-		user      userMessage
-	)
+	var v any
 	switch k {
 	case kindInit:
 		v = &struct {
@@ -147,13 +143,13 @@ func (d *Decoder) readAs(line []byte, k eventKind, w *wireLine) error {
 		}{&w.Error, &w.retryMembers}
 	case kindAssistant:
 		v = &struct {
-			Error   *string           `json:"error"`
-			Message *assistantMessage `json:"message"`
-		}{&w.Error, &assistant}
+			Error   *string      `json:"error"`
+			Message *wireMessage `json:"message"`
+		}{&w.Error, &w.Message}
 	case kindUser:
 		v = &struct {
 			Message *userMessage `json:"message"`
-		}{&user}
+		}{&userMessage{&w.Message.messageContent}}
 	case kindResult:
 		v = &struct {
 			Subtype   *string `json:"subtype"`
@@ -163,17 +159,10 @@ func (d *Decoder) readAs(line []byte, k eventKind, w *wireLine) error {
 	default:
 		return nil
 	}
-	if _, err := d.s.Unmarshal(line, v, w.Type); err != nil {
-		return err
-	}
-	w.Message.Model = assistant.Model
-	for _, b := range assistant.Content {
-		w.Message.Content = append(w.Message.Content, wireBlock(b))
-	}
-	for _, b := range user.Content {
-		w.Message.Content = append(w.Message.Content, wireBlock(b))
-	}
-	return nil
+	w.Message.Content.line, w.Message.Content.user = line, k == kindUser
+	_, err := d.s.Unmarshal(line, v, w.Type)
+	w.Message.Content.line = nil // Feed keeps nothing of line
+	return err
 }
 
 // initEvents are the events of system/init: the init event, or for a
@@ -215,8 +204,8 @@ func (d *Decoder) assistant(w *wireLine) ([]event.Event, error) {
 	d.noteModel(w.Message.Model, apiError)
 	var evs []event.Event
 	var text strings.Builder
-	for i := range w.Message.Content {
-		b := &w.Message.Content[i]
+	for i := range w.Message.Content.list {
+		b := &w.Message.Content.list[i]
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
@@ -264,8 +253,8 @@ func (d *Decoder) flushText(evs []event.Event, text *strings.Builder, apiError s
 // message is said: it may echo the prompt.
 func (d *Decoder) user(w *wireLine) []event.Event {
 	var evs []event.Event
-	for i := range w.Message.Content {
-		b := &w.Message.Content[i]
+	for i := range w.Message.Content.list {
+		b := &w.Message.Content.list[i]
 		if b.Type != "tool_result" {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"math"
+	"reflect"
 
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
@@ -14,9 +15,11 @@ import (
 // JavaScript program): agent.UnmarshalOptions. A line is read for its
 // type first, then for only the members that type uses, which must have
 // the kind Claude Code sends (null reads as absent); an event of another
-// type passes whole whatever its members hold.
+// type passes whole whatever its members hold. A content block is read
+// the same way within its line (agent.UnmarshalTyped).
 
-// wireLine is a line read as every event type the Decoder knows at once.
+// wireLine is what a line is read into: the members of every event type
+// the Decoder knows, each type reading its own.
 type wireLine struct {
 	Type      string      `json:"type"`
 	Subtype   string      `json:"subtype"`    // system, result
@@ -30,7 +33,7 @@ type wireLine struct {
 
 // reset empties w for the next line, keeping its blocks' capacity.
 func (w *wireLine) reset() {
-	*w = wireLine{Message: wireMessage{Content: w.Message.Content[:0]}}
+	*w = wireLine{Message: wireMessage{messageContent: messageContent{Content: blocks{list: w.Message.Content.list[:0]}}}}
 }
 
 // kind is what the line is, by its type and a system event's subtype.
@@ -129,59 +132,83 @@ func integer(n *float64) int64 {
 
 // wireMessage is the message of an assistant or user event.
 type wireMessage struct {
-	Model   string            `json:"model"` // assistant
-	Content blocks[wireBlock] `json:"content"`
+	Model string `json:"model"` // assistant
+	messageContent
 }
 
-// assistantMessage is the message of an assistant event read alone:
-// its blocks as assistantBlock reads them.
-type assistantMessage struct {
-	Model   string                 `json:"model"`
-	Content blocks[assistantBlock] `json:"content"`
+// messageContent is a message's content.
+type messageContent struct {
+	Content blocks `json:"content"`
 }
 
-// userMessage is the message of a user event read alone: its blocks as
-// userBlock reads them.
+// userMessage is the message of a user event read alone: its content; its
+// model may hold anything.
 type userMessage struct {
-	Content blocks[userBlock] `json:"content"`
+	*messageContent
 }
 
-// blocks is message.content: an array of blocks, each read as a B, or a
-// string (the prompt's echo) or null, which hold none.
-type blocks[B any] []B
+// blocks is message.content: an array of blocks, or a string (the
+// prompt's echo) or null, which hold none. Each block is read for the
+// members of its type that its message's role uses (wireBlock.members).
+type blocks struct {
+	list []wireBlock
+	line []byte // the line being read, whose blocks are read from its bytes
+	user bool   // a user message's blocks, else an assistant's
+}
 
 // UnmarshalJSONFrom reads an array of blocks, a string or null.
-func (c *blocks[B]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+func (c *blocks) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	c.list = c.list[:0]
 	switch k := dec.PeekKind(); k {
 	case '[':
-		return json.UnmarshalDecode(dec, (*[]B)(c))
-	case '"', 'n':
-		*c = (*c)[:0]
+	case '"', 'n', 0: // 0: not JSON, which skipping says
 		return dec.SkipValue()
-	case 0:
-		return dec.SkipValue() // not JSON: skipping says where
 	default:
-		return &json.SemanticError{JSONKind: k}
+		return &json.SemanticError{JSONKind: k, GoType: reflect.TypeFor[[]wireBlock]()}
 	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	for dec.PeekKind() != ']' {
+		c.list = append(c.list, wireBlock{})
+		b := &c.list[len(c.list)-1]
+		if err := agent.UnmarshalTyped(dec, c.line, []agent.Member{{Name: "type", Value: &b.Type}},
+			func() any { return b.members(c.user) }); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
-// wireBlock is a block of message.content read with the members of every
-// block type the Decoder reads.
+// wireBlock is a block of message.content: its type, and the members of
+// the block types the Decoder reads.
 type wireBlock struct {
-	Type string `json:"type"`
+	Type string
 	textBlock
 	thinkingBlock
 	toolUseBlock
 	toolResultBlock
 }
 
-// UnmarshalJSONFrom reads a block, which must be an object.
-func (b *wireBlock) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if err := object(dec); err != nil {
-		return err
+// members is the Go value the members of b's type are read into: in a
+// user message only a tool_result's, in an assistant message a text,
+// thinking or tool_use block's; nil for a block of another type, whose
+// members may hold anything.
+func (b *wireBlock) members(user bool) any {
+	switch {
+	case user && b.Type == "tool_result":
+		return &b.toolResultBlock
+	case user:
+		return nil
+	case b.Type == "text":
+		return &b.textBlock
+	case b.Type == "thinking":
+		return &b.thinkingBlock
+	case b.Type == "tool_use":
+		return &b.toolUseBlock
 	}
-	type plain wireBlock
-	return json.UnmarshalDecode(dec, (*plain)(b))
+	return nil
 }
 
 // The members of each block type the Decoder reads.
@@ -203,79 +230,6 @@ type (
 		Content   jsontext.Value `json:"content"`
 	}
 )
-
-// assistantBlock is a block of an assistant message read alone: only the
-// members of its type, for a text, thinking or tool_use block, else none.
-type assistantBlock wireBlock
-
-// UnmarshalJSON reads the block raw. json/v2 calls it with the block's
-// bytes and places its errors in the line.
-func (b *assistantBlock) UnmarshalJSON(raw []byte) error {
-	return (*wireBlock)(b).readAs(raw, func(b *wireBlock) any {
-		switch b.Type {
-		case "text":
-			return &b.textBlock
-		case "thinking":
-			return &b.thinkingBlock
-		case "tool_use":
-			return &b.toolUseBlock
-		}
-		return nil
-	})
-}
-
-// userBlock is a block of a user message read alone: only the members of
-// a tool_result block, none of any other.
-type userBlock wireBlock
-
-// UnmarshalJSON reads the block raw, as assistantBlock's does.
-func (b *userBlock) UnmarshalJSON(raw []byte) error {
-	return (*wireBlock)(b).readAs(raw, func(b *wireBlock) any {
-		if b.Type == "tool_result" {
-			return &b.toolResultBlock
-		}
-		return nil
-	})
-}
-
-// readAs reads raw, one block, in steps: its type, then the members
-// members returns for it (nil for none).
-func (b *wireBlock) readAs(raw []byte, members func(*wireBlock) any) error {
-	opts := agent.UnmarshalOptions()
-	var h wireHead
-	if err := json.Unmarshal(raw, &h, opts); err != nil {
-		return err
-	}
-	b.Type = h.Type
-	if m := members(b); m != nil {
-		return json.Unmarshal(raw, m, opts)
-	}
-	return nil
-}
-
-// wireHead is the type of an event or a block, read alone.
-type wireHead struct {
-	Type string `json:"type"`
-}
-
-// UnmarshalJSONFrom reads an object's type.
-func (h *wireHead) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if err := object(dec); err != nil {
-		return err
-	}
-	type plain wireHead
-	return json.UnmarshalDecode(dec, (*plain)(h))
-}
-
-// object fails unless the next value is an object: json/v2 reads null
-// into a struct as its zero value, and JSON.parse's null is no event and
-// no block.
-func object(dec *jsontext.Decoder) error {
-	if k := dec.PeekKind(); k != '{' && k != 0 { // 0: not JSON, which reading says
-		return &json.SemanticError{JSONKind: k}
-	}
-	return nil
-}
 
 // present is v, nil when it is null.
 func present(v jsontext.Value) jsontext.Value {

@@ -26,7 +26,7 @@ type threadStarted struct {
 
 // itemEvent is an item.started, item.updated or item.completed event.
 type itemEvent struct {
-	Item *wireItem `json:"item"`
+	Item wireItem `json:"item"`
 }
 
 // turnCompleted is a turn.completed event.
@@ -63,33 +63,28 @@ func decode[T any](s *agent.Stream, line []byte, typ string) (*T, error) {
 }
 
 // wireItem is the item of an item event: its id and type, and body, the
-// members of its type (nil for a type the decoder does not know).
+// members of its type (nil for a type the decoder does not know); ok
+// reports that the event has one (an object, not null).
 type wireItem struct {
-	itemHead
-	body any
+	ID, Type string
+	body     any
+	ok       bool
+	line     []byte // the line being read, whose item is read from its bytes
 }
 
-// itemHead is what every item is read into first.
-type itemHead struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
-}
-
-// UnmarshalJSON reads the item b: its id and type, then its body. It
-// takes the item's bytes (json.Unmarshaler), not json/v2's decoder
-// (json.UnmarshalerFrom), because json/v2 places the errors of that form
-// within the line: it prefixes the item's byte offset and JSON pointer to
-// the error's own, so a protocol error names "/item/text".
-func (it *wireItem) UnmarshalJSON(b []byte) error {
-	opts := agent.UnmarshalOptions()
-	if err := json.Unmarshal(b, &it.itemHead, opts); err != nil {
-		return err
+// UnmarshalJSONFrom reads the item: its id and type, then its body.
+func (it *wireItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == 'n' {
+		*it = wireItem{line: it.line} // no item, even after one
+		return dec.SkipValue()
 	}
-	it.body = newItemBody(it.Type)
-	if it.body == nil {
-		return nil
-	}
-	return json.Unmarshal(b, it.body, opts)
+	head := []agent.Member{{Name: "id", Value: &it.ID}, {Name: "type", Value: &it.Type}}
+	err := agent.UnmarshalTyped(dec, it.line, head, func() any {
+		it.body = newItemBody(it.Type)
+		return it.body
+	})
+	it.ok = err == nil
+	return err
 }
 
 // newItemBody returns a new body for an item of type typ, nil for a type

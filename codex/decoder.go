@@ -94,14 +94,14 @@ func (d *Decoder) event(typ string, line []byte) ([]event.Event, error) {
 	case "turn.started":
 		return nil, nil // says nothing the caller needs
 	case "item.started", "item.updated", "item.completed":
-		ev, err := decode[itemEvent](&d.s, line, typ)
-		if err != nil {
+		ev := &itemEvent{Item: wireItem{line: line}}
+		if _, err := d.s.Unmarshal(line, ev, typ); err != nil {
 			return nil, err
 		}
-		if ev.Item == nil {
+		if !ev.Item.ok {
 			return nil, d.s.Protocol(-1, line, agent.Quote(typ, 40)+` event: field "/item" is missing`)
 		}
-		return d.item(ev.Item, typ, line)
+		return d.item(&ev.Item, typ, line)
 	case "turn.completed":
 		ev, err := decode[turnCompleted](&d.s, line, typ)
 		if err != nil {

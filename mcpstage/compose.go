@@ -70,18 +70,8 @@ func compose(current []byte, prefix string, entries []keyedEntry) ([]byte, error
 	if err := checkPrefix(prefix); err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool, len(entries))
-	for i, e := range entries {
-		if !utf8.ValidString(e.Key) || !strings.HasPrefix(e.Key, prefix) || len(e.Key) == len(prefix) {
-			return nil, failure.New(failure.Input, "MCP server key %d is not the prefix %q followed by a name", i+1, prefix)
-		}
-		if seen[e.Key] {
-			return nil, failure.New(failure.Input, "MCP server key %q is given twice", e.Key)
-		}
-		seen[e.Key] = true
-		if err := checkEntry(e.Entry); err != nil {
-			return nil, err
-		}
+	if err := checkKeyedEntries(prefix, entries); err != nil {
+		return nil, err
 	}
 	doc, err := parseConfig(current)
 	if err != nil {
@@ -91,45 +81,13 @@ func compose(current []byte, prefix string, entries []keyedEntry) ([]byte, error
 	// The new document, compact; Indent formats it at the end.
 	var b []byte
 	b = append(b, '{')
-	writeServers := func() error {
-		b = append(b, '{')
-		n := 0
-		for _, m := range doc.servers {
-			if strings.HasPrefix(m.name, prefix) {
-				continue
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(append(append(b, m.rawName...), ':'), m.rawValue...)
-			n++
-		}
-		for _, e := range entries {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			name, err := jsontext.AppendQuote(b, e.Key)
-			if err != nil {
-				return failure.Wrap(failure.Input, err, "MCP server key %q", e.Key)
-			}
-			b = append(name, ':')
-			value, err := json.Marshal(e.Entry, json.Deterministic(true))
-			if err != nil {
-				return failure.Wrap(failure.Input, err, "MCP server %q cannot be written", e.Key)
-			}
-			b = append(b, value...)
-			n++
-		}
-		b = append(b, '}')
-		return nil
-	}
 	for i, m := range doc.members {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(append(b, m.rawName...), ':')
 		if i == doc.serversAt {
-			if err := writeServers(); err != nil {
+			if b, err = appendServers(b, doc, prefix, entries); err != nil {
 				return nil, err
 			}
 			continue
@@ -141,7 +99,7 @@ func compose(current []byte, prefix string, entries []keyedEntry) ([]byte, error
 			b = append(b, ',')
 		}
 		b = append(append(b, `"`+serversName+`"`...), ':')
-		if err := writeServers(); err != nil {
+		if b, err = appendServers(b, doc, prefix, entries); err != nil {
 			return nil, err
 		}
 	}
@@ -154,6 +112,59 @@ func compose(current []byte, prefix string, entries []keyedEntry) ([]byte, error
 		return nil, failure.New(failure.Other, "composing the MCP config failed")
 	}
 	return append(v, '\n'), nil
+}
+
+// checkKeyedEntries is compose's check of its entries: each passes
+// checkEntry, and has a distinct key that is prefix followed by a name.
+func checkKeyedEntries(prefix string, entries []keyedEntry) error {
+	seen := make(map[string]bool, len(entries))
+	for i, e := range entries {
+		if !utf8.ValidString(e.Key) || !strings.HasPrefix(e.Key, prefix) || len(e.Key) == len(prefix) {
+			return failure.New(failure.Input, "MCP server key %d is not the prefix %q followed by a name", i+1, prefix)
+		}
+		if seen[e.Key] {
+			return failure.New(failure.Input, "MCP server key %q is given twice", e.Key)
+		}
+		seen[e.Key] = true
+		if err := checkEntry(e.Entry); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendServers appends the compact mcpServers object to b: doc's servers
+// but those whose key starts with prefix, then entries.
+func appendServers(b []byte, doc config, prefix string, entries []keyedEntry) ([]byte, error) {
+	b = append(b, '{')
+	n := 0
+	for _, m := range doc.servers {
+		if strings.HasPrefix(m.name, prefix) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, m.rawName...), ':'), m.rawValue...)
+		n++
+	}
+	for _, e := range entries {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		name, err := jsontext.AppendQuote(b, e.Key)
+		if err != nil {
+			return nil, failure.Wrap(failure.Input, err, "MCP server key %q", e.Key)
+		}
+		b = append(name, ':')
+		value, err := json.Marshal(e.Entry, json.Deterministic(true))
+		if err != nil {
+			return nil, failure.Wrap(failure.Input, err, "MCP server %q cannot be written", e.Key)
+		}
+		b = append(b, value...)
+		n++
+	}
+	return append(b, '}'), nil
 }
 
 // ourKeys lists the keys of "mcpServers" that start with prefix, in file

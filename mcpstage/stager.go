@@ -610,15 +610,20 @@ const (
 // only an empty one goes. A peer that took the main lock just after the
 // last release let it go (a heartbeat or release that will find nothing
 // staged) keeps .cursor/ from being empty for its step, and then nobody
-// would remove .cursor/: while the peer's lock is all there is in it, the
-// rmdir is tried again, for at most peerStepWait (never with try, which
-// must not wait). Anything else in .cursor/ (an operator's file, a peer
-// that staged anew) leaves it where it is.
+// would remove .cursor/: while the peer's lock is all there is in it (or
+// nothing, its step over), the rmdir is tried again, for at most
+// peerStepWait (never with try, which must not wait). Anything else in
+// .cursor/ (an operator's file, a peer that staged anew) leaves it where
+// it is.
 func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 	limit := time.Now().Add(peerStepWait)
 	for {
 		err := os.Remove(s.cursorDir)
-		if err == nil || errors.Is(err, fs.ErrNotExist) || try || !s.onlyALock() || ctx.Err() != nil || time.Now().After(limit) {
+		if err == nil || errors.Is(err, fs.ErrNotExist) || try {
+			return
+		}
+		s.at("cursor-dir-kept")
+		if !s.onlyALock() || ctx.Err() != nil || time.Now().After(limit) {
 			return
 		}
 		s.at("cursor-dir-locked")
@@ -626,11 +631,12 @@ func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 	}
 }
 
-// onlyALock reports whether the main lock's directory is the only entry
-// of .cursor/.
+// onlyALock reports whether .cursor/ holds nothing but the main lock's
+// directory. An empty .cursor/ counts: the peer's step that made the rmdir
+// fail may have ended before this look.
 func (s *Stager) onlyALock() bool {
 	entries, err := os.ReadDir(s.cursorDir)
-	return err == nil && len(entries) == 1 && entries[0].Name() == LockDir
+	return err == nil && (len(entries) == 0 || len(entries) == 1 && entries[0].Name() == LockDir)
 }
 
 // Heartbeat renews lease id. An unknown lease (released, or dropped as

@@ -417,11 +417,21 @@ func TestReleaseOnExitNeverWaitsNorTakesOver(t *testing.T) {
 // TestLastReleaseWaitsOutAPeersLock: a peer that takes the main lock just
 // as the last release lets it go (a heartbeat that will find nothing
 // staged) keeps .cursor/ from being empty for its step; the release tries
-// the rmdir again once the peer's lock is gone, and .cursor/ goes. With an
-// operator's file there instead, it stays.
+// the rmdir again once the peer's lock is gone, and .cursor/ goes, also
+// when the peer's step ends between the failed rmdir and the look inside.
+// With an operator's file there instead, it stays.
 func TestLastReleaseWaitsOutAPeersLock(t *testing.T) {
-	for _, operatorFile := range []bool{false, true} {
-		t.Run(map[bool]string{false: "a peer's lock", true: "an operator's file"}[operatorFile], func(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		operatorFile bool
+		peerEndsAt   string // the fault point where the peer's step ends
+	}{
+		{name: "a peer's lock", peerEndsAt: "cursor-dir-locked"},
+		{name: "a peer's lock gone before the look", peerEndsAt: "cursor-dir-kept"},
+		{name: "an operator's file", operatorFile: true, peerEndsAt: "cursor-dir-locked"},
+	} {
+		operatorFile := tc.operatorFile
+		t.Run(tc.name, func(t *testing.T) {
 			dir := testkit.TempDir(t)
 			cursorDir := filepath.Join(dir, mcpstage.ConfigDir)
 			peerLock := filepath.Join(cursorDir, mcpstage.LockDir)
@@ -436,10 +446,14 @@ func TestLastReleaseWaitsOutAPeersLock(t *testing.T) {
 							require.NoError(t, os.WriteFile(filepath.Join(cursorDir, "rules.md"), []byte("mine"), 0o644))
 						}
 					}
-				case "cursor-dir-locked":
+				case tc.peerEndsAt:
 					// The peer's step ends.
+					if _, err := os.Stat(peerLock); err == nil {
+						require.NoError(t, os.Remove(peerLock))
+					}
+				}
+				if p == "cursor-dir-locked" {
 					retried = true
-					require.NoError(t, os.Remove(peerLock))
 				}
 			})
 			s, err := mcpstage.New(context.Background(), dir, opts)

@@ -13,149 +13,180 @@ import (
 
 const mcpUsage = "mcp stage [--env K=V]... [--owner-pid PID] -- COMMAND [ARG...] | heartbeat LEASE | release LEASE | reconcile | status  [--cwd DIR] [--json]"
 
+// mcpCall is one `cursorkit mcp` command line, parsed.
+type mcpCall struct {
+	asJSON   bool
+	sub      string
+	operands []string // after the subcommand, before --
+	command  []string // stage: the server's command, after --
+	env      []string // stage: --env K=V
+}
+
 // runMCP is `cursorkit mcp SUBCOMMAND`: staging MCP servers into a
 // worktree's .cursor/mcp.json (docs/contract.md, "MCP staging").
 func runMCP(ctx context.Context, a *app, args []string) int {
-	var asJSON bool
+	c, s, code, ok := a.parseMCP(ctx, args)
+	if !ok {
+		return code
+	}
+	switch c.sub {
+	case "stage":
+		return a.mcpStage(ctx, s, c)
+	case "heartbeat", "release":
+		return a.mcpLeaseStep(ctx, s, c)
+	case "reconcile":
+		return a.mcpReconcile(ctx, s, c)
+	case "status":
+		return a.mcpStatus(ctx, s, c)
+	}
+	return a.usageError(c.asJSON, mcpUsage, fmt.Errorf("unknown mcp subcommand %q", c.sub))
+}
+
+// parseMCP parses the command line and makes the worktree's Stager. When
+// ok is false, the failure is printed and code is the exit code.
+func (a *app) parseMCP(ctx context.Context, args []string) (c mcpCall, s *mcpstage.Stager, code int, ok bool) {
 	var cwd string
-	var env []string
 	var ownerPID int
 	fs := newFlags("mcp")
-	fs.BoolVar(&asJSON, "json", a.json, "print JSON on stdout")
+	fs.BoolVar(&c.asJSON, "json", a.json, "print JSON on stdout")
 	fs.StringVar(&cwd, "cwd", "", "the worktree `DIR` (default: the current directory)")
-	fs.StringArrayVar(&env, "env", nil, "stage: an environment entry `K=V` of the server (repeatable)")
+	fs.StringArrayVar(&c.env, "env", nil, "stage: an environment entry `K=V` of the server (repeatable)")
 	fs.IntVar(&ownerPID, "owner-pid", 0, "stage: the `PID` whose life the lease follows (default: cursorkit's caller)")
 	if code, ok := a.parseFlags(fs, mcpUsage, args); !ok {
-		return code
+		return c, nil, code, false
 	}
 	rest := fs.Args()
 	dash := fs.ArgsLenAtDash()
 	if len(rest) == 0 || dash == 0 {
-		return a.usageError(asJSON, mcpUsage, errors.New("mcp needs a subcommand: stage, heartbeat, release, reconcile or status"))
+		return c, nil, a.usageError(c.asJSON, mcpUsage, errors.New("mcp needs a subcommand: stage, heartbeat, release, reconcile or status")), false
 	}
-	sub := rest[0]
-	var operands, command []string
+	c.sub = rest[0]
 	if dash > 0 {
-		operands, command = rest[1:dash], rest[dash:]
+		c.operands, c.command = rest[1:dash], rest[dash:]
 	} else {
-		operands = rest[1:]
+		c.operands = rest[1:]
 	}
-	if sub != "stage" && (len(env) > 0 || fs.Changed("owner-pid") || dash > 0) {
-		return a.usageError(asJSON, mcpUsage, fmt.Errorf("--env, --owner-pid and a command after -- are stage's; mcp %s takes none", sub))
+	if c.sub != "stage" && (len(c.env) > 0 || fs.Changed("owner-pid") || dash > 0) {
+		return c, nil, a.usageError(c.asJSON, mcpUsage, fmt.Errorf("--env, --owner-pid and a command after -- are stage's; mcp %s takes none", c.sub)), false
 	}
 	if cwd == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return a.fail(asJSON, failure.Wrap(failure.Input, err, "the current directory is unusable"))
+			return c, nil, a.fail(c.asJSON, failure.Wrap(failure.Input, err, "the current directory is unusable")), false
 		}
 		cwd = wd
 	}
 	opts := mcpstage.Options{OwnerPID: ownerPID}
-	if sub == "stage" && ownerPID == 0 {
+	if c.sub == "stage" && ownerPID == 0 {
 		// A command-line stage outlives this process: the lease follows
 		// the caller (an orchestrator, a shell script) instead.
 		opts.OwnerPID = os.Getppid()
 	}
 	s, err := mcpstage.New(ctx, cwd, opts)
 	if err != nil {
-		return a.fail(asJSON, err)
+		return c, nil, a.fail(c.asJSON, err), false
 	}
-	oneLease := func() (string, bool) {
-		if len(operands) != 1 || strings.TrimSpace(operands[0]) == "" {
-			return "", false
-		}
-		return operands[0], true
+	return c, s, 0, true
+}
+
+// mcpStage is `mcp stage -- COMMAND [ARG...]`.
+func (a *app) mcpStage(ctx context.Context, s *mcpstage.Stager, c mcpCall) int {
+	if len(c.operands) > 0 {
+		return a.usageError(c.asJSON, mcpUsage, errors.New("mcp stage takes the server's command after --"))
 	}
-	switch sub {
-	case "stage":
-		if len(operands) > 0 {
-			return a.usageError(asJSON, mcpUsage, errors.New("mcp stage takes the server's command after --"))
+	if len(c.command) == 0 {
+		return a.usageError(c.asJSON, mcpUsage, errors.New("mcp stage needs the server's command after --"))
+	}
+	entry := mcpstage.Entry{Command: c.command[0], Args: append([]string{}, c.command[1:]...)}
+	for _, kv := range c.env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return a.usageError(c.asJSON, mcpUsage, fmt.Errorf("--env wants K=V, got an entry without a name or '='"))
 		}
-		if len(command) == 0 {
-			return a.usageError(asJSON, mcpUsage, errors.New("mcp stage needs the server's command after --"))
+		if entry.Env == nil {
+			entry.Env = map[string]string{}
 		}
-		entry := mcpstage.Entry{Command: command[0], Args: append([]string{}, command[1:]...)}
-		for _, kv := range env {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return a.usageError(asJSON, mcpUsage, fmt.Errorf("--env wants K=V, got an entry without a name or '='"))
-			}
-			if entry.Env == nil {
-				entry.Env = map[string]string{}
-			}
-			entry.Env[k] = v
-		}
-		lease, err := s.Stage(ctx, entry)
-		if err != nil {
-			return a.fail(asJSON, err)
-		}
-		if asJSON {
-			a.writeJSON(lease)
-		} else {
-			fmt.Fprintf(a.stdout, "lease: %s\nserver-key: %s\n", lease.ID, lease.Key)
-			fmt.Fprintf(a.stderr, "next: cursorkit mcp heartbeat %s (every %s), cursorkit mcp release %s\n", lease.ID, mcpstage.HeartbeatEvery, lease.ID)
-		}
-		return failure.ExitOK
-	case "heartbeat", "release":
-		id, ok := oneLease()
-		if !ok {
-			return a.usageError(asJSON, mcpUsage, fmt.Errorf("mcp %s takes one lease id", sub))
-		}
-		if sub == "heartbeat" {
-			err = s.Heartbeat(ctx, id)
-		} else {
-			err = s.Release(ctx, id)
-		}
-		if err != nil {
-			return a.fail(asJSON, err)
-		}
-		if asJSON {
-			a.writeJSON(map[string]string{"lease": id, "done": sub})
-		}
-		return failure.ExitOK
-	case "reconcile":
-		if len(operands) > 0 {
-			return a.usageError(asJSON, mcpUsage, errors.New("mcp reconcile takes no operand"))
-		}
-		r, err := s.Reconcile(ctx)
-		if err != nil {
-			return a.fail(asJSON, err)
-		}
-		if asJSON {
-			a.writeJSON(r)
-			return failure.ExitOK
-		}
-		for _, id := range r.Dropped {
-			fmt.Fprintf(a.stdout, "dropped dead lease %s\n", id)
-		}
-		switch {
-		case r.Quarantined:
-			st, _ := s.Status(ctx)
-			if st.Quarantine != nil {
-				fmt.Fprintf(a.stdout, "quarantined: %s\nto recover: %s\n", st.Quarantine.Reason, st.Quarantine.Recovery)
-			}
-		case r.Cleaned || r.Unexcluded:
-			fmt.Fprintln(a.stdout, "clean: nothing staged")
-		default:
-			fmt.Fprintln(a.stdout, "consistent")
-		}
-		return failure.ExitOK
-	case "status":
-		if len(operands) > 0 {
-			return a.usageError(asJSON, mcpUsage, errors.New("mcp status takes no operand"))
-		}
-		st, err := s.Status(ctx)
-		if err != nil {
-			return a.fail(asJSON, err)
-		}
-		if asJSON {
-			a.writeJSON(st)
-			return failure.ExitOK
-		}
-		printMCPStatus(a, st)
+		entry.Env[k] = v
+	}
+	lease, err := s.Stage(ctx, entry)
+	if err != nil {
+		return a.fail(c.asJSON, err)
+	}
+	if c.asJSON {
+		a.writeJSON(lease)
+	} else {
+		fmt.Fprintf(a.stdout, "lease: %s\nserver-key: %s\n", lease.ID, lease.Key)
+		fmt.Fprintf(a.stderr, "next: cursorkit mcp heartbeat %s (every %s), cursorkit mcp release %s\n", lease.ID, mcpstage.HeartbeatEvery, lease.ID)
+	}
+	return failure.ExitOK
+}
+
+// mcpLeaseStep is `mcp heartbeat LEASE` and `mcp release LEASE`.
+func (a *app) mcpLeaseStep(ctx context.Context, s *mcpstage.Stager, c mcpCall) int {
+	if len(c.operands) != 1 || strings.TrimSpace(c.operands[0]) == "" {
+		return a.usageError(c.asJSON, mcpUsage, fmt.Errorf("mcp %s takes one lease id", c.sub))
+	}
+	id := c.operands[0]
+	var err error
+	if c.sub == "heartbeat" {
+		err = s.Heartbeat(ctx, id)
+	} else {
+		err = s.Release(ctx, id)
+	}
+	if err != nil {
+		return a.fail(c.asJSON, err)
+	}
+	if c.asJSON {
+		a.writeJSON(map[string]string{"lease": id, "done": c.sub})
+	}
+	return failure.ExitOK
+}
+
+// mcpReconcile is `mcp reconcile`.
+func (a *app) mcpReconcile(ctx context.Context, s *mcpstage.Stager, c mcpCall) int {
+	if len(c.operands) > 0 {
+		return a.usageError(c.asJSON, mcpUsage, errors.New("mcp reconcile takes no operand"))
+	}
+	r, err := s.Reconcile(ctx)
+	if err != nil {
+		return a.fail(c.asJSON, err)
+	}
+	if c.asJSON {
+		a.writeJSON(r)
 		return failure.ExitOK
 	}
-	return a.usageError(asJSON, mcpUsage, fmt.Errorf("unknown mcp subcommand %q", sub))
+	for _, id := range r.Dropped {
+		fmt.Fprintf(a.stdout, "dropped dead lease %s\n", id)
+	}
+	switch {
+	case r.Quarantined:
+		st, _ := s.Status(ctx)
+		if st.Quarantine != nil {
+			fmt.Fprintf(a.stdout, "quarantined: %s\nto recover: %s\n", st.Quarantine.Reason, st.Quarantine.Recovery)
+		}
+	case r.Cleaned || r.Unexcluded:
+		fmt.Fprintln(a.stdout, "clean: nothing staged")
+	default:
+		fmt.Fprintln(a.stdout, "consistent")
+	}
+	return failure.ExitOK
+}
+
+// mcpStatus is `mcp status`.
+func (a *app) mcpStatus(ctx context.Context, s *mcpstage.Stager, c mcpCall) int {
+	if len(c.operands) > 0 {
+		return a.usageError(c.asJSON, mcpUsage, errors.New("mcp status takes no operand"))
+	}
+	st, err := s.Status(ctx)
+	if err != nil {
+		return a.fail(c.asJSON, err)
+	}
+	if c.asJSON {
+		a.writeJSON(st)
+		return failure.ExitOK
+	}
+	printMCPStatus(a, st)
+	return failure.ExitOK
 }
 
 func printMCPStatus(a *app, st mcpstage.Status) {

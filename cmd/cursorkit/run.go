@@ -358,21 +358,6 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
-	// The MCP server is staged last, when nothing else can refuse the turn
-	// before it starts; only then is its key approved (--approve-mcps) and
-	// its tools allowed. It is released once the agent's tree is gone,
-	// whatever ended the turn (a stop signal included).
-	var mcp *mcpLease
-	if entry != nil {
-		if mcp, err = stageMCP(ctx, f.cwd, *entry); err != nil {
-			return a.fail(f.asJSON, err)
-		}
-		turn.MCPServers = []string{mcp.lease.Key}
-		if _, err := cursor.Args(turn); err != nil {
-			mcp.release(ctx)
-			return a.fail(f.asJSON, err)
-		}
-	}
 	opts := cursor.TurnDefaults()
 	opts.FirstLineTimeout, opts.IdleTimeout, opts.TotalTimeout = f.firstLine, f.idle, f.total
 	opts.ExitGrace = f.exitGrace
@@ -391,19 +376,24 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 		debug.SetGCPercent(150)
 	}
 	started := time.Now()
-	if mcp != nil {
-		mcp.heartbeat(ctx, a.mcpHeartbeatEvery(), w.warning)
-	}
-	o, err := cursor.Run(ctx, report.Binary, turn, opts)
-	if mcp != nil {
-		mcp.stopHeartbeat() // its warnings are already rendered
-		beats := mcp.takeWarnings()
-		mcp.release(ctx)
-		after := mcp.takeWarnings()
-		for _, warn := range after {
-			w.warning(warn)
+	var o agent.Outcome
+	if entry == nil {
+		o, err = cursor.Run(ctx, report.Binary, turn, opts)
+	} else {
+		// The MCP server is staged last, when nothing else can refuse the
+		// turn before it starts; only then is its key approved
+		// (--approve-mcps) and its tools allowed. It is released once the
+		// agent's tree is gone, whatever ended the turn (a stop signal
+		// included).
+		var ran bool
+		o, ran, err = a.runStaged(ctx, f.cwd, *entry, turn, w, func(ctx context.Context, turn cursor.Turn) (agent.Outcome, error) {
+			started = time.Now()
+			return cursor.Run(ctx, report.Binary, turn, opts)
+		})
+		if !ran {
+			w.close()
+			return a.fail(f.asJSON, err)
 		}
-		o.Warnings = append(append(o.Warnings, beats...), after...)
 	}
 	w.close()
 	if f.asJSON {

@@ -388,24 +388,6 @@ func TestRunMCPServerBadFile(t *testing.T) {
 	}
 }
 
-// TestReadMCPServer: the accepted shapes.
-func TestReadMCPServer(t *testing.T) {
-	tests := []struct {
-		body string
-		want mcpstage.Entry
-	}{
-		{`{"command":"node"}`, mcpstage.Entry{Command: "node"}},
-		{`{"command":"node","args":null,"env":null}`, mcpstage.Entry{Command: "node"}},
-		{`{"env":{"A":"1","B":""},"args":["x","-y"],"command":"n\u00e9"}`, mcpstage.Entry{Command: "né", Args: []string{"x", "-y"}, Env: map[string]string{"A": "1", "B": ""}}},
-		{" \n{\"command\":\"node\",\"args\":[]}\n", mcpstage.Entry{Command: "node", Args: []string{}}},
-	}
-	for _, tt := range tests {
-		got, err := readMCPServer(writeMCPServerFile(t, tt.body))
-		require.NoError(t, err, tt.body)
-		assert.Equal(t, tt.want, got, tt.body)
-	}
-}
-
 // TestRunMCPServerHeartbeats: the lease is renewed while the turn runs; a
 // renewal that fails (here: the lease was released behind the run's back)
 // is a warning event, the turn goes on, and a release that finds nothing
@@ -449,7 +431,7 @@ func TestRunMCPServerHeartbeats(t *testing.T) {
 		return stager.Release(context.Background(), lease.ID) == nil
 	})
 	testkit.Eventually(t, "a heartbeat warning", 20*time.Second, func() bool {
-		return strings.Contains(out.String(), `"code":"`+warnMCPHeartbeat+`"`)
+		return strings.Contains(out.String(), `"code":"`+mcpstage.WarnHeartbeat+`"`)
 	})
 	cancel()
 	select {
@@ -461,8 +443,8 @@ func TestRunMCPServerHeartbeats(t *testing.T) {
 	_, outcome := runEvents(t, out.String())
 	assert.Equal(t, "cancelled", outcome["kind"])
 	codes := warningCodes(outcome)
-	assert.Contains(t, codes, warnMCPHeartbeat)
-	assert.Contains(t, codes, warnMCPRelease)
+	assert.Contains(t, codes, mcpstage.WarnHeartbeat)
+	assert.Contains(t, codes, mcpstage.WarnRelease)
 	assert.Equal(t, snapshot{}, takeSnapshot(t, dir))
 	w.RequireGone(10 * time.Second)
 }
