@@ -229,7 +229,7 @@ func (t *turn) end(o supervise.Outcome) (Outcome, error) {
 	err := t.guard.error(t.verdict(o))
 	o.Err = t.guard.error(o.Err)
 	if t.guard.holdsString(o.StderrTail) {
-		o.StderrTail = Withheld
+		o.StderrTail = withheld
 	}
 	if o.Ending != supervise.SpawnFailed {
 		for _, w := range o.Warnings {

@@ -11,8 +11,8 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// Withheld replaces a text that may hold the prompt's.
-const Withheld = "(withheld: it may hold the prompt's text)"
+// withheld replaces a text that may hold the prompt's.
+const withheld = "(withheld: it may hold the prompt's text)"
 
 // promptWindow is how many letters and digits of the prompt in a row,
 // found in a text, mean the text may hold the prompt's: short enough to
@@ -106,7 +106,7 @@ func (w withhold) error(err error) error {
 		if err == nil || !w.holdsString(err.Error()) {
 			return err
 		}
-		return &failure.Error{Kind: failure.KindOf(err), Message: "the agent's error " + Withheld}
+		return &failure.Error{Kind: failure.KindOf(err), Message: "the agent's error " + withheld}
 	}
 	held := func(s string) bool { return w.holdsString(s) }
 	if !held(fe.Message) && !held(fe.Detail) {
@@ -114,10 +114,10 @@ func (w withhold) error(err error) error {
 	}
 	out := *fe
 	if held(fe.Message) {
-		out.Message = "the agent's error " + Withheld
+		out.Message = "the agent's error " + withheld
 	}
 	if held(fe.Detail) {
-		out.Detail = Withheld
+		out.Detail = withheld
 	}
 	return &out
 }
@@ -130,7 +130,7 @@ func (w withhold) event(e event.Event) event.Event {
 	switch {
 	case e.Warning != nil && w.holdsString(e.Warning.Message):
 		wc := *e.Warning
-		wc.Message = Withheld
+		wc.Message = withheld
 		e.Warning = &wc
 	case e.Unknown != nil && w.holds(e.Unknown.Raw):
 		u := event.Unknown{Raw: []byte(`{}`)}
@@ -142,18 +142,18 @@ func (w withhold) event(e event.Event) event.Event {
 		r := *e.Result
 		for _, f := range []*string{&r.SessionID, &r.Model, &r.RequestID} {
 			if w.holdsString(*f) {
-				*f = Withheld
+				*f = withheld
 			}
 		}
 		if r.IsError && w.holdsString(r.Text) {
-			r.Text = Withheld
+			r.Text = withheld
 		}
 		e.Result = &r
 	case e.Init != nil:
 		in := *e.Init
 		for _, f := range []*string{&in.SessionID, &in.Model, &in.CWD, &in.PermissionMode, &in.APIKeySource} {
 			if w.holdsString(*f) {
-				*f = Withheld
+				*f = withheld
 			}
 		}
 		e.Init = &in

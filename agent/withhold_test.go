@@ -5,29 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
-
-// allEscaped spells every rune of s as \uXXXX, a rune beyond the BMP as
-// its surrogate pair.
-func allEscaped(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r > 0xFFFF {
-			hi, lo := utf16.EncodeRune(r)
-			fmt.Fprintf(&b, `\u%04x\u%04X`, hi, lo)
-			continue
-		}
-		fmt.Fprintf(&b, `\u%04x`, r)
-	}
-	return b.String()
-}
 
 func jsonString(s string) string {
 	b, err := json.Marshal(s)
@@ -45,12 +30,12 @@ func TestWithholdFindsThePromptHoweverSpelled(t *testing.T) {
 		want bool
 	}{
 		{"verbatim", `{"type":"user","text":"Refactor the Payment module, keep the tests green 🚀"}`, true},
-		{"JSON escapes", `{"t":"` + allEscaped(prompt) + `"}`, true},
-		{"escaped type and text", `{"type":"us\u0065r","text":"` + allEscaped("the Payment module") + `"}`, true},
+		{"JSON escapes", `{"t":"` + testkit.EscapeAll(prompt) + `"}`, true},
+		{"escaped type and text", `{"type":"us\u0065r","text":"` + testkit.EscapeAll("the Payment module") + `"}`, true},
 		{"upper case", strings.ToUpper(prompt), true},
 		{"mixed case and reflowed", "refactor THE payment\n  Module, keep", true},
 		{"a cut echo", `"…ment module, kee…"`, true},
-		{"twice escaped", jsonString(jsonString(allEscaped(prompt))), true},
+		{"twice escaped", jsonString(jsonString(testkit.EscapeAll(prompt))), true},
 		{"Go quoting", fmt.Sprintf("%q", "x\x01"+prompt), true},
 		{"Kelvin sign and long s", "\u212Aeep the te\u017Fts", true},
 		{"another text", `{"type":"assistant","text":"Done: all tests pass."}`, false},
@@ -82,7 +67,7 @@ func TestWithholdErrorAndEvents(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, failure.Protocol, fe.Kind, "the kind stays")
 	assert.Equal(t, "protocol violation at line 3", fe.Message, "what holds nothing of the prompt stays")
-	assert.Equal(t, Withheld, fe.Detail)
+	assert.Equal(t, withheld, fe.Detail)
 
 	err = w.error(&failure.Error{Kind: failure.Policy, Message: "tool \"Summarize the quarterly revenue\" is not allowed"})
 	assert.NotContains(t, strings.ToLower(err.Error()), "quarterly")
@@ -99,7 +84,7 @@ func TestWithholdErrorAndEvents(t *testing.T) {
 	}{
 		{"warning", event.Event{Type: event.TypeWarning, Warning: &event.Warning{Code: "api_error", Message: prompt}},
 			func(e event.Event) string { return e.Warning.Message }},
-		{"unknown", event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: "user_echo", Raw: []byte(`{"m":"` + allEscaped(prompt) + `"}`)}},
+		{"unknown", event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: "user_echo", Raw: []byte(`{"m":"` + testkit.EscapeAll(prompt) + `"}`)}},
 			func(e event.Event) string { return string(e.Unknown.Raw) + e.Unknown.Type }},
 		{"unknown's type", event.Event{Type: event.TypeUnknown, Unknown: &event.Unknown{Type: prompt, Raw: []byte(`{"type":` + jsonString(prompt) + `}`)}},
 			func(e event.Event) string { return string(e.Unknown.Raw) + e.Unknown.Type }},
@@ -135,7 +120,7 @@ func FuzzWithholdSpellings(f *testing.F) {
 		case 0:
 			spelled = jsonString(prompt)
 		case 1:
-			spelled = allEscaped(prompt)
+			spelled = testkit.EscapeAll(prompt)
 		case 2:
 			spelled = jsonString(strings.ToUpper(prompt))
 		case 3:

@@ -3,7 +3,6 @@ package agents
 import (
 	"bytes"
 	"encoding/json/v2"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
 // cursorTemplate is a Cursor CLI turn: init, the prompt's echo, thinking,
@@ -56,26 +56,13 @@ func spell(s string, how uint8) string {
 	case 0:
 		return inner(s)
 	case 1:
-		return allEscapes(s)
+		return testkit.EscapeAll(s)
 	case 2:
 		return inner(mixedCase(s))
 	case 3:
 		return inner(`"` + inner(s) + `"`)
 	}
-	return allEscapes(mixedCase(s))
-}
-
-func allEscapes(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r > 0xFFFF {
-			hi, lo := utf16.EncodeRune(r)
-			fmt.Fprintf(&b, `\u%04x\u%04X`, hi, lo)
-			continue
-		}
-		fmt.Fprintf(&b, `\u%04x`, r)
-	}
-	return b.String()
+	return testkit.EscapeAll(mixedCase(s))
 }
 
 func mixedCase(s string) string {
