@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cursorkit/cursorkit/agent"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // Turn is one prompt turn, whatever the agent: the prompt (on the agent's
@@ -24,7 +24,7 @@ import (
 // mode's, by the agent's own tool names.
 type Turn struct {
 	Prompt string
-	Mode   agent.Mode
+	Mode   turn.Mode
 	Model  string
 	Resume string
 	Tools  []string
@@ -44,13 +44,13 @@ type Agent struct {
 
 	candidates func(override string, getenv func(string) string) []discovery.Candidate
 	args       func(Turn) ([]string, error)
-	decoder    func(Turn) (agent.Decoder, error)
+	decoder    func(Turn) (turn.Decoder, error)
 	version    func(output string) (string, error)
 	classify   func(text string) failure.Kind
-	defaults   func() agent.Options
+	defaults   func() turn.Options
 	// run, when set, runs a turn instead of the generic plan-and-decode
 	// (cursor's own Run, with its vanished-binary retry).
-	run func(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts agent.Options) (agent.Outcome, error)
+	run func(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts turn.Options) (turn.Outcome, error)
 }
 
 // Names returns the agents' names, in the order All lists them.
@@ -71,7 +71,7 @@ func Lookup(name string) (Agent, error) {
 			return a, nil
 		}
 	}
-	return Agent{}, failure.New(failure.Input, "unknown agent %s (want %s)", agent.Quote(name, 40), strings.Join(Names(), ", "))
+	return Agent{}, failure.New(failure.Input, "unknown agent %s (want %s)", turn.Quote(name, 40), strings.Join(Names(), ", "))
 }
 
 // Candidates returns the binaries to try, in order: override (a
@@ -140,7 +140,7 @@ func (a Agent) ParseVersion(output string) (string, error) { return a.version(ou
 func (a Agent) ClassifyMessage(text string) failure.Kind { return a.classify(text) }
 
 // TurnDefaults returns the supervision defaults of the agent's turns.
-func (a Agent) TurnDefaults() agent.Options { return a.defaults() }
+func (a Agent) TurnDefaults() turn.Options { return a.defaults() }
 
 // DefaultVersionTimeout bounds a --version run when the caller gives no
 // bound: the Node.js CLIs take a second or two to start on a slow machine.

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
@@ -21,6 +20,7 @@ import (
 	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 func TestMain(m *testing.M) {
@@ -130,7 +130,7 @@ func TestSessionResumesAndKeepsHistory(t *testing.T) {
 	opts.Env = in.env
 	opts.FirstLineTimeout = waitLong
 	opts.OnEvent = func(e event.Event) { events = append(events, e) }
-	s := agents.NewSession(in.agent, in.res, true, agents.Turn{Mode: agent.ModeAsk}, opts)
+	s := agents.NewSession(in.agent, in.res, true, agents.Turn{Mode: turn.ModeAsk}, opts)
 	defer s.Close()
 
 	o1, err := s.Prompt(context.Background(), "first question")
@@ -185,7 +185,7 @@ func TestSessionCloseStopsTheTurn(t *testing.T) {
 	}
 	s := agents.NewSession(in.agent, in.res, true, agents.Turn{}, opts)
 	type result struct {
-		o   agent.Outcome
+		o   turn.Outcome
 		err error
 	}
 	done := make(chan result, 1)
@@ -206,7 +206,7 @@ func TestSessionCloseStopsTheTurn(t *testing.T) {
 		t.Fatal("Close did not stop the turn")
 	}
 	assert.Equal(t, failure.Cancelled, failure.KindOf(r.err))
-	assert.Equal(t, agent.StatusCancelled, r.o.Status)
+	assert.Equal(t, turn.StatusCancelled, r.o.Status)
 	w.RequireGone(waitLong)
 
 	_, err := s.Prompt(context.Background(), "again")

@@ -6,11 +6,11 @@ import (
 	"log"
 	"os"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // One supervised turn of any agent, as README.md shows it: found, run
@@ -25,8 +25,8 @@ func Example() {
 	}
 	opts := a.TurnDefaults()                                 // first line, inactivity, stop and exit graces
 	opts.OnEvent = func(e event.Event) { fmt.Print(e.Text) } // its words and thinking, as they stream
-	turn := agents.Turn{Prompt: "Summarise README.md", Mode: agent.ModeAsk}
-	out, err := a.Run(ctx, bin, false, turn, opts)
+	req := agents.Turn{Prompt: "Summarise README.md", Mode: turn.ModeAsk}
+	out, err := a.Run(ctx, bin, false, req, opts)
 	if err != nil {
 		log.Fatalf("%s: %v", failure.KindOf(err), err) // timeout, policy, auth, quota, ...
 	}

@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // wineGuard is the part of the last line of cmd-shim's node shims that
@@ -35,14 +35,14 @@ type npmShim struct {
 	// node_modules (claude); "" for a node shim, which starts node.exe
 	// next to it with script (relative to node_modules) first.
 	target, script string
-	mode           agent.Mode // the mode whose tools the stream uses
+	mode           turn.Mode // the mode whose tools the stream uses
 }
 
 func npmShims() []npmShim {
 	return []npmShim{
-		{agent: "claude", stream: "../claude/testdata/good-turn.jsonl", target: `@anthropic-ai\claude-code\bin\claude.exe`, mode: agent.ModeWrite},
-		{agent: "codex", stream: "../codex/testdata/success.jsonl", script: `@openai\codex\bin\codex.js`},
-		{agent: "gemini", stream: "../gemini/testdata/turn-tools.jsonl", script: `@google\gemini-cli\bundle\gemini.js`},
+		{agent: "claude", stream: "claude/testdata/good-turn.jsonl", target: `@anthropic-ai\claude-code\bin\claude.exe`, mode: turn.ModeWrite},
+		{agent: "codex", stream: "codex/testdata/success.jsonl", script: `@openai\codex\bin\codex.js`},
+		{agent: "gemini", stream: "gemini/testdata/turn-tools.jsonl", script: `@google\gemini-cli\bundle\gemini.js`},
 	}
 }
 
@@ -110,15 +110,15 @@ func TestTurnsThroughNpmShims(t *testing.T) {
 			// be a second command on a command line is data on stdin.
 			const model = "gpt-5.1-codex-max"
 			const prompt = "p\" & echo INJECTED & \"\r\nsecond line %PATH%"
-			turn := agents.Turn{Prompt: prompt, Mode: agent.ModeAsk, Model: model}
+			req := agents.Turn{Prompt: prompt, Mode: turn.ModeAsk, Model: model}
 			if s.mode != "" {
-				turn.Mode = s.mode
+				req.Mode = s.mode
 			}
-			want, err := a.Args(turn)
+			want, err := a.Args(req)
 			require.NoError(t, err)
-			o, err := a.Run(context.Background(), res, false, turn, opts)
+			o, err := a.Run(context.Background(), res, false, req, opts)
 			require.NoError(t, err)
-			assert.Equal(t, agent.StatusDone, o.Status)
+			assert.Equal(t, turn.StatusDone, o.Status)
 			records, err := agentsim.ReadRecords(record)
 			require.NoError(t, err)
 			require.Len(t, records, 1)
@@ -137,8 +137,8 @@ func TestTurnsThroughNpmShims(t *testing.T) {
 			opts.Env = hang
 			opts.TotalTimeout = 2 * time.Second
 			opts.ExitGrace = time.Second
-			turn.Model = ""
-			o, _ = a.Run(context.Background(), res, false, turn, opts)
+			req.Model = ""
+			o, _ = a.Run(context.Background(), res, false, req, opts)
 			assert.NotEqual(t, "", string(o.Process.Ending))
 			w.RequireGone(waitLong)
 		})

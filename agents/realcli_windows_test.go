@@ -111,7 +111,7 @@ func TestRealCLIsUnderWine(t *testing.T) {
 		t.Run(tt.cli, func(t *testing.T) {
 			s := newRealSetup(t, tt.cli, realcli.ScenarioNamed(t, "text"))
 			s.opts.FirstLineTimeout = 3 * time.Minute // a cold Wine start of a 230 MB program
-			_, o, err := runAndWrite(t, s.agent, s.res, s.turn, s.opts)
+			_, o, err := runAndWrite(t, s.agent, s.res, s.req, s.opts)
 			t.Logf("%s under Wine: %s: %s", tt.cli, o.Kind, o.Message)
 			require.Error(t, err, "%s ran a whole turn under Wine: TestRealTurns can run it now", tt.cli)
 			assert.Equal(t, tt.kind, failure.KindOf(err))

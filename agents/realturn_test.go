@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
@@ -27,6 +26,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/supervise"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // TestRealTurns plays every scenario with every real CLI through the
@@ -80,7 +80,7 @@ func TestRealCLIsWithoutLogin(t *testing.T) {
 
 			opts := a.TurnDefaults()
 			opts.Env, opts.Dir, opts.TotalTimeout, opts.FirstLineTimeout = env, ws, 90*time.Second, realcli.FirstLine
-			_, o, err := runAndWrite(t, a, res, agents.Turn{Prompt: realcli.Prompt, Mode: agent.ModeAsk}, opts)
+			_, o, err := runAndWrite(t, a, res, agents.Turn{Prompt: realcli.Prompt, Mode: turn.ModeAsk}, opts)
 			require.Error(t, err)
 			assert.Equal(t, tt.kind, failure.KindOf(err), "%v", err)
 			assert.Contains(t, o.Message, tt.message)
@@ -106,8 +106,8 @@ type realSetup struct {
 	api   *modelapi.Server
 	ws    string
 	home  string
-	turn  agents.Turn
-	opts  agent.Options
+	req   agents.Turn
+	opts  turn.Options
 }
 
 func newRealSetup(t *testing.T, cli string, sc realcli.Scenario) realSetup {
@@ -126,9 +126,9 @@ func newRealSetup(t *testing.T, cli string, sc realcli.Scenario) realSetup {
 	require.NoError(t, err)
 	s.res, err = s.agent.Find(context.Background(), bin, nil, discovery.EnvFromOS(), discovery.OSFS())
 	require.NoError(t, err)
-	s.turn = agents.Turn{Prompt: realcli.Prompt, Mode: agent.ModeAsk, Model: sc.Model[cli]}
+	s.req = agents.Turn{Prompt: realcli.Prompt, Mode: turn.ModeAsk, Model: sc.Model[cli]}
 	if sc.Write {
-		s.turn.Mode = agent.ModeWrite
+		s.req.Mode = turn.ModeWrite
 	}
 	s.opts = s.agent.TurnDefaults()
 	s.opts.Env, s.opts.Dir = env, s.ws
@@ -144,7 +144,7 @@ func newRealSetup(t *testing.T, cli string, sc realcli.Scenario) realSetup {
 // showed, its events and outcome read as `run --json` writes them.
 func playReal(t *testing.T, s realSetup) realcli.Run {
 	t.Helper()
-	stream, _, err := runAndWrite(t, s.agent, s.res, s.turn, s.opts)
+	stream, _, err := runAndWrite(t, s.agent, s.res, s.req, s.opts)
 	if err != nil {
 		assert.NotContains(t, err.Error(), realcli.PromptMark, "the error quotes the prompt")
 	}
@@ -170,12 +170,12 @@ func playReal(t *testing.T, s realSetup) realcli.Run {
 
 // runAndWrite runs one turn with agents.Agent.Run and returns its events
 // and outcome as `run --json` writes them, its outcome and its error.
-func runAndWrite(t *testing.T, a agents.Agent, res discovery.Resolution, turn agents.Turn, opts agent.Options) (string, agent.Outcome, error) {
+func runAndWrite(t *testing.T, a agents.Agent, res discovery.Resolution, req agents.Turn, opts turn.Options) (string, turn.Outcome, error) {
 	t.Helper()
 	var stream bytes.Buffer
 	w := event.NewWriter(&stream)
 	opts.OnEvent = func(e event.Event) { assert.NoError(t, w.Write(e)) } // on a reader goroutine: no FailNow
-	o, err := a.Run(context.Background(), res, true, turn, opts)
+	o, err := a.Run(context.Background(), res, true, req, opts)
 	require.NoError(t, json.MarshalEncode(w.Encoder(), o))
 	return stream.String(), o, err
 }
@@ -196,13 +196,13 @@ func TestRefreshRealStreams(t *testing.T) {
 			t.Run(cli+"/"+sc.Name, func(t *testing.T) {
 				t.Parallel()
 				s := newRealSetup(t, cli, sc)
-				args, err := s.agent.Args(s.turn)
+				args, err := s.agent.Args(s.req)
 				require.NoError(t, err)
 				plan, err := shim.Build(s.res, args, shim.OptionsFromOS())
 				require.NoError(t, err)
 				var stdout, stderr bytes.Buffer
 				o := supervise.Run(context.Background(), plan, supervise.Options{
-					Dir: s.ws, Env: s.opts.Env, Stdin: strings.NewReader(s.turn.Prompt),
+					Dir: s.ws, Env: s.opts.Env, Stdin: strings.NewReader(s.req.Prompt),
 					FirstLineTimeout: s.opts.FirstLineTimeout, IdleTimeout: s.opts.IdleTimeout, TotalTimeout: s.opts.TotalTimeout,
 					StopGrace: s.opts.StopGrace, Lines: supervise.KeepEndings, MaxLineBytes: 16 << 20,
 					OnLine: func(line []byte) error { stdout.Write(line); return nil },
@@ -251,16 +251,16 @@ func TestRealStreams(t *testing.T) {
 			bin := testkit.Install(t, dir, a.Command, testkit.Simulator)
 			res, err := a.Find(context.Background(), bin, nil, discovery.EnvFromOS(), discovery.OSFS())
 			require.NoError(t, err)
-			turn := agents.Turn{Prompt: realcli.Prompt, Mode: agent.ModeAsk, Model: sc.Model[g.CLI]}
+			req := agents.Turn{Prompt: realcli.Prompt, Mode: turn.ModeAsk, Model: sc.Model[g.CLI]}
 			if sc.Write {
-				turn.Mode = agent.ModeWrite
+				req.Mode = turn.ModeWrite
 			}
 			opts := a.TurnDefaults()
 			opts.Env = testkit.ChildEnv(testkit.Simulator, env...)
 			if sc.Idle > 0 {
 				opts.IdleTimeout = sc.Idle
 			}
-			stream, _, _ := runAndWrite(t, a, res, turn, opts)
+			stream, _, _ := runAndWrite(t, a, res, req, opts)
 			assert.NotContains(t, stream, realcli.PromptMark, "the recorded stream echoes the prompt; the turn must not")
 			realcli.Check(t, sc.WantFor(g.CLI), realcli.Run{Observed: realcli.Observe(t, []byte(stream))})
 		})

@@ -3,13 +3,13 @@ package agents
 import (
 	"context"
 
-	"github.com/cursorkit/cursorkit/agent"
-	"github.com/cursorkit/cursorkit/claude"
-	"github.com/cursorkit/cursorkit/codex"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/claude"
+	"github.com/cursorkit/cursorkit/agents/codex"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/gemini"
+	"github.com/cursorkit/cursorkit/agents/gemini"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // All returns every agent cursorkit runs, cursor first: a new slice on
@@ -24,7 +24,7 @@ func claudeAgent() Agent {
 		EnvBinary: claude.EnvBinary, InstallHint: claude.InstallHint,
 		candidates: genericCandidates(claude.EnvBinary, claude.Command),
 		args:       func(t Turn) ([]string, error) { return claude.Args(claude.Turn(t)) },
-		decoder: func(t Turn) (agent.Decoder, error) {
+		decoder: func(t Turn) (turn.Decoder, error) {
 			d, err := claude.NewDecoder(claude.Turn(t))
 			if err != nil {
 				return nil, err
@@ -43,7 +43,7 @@ func geminiAgent() Agent {
 		EnvBinary: gemini.EnvBinary, InstallHint: gemini.InstallHint,
 		candidates: genericCandidates(gemini.EnvBinary, gemini.Command),
 		args:       func(t Turn) ([]string, error) { return gemini.Args(gemini.Turn(t)) },
-		decoder: func(t Turn) (agent.Decoder, error) {
+		decoder: func(t Turn) (turn.Decoder, error) {
 			d, err := gemini.NewDecoder(gemini.Turn(t))
 			if err != nil {
 				return nil, err
@@ -62,7 +62,7 @@ func codexAgent() Agent {
 		EnvBinary: codex.EnvBinary, InstallHint: codex.InstallHint,
 		candidates: genericCandidates(codex.EnvBinary, codex.Command),
 		args:       func(t Turn) ([]string, error) { return codex.Args(codex.Turn(t)) },
-		decoder: func(t Turn) (agent.Decoder, error) {
+		decoder: func(t Turn) (turn.Decoder, error) {
 			d, err := codex.NewDecoder(codex.Turn(t))
 			if err != nil {
 				return nil, err
@@ -81,7 +81,7 @@ func cursorAgent() Agent {
 		EnvBinary: cursor.EnvBinary, InstallHint: cursor.InstallHint,
 		candidates: cursor.Candidates,
 		args:       func(t Turn) ([]string, error) { return cursor.Args(cursorTurn(t)) },
-		decoder: func(t Turn) (agent.Decoder, error) {
+		decoder: func(t Turn) (turn.Decoder, error) {
 			d, err := cursor.NewDecoder(cursorTurn(t))
 			if err != nil {
 				return nil, err
@@ -97,7 +97,7 @@ func cursorAgent() Agent {
 		},
 		classify: cursor.ClassifyMessage,
 		defaults: cursor.TurnDefaults,
-		run: func(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts agent.Options) (agent.Outcome, error) {
+		run: func(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts turn.Options) (turn.Outcome, error) {
 			return cursor.Run(ctx, cursor.Binary{Resolution: res, Configured: configured}, cursorTurn(t), opts)
 		},
 	}

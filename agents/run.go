@@ -5,12 +5,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/supervise"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // Run runs one turn t of the agent on res (found by Find; configured
@@ -22,23 +22,23 @@ import (
 // outcome's model is the one the agent said answered, else the turn's
 // Model. The error is nil exactly when the turn is done; it carries the
 // failure kind.
-func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts agent.Options) (agent.Outcome, error) {
+func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts turn.Options) (turn.Outcome, error) {
 	if a.run != nil {
 		return a.run(ctx, res, configured, t, opts)
 	}
 	args, err := a.args(t)
 	if err != nil {
-		return agent.Refused(err), err
+		return turn.Refused(err), err
 	}
 	plan, err := shim.Build(res, args, shim.OptionsFromOS())
 	if err != nil {
-		return agent.Refused(err), err
+		return turn.Refused(err), err
 	}
 	dec, err := a.decoder(t)
 	if err != nil {
-		return agent.Refused(err), err
+		return turn.Refused(err), err
 	}
-	o, err := agent.Run(ctx, plan, t.Prompt, dec, opts)
+	o, err := turn.Run(ctx, plan, t.Prompt, dec, opts)
 	if o.Model == "" {
 		// The stream named no model (Codex's never does): the one the
 		// turn asked for is the best there is.
@@ -92,7 +92,7 @@ func (a Agent) Version(ctx context.Context, res discovery.Resolution, environ []
 		}
 		kind := failure.KindOf(o.Err)
 		if o.Ending == supervise.Exited {
-			if k := a.classify(said); k != failure.Other {
+			if k := a.classify(said); k != failure.Unclassified {
 				kind = k
 			}
 		}

@@ -6,11 +6,11 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/fallback"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // Session is a conversation with one agent: each Prompt is a turn that
@@ -27,13 +27,13 @@ type Session struct {
 	res        discovery.Resolution
 	configured bool
 	base       Turn
-	opts       agent.Options
+	opts       turn.Options
 
 	// closing ends the turn that runs when Close is called.
 	closing context.Context
 	close   context.CancelFunc
 
-	turn sync.Mutex // held for a whole turn
+	req sync.Mutex // held for a whole turn
 
 	mu        sync.Mutex // guards what follows
 	sessionID string
@@ -50,27 +50,27 @@ const maxKeptText = (fallback.MaxTurnChars + 1) * utf8.UTFMax
 // NewSession returns a session of agent a on res: each turn is base with
 // the prompt (and, after the first turn, the session id to resume), run
 // with opts.
-func NewSession(a Agent, res discovery.Resolution, configured bool, base Turn, opts agent.Options) *Session {
+func NewSession(a Agent, res discovery.Resolution, configured bool, base Turn, opts turn.Options) *Session {
 	closing, cancel := context.WithCancel(context.Background())
 	return &Session{agent: a, res: res, configured: configured, base: base, opts: opts,
 		sessionID: base.Resume, closing: closing, close: cancel}
 }
 
 // Prompt runs one turn with prompt and returns its outcome.
-func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, error) {
+func (s *Session) Prompt(ctx context.Context, prompt string) (turn.Outcome, error) {
 	return s.PromptStoppingAtRetry(ctx, prompt, nil)
 }
 
 // PromptStoppingAtRetry is Prompt with stop asked at each retry notice of
-// the agent: the turn stops there when it says so (agent.Options.
+// the agent: the turn stops there when it says so (turn.Options.
 // StopAtRetry; nil never stops). It makes the Session a
 // fallback.RetryStopper.
-func (s *Session) PromptStoppingAtRetry(ctx context.Context, prompt string, stopAt func(event.Retry) bool) (agent.Outcome, error) {
-	s.turn.Lock()
-	defer s.turn.Unlock()
+func (s *Session) PromptStoppingAtRetry(ctx context.Context, prompt string, stopAt func(event.Retry) bool) (turn.Outcome, error) {
+	s.req.Lock()
+	defer s.req.Unlock()
 	if s.closing.Err() != nil {
 		err := failure.New(failure.Input, "the %s session is closed", s.agent.Name)
-		return agent.Refused(err), err
+		return turn.Refused(err), err
 	}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)

@@ -14,9 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // cursorTemplate is a Cursor CLI turn: init, the prompt's echo, thinking,
@@ -169,7 +169,7 @@ func plain(s string) string {
 // said is every text of a turn that may never hold the prompt: errors,
 // warnings, unknown events, ids and models, an error result's text, the
 // stderr tail. The model's words, thinking and tool calls are the turn.
-func said(o agent.Outcome, err error, evs []event.Event) []string {
+func said(o turn.Outcome, err error, evs []event.Event) []string {
 	out := []string{o.Message, o.SessionID, o.Model, o.Process.StderrTail}
 	if err != nil {
 		out = append(out, err.Error())
@@ -224,10 +224,10 @@ func FuzzPromptNeverLeaks(f *testing.F) {
 		lines := tpl[name]
 		prompt := "Qz7 " + strings.ToValidUTF8(core, "") + " Xk9"
 		stdout, stderr := plant(lines, int(at)%len(lines), where, spell(prompt, spelling))
-		dec, err := byName[name].decoder(Turn{Prompt: prompt, Mode: agent.ModeWrite})
+		dec, err := byName[name].decoder(Turn{Prompt: prompt, Mode: turn.ModeWrite})
 		require.NoError(t, err)
 		var evs []event.Event
-		o, err := agent.Replay(dec, prompt, []byte(stdout), []byte(stderr), int(exitCode), agent.Options{
+		o, err := turn.Replay(dec, prompt, []byte(stdout), []byte(stderr), int(exitCode), turn.Options{
 			OnEvent: func(e event.Event) { evs = append(evs, e) }})
 		secret := plain(prompt)
 		for _, s := range said(o, err, evs) {
@@ -247,13 +247,13 @@ func TestReplayMatchesTheRecordedTurns(t *testing.T) {
 			for _, x := range All() {
 				a[x.Name] = x
 			}
-			dec, err := a[name].decoder(Turn{Prompt: "hello", Mode: agent.ModeWrite})
+			dec, err := a[name].decoder(Turn{Prompt: "hello", Mode: turn.ModeWrite})
 			require.NoError(t, err)
 			var evs []event.Event
-			o, err := agent.Replay(dec, "hello", []byte(strings.Join(lines, "\n")), nil, 0, agent.Options{
+			o, err := turn.Replay(dec, "hello", []byte(strings.Join(lines, "\n")), nil, 0, turn.Options{
 				OnEvent: func(e event.Event) { evs = append(evs, e) }})
 			require.NoError(t, err)
-			require.Equal(t, agent.StatusDone, o.Status)
+			require.Equal(t, turn.StatusDone, o.Status)
 			var text bytes.Buffer
 			for _, e := range evs {
 				if e.Type == event.TypeText {

@@ -13,16 +13,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/bench/internal/turns"
-	"github.com/cursorkit/cursorkit/claude"
-	"github.com/cursorkit/cursorkit/codex"
+	"github.com/cursorkit/cursorkit/agents/claude"
+	"github.com/cursorkit/cursorkit/agents/codex"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
-	"github.com/cursorkit/cursorkit/gemini"
+	"github.com/cursorkit/cursorkit/agents/gemini"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // agentStream is how BenchmarkAgentStream builds one agent's 100 MB turn
@@ -55,15 +55,15 @@ func agentStreams() []agentStream {
 		// thinking, text and a Read tool_use; its tool_result; redacted
 		// thinking and a Bash tool_use; its tool_result (an error); a
 		// compact_boundary (passed through whole); text.
-		{name: claude.Name, file: "claude/testdata/good-turn.jsonl", head: 1, tail: 1, ids: []string{`"toolu_`, `"msg_`, `"uuid":"u-`}, final: "result"},
+		{name: claude.Name, file: "agents/claude/testdata/good-turn.jsonl", head: 1, tail: 1, ids: []string{`"toolu_`, `"msg_`, `"uuid":"u-`}, final: "result"},
 		// reasoning, a command_execution started and completed, a
 		// todo_list started (passed through whole), an agent_message, the
 		// todo_list completed.
-		{name: codex.Name, file: "codex/testdata/success.jsonl", head: 2, tail: 1, ids: []string{`"item_`}, numbered: true, final: "turn.completed"},
+		{name: codex.Name, file: "agents/codex/testdata/success.jsonl", head: 2, tail: 1, ids: []string{`"item_`}, numbered: true, final: "turn.completed"},
 		// two assistant text deltas, read_file and grep_search (one
 		// succeeding, one failing) started and completed, a last delta.
 		// Gemini streams no thinking.
-		{name: gemini.Name, file: "gemini/testdata/turn-tools.jsonl", head: 2, tail: 1, ids: []string{`"tool_id":"`}, final: "result"},
+		{name: gemini.Name, file: "agents/gemini/testdata/turn-tools.jsonl", head: 2, tail: 1, ids: []string{`"tool_id":"`}, final: "result"},
 	}
 }
 
@@ -133,11 +133,11 @@ func agentTurn(b *testing.B, ag agents.Agent, res discovery.Resolution, env []st
 			encErr = err
 		}
 	}
-	o, err := ag.Run(context.Background(), res, true, agents.Turn{Prompt: turns.Prompt, Mode: agent.ModeWrite}, opts)
+	o, err := ag.Run(context.Background(), res, true, agents.Turn{Prompt: turns.Prompt, Mode: turn.ModeWrite}, opts)
 	require.NoError(b, err, "%s turn", ag.Name)
 	require.NoError(b, encErr)
 	require.NoError(b, out.Flush())
-	require.Equal(b, agent.StatusDone, o.Status)
+	require.Equal(b, turn.StatusDone, o.Status)
 	return events
 }
 
@@ -145,7 +145,7 @@ func agentTurn(b *testing.B, ag agents.Agent, res discovery.Resolution, env []st
 // than Cursor: a 100 MB turn in the agent's own format (agentStreams),
 // played by the replay stand-in (this test binary installed under the
 // agent's command name) and run in this process by Agent.Run (supervise,
-// the agent's decoder and policy, agent.Run's verdict) with every event
+// the agent's decoder and policy, turn.Run's verdict) with every event
 // encoded as `run --json` does, against the raw pipe and Node over the
 // same stand-in in the same run (medians of five alternating rounds).
 // Goal, per agent: AGENT/node-speed >= 1.5.
@@ -161,7 +161,7 @@ func BenchmarkAgentStream(b *testing.B) {
 			res, err := discovery.Resolve(context.Background(), discovery.Candidate{Value: bin, Source: discovery.SourceOverride, Origin: ag.EnvBinary},
 				discovery.EnvFromOS(), discovery.OSFS())
 			require.NoError(b, err)
-			args, err := ag.Args(agents.Turn{Prompt: turns.Prompt, Mode: agent.ModeWrite})
+			args, err := ag.Args(agents.Turn{Prompt: turns.Prompt, Mode: turn.ModeWrite})
 			require.NoError(b, err)
 			replay := func(path string) []string { return testkit.ChildEnv(testkit.Simulator, agentsim.EnvReplay+"="+path) }
 

@@ -27,7 +27,7 @@
 //     replay stand-in (this test binary installed under the agent's
 //     command name, CURSORKIT_SIM_REPLAY) plays it; Agent.Run runs the
 //     write-mode turn in this process (supervise, the agent's decoder and
-//     tool policy, agent.Run's verdict) with every event written by
+//     tool policy, turn.Run's verdict) with every event written by
 //     event.NewWriter into a buffered io.Discard, and checks that the
 //     turn is done with the number of events one and two copies imply;
 //     against the raw pipe and Node (testdata/node-stream.js with
@@ -36,12 +36,12 @@
 //   - BenchmarkFallbackHandoff: `run --agent codex --fallback cursor` in
 //     process, wired as cmd/cursorkit/runagent.go wires it: a
 //     fallback.Session whose primary is an agents.Session of codex (the
-//     replay stand-in playing codex/testdata/unauthorized.jsonl, a 401,
+//     replay stand-in playing agents/codex/testdata/unauthorized.jsonl, a 401,
 //     exit 1) and whose Start creates an agents.Session of cursor (the
 //     simulator installed as cursor-agent, normal scenario). It measures,
 //     over twenty rounds, from the moment the primary's Prompt returned
 //     its error to the moment the Cursor process started
-//     (agent.Options.OnStarted): handoff-ms, the median. Goal:
+//     (turn.Options.OnStarted): handoff-ms, the median. Goal:
 //     handoff-ms <= 50. The Cursor probe is not in it by design: `run`
 //     probes Cursor (its --version cached, ReuseVersion) when it arms the
 //     fallback, before the primary starts, so the handoff only starts

@@ -12,11 +12,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/bench/internal/turns"
-	"github.com/cursorkit/cursorkit/codex"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/codex"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
@@ -24,6 +23,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/probe"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // handoffRounds of the fallback benchmark give its medians.
@@ -39,7 +39,7 @@ type timedPrimary struct {
 	err      error
 }
 
-func (p *timedPrimary) Prompt(ctx context.Context, prompt string) (agent.Outcome, error) {
+func (p *timedPrimary) Prompt(ctx context.Context, prompt string) (turn.Outcome, error) {
 	o, err := p.Session.Prompt(ctx, prompt)
 	p.returned = time.Now()
 	p.err = err
@@ -49,14 +49,14 @@ func (p *timedPrimary) Prompt(ctx context.Context, prompt string) (agent.Outcome
 // BenchmarkFallbackHandoff is `cursorkit run --agent codex --fallback
 // cursor --json` in process, wired as runagent.go wires it: the primary
 // an agents.Session of codex (the replay stand-in playing
-// codex/testdata/unauthorized.jsonl and exiting 1: a 401, a retryable
+// agents/codex/testdata/unauthorized.jsonl and exiting 1: a 401, a retryable
 // authentication failure), the fallback an agents.Session of cursor (the
 // cursor-agent simulator, normal scenario) that the fallback.Session's
 // Start creates at the handoff, armed by a Probe that reports the result
 // of probe.Probe with ReuseVersion run before the primary starts, as
 // `run` does. It measures, over twenty rounds, from the moment the
 // primary's Prompt returned its error to the moment the Cursor process
-// started (agent.Options.OnStarted of the fallback's turn): handoff-ms
+// started (turn.Options.OnStarted of the fallback's turn): handoff-ms
 // (median, and max). Goal: handoff-ms <= 50. The Cursor probe (its
 // --version cached) is paid when the fallback is armed, before the
 // primary runs, so it is not in the handoff; probe-ms is its median for
@@ -65,7 +65,7 @@ func BenchmarkFallbackHandoff(b *testing.B) {
 	dir := b.TempDir()
 	codexBin := testkit.Install(b, dir, codex.Command, testkit.Simulator)
 	cursorBin := testkit.Install(b, dir, cursor.Command, testkit.Simulator)
-	stream, err := filepath.Abs(filepath.Join("..", "codex", "testdata", "unauthorized.jsonl"))
+	stream, err := filepath.Abs(filepath.Join("..", "agents", "codex", "testdata", "unauthorized.jsonl"))
 	require.NoError(b, err)
 	// One environment for both, as `run` gives both its own: the copy
 	// named codex replays the 401, the one named cursor-agent is the
@@ -88,14 +88,14 @@ func BenchmarkFallbackHandoff(b *testing.B) {
 	// every event encoded as run --json does.
 	out := bufio.NewWriterSize(io.Discard, 64<<10)
 	enc := event.NewWriter(out)
-	supervision := func(defaults agent.Options) agent.Options {
+	supervision := func(defaults turn.Options) turn.Options {
 		opts := defaults
 		opts.Env = env
 		opts.OnEvent = func(e event.Event) { _ = enc.Write(e) }
 		opts.OnDrained = func() { _ = out.Flush() }
 		return opts
 	}
-	turn := agents.Turn{Prompt: turns.Prompt}
+	req := agents.Turn{Prompt: turns.Prompt}
 
 	var handoffs, probes []time.Duration
 	for b.Loop() {
@@ -109,13 +109,13 @@ func BenchmarkFallbackHandoff(b *testing.B) {
 			require.Contains(b, report.Candidates[len(report.Candidates)-1].Detail, "version from cache")
 
 			var started atomic.Int64 // UnixNano when the Cursor process started
-			primary := &timedPrimary{Session: agents.NewSession(codexAgent, codexRes, true, turn, supervision(codexAgent.TurnDefaults()))}
+			primary := &timedPrimary{Session: agents.NewSession(codexAgent, codexRes, true, req, supervision(codexAgent.TurnDefaults()))}
 			cfg := fallback.Config{
 				Purpose:    "run",
 				Primary:    primary,
 				PrimaryID:  fallback.Identity{Agent: codexAgent.Name, Provider: codexAgent.Provider},
 				FallbackID: fallback.Identity{Agent: cursor.Name, Provider: cursor.Provider},
-				OnEvent:    supervision(agent.Options{}).OnEvent,
+				OnEvent:    supervision(turn.Options{}).OnEvent,
 				Probe:      func(context.Context) error { return nil }, // probed above
 				Start: func(context.Context) (fallback.Conversation, error) {
 					opts := supervision(cursor.TurnDefaults())
@@ -128,7 +128,7 @@ func BenchmarkFallbackHandoff(b *testing.B) {
 			require.Nil(b, w)
 			o, err := s.Prompt(context.Background(), turns.Prompt)
 			require.NoError(b, err, "the fallback's turn")
-			require.Equal(b, agent.StatusDone, o.Status)
+			require.Equal(b, turn.StatusDone, o.Status)
 			require.True(b, s.Engaged())
 			require.NoError(b, s.Close())
 			require.NotZero(b, started.Load(), "the Cursor process never started")

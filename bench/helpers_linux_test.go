@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/bench/internal/turns"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 )
 
 // tools are the binaries a benchmark runs, built from this module.

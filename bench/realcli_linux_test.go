@@ -16,9 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/fallback"
@@ -26,6 +25,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/realcli"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/probe"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // monotonic is CLOCK_MONOTONIC in nanoseconds, the clock of
@@ -59,8 +59,8 @@ func BenchmarkRealClaudeTurn(b *testing.B) {
 	log := filepath.Join(b.TempDir(), "timed.log")
 	claude, err := agents.Lookup(realcli.Claude)
 	require.NoError(b, err)
-	turn := agents.Turn{Prompt: "Say hello.", Mode: agent.ModeAsk}
-	args, err := claude.Args(turn)
+	req := agents.Turn{Prompt: "Say hello.", Mode: turn.ModeAsk}
+	args, err := claude.Args(req)
 	require.NoError(b, err)
 	res, err := claude.Find(context.Background(), tools.timed, nil, discovery.EnvFromOS(), discovery.OSFS())
 	require.NoError(b, err)
@@ -82,7 +82,7 @@ func BenchmarkRealClaudeTurn(b *testing.B) {
 			opts := claude.TurnDefaults()
 			opts.Env, opts.Dir = env, ws
 			opts.OnEvent = func(e event.Event) { said += e.Text }
-			_, err := claude.Run(context.Background(), res, true, turn, opts)
+			_, err := claude.Run(context.Background(), res, true, req, opts)
 			require.NoError(b, err)
 		default:
 			cmd := exec.Command(tools.timed, args...)
@@ -91,7 +91,7 @@ func BenchmarkRealClaudeTurn(b *testing.B) {
 				cmd = exec.Command(tools.cursorkit, "run", "--agent", "claude", "--mode", "ask", "--json", "-")
 			}
 			var stdout bytes.Buffer
-			cmd.Env, cmd.Dir, cmd.Stdin, cmd.Stdout = env, ws, strings.NewReader(turn.Prompt), &stdout
+			cmd.Env, cmd.Dir, cmd.Stdin, cmd.Stdout = env, ws, strings.NewReader(req.Prompt), &stdout
 			require.NoError(b, cmd.Run())
 			said = stdout.String()
 		}
@@ -142,7 +142,7 @@ const fallbackRetryRounds = 5
 // the CLI retries by itself, and the fallback stops it at its first
 // retry notice and starts Cursor (the simulator). It measures, per CLI,
 // from the moment the stand-in began to send its first 429 to the moment
-// the Cursor process started (agent.Options.OnStarted): CLI/handoff-ms
+// the Cursor process started (turn.Options.OnStarted): CLI/handoff-ms
 // (median, and max), against the delay the CLI would wait before its
 // first retry, CLI/retry-delay-ms (firstRetryDelay). Goal: handoff-ms <=
 // retry-delay-ms + 100.
@@ -181,7 +181,7 @@ func BenchmarkFallbackAtFirstRetry(b *testing.B) {
 					var started atomic.Int64 // monotonic ns when Cursor started
 					s, w, err := fallback.New(context.Background(), fallback.Config{
 						Purpose:      "run",
-						Primary:      agents.NewSession(a, res, true, agents.Turn{Mode: agent.ModeAsk, Model: sc.Model[cli]}, opts),
+						Primary:      agents.NewSession(a, res, true, agents.Turn{Mode: turn.ModeAsk, Model: sc.Model[cli]}, opts),
 						PrimaryID:    fallback.Identity{Agent: a.Name, Provider: a.Provider},
 						FallbackID:   fallback.Identity{Agent: cursor.Name, Provider: cursor.Provider},
 						AfterRetries: 1,
@@ -197,7 +197,7 @@ func BenchmarkFallbackAtFirstRetry(b *testing.B) {
 					require.Nil(b, w)
 					o, err := s.Prompt(context.Background(), "Say hello.")
 					require.NoError(b, err, "Cursor's turn")
-					require.Equal(b, agent.StatusDone, o.Status)
+					require.Equal(b, turn.StatusDone, o.Status)
 					require.NoError(b, s.Close())
 					require.NoError(b, api.Close())
 					first, ok := api.FirstSent(modelapi.ErrRateLimit)

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/bench/internal/turns"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/shim"
@@ -123,7 +123,7 @@ func reportThroughput(b *testing.B, subject string, got, pipe, node []time.Durat
 
 // BenchmarkStreamInProcess is BenchmarkRunJSONThroughput without the
 // command around it: the 100 MB turn run in this process by cursor.Run
-// with cursor.TurnDefaults (supervise, the cursor Decoder, agent.Run's
+// with cursor.TurnDefaults (supervise, the cursor Decoder, turn.Run's
 // verdict), every event written with event.NewWriter, as `run --json`
 // does, into a buffered io.Discard, against the raw pipe and Node in the
 // same run (medians of five alternating rounds). It also reports

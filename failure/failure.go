@@ -18,26 +18,26 @@ type Kind string
 
 // The failure kinds, in the contract's order.
 const (
-	MissingCLI  Kind = "missing_cli" // no candidate binary could be found or started
-	Setup       Kind = "setup"       // the installation or configuration is unusable
-	Auth        Kind = "auth"        // the agent is not logged in or credentials were refused
-	Quota       Kind = "quota"       // a usage limit was reached
-	RateLimited Kind = "rate_limited"
-	Network     Kind = "network"
-	Sandbox     Kind = "sandbox"
-	Policy      Kind = "policy"   // the agent did something the caller's policy forbids
-	Protocol    Kind = "protocol" // the agent's output broke the documented contract
-	Timeout     Kind = "timeout"
-	Process     Kind = "process" // the child exited non-zero or could not be managed
-	Cancelled   Kind = "cancelled"
-	Died        Kind = "died" // the child was killed by a signal nobody sent on purpose
-	Input       Kind = "input"
-	Resource    Kind = "resource"
-	Other       Kind = "error" // anything that fits no other kind
+	MissingCLI   Kind = "missing_cli" // no candidate binary could be found or started
+	Setup        Kind = "setup"       // the installation or configuration is unusable
+	Auth         Kind = "auth"        // the agent is not logged in or credentials were refused
+	Quota        Kind = "quota"       // a usage limit was reached
+	RateLimited  Kind = "rate_limited"
+	Network      Kind = "network"
+	Sandbox      Kind = "sandbox"
+	Policy       Kind = "policy"   // the agent did something the caller's policy forbids
+	Protocol     Kind = "protocol" // the agent's output broke the documented contract
+	Timeout      Kind = "timeout"
+	Process      Kind = "process" // the child exited non-zero or could not be managed
+	Cancelled    Kind = "cancelled"
+	Died         Kind = "died" // the child was killed by a signal nobody sent on purpose
+	Input        Kind = "input"
+	Resource     Kind = "resource"
+	Unclassified Kind = "error" // anything that fits no other kind
 )
 
 var kinds = [...]Kind{MissingCLI, Setup, Auth, Quota, RateLimited, Network, Sandbox,
-	Policy, Protocol, Timeout, Process, Cancelled, Died, Input, Resource, Other}
+	Policy, Protocol, Timeout, Process, Cancelled, Died, Input, Resource, Unclassified}
 
 // Kinds returns every failure kind, in the contract's order.
 func Kinds() []Kind { return append([]Kind(nil), kinds[:]...) }
@@ -77,22 +77,22 @@ const (
 
 // exitCodes is the contract's table for the cursor commands, in one place.
 var exitCodes = map[Kind]int{
-	MissingCLI:  ExitMissingCLI,
-	Setup:       ExitSetup,
-	Auth:        ExitAuth,
-	Quota:       ExitQuota,
-	RateLimited: ExitQuota,
-	Network:     ExitNetwork,
-	Sandbox:     ExitPolicy,
-	Policy:      ExitPolicy,
-	Protocol:    ExitProtocol,
-	Timeout:     ExitTimeout,
-	Process:     ExitProcess,
-	Died:        ExitProcess,
-	Cancelled:   ExitCancelled,
-	Input:       ExitInput,
-	Resource:    ExitError,
-	Other:       ExitError,
+	MissingCLI:   ExitMissingCLI,
+	Setup:        ExitSetup,
+	Auth:         ExitAuth,
+	Quota:        ExitQuota,
+	RateLimited:  ExitQuota,
+	Network:      ExitNetwork,
+	Sandbox:      ExitPolicy,
+	Policy:       ExitPolicy,
+	Protocol:     ExitProtocol,
+	Timeout:      ExitTimeout,
+	Process:      ExitProcess,
+	Died:         ExitProcess,
+	Cancelled:    ExitCancelled,
+	Input:        ExitInput,
+	Resource:     ExitError,
+	Unclassified: ExitError,
 }
 
 // ExitCode returns the exit code the cursor commands use for kind. An
@@ -173,7 +173,7 @@ func (e *Error) WithDetail(detail string) *Error {
 	return &c
 }
 
-// KindOf returns the kind of the first *Error in err's chain, or Other when
+// KindOf returns the kind of the first *Error in err's chain, or Unclassified when
 // the chain holds none. It returns "" for a nil error.
 func KindOf(err error) Kind {
 	if err == nil {
@@ -183,7 +183,7 @@ func KindOf(err error) Kind {
 	if errors.As(err, &fe) && fe.Kind.Valid() {
 		return fe.Kind
 	}
-	return Other
+	return Unclassified
 }
 
 // Is reports whether err's kind is kind.

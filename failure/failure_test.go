@@ -17,7 +17,7 @@ func TestExitCodesMatchSpec(t *testing.T) {
 		kind failure.Kind
 		code int
 	}{
-		{failure.Other, 1},
+		{failure.Unclassified, 1},
 		{failure.Resource, 1},
 		{failure.Input, 2},
 		{failure.MissingCLI, 3},
@@ -73,11 +73,11 @@ func TestKindOfWalksTheChain(t *testing.T) {
 		code int
 	}{
 		{"nil", nil, "", 0},
-		{"plain error", io.EOF, failure.Other, 1},
+		{"plain error", io.EOF, failure.Unclassified, 1},
 		{"direct", base, failure.Timeout, 10},
 		{"wrapped by fmt", wrapped, failure.Timeout, 10},
 		{"wrap helper", failure.Wrap(failure.MissingCLI, io.ErrUnexpectedEOF, "no binary"), failure.MissingCLI, 3},
-		{"invalid kind falls back", &failure.Error{Kind: "bogus", Message: "x"}, failure.Other, 1},
+		{"invalid kind falls back", &failure.Error{Kind: "bogus", Message: "x"}, failure.Unclassified, 1},
 		{"joined takes first", errors.Join(io.EOF, base), failure.Timeout, 10},
 	}
 	for _, tt := range tests {

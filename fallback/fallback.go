@@ -5,10 +5,10 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // Conversation is one agent session as the fallback sees it: prompts sent
@@ -16,17 +16,17 @@ import (
 // it, and Close when the conversation is over. Prompt may be called from
 // several goroutines at once. package agents' Session is one.
 type Conversation interface {
-	Prompt(ctx context.Context, prompt string) (agent.Outcome, error)
+	Prompt(ctx context.Context, prompt string) (turn.Outcome, error)
 	Close() error
 }
 
 // RetryStopper is a Conversation whose prompts can be stopped at the
 // agent's retry notices: PromptStoppingAtRetry is Prompt with stop asked
-// at each (agent.Options.StopAtRetry). Config.AfterRetries needs the
+// at each (turn.Options.StopAtRetry). Config.AfterRetries needs the
 // primary to be one; package agents' Session is.
 type RetryStopper interface {
 	Conversation
-	PromptStoppingAtRetry(ctx context.Context, prompt string, stop func(event.Retry) bool) (agent.Outcome, error)
+	PromptStoppingAtRetry(ctx context.Context, prompt string, stop func(event.Retry) bool) (turn.Outcome, error)
 }
 
 // Historian is a Conversation that can tell what was said in it so far,
@@ -69,7 +69,7 @@ type Config struct {
 	// from the goroutine of the prompt concerned: the fallback_dropped
 	// warning (from New) and the cross-runtime-fallback-engaged event,
 	// before the swapped prompt starts. It must not block (like
-	// agent.Options.OnEvent); give the same function the conversations
+	// turn.Options.OnEvent); give the same function the conversations
 	// deliver their events to, and the stream reads in order.
 	OnEvent func(event.Event)
 	// OnEngaged, when set, is told of each successful handoff, on a
@@ -169,7 +169,7 @@ func droppedMessage(agentName string, err error) string {
 		agentName = "the fallback"
 	}
 	msg := agentName + " is not usable, so there is no fallback for this session"
-	if k := failure.KindOf(err); k != failure.Other {
+	if k := failure.KindOf(err); k != failure.Unclassified {
 		msg += " (" + string(k) + ")"
 	}
 	return msg + ": " + detail.Cut(err.Error(), 300)
@@ -193,12 +193,12 @@ func errClosed() error {
 // Prompt sends prompt to the conversation that answers now and returns
 // its outcome: the primary's, or, after a handoff (this prompt's or an
 // earlier one's), the fallback's.
-func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, error) {
+func (s *Session) Prompt(ctx context.Context, prompt string) (turn.Outcome, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		err := errClosed()
-		return agent.Refused(err), err
+		return turn.Refused(err), err
 	}
 	s.prompts++
 	index := s.prompts
@@ -258,7 +258,7 @@ func (s *Session) Prompt(ctx context.Context, prompt string) (agent.Outcome, err
 // promptPrimary sends prompt to the primary, stopping its turn at the
 // AfterRetries-th retry notice of a retryable kind when that is asked
 // for and the fallback is armed.
-func (s *Session) promptPrimary(ctx context.Context, prompt string) (agent.Outcome, error) {
+func (s *Session) promptPrimary(ctx context.Context, prompt string) (turn.Outcome, error) {
 	rs, ok := s.cfg.Primary.(RetryStopper)
 	if !ok || !s.armed || s.cfg.AfterRetries <= 0 {
 		return s.cfg.Primary.Prompt(ctx, prompt)
@@ -274,7 +274,7 @@ func (s *Session) promptPrimary(ctx context.Context, prompt string) (agent.Outco
 
 // primaryModel is the model the primary turn reported, else the one it
 // was asked for.
-func (s *Session) primaryModel(o agent.Outcome) string {
+func (s *Session) primaryModel(o turn.Outcome) string {
 	if o.Model != "" {
 		return o.Model
 	}
@@ -408,7 +408,7 @@ func (s *Session) Close() error {
 func probeSafely(ctx context.Context, probe func(context.Context) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = failure.New(failure.Other, "the fallback's probe panicked")
+			err = failure.New(failure.Unclassified, "the fallback's probe panicked")
 		}
 	}()
 	return probe(ctx)

@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/supervise"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 func TestMain(m *testing.M) {
@@ -45,7 +45,7 @@ func wait[T any](t testing.TB, ch <-chan T, what string) T {
 // respond (nil: done, its own name as the session id).
 type fakeConv struct {
 	name     string
-	respond  func(ctx context.Context, n int, prompt string) (agent.Outcome, error)
+	respond  func(ctx context.Context, n int, prompt string) (turn.Outcome, error)
 	closeErr error
 
 	mu      sync.Mutex
@@ -53,7 +53,7 @@ type fakeConv struct {
 	closes  int
 }
 
-func (f *fakeConv) Prompt(ctx context.Context, prompt string) (agent.Outcome, error) {
+func (f *fakeConv) Prompt(ctx context.Context, prompt string) (turn.Outcome, error) {
 	f.mu.Lock()
 	f.prompts = append(f.prompts, prompt)
 	n := len(f.prompts)
@@ -91,8 +91,8 @@ type historian struct {
 
 func (h historian) History() []fallback.Message { return h.history }
 
-func done(name string) agent.Outcome {
-	return agent.Outcome{Status: agent.StatusDone, SessionID: name, Warnings: []event.Warning{},
+func done(name string) turn.Outcome {
+	return turn.Outcome{Status: turn.StatusDone, SessionID: name, Warnings: []event.Warning{},
 		Process: supervise.Outcome{Ending: supervise.Exited, Finished: true}}
 }
 
@@ -107,20 +107,20 @@ const (
 
 // primaryFailure is a retryable failure of the primary (401: auth).
 type primaryFailure struct {
-	o   agent.Outcome
+	o   turn.Outcome
 	err error
 }
 
 func authFailure() primaryFailure {
 	err := failure.New(failure.Process, "claude exited with code 1: 401 Unauthorized "+errProse)
-	o := agent.Outcome{Status: agent.StatusError, Kind: failure.Process, Message: err.Error(), Model: "claude-reported",
+	o := turn.Outcome{Status: turn.StatusError, Kind: failure.Process, Message: err.Error(), Model: "claude-reported",
 		Warnings: []event.Warning{}, Process: supervise.Outcome{Ending: supervise.Exited, ExitCode: 1, Finished: true, StderrTail: stderrProse}}
 	return primaryFailure{o: o, err: err}
 }
 
 // failOn answers prompts whose number is in fail with f, the others done.
-func failOn(name string, f primaryFailure, fail ...int) func(context.Context, int, string) (agent.Outcome, error) {
-	return func(_ context.Context, n int, _ string) (agent.Outcome, error) {
+func failOn(name string, f primaryFailure, fail ...int) func(context.Context, int, string) (turn.Outcome, error) {
+	return func(_ context.Context, n int, _ string) (turn.Outcome, error) {
 		for _, k := range fail {
 			if n == k {
 				return f.o, f.err
@@ -383,7 +383,7 @@ func TestHandoffFromAParsedTranscript(t *testing.T) {
 func TestNotRetryableReturnsThePrimaryErrorUnchanged(t *testing.T) {
 	tests := []struct {
 		name string
-		o    agent.Outcome
+		o    turn.Outcome
 		err  error
 	}{
 		{name: "process, no phrase", o: exited(failure.Process, "segfault"), err: failure.New(failure.Process, "exited with code 139")},
@@ -398,7 +398,7 @@ func TestNotRetryableReturnsThePrimaryErrorUnchanged(t *testing.T) {
 		{name: "resource", o: exited(failure.Resource, ""), err: failure.New(failure.Resource, "capacity")},
 		{
 			name: "spawn failure of kind auth",
-			o:    agent.Outcome{Status: agent.StatusError, Process: supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1}},
+			o:    turn.Outcome{Status: turn.StatusError, Process: supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1}},
 			err:  failure.New(failure.Auth, "not logged in"),
 		},
 		{name: "14290 is not 429", o: exited(failure.Process, ""), err: failure.New(failure.Process, "request 14290 failed")},
@@ -406,7 +406,7 @@ func TestNotRetryableReturnsThePrimaryErrorUnchanged(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.primary.respond = func(context.Context, int, string) (agent.Outcome, error) { return tt.o, tt.err }
+			h.primary.respond = func(context.Context, int, string) (turn.Outcome, error) { return tt.o, tt.err }
 			s := h.session(t)
 			o, err := s.Prompt(context.Background(), "p")
 			assert.Same(t, tt.err, err, "the very error value")
@@ -423,7 +423,7 @@ func TestCancelledContextNeverHandsOff(t *testing.T) {
 	h := newHarness(t)
 	f := authFailure()
 	ctx, cancel := context.WithCancel(context.Background())
-	h.primary.respond = func(context.Context, int, string) (agent.Outcome, error) { cancel(); return f.o, f.err }
+	h.primary.respond = func(context.Context, int, string) (turn.Outcome, error) { cancel(); return f.o, f.err }
 	s := h.session(t)
 	o, err := s.Prompt(ctx, "p")
 	assert.Same(t, f.err, err)
@@ -495,7 +495,7 @@ func TestFallbackFailuresAreTheFallbacks(t *testing.T) {
 	f := authFailure()
 	h.primary.respond = failOn("primary", f, 1)
 	fbErr := failure.New(failure.RateLimited, "cursor: 429")
-	h.fallback.respond = func(_ context.Context, n int, _ string) (agent.Outcome, error) {
+	h.fallback.respond = func(_ context.Context, n int, _ string) (turn.Outcome, error) {
 		if n == 2 {
 			return exited(failure.RateLimited, ""), fbErr
 		}
@@ -516,14 +516,14 @@ func TestConcurrentFailuresShareOneHandoff(t *testing.T) {
 	f := authFailure()
 	h.cfg.Primary = historian{fakeConv: h.primary, history: []fallback.Message{{Role: "user", Text: historyProse}}}
 	failed := make(chan struct{}, n)
-	h.primary.respond = func(context.Context, int, string) (agent.Outcome, error) {
+	h.primary.respond = func(context.Context, int, string) (turn.Outcome, error) {
 		failed <- struct{}{}
 		return f.o, f.err
 	}
 	// Start waits until every primary prompt has failed.
 	h.startGate = make(chan struct{})
 	var early atomic.Int32 // fallback prompts before the engaged event
-	h.fallback.respond = func(context.Context, int, string) (agent.Outcome, error) {
+	h.fallback.respond = func(context.Context, int, string) (turn.Outcome, error) {
 		if len(h.events.ofType(event.TypeFallbackEngaged)) != 1 {
 			early.Add(1)
 		}
@@ -532,7 +532,7 @@ func TestConcurrentFailuresShareOneHandoff(t *testing.T) {
 	s := h.session(t)
 
 	type result struct {
-		o   agent.Outcome
+		o   turn.Outcome
 		err error
 	}
 	results := make(chan result, n)
@@ -575,7 +575,7 @@ func TestConcurrentFailuresAllGetThePrimaryErrorWhenStartFails(t *testing.T) {
 	h := newHarness(t)
 	f := authFailure()
 	failed := make(chan struct{}, n)
-	h.primary.respond = func(_ context.Context, k int, _ string) (agent.Outcome, error) {
+	h.primary.respond = func(_ context.Context, k int, _ string) (turn.Outcome, error) {
 		if k > n {
 			return f.o, f.err // the retry, after all of them
 		}
@@ -625,7 +625,7 @@ func TestFailureAfterTheHandoffGoesToTheFallback(t *testing.T) {
 	slowEntered := make(chan struct{})
 	slowRelease := make(chan struct{})
 	h.cfg.Primary = historian{fakeConv: h.primary, history: []fallback.Message{{Role: "user", Text: historyProse}}}
-	h.primary.respond = func(_ context.Context, _ int, prompt string) (agent.Outcome, error) {
+	h.primary.respond = func(_ context.Context, _ int, prompt string) (turn.Outcome, error) {
 		if prompt == "slow" {
 			close(slowEntered)
 			<-slowRelease
@@ -699,7 +699,7 @@ func TestClose(t *testing.T) {
 			o, err := s.Prompt(context.Background(), "late")
 			require.Error(t, err)
 			assert.Equal(t, failure.Input, failure.KindOf(err))
-			assert.Equal(t, agent.StatusError, o.Status)
+			assert.Equal(t, turn.StatusError, o.Status)
 			assert.Equal(t, failure.Input, o.Kind)
 			assert.NotNil(t, o.Warnings)
 			assert.Len(t, h.primary.Prompts(), before)
@@ -713,7 +713,7 @@ func TestClose(t *testing.T) {
 		h.startGate = make(chan struct{})
 		s := h.session(t)
 		type result struct {
-			o   agent.Outcome
+			o   turn.Outcome
 			err error
 		}
 		res := make(chan result, 1)
@@ -770,7 +770,7 @@ func TestEngagedEvent(t *testing.T) {
 		{
 			name: "model selection", failOn: 1, model: "gpt-x",
 			process: supervise.Outcome{Ending: supervise.Exited, ExitCode: 1},
-			err:     failure.New(failure.Other, "provider model not found: "+errProse),
+			err:     failure.New(failure.Unclassified, "provider model not found: "+errProse),
 			want: event.Fallback{PrimaryModel: "gpt-x", TriggerPoint: "exit", PromptIndex: 1,
 				FailureCategory: "model-selection"},
 		},
@@ -785,7 +785,7 @@ func TestEngagedEvent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			o := agent.Outcome{Status: agent.StatusError, Kind: failure.KindOf(tt.err), Message: tt.err.Error(),
+			o := turn.Outcome{Status: turn.StatusError, Kind: failure.KindOf(tt.err), Message: tt.err.Error(),
 				Model: tt.model, Process: tt.process}
 			h.primary.respond = failOn("primary", primaryFailure{o: o, err: tt.err}, tt.failOn)
 			h.cfg.Primary = historian{fakeConv: h.primary, history: tt.history}
@@ -833,7 +833,7 @@ func TestEngagedEventBeforeTheFallbacksPrompt(t *testing.T) {
 	var mu sync.Mutex
 	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
 	h.cfg.OnEvent = func(e event.Event) { note(string(e.Type)) }
-	h.fallback.respond = func(context.Context, int, string) (agent.Outcome, error) {
+	h.fallback.respond = func(context.Context, int, string) (turn.Outcome, error) {
 		note("fallback prompt")
 		return done("fallback"), nil
 	}
@@ -930,7 +930,7 @@ func TestPanickingOnEventFailsTheHandoffOnly(t *testing.T) {
 
 // retryingConv is a fakeConv whose turns say the retries before they
 // answer: each retry is asked of the stop the prompt was given, and a
-// retry it stops at ends the turn as agent.Run does (the retry's kind,
+// retry it stops at ends the turn as turn.Run does (the retry's kind,
 // StoppedAtRetry).
 type retryingConv struct {
 	*fakeConv
@@ -938,7 +938,7 @@ type retryingConv struct {
 	stops   int // prompts that came with a stop
 }
 
-func (r *retryingConv) PromptStoppingAtRetry(ctx context.Context, prompt string, stop func(event.Retry) bool) (agent.Outcome, error) {
+func (r *retryingConv) PromptStoppingAtRetry(ctx context.Context, prompt string, stop func(event.Retry) bool) (turn.Outcome, error) {
 	if stop != nil {
 		r.mu.Lock()
 		r.stops++
@@ -947,7 +947,7 @@ func (r *retryingConv) PromptStoppingAtRetry(ctx context.Context, prompt string,
 	for _, retry := range r.retries {
 		if stop != nil && stop(retry) {
 			err := failure.New(retry.Kind, "stopped at retry %d", retry.Attempt)
-			return agent.Outcome{Status: agent.StatusError, Kind: retry.Kind, Message: err.Error(), StoppedAtRetry: true,
+			return turn.Outcome{Status: turn.StatusError, Kind: retry.Kind, Message: err.Error(), StoppedAtRetry: true,
 				Warnings: []event.Warning{}, Process: supervise.Outcome{Ending: supervise.Aborted, Err: err}}, err
 		}
 	}

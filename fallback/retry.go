@@ -3,9 +3,9 @@ package fallback
 import (
 	"strings"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/supervise"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // Category is why a primary's failure may be answered by another agent.
@@ -53,7 +53,7 @@ func categoryPhrases() []struct {
 // limit is rate-limit by kind; a failure of another kind (process, setup,
 // network, error) qualifies when its text (err's message and the agent's
 // stderr tail) names one of the phrases, case-insensitively.
-func Retryable(o agent.Outcome, err error) (Category, bool) {
+func Retryable(o turn.Outcome, err error) (Category, bool) {
 	if err == nil || o.Process.Ending == supervise.SpawnFailed {
 		return "", false
 	}
@@ -62,7 +62,7 @@ func Retryable(o agent.Outcome, err error) (Category, bool) {
 		return c, true
 	}
 	switch kind {
-	case failure.Process, failure.Other, failure.Setup, failure.Network:
+	case failure.Process, failure.Unclassified, failure.Setup, failure.Network:
 	default:
 		return "", false
 	}
@@ -110,7 +110,7 @@ func containsPhrase(text, p string) bool {
 func isDigit(s string, i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' && s[i] <= '9' }
 
 // triggerPoint is where the primary's failure showed (event.Fallback).
-func triggerPoint(o agent.Outcome) string {
+func triggerPoint(o turn.Outcome) string {
 	if o.StoppedAtRetry {
 		return "retry"
 	}

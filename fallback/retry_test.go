@@ -7,15 +7,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/supervise"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // exited is the outcome of a primary turn that failed after its result.
-func exited(kind failure.Kind, stderr string) agent.Outcome {
-	return agent.Outcome{Status: agent.StatusError, Kind: kind, Warnings: nil,
+func exited(kind failure.Kind, stderr string) turn.Outcome {
+	return turn.Outcome{Status: turn.StatusError, Kind: kind, Warnings: nil,
 		Process: supervise.Outcome{Ending: supervise.Exited, ExitCode: 1, Finished: true, StderrTail: stderr}}
 }
 
@@ -66,7 +66,7 @@ func caseVariants(s string) []string {
 func TestRetryablePhrases(t *testing.T) {
 	for _, tt := range retryablePhrases {
 		for _, text := range caseVariants(tt.phrase) {
-			for _, kind := range []failure.Kind{failure.Process, failure.Other, failure.Setup, failure.Network} {
+			for _, kind := range []failure.Kind{failure.Process, failure.Unclassified, failure.Setup, failure.Network} {
 				t.Run(string(kind)+"/"+text, func(t *testing.T) {
 					// In the error's message.
 					err := failure.New(kind, "the agent failed: %s", text)
@@ -82,7 +82,7 @@ func TestRetryablePhrases(t *testing.T) {
 		}
 	}
 	t.Run("an error with no kind is kind error", func(t *testing.T) {
-		got, ok := fallback.Retryable(exited(failure.Other, ""), errors.New("Too Many Requests"))
+		got, ok := fallback.Retryable(exited(failure.Unclassified, ""), errors.New("Too Many Requests"))
 		assert.True(t, ok)
 		assert.Equal(t, fallback.CategoryRateLimit, got)
 	})
@@ -91,7 +91,7 @@ func TestRetryablePhrases(t *testing.T) {
 func TestRetryableNot(t *testing.T) {
 	tests := []struct {
 		name string
-		o    agent.Outcome
+		o    turn.Outcome
 		err  error
 	}{
 		{name: "no error", o: exited("", ""), err: nil},
@@ -103,12 +103,12 @@ func TestRetryableNot(t *testing.T) {
 		{name: "network, no phrase", o: exited(failure.Network, ""), err: failure.New(failure.Network, "connection reset")},
 		{
 			name: "a spawn failure, even of kind auth",
-			o:    agent.Outcome{Status: agent.StatusError, Process: supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1}},
+			o:    turn.Outcome{Status: turn.StatusError, Process: supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1}},
 			err:  failure.New(failure.Auth, "401 unauthorized"),
 		},
 		{
 			name: "a spawn failure with a phrase",
-			o:    agent.Outcome{Status: agent.StatusError, Process: supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1}},
+			o:    turn.Outcome{Status: turn.StatusError, Process: supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1}},
 			err:  failure.New(failure.Process, "rate limit"),
 		},
 	}
@@ -118,7 +118,7 @@ func TestRetryableNot(t *testing.T) {
 		for _, p := range retryablePhrases {
 			tests = append(tests, struct {
 				name string
-				o    agent.Outcome
+				o    turn.Outcome
 				err  error
 			}{name: string(kind) + "/" + p.phrase, o: exited(kind, p.phrase), err: failure.New(kind, "failed: %s", p.phrase)})
 		}

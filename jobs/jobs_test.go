@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // jobAt is a record of workspace started at t, in state st.
@@ -82,7 +82,7 @@ func TestOutputRoundTrip(t *testing.T) {
 	}
 	require.NoError(t, w.Events(events[:1]...))
 	require.NoError(t, w.Events(events[1:]...))
-	o := agent.Outcome{Status: agent.StatusDone, SessionID: "s1"}
+	o := turn.Outcome{Status: turn.StatusDone, SessionID: "s1"}
 	require.NoError(t, w.Outcome(o))
 	require.NoError(t, w.Close())
 	_, err = s.CreateOutput(id)
@@ -130,7 +130,7 @@ func TestOutputBound(t *testing.T) {
 	for range 50 {
 		require.NoError(t, w.Events(event.Event{Type: event.TypeText, Text: strings.Repeat("x", 90)}))
 	}
-	require.NoError(t, w.Outcome(agent.Outcome{Status: agent.StatusDone}))
+	require.NoError(t, w.Outcome(turn.Outcome{Status: turn.StatusDone}))
 	require.NoError(t, w.Close())
 	n := 0
 	end, err := s.ReadOutput(id, func(jsontext.Value) error { n++; return nil })
@@ -158,9 +158,9 @@ func TestParseOutput(t *testing.T) {
 		{"torn outcome", ev + "\n" + out[:10], 1, true, false, ""},
 		{"whole json without newline is still torn", ev + "\n" + ev, 1, true, false, ""},
 		{"crlf", ev + "\r\n", 1, false, false, ""},
-		{"garbage in the middle", ev + "\nnot json\n" + ev + "\n", 1, false, false, failure.Other},
-		{"array line", "[1]\n", 0, false, false, failure.Other},
-		{"after the outcome", out + "\n" + ev + "\n", 0, false, true, failure.Other},
+		{"garbage in the middle", ev + "\nnot json\n" + ev + "\n", 1, false, false, failure.Unclassified},
+		{"array line", "[1]\n", 0, false, false, failure.Unclassified},
+		{"after the outcome", out + "\n" + ev + "\n", 0, false, true, failure.Unclassified},
 		{"invalid utf-8 kept", `{"type":"text","text":"` + "\xff" + `"}` + "\n", 1, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,7 +179,7 @@ func TestParseOutput(t *testing.T) {
 	}
 	t.Run("over-long line", func(t *testing.T) {
 		_, err := parseOutput(strings.NewReader(`{"type":"text","text":"`+strings.Repeat("x", MaxOutputLine)+`"}`+"\n"), func(jsontext.Value) error { return nil })
-		assert.Equal(t, failure.Other, failure.KindOf(err))
+		assert.Equal(t, failure.Unclassified, failure.KindOf(err))
 	})
 }
 
@@ -197,7 +197,7 @@ func FuzzParseOutput(f *testing.F) {
 			return nil
 		})
 		if err != nil {
-			if failure.KindOf(err) != failure.Other {
+			if failure.KindOf(err) != failure.Unclassified {
 				t.Fatalf("kind %s: %v", failure.KindOf(err), err)
 			}
 			return

@@ -15,12 +15,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/jobs"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // The roles this test binary plays for the lifecycle tests: a process
@@ -63,7 +63,7 @@ func runWorker(args []string) int {
 		} else {
 			_ = out.Events(event.Event{Type: event.TypeText, Text: prompt})
 		}
-		_ = out.Outcome(agent.Outcome{Status: agent.StatusDone})
+		_ = out.Outcome(turn.Outcome{Status: turn.StatusDone})
 		end(rec, err)
 		return store.Save(rec)
 	}}

@@ -83,7 +83,7 @@ func (s Store) readRecord(path string) (*Record, error) {
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, failure.Wrap(failure.Other, err, "the job record %s does not decode", path)
+		return nil, failure.Wrap(failure.Unclassified, err, "the job record %s does not decode", path)
 	}
 	return &r, nil
 }

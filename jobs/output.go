@@ -11,9 +11,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // The output file of a background job (docs/contract.md, "Jobs"): the
@@ -85,7 +85,7 @@ func (w *OutputWriter) Events(events ...event.Event) error {
 	for _, e := range events {
 		mark := w.buf.Len()
 		if err := json.MarshalEncode(w.enc, e); err != nil {
-			return failure.Wrap(failure.Other, err, "encoding an event of the job's output")
+			return failure.Wrap(failure.Unclassified, err, "encoding an event of the job's output")
 		}
 		if w.n+int64(w.buf.Len()) > w.max {
 			w.buf.Truncate(mark)
@@ -101,10 +101,10 @@ func (w *OutputWriter) Events(events ...event.Event) error {
 
 // Outcome appends the outcome line (run's, without the job record) and
 // syncs the file: the output is complete.
-func (w *OutputWriter) Outcome(o agent.Outcome) error {
+func (w *OutputWriter) Outcome(o turn.Outcome) error {
 	w.buf.Reset()
 	if err := json.MarshalEncode(w.enc, o); err != nil {
-		return failure.Wrap(failure.Other, err, "encoding the job's outcome")
+		return failure.Wrap(failure.Unclassified, err, "encoding the job's outcome")
 	}
 	if err := w.write(); err != nil {
 		return err
@@ -154,7 +154,7 @@ type OutputEnd struct {
 // JSON object, without its newline) to each in order. A missing file is
 // failure.Input. A torn last line is left out and reported, never a
 // failure; a whole line that is no JSON object, an over-long line or a
-// line after the outcome is failure.Other naming the file (the writer
+// line after the outcome is failure.Unclassified naming the file (the writer
 // makes none of them). An error from each stops the read and is returned.
 func (s Store) ReadOutput(id string, each func(jsontext.Value) error) (OutputEnd, error) {
 	if err := CheckID(id); err != nil {
@@ -171,8 +171,8 @@ func (s Store) ReadOutput(id string, each func(jsontext.Value) error) (OutputEnd
 	defer f.Close()
 	end, err := parseOutput(f, each)
 	var fe *failure.Error
-	if err != nil && errors.As(err, &fe) && fe.Kind == failure.Other {
-		return end, failure.Wrap(failure.Other, err, "the output file %s", path)
+	if err != nil && errors.As(err, &fe) && fe.Kind == failure.Unclassified {
+		return end, failure.Wrap(failure.Unclassified, err, "the output file %s", path)
 	}
 	return end, err
 }
@@ -189,7 +189,7 @@ func parseOutput(r io.Reader, each func(jsontext.Value) error) (OutputEnd, error
 			var chunk []byte
 			chunk, err = br.ReadSlice('\n')
 			if len(line)+len(chunk) > MaxOutputLine {
-				return end, failure.New(failure.Other, "line %d is over %d bytes", lineNo, MaxOutputLine)
+				return end, failure.New(failure.Unclassified, "line %d is over %d bytes", lineNo, MaxOutputLine)
 			}
 			line = append(line, chunk...)
 			if !errors.Is(err, bufio.ErrBufferFull) {
@@ -209,9 +209,9 @@ func parseOutput(r io.Reader, each func(jsontext.Value) error) (OutputEnd, error
 		kind, ok := lineType(v)
 		switch {
 		case !ok:
-			return end, failure.New(failure.Other, "line %d is not one JSON object", lineNo)
+			return end, failure.New(failure.Unclassified, "line %d is not one JSON object", lineNo)
 		case end.Outcome != nil:
-			return end, failure.New(failure.Other, "line %d follows the outcome", lineNo)
+			return end, failure.New(failure.Unclassified, "line %d follows the outcome", lineNo)
 		case kind == "outcome":
 			end.Outcome = append(jsontext.Value(nil), v...)
 			continue

@@ -306,7 +306,7 @@ func (s Store) write(r *Record) error {
 	}
 	data, err := json.Marshal(r, jsontext.WithIndent("  "))
 	if err != nil {
-		return failure.Wrap(failure.Other, err, "encoding the job record")
+		return failure.Wrap(failure.Unclassified, err, "encoding the job record")
 	}
 	if err := safefile.Write(path, append(data, '\n'), 0o600); err != nil {
 		return failure.Wrap(failure.Setup, err, "writing the job record")
@@ -338,7 +338,7 @@ func (s Store) Load(workspace, id string) (*Record, error) {
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, failure.Wrap(failure.Other, err, "the job record %s does not decode", path)
+		return nil, failure.Wrap(failure.Unclassified, err, "the job record %s does not decode", path)
 	}
 	return &r, nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/testkit"
@@ -153,7 +153,7 @@ func TestStoreSaveLoad(t *testing.T) {
 	assert.Equal(t, failure.Input, failure.KindOf(err))
 	require.NoError(t, os.WriteFile(path, []byte("{torn"), 0o600))
 	_, err = s.Load(ws, rec.ID)
-	assert.Equal(t, failure.Other, failure.KindOf(err))
+	assert.Equal(t, failure.Unclassified, failure.KindOf(err))
 }
 
 // TestConcurrentSavesNeverTear: a record has one writer, the job's own

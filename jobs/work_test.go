@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // waiting is a background job waiting for its worker, its prompt handed
@@ -39,7 +39,7 @@ func TestWork(t *testing.T) {
 		w := Worker{Run: func(_ context.Context, rec *Record, p string, out *OutputWriter) error {
 			seen, prompt = rec, p
 			assert.NoFileExists(t, s.promptFile(rec.ID), "read and removed before the run")
-			require.NoError(t, out.Outcome(agent.Outcome{Status: agent.StatusDone}))
+			require.NoError(t, out.Outcome(turn.Outcome{Status: turn.StatusDone}))
 			now := time.Now()
 			rec.State, rec.EndedAt = StateDone, &now
 			return s.Save(rec)

@@ -17,8 +17,8 @@ import (
 )
 
 // shellPlan runs script with /bin/sh.
-func shellPlan(script string) shim.Plan {
-	return shim.Plan{Program: "/bin/sh", Args: []string{"sh", "-c", script}}
+func shellPlan(script string) shim.Command {
+	return shim.Command{Program: "/bin/sh", Args: []string{"sh", "-c", script}}
 }
 
 // exitAndReap waits for p's child to exit by itself and reaps it, as Close
@@ -41,7 +41,7 @@ func leftovers(p *Process) bool {
 
 // startDirectly is Start without a launch guard: the child is this
 // process's own, as where no guard can run.
-func startDirectly(t *testing.T, plan shim.Plan, opts Options) *Process {
+func startDirectly(t *testing.T, plan shim.Command, opts Options) *Process {
 	t.Helper()
 	p, cmd, err := prepare(context.Background(), plan, opts)
 	require.NoError(t, err)

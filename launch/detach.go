@@ -49,7 +49,7 @@ type Detached struct {
 // ctx bounds only the start. Errors are Start's (failure.Input for a bad
 // plan or options, failure.MissingCLI, failure.Setup, failure.Process), and
 // failure.Input when an output file cannot be opened.
-func StartDetached(ctx context.Context, plan shim.Plan, opts DetachOptions) (Detached, error) {
+func StartDetached(ctx context.Context, plan shim.Command, opts DetachOptions) (Detached, error) {
 	_, cmd, err := prepare(ctx, plan, Options{Dir: opts.Dir, Env: opts.Env})
 	if err != nil {
 		return Detached{}, err

@@ -119,16 +119,16 @@ func TestStartDetachedRefusesBadPlans(t *testing.T) {
 	dir := testkit.TempDir(t)
 	tests := []struct {
 		name string
-		plan shim.Plan
+		plan shim.Command
 		opts launch.DetachOptions
 		kind failure.Kind
 	}{
-		{"no program", shim.Plan{}, launch.DetachOptions{}, failure.Input},
-		{"relative program", shim.Plan{Program: "prog"}, launch.DetachOptions{}, failure.Input},
-		{"missing program", shim.Plan{Program: filepath.Join(dir, "absent")}, launch.DetachOptions{}, failure.MissingCLI},
+		{"no program", shim.Command{}, launch.DetachOptions{}, failure.Input},
+		{"relative program", shim.Command{Program: "prog"}, launch.DetachOptions{}, failure.Input},
+		{"missing program", shim.Command{Program: filepath.Join(dir, "absent")}, launch.DetachOptions{}, failure.MissingCLI},
 		{"missing dir", selfPlan(), launch.DetachOptions{Dir: filepath.Join(dir, "absent")}, failure.Input},
 		{"unopenable output", selfPlan(), launch.DetachOptions{Stdout: filepath.Join(dir, "absent", "out")}, failure.Input},
-		{"program is a directory", shim.Plan{Program: dir, Args: []string{dir}}, launch.DetachOptions{}, failure.Setup},
+		{"program is a directory", shim.Command{Program: dir, Args: []string{dir}}, launch.DetachOptions{}, failure.Setup},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

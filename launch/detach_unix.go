@@ -14,7 +14,7 @@ import (
 // startDetached starts cmd in a session of its own as this process's
 // direct child, never through the launch guard: the guard kills what it
 // holds when this program dies, and a detached child must outlive it.
-func startDetached(ctx context.Context, cmd *exec.Cmd, _ shim.Plan) (Detached, error) {
+func startDetached(ctx context.Context, cmd *exec.Cmd, _ shim.Command) (Detached, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return Detached{}, startError(err)

@@ -16,7 +16,7 @@ import (
 
 // startDetached starts cmd without a console in a new process group,
 // breaking away from this process's job when it may.
-func startDetached(_ context.Context, cmd *exec.Cmd, plan shim.Plan) (Detached, error) {
+func startDetached(_ context.Context, cmd *exec.Cmd, plan shim.Command) (Detached, error) {
 	flags := uint32(windows.DETACHED_PROCESS | windows.CREATE_NEW_PROCESS_GROUP)
 	var warnings []failure.Warning
 	switch breakawayAllowed() {

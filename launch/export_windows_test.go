@@ -26,7 +26,7 @@ func TaskkillFallbackKill(p *Process) (KillReport, error) {
 // CreateProcess created it, suspended, before it is resumed; with
 // noJobList it takes the fallback of Windows before 10 1607 (the child is
 // created outside its job), and paused runs before the job assignment.
-func StartPaused(ctx context.Context, plan shim.Plan, opts Options, noJobList bool, paused func(pid int)) (*Process, error) {
+func StartPaused(ctx context.Context, plan shim.Command, opts Options, noJobList bool, paused func(pid int)) (*Process, error) {
 	p, cmd, err := prepare(ctx, plan, opts)
 	if err != nil {
 		return nil, err

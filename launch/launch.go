@@ -1,4 +1,4 @@
-// Package launch starts a shim.Plan as a supervised child and kills its whole
+// Package launch starts a shim.Command as a supervised child and kills its whole
 // process tree on request, on every OS.
 //
 // POSIX: no shell, a new process group, explicit environment and working
@@ -285,7 +285,7 @@ func (p *Process) exited() bool {
 // bad plan or options (nothing started), failure.MissingCLI when the program
 // file does not exist (errors.Is(err, fs.ErrNotExist) also holds),
 // failure.Setup when it cannot be executed, failure.Process otherwise.
-func Start(ctx context.Context, plan shim.Plan, opts Options) (*Process, error) {
+func Start(ctx context.Context, plan shim.Command, opts Options) (*Process, error) {
 	p, cmd, err := prepare(ctx, plan, opts)
 	if err != nil {
 		return nil, err
@@ -297,7 +297,7 @@ func Start(ctx context.Context, plan shim.Plan, opts Options) (*Process, error) 
 }
 
 // prepare is Start's validation: the Process to start and its command.
-func prepare(ctx context.Context, plan shim.Plan, opts Options) (*Process, *exec.Cmd, error) {
+func prepare(ctx context.Context, plan shim.Command, opts Options) (*Process, *exec.Cmd, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, failure.Wrap(failure.Cancelled, err, "launch cancelled before start")
 	}

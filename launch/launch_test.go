@@ -30,15 +30,15 @@ func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
 
 	tests := []struct {
 		name string
-		plan shim.Plan
+		plan shim.Command
 		dir  string
 		kind failure.Kind
 	}{
 		{"missing dir", selfPlan(touched), filepath.Join(dir, "missing"), failure.Input},
 		{"dir is a file", selfPlan(touched), notDir, failure.Input},
-		{"no program", shim.Plan{}, "", failure.Input},
-		{"relative program", shim.Plan{Program: filepath.Join("bin", "cursor-agent"), Args: []string{"cursor-agent"}}, "", failure.Input},
-		{"program is a directory", shim.Plan{Program: dir, Args: []string{dir}}, "", failure.Setup},
+		{"no program", shim.Command{}, "", failure.Input},
+		{"relative program", shim.Command{Program: filepath.Join("bin", "cursor-agent"), Args: []string{"cursor-agent"}}, "", failure.Input},
+		{"program is a directory", shim.Command{Program: dir, Args: []string{dir}}, "", failure.Setup},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestStartRejectsBadInputBeforeStarting(t *testing.T) {
 
 func TestStartMissingProgram(t *testing.T) {
 	missing := filepath.Join(testkit.TempDir(t), "cursor-agent")
-	p, err := launch.Start(context.Background(), shim.Plan{Program: missing, Args: []string{missing}}, launch.Options{})
+	p, err := launch.Start(context.Background(), shim.Command{Program: missing, Args: []string{missing}}, launch.Options{})
 	require.Error(t, err)
 	assert.Nil(t, p)
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(err))

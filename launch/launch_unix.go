@@ -57,7 +57,7 @@ var errNoGuard = errors.New("no launch guard")
 
 func (p *Process) reaped() bool { return p.sys.reaped.Load() }
 
-func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdin io.Reader) error {
+func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Command, stdin io.Reader) error {
 	owner, err := p.startGuarded(ctx, cmd)
 	switch {
 	case err == nil:

@@ -49,7 +49,7 @@ type sysProcess struct {
 // the child is assigned to the job after CreateProcess, before it runs, and
 // the launch records WarnJobAfterStart; where the job is refused
 // (nesting forbidden) the child runs without a job (WarnNoJob).
-func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Plan, stdin io.Reader) error {
+func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Command, stdin io.Reader) error {
 	job, err := newKillOnCloseJob()
 	if err != nil {
 		return failure.Wrap(failure.Process, err, "cannot create a job object")

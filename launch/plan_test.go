@@ -8,11 +8,11 @@ import (
 
 // selfPlan is a plan that starts this test binary with args; the helper
 // mode travels in the environment (childEnv).
-func selfPlan(args ...string) shim.Plan {
+func selfPlan(args ...string) shim.Command {
 	exe, err := os.Executable()
 	if err != nil {
 		panic(err)
 	}
 	argv := append([]string{exe}, args...)
-	return shim.Plan{Program: exe, Args: argv, CommandLine: composeCommandLine(argv), Target: exe}
+	return shim.Command{Program: exe, Args: argv, CommandLine: composeCommandLine(argv), Target: exe}
 }

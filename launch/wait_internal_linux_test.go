@@ -25,7 +25,7 @@ func TestWaitParksOnThePoller(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			plan := shim.Plan{Program: "/bin/sh", Args: []string{"sh", "-c", tc.script}}
+			plan := shim.Command{Program: "/bin/sh", Args: []string{"sh", "-c", tc.script}}
 			stdin, hold := newBlockingReader()
 			defer close(hold)
 			p := startDirectly(t, plan, Options{Stdin: stdin})

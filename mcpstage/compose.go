@@ -109,7 +109,7 @@ func compose(current []byte, prefix string, entries []keyedEntry) ([]byte, error
 	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
 		// Not reached: the pieces came from a successful parse and
 		// json.Marshal. The cause is left out: its text may quote the file.
-		return nil, failure.New(failure.Other, "composing the MCP config failed")
+		return nil, failure.New(failure.Unclassified, "composing the MCP config failed")
 	}
 	return append(v, '\n'), nil
 }

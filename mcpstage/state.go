@@ -125,7 +125,7 @@ func readState(path string) (*state, error) {
 func writeState(path string, st *state) error {
 	data, err := json.Marshal(st, jsontext.WithIndent("  "))
 	if err != nil {
-		return failure.Wrap(failure.Other, err, "encoding the staging state")
+		return failure.Wrap(failure.Unclassified, err, "encoding the staging state")
 	}
 	if err := safefile.Write(path, append(data, '\n'), 0o600); err != nil {
 		return failure.Wrap(failure.Setup, err, "writing the staging state")

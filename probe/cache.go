@@ -96,7 +96,7 @@ func (c *catalogCache) Store(binaryPath, build string, models []Model) error {
 	data, err := json.Marshal(cachedCatalog{Format: cacheFormat, BinaryPath: binaryPath, Build: build,
 		FetchedAt: c.now().UTC(), Models: models})
 	if err != nil {
-		return failure.Wrap(failure.Other, err, "encoding the model catalog cache")
+		return failure.Wrap(failure.Unclassified, err, "encoding the model catalog cache")
 	}
 	if err := safefile.Write(c.file(binaryPath, build), data, 0o600); err != nil {
 		return failure.Wrap(failure.Resource, err, "writing the model catalog cache")

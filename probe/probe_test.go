@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/discovery/discoverytest"
 	"github.com/cursorkit/cursorkit/failure"
@@ -44,7 +44,7 @@ func (f *fakeRunner) run(_ context.Context, res discovery.Resolution, args []str
 	if r, ok := f.results[key]; ok {
 		return r
 	}
-	return runResult{exitCode: -1, startErr: failure.New(failure.Other, "unscripted call %s", key)}
+	return runResult{exitCode: -1, startErr: failure.New(failure.Unclassified, "unscripted call %s", key)}
 }
 
 func (f *fakeRunner) Calls() []string {

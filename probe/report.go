@@ -4,7 +4,7 @@ import (
 	"encoding/json/v2"
 	"time"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 )
 

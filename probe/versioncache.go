@@ -137,7 +137,7 @@ func (c *versionCache) store(id fileIdentity, output []byte) error {
 	}
 	data, err := json.Marshal(cachedVersion{Format: versionCacheFormat, File: id, ProbedAt: c.now().UTC(), Output: string(output)})
 	if err != nil {
-		return failure.Wrap(failure.Other, err, "encoding the version cache")
+		return failure.Wrap(failure.Unclassified, err, "encoding the version cache")
 	}
 	if err := safefile.Write(c.file(id.Path), data, 0o600); err != nil {
 		return failure.Wrap(failure.Resource, err, "writing the version cache")

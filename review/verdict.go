@@ -74,19 +74,19 @@ const (
 // non-empty string) and body (a string)); no member repeated, none
 // unknown, valid UTF-8. Text after the object is ignored.
 //
-// A missing or invalid object is a failure.Other error (exit 1) whose
+// A missing or invalid object is a failure.Unclassified error (exit 1) whose
 // message names what is wrong and where ("findings[1].severity"); it
 // quotes at most a short excerpt of one value, never the reply. There is
 // no fallback to prose.
 func ParseVerdict(resultText string) (Verdict, error) {
 	obj, ok := firstObject(resultText)
 	if !ok {
-		return Verdict{}, failure.New(failure.Other,
+		return Verdict{}, failure.New(failure.Unclassified,
 			"the review reply holds no JSON object: the agent must reply with one {verdict, summary, findings} object (the result text was %d bytes)", len(resultText))
 	}
 	v, err := validate(obj)
 	if err != nil {
-		return Verdict{}, failure.New(failure.Other, "the review reply's JSON object is invalid: %s", err.Error())
+		return Verdict{}, failure.New(failure.Unclassified, "the review reply's JSON object is invalid: %s", err.Error())
 	}
 	return v, nil
 }

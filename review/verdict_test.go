@@ -80,7 +80,7 @@ func TestParseVerdict(t *testing.T) {
 			got, err := ParseVerdict(tt.text)
 			if tt.wantErr != "" {
 				require.Error(t, err)
-				assert.Equal(t, failure.Other, failure.KindOf(err))
+				assert.Equal(t, failure.Unclassified, failure.KindOf(err))
 				assert.Equal(t, failure.ExitError, failure.ExitCodeOf(err))
 				assert.Contains(t, err.Error(), tt.wantErr)
 				return
@@ -186,7 +186,7 @@ func FuzzParseVerdict(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		v, err := ParseVerdict(text)
 		if err != nil {
-			require.Equal(t, failure.Other, failure.KindOf(err))
+			require.Equal(t, failure.Unclassified, failure.KindOf(err))
 			require.Less(t, len(err.Error()), 600, "bounded message")
 			require.True(t, utf8.ValidString(err.Error()), "a message is UTF-8")
 			return

@@ -92,7 +92,7 @@ func validateBatchScript(script string) error {
 // /d skips AutoRun commands, /v:off keeps !VAR! unexpanded, and /s /c makes
 // cmd.exe drop exactly the outermost pair of quotes, so the script path
 // stays quoted. argv[0] is the bare name cmd.exe, not a path: the program
-// to start is passed separately (Plan.Program, CreateProcess's
+// to start is passed separately (Command.Program, CreateProcess's
 // lpApplicationName, absolute), and cmd.exe ignores its own argv[0], so the
 // line stays the same on every machine and no path goes through cmd's
 // parser twice. The line is meant to be passed verbatim
@@ -123,20 +123,20 @@ func batchCommandLine(script string, args []string) (string, error) {
 // batchArgvPrefix is what cmd.exe receives before the command it runs.
 var batchArgvPrefix = [...]string{"cmd.exe", "/d", "/v:off", "/s", "/c"}
 
-func buildBatch(script string, args []string, opts Options) (Plan, error) {
+func buildBatch(script string, args []string, opts Options) (Command, error) {
 	line, err := batchCommandLine(script, args)
 	if err != nil {
-		return Plan{}, err
+		return Command{}, err
 	}
 	program, warning, err := cmdExe(opts)
 	if err != nil {
-		return Plan{}, err
+		return Command{}, err
 	}
 	// cmd.exe does not split its command line like the C runtime: after
 	// its switches, everything inside the outer quotes is one command.
 	payload := strings.TrimPrefix(line, `cmd.exe /d /v:off /s /c "`)
 	payload = strings.TrimSuffix(payload, `"`)
-	plan := Plan{
+	plan := Command{
 		Program:     program,
 		Args:        append(batchArgvPrefix[:len(batchArgvPrefix):len(batchArgvPrefix)], payload),
 		CommandLine: line,

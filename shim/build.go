@@ -76,9 +76,9 @@ const (
 // unsupported or missing extension, an unusable script path, SystemRoot or
 // PowerShell host; a *TargetError cause where a file name is at fault).
 // Build never touches the file system beyond opts.Exists.
-func Build(res discovery.Resolution, args []string, opts Options) (Plan, error) {
+func Build(res discovery.Resolution, args []string, opts Options) (Command, error) {
 	if res.Path == "" {
-		return Plan{}, failure.New(failure.Setup, "nothing to launch: the resolution holds no path")
+		return Command{}, failure.New(failure.Setup, "nothing to launch: the resolution holds no path")
 	}
 	goos := opts.GOOS
 	if goos == "" {
@@ -90,20 +90,20 @@ func Build(res discovery.Resolution, args []string, opts Options) (Plan, error) 
 	return buildWindows(res, args, opts)
 }
 
-func buildPOSIX(res discovery.Resolution, args []string) (Plan, error) {
+func buildPOSIX(res discovery.Resolution, args []string) (Command, error) {
 	if !path.IsAbs(res.Path) {
-		return Plan{}, targetErr(NoChar, "the target must be an absolute path")
+		return Command{}, targetErr(NoChar, "the target must be an absolute path")
 	}
 	if strings.IndexByte(res.Path, 0) >= 0 {
-		return Plan{}, targetErr(0, "a path cannot hold NUL")
+		return Command{}, targetErr(0, "a path cannot hold NUL")
 	}
 	for i, a := range args {
 		if strings.IndexByte(a, 0) >= 0 {
-			return Plan{}, argErr(i, 0, "a process argument cannot carry NUL")
+			return Command{}, argErr(i, 0, "a process argument cannot carry NUL")
 		}
 	}
 	argv := append([]string{res.Path}, args...)
-	return Plan{
+	return Command{
 		Program:     res.Path,
 		Args:        argv,
 		CommandLine: shellQuote(argv),
@@ -112,16 +112,16 @@ func buildPOSIX(res discovery.Resolution, args []string) (Plan, error) {
 	}, nil
 }
 
-func buildWindows(res discovery.Resolution, args []string, opts Options) (Plan, error) {
+func buildWindows(res discovery.Resolution, args []string, opts Options) (Command, error) {
 	target, kind, warnings, err := classifyWindows(res.Path)
 	if err != nil {
-		return Plan{}, err
+		return Command{}, err
 	}
 	if res.Kind != "" && res.Kind != kind {
 		warnings = append(warnings, "the resolver classified the target as "+string(res.Kind)+
 			"; its file name makes it "+string(kind)+", which is what runs")
 	}
-	var plan Plan
+	var plan Command
 	switch kind {
 	case discovery.CmdShim:
 		plan, err = buildBatch(target, args, opts)
@@ -131,7 +131,7 @@ func buildWindows(res discovery.Resolution, args []string, opts Options) (Plan, 
 		plan, err = buildNative(target, args)
 	}
 	if err != nil {
-		return Plan{}, err
+		return Command{}, err
 	}
 	plan.Warnings = append(warnings, plan.Warnings...)
 	return plan, nil
@@ -240,16 +240,16 @@ func windowsSafeString(p string) error {
 	return nil
 }
 
-func buildNative(target string, args []string) (Plan, error) {
+func buildNative(target string, args []string) (Command, error) {
 	if err := validateWindowsArgs(args); err != nil {
-		return Plan{}, err
+		return Command{}, err
 	}
 	argv := append([]string{target}, args...)
 	line := composeCommandLine(argv)
 	if err := checkLength(line, maxCommandLine, "CreateProcess"); err != nil {
-		return Plan{}, err
+		return Command{}, err
 	}
-	return Plan{Program: target, Args: argv, CommandLine: line, Kind: discovery.Native, Target: target}, nil
+	return Command{Program: target, Args: argv, CommandLine: line, Kind: discovery.Native, Target: target}, nil
 }
 
 func checkLength(line string, limit int, who string) error {

@@ -54,14 +54,14 @@ func TestBuildGoldenPlans(t *testing.T) {
 		res  discovery.Resolution
 		args []string
 		opts shim.Options
-		want shim.Plan
+		want shim.Command
 	}{
 		{
 			name: "posix direct",
 			res:  discovery.Resolution{Path: "/home/a/.local/bin/cursor-agent", Kind: discovery.POSIX},
 			args: []string{"-p", "--model", model, "it's"},
 			opts: shim.Options{GOOS: "linux"},
-			want: shim.Plan{
+			want: shim.Command{
 				Program:     "/home/a/.local/bin/cursor-agent",
 				Args:        []string{"/home/a/.local/bin/cursor-agent", "-p", "--model", model, "it's"},
 				CommandLine: `/home/a/.local/bin/cursor-agent -p --model 'claude-opus-4-8[context=1m,effort=high]' 'it'\''s'`,
@@ -72,7 +72,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			name: "posix on darwin, no args",
 			res:  discovery.Resolution{Path: "/opt/cursor agent/bin/cursor-agent"},
 			opts: shim.Options{GOOS: "darwin"},
-			want: shim.Plan{
+			want: shim.Command{
 				Program: "/opt/cursor agent/bin/cursor-agent", Args: []string{"/opt/cursor agent/bin/cursor-agent"},
 				CommandLine: `'/opt/cursor agent/bin/cursor-agent'`, Kind: discovery.POSIX, Target: "/opt/cursor agent/bin/cursor-agent",
 			},
@@ -82,7 +82,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			res:  winRes(`C:\Program Files\Cursor\cursor-agent.exe`, discovery.Native),
 			args: []string{"-p", "say \"hi\"", `C:\dir with space\`, "", `a\\"b`},
 			opts: winOpts(),
-			want: shim.Plan{
+			want: shim.Command{
 				Program:     `C:\Program Files\Cursor\cursor-agent.exe`,
 				Args:        []string{`C:\Program Files\Cursor\cursor-agent.exe`, "-p", "say \"hi\"", `C:\dir with space\`, "", `a\\"b`},
 				CommandLine: `"C:\Program Files\Cursor\cursor-agent.exe" -p "say \"hi\"" "C:\dir with space\\" "" a\\\\\"b`,
@@ -93,7 +93,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			name: "native com, upper case, no args",
 			res:  winRes(`C:\Tools\AGENT.COM`, ""),
 			opts: winOpts(),
-			want: shim.Plan{
+			want: shim.Command{
 				Program: `C:\Tools\AGENT.COM`, Args: []string{`C:\Tools\AGENT.COM`}, CommandLine: `C:\Tools\AGENT.COM`,
 				Kind: discovery.Native, Target: `C:\Tools\AGENT.COM`,
 			},
@@ -103,7 +103,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			res:  winRes(npmCmd, discovery.CmdShim),
 			args: []string{"-p", "--model", model, "--output-format", "stream-json", `C:\repo\`},
 			opts: winOpts(),
-			want: shim.Plan{
+			want: shim.Command{
 				Program: `C:\WINDOWS\system32\cmd.exe`,
 				Args: []string{"cmd.exe", "/d", "/v:off", "/s", "/c",
 					`"` + npmCmd + `" -p --model "claude-opus-4-8[context=1m,effort=high]" --output-format stream-json "C:\repo\\"`},
@@ -116,7 +116,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			res:  winRes(x86Cmd, discovery.CmdShim),
 			args: []string{"", "naïve", "a=b", "x;y"},
 			opts: upperComSpec,
-			want: shim.Plan{
+			want: shim.Command{
 				Program:     `C:\Windows\System32\CMD.EXE`,
 				Args:        []string{"cmd.exe", "/d", "/v:off", "/s", "/c", `"` + x86Cmd + `" "" "naïve" "a=b" "x;y"`},
 				CommandLine: `cmd.exe /d /v:off /s /c ""` + x86Cmd + `" "" "naïve" "a=b" "x;y""`,
@@ -128,7 +128,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			res:  winRes(`C:\x\run.BAT. . .`, discovery.Native),
 			args: []string{"a"},
 			opts: winOpts(),
-			want: shim.Plan{
+			want: shim.Command{
 				Program:     `C:\WINDOWS\system32\cmd.exe`,
 				Args:        []string{"cmd.exe", "/d", "/v:off", "/s", "/c", `"C:\x\run.BAT" a`},
 				CommandLine: `cmd.exe /d /v:off /s /c ""C:\x\run.BAT" a"`,
@@ -168,7 +168,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			res:  winRes(`C:\Users\A User\AppData\Roaming\npm\cursor-agent.ps1`, discovery.PowerShell),
 			args: []string{"two words", "x"},
 			opts: winOpts(),
-			want: shim.Plan{
+			want: shim.Command{
 				Program: `C:\WINDOWS\System32\WindowsPowerShell\v1.0\powershell.exe`,
 				Args: []string{`C:\WINDOWS\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoLogo", "-NoProfile", "-NonInteractive",
 					"-ExecutionPolicy", "Bypass", "-File", `C:\Users\A User\AppData\Roaming\npm\cursor-agent.ps1`, "two words", "x"},
@@ -180,7 +180,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			name: "ps1 with PowerShell 7",
 			res:  winRes(`C:\s\a.PS1`, discovery.PowerShell),
 			opts: withPwsh,
-			want: shim.Plan{
+			want: shim.Command{
 				Program: `C:\Program Files\PowerShell\7\pwsh.exe`,
 				Args: []string{`C:\Program Files\PowerShell\7\pwsh.exe`, "-NoLogo", "-NoProfile", "-NonInteractive",
 					"-ExecutionPolicy", "Bypass", "-File", `C:\s\a.PS1`},
@@ -196,7 +196,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			args: []string{"--print", "--output-format", "stream-json", "--stream-partial-output", "--mode", "plan", "--trust",
 				"--model", "claude-4.5[thinking=true]", "--resume", "4f1c-9e"},
 			opts: winOpts(),
-			want: shim.Plan{
+			want: shim.Command{
 				Program: `C:\WINDOWS\System32\WindowsPowerShell\v1.0\powershell.exe`,
 				Args: []string{`C:\WINDOWS\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoLogo", "-NoProfile", "-NonInteractive",
 					"-ExecutionPolicy", "Bypass", "-File", `C:\Users\A User\AppData\Local\cursor-agent\cursor-agent.ps1`,
@@ -211,7 +211,7 @@ func TestBuildGoldenPlans(t *testing.T) {
 			res:  winRes(`C:\s\a.ps1`, discovery.PowerShell),
 			args: []string{"-p", "--force"},
 			opts: configuredHost,
-			want: shim.Plan{
+			want: shim.Command{
 				Program: `D:\Tools\PowerShell 7.5\pwsh.exe`,
 				Args: []string{`D:\Tools\PowerShell 7.5\pwsh.exe`, "-NoLogo", "-NoProfile", "-NonInteractive",
 					"-ExecutionPolicy", "Bypass", "-File", `C:\s\a.ps1`, "-p", "--force"},
@@ -229,8 +229,8 @@ func TestBuildGoldenPlans(t *testing.T) {
 	}
 }
 
-func batchPlan(script, warning string) shim.Plan {
-	return shim.Plan{
+func batchPlan(script, warning string) shim.Command {
+	return shim.Command{
 		Program:     `C:\WINDOWS\System32\cmd.exe`,
 		Args:        []string{"cmd.exe", "/d", "/v:off", "/s", "/c", `"` + script + `"`},
 		CommandLine: `cmd.exe /d /v:off /s /c ""` + script + `""`,
@@ -484,13 +484,13 @@ func TestExplain(t *testing.T) {
 	opts.ComSpec = ""
 
 	ex := shim.Explain(res, []string{"ok"}, opts)
-	require.NotNil(t, ex.Plan)
+	require.NotNil(t, ex.Command)
 	assert.Nil(t, ex.Refusal)
 	assert.Equal(t, res, ex.Resolution)
 	assert.Equal(t, []string{"where.exe disagrees", "ComSpec is not set; using the system cmd.exe instead"}, ex.Warnings)
 
 	ex = shim.Explain(res, []string{"ok", "a&b"}, opts)
-	assert.Nil(t, ex.Plan)
+	assert.Nil(t, ex.Command)
 	require.NotNil(t, ex.Refusal)
 	assert.Equal(t, failure.Input, ex.Refusal.Kind)
 	require.NotNil(t, ex.Refusal.Index)

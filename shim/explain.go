@@ -12,7 +12,7 @@ import (
 // of both.
 type Explanation struct {
 	Resolution discovery.Resolution `json:"resolution"`
-	Plan       *Plan                `json:"plan,omitempty"`
+	Command    *Command             `json:"plan,omitempty"`
 	Refusal    *Refusal             `json:"refusal,omitempty"`
 	Warnings   []string             `json:"warnings"`
 }
@@ -36,7 +36,7 @@ func Explain(res discovery.Resolution, args []string, opts Options) Explanation 
 		ex.Refusal = newRefusal(err)
 		return ex
 	}
-	ex.Plan = &plan
+	ex.Command = &plan
 	ex.Warnings = append(ex.Warnings, plan.Warnings...)
 	return ex
 }

@@ -81,13 +81,13 @@ func isPowerShellDash(r rune) bool {
 	return r == '-' || r == '\u2013' || r == '\u2014' || r == '\u2015'
 }
 
-func buildPowerShell(script string, args []string, opts Options) (Plan, error) {
+func buildPowerShell(script string, args []string, opts Options) (Command, error) {
 	if err := validatePowerShellArgs(args); err != nil {
-		return Plan{}, err
+		return Command{}, err
 	}
 	host, err := powerShellHost(opts)
 	if err != nil {
-		return Plan{}, err
+		return Command{}, err
 	}
 	argv := make([]string, 0, 1+len(powerShellFlags)+1+len(args))
 	argv = append(argv, host)
@@ -96,9 +96,9 @@ func buildPowerShell(script string, args []string, opts Options) (Plan, error) {
 	argv = append(argv, args...)
 	line := composeCommandLine(argv)
 	if err := checkLength(line, maxCommandLine, "CreateProcess"); err != nil {
-		return Plan{}, err
+		return Command{}, err
 	}
-	return Plan{Program: host, Args: argv, CommandLine: line, Kind: discovery.PowerShell, Target: script}, nil
+	return Command{Program: host, Args: argv, CommandLine: line, Kind: discovery.PowerShell, Target: script}, nil
 }
 
 // powerShellHost returns the configured host, else PowerShell 7 from

@@ -32,7 +32,7 @@ const runDeadline = 60 * time.Second
 
 // runPlan starts plan exactly as launch does (Program as the application,
 // CommandLine verbatim) in dir and returns the echo program's arguments.
-func runPlan(t *testing.T, plan shim.Plan, dir string) []string {
+func runPlan(t *testing.T, plan shim.Command, dir string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()

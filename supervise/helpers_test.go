@@ -174,12 +174,12 @@ func startGrandchild(kind, marker string) ([]int, error) {
 }
 
 // selfPlan is a plan that runs this test binary with args.
-func selfPlan(t testing.TB, args ...string) shim.Plan {
+func selfPlan(t testing.TB, args ...string) shim.Command {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	argv := append([]string{exe}, args...)
-	return shim.Plan{Program: exe, Args: argv, CommandLine: composeCommandLine(argv), Kind: nativeKind, Target: exe}
+	return shim.Command{Program: exe, Args: argv, CommandLine: composeCommandLine(argv), Kind: nativeKind, Target: exe}
 }
 
 // readyPIDs collects "ready PID" lines until "all-ready".

@@ -13,7 +13,7 @@ import (
 // launchChild adapts *launch.Process to child.
 type launchChild struct{ p *launch.Process }
 
-func startLaunch(ctx context.Context, plan shim.Plan, opts Options) (child, error) {
+func startLaunch(ctx context.Context, plan shim.Command, opts Options) (child, error) {
 	p, err := launch.Start(ctx, plan, launch.Options{Dir: opts.Dir, Env: opts.Env, Stdin: opts.Stdin})
 	if err != nil {
 		return nil, err

@@ -105,7 +105,7 @@ type Options struct {
 	// read while it runs. It returns nil to go on, ErrFinished when the work
 	// is done, or any other error to stop the whole tree at once and end
 	// the run as Aborted with that error (its failure kind is kept; an
-	// error without one counts as failure.Other). After an error other
+	// error without one counts as failure.Unclassified). After an error other
 	// than ErrFinished, OnLine is not called again (stdout is still drained).
 	OnLine func(line []byte) error
 	// OnDrained, when set, is called (from the same goroutine as OnLine)

@@ -22,7 +22,7 @@ func startSelf(t *testing.T, ctx context.Context, opts Options, mode string, arg
 	s, err := Start(ctx, selfPlan(t, args...), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		s.Abort(failure.New(failure.Other, "test cleanup"))
+		s.Abort(failure.New(failure.Unclassified, "test cleanup"))
 		waitOutcome(t, s)
 	})
 	return s
@@ -97,7 +97,7 @@ func TestProcessOnStarted(t *testing.T) {
 		OnStarted: func(pid int) { started = pid },
 		OnLine: func(l []byte) error {
 			if started == 0 {
-				return failure.New(failure.Other, "a line before OnStarted")
+				return failure.New(failure.Unclassified, "a line before OnStarted")
 			}
 			lines = append(lines, string(l))
 			return nil

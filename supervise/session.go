@@ -111,14 +111,14 @@ type Session struct {
 // nothing is left running; a ctx already done is a cancelled error.
 // Cancelling ctx later stops the tree (graceful, then forced) and ends
 // the run as Cancelled.
-func Start(ctx context.Context, plan shim.Plan, opts Options) (*Session, error) {
+func Start(ctx context.Context, plan shim.Command, opts Options) (*Session, error) {
 	return start(ctx, opts, func() (child, error) { return startLaunch(ctx, plan, opts) })
 }
 
 // Run is Start followed by Wait. A launch failure becomes an Outcome with
 // Ending SpawnFailed and the typed error in Err. The supervision runs on
 // the calling goroutine, so a run costs one goroutine less than Start.
-func Run(ctx context.Context, plan shim.Plan, opts Options) Outcome {
+func Run(ctx context.Context, plan shim.Command, opts Options) Outcome {
 	s, supervise, err := newSession(ctx, opts, func() (child, error) { return startLaunch(ctx, plan, opts) })
 	if err != nil {
 		return NotStarted(err)
@@ -157,8 +157,8 @@ func newSession(ctx context.Context, opts Options, spawn func() (child, error)) 
 	}
 	c, err := spawn()
 	if err != nil {
-		if failure.KindOf(err) == failure.Other {
-			err = failure.Wrap(failure.Other, err, "starting the child")
+		if failure.KindOf(err) == failure.Unclassified {
+			err = failure.Wrap(failure.Unclassified, err, "starting the child")
 		}
 		return nil, nil, err
 	}
@@ -211,8 +211,8 @@ func (s *Session) finish() {
 }
 
 // Abort stops the whole tree at once (no grace) and ends the run as
-// Aborted with err, whose failure kind the Outcome keeps (failure.Other
-// when it has none; a nil err is failure.Other "aborted by the caller").
+// Aborted with err, whose failure kind the Outcome keeps (failure.Unclassified
+// when it has none; a nil err is failure.Unclassified "aborted by the caller").
 // Only the first abort counts, whether it came from here or from OnLine;
 // one after the run ended has no effect. Abort is for another goroutine
 // that must stop a run it started; the line handler returns its error
@@ -433,16 +433,16 @@ func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 }
 
 // abortError is the run's error for an abort with err: err itself when it
-// carries a failure kind, else err wrapped as failure.Other.
+// carries a failure kind, else err wrapped as failure.Unclassified.
 func abortError(err error) error {
 	if err == nil {
-		return failure.New(failure.Other, "aborted by the caller")
+		return failure.New(failure.Unclassified, "aborted by the caller")
 	}
 	var fe *failure.Error
 	if errors.As(err, &fe) && fe.Kind.Valid() {
 		return err
 	}
-	return failure.Wrap(failure.Other, err, "aborted")
+	return failure.Wrap(failure.Unclassified, err, "aborted")
 }
 
 // deadline returns the earliest active deadline (nanoseconds since start)

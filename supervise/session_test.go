@@ -177,7 +177,7 @@ func TestSessionAbortKillsAtOnce(t *testing.T) {
 	f := newFake()
 	s := startFake(t, context.Background(), f, Options{StopGrace: time.Hour})
 	s.Abort(failure.New(failure.Policy, "tool shell is not allowed in read-only mode"))
-	s.Abort(failure.New(failure.Other, "second abort is ignored"))
+	s.Abort(failure.New(failure.Unclassified, "second abort is ignored"))
 	o := waitOutcome(t, s)
 	assert.Equal(t, Aborted, o.Ending)
 	assert.Equal(t, failure.Policy, failure.KindOf(o.Err))
@@ -304,7 +304,7 @@ func TestStartRefusals(t *testing.T) {
 	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
 
 	_, err = start(context.Background(), Options{}, func() (child, error) { return nil, errors.New("boom") })
-	assert.Equal(t, failure.Other, failure.KindOf(err))
+	assert.Equal(t, failure.Unclassified, failure.KindOf(err))
 
 	missing := failure.New(failure.MissingCLI, "program not found")
 	o := NotStarted(missing)
@@ -390,7 +390,7 @@ func TestSessionLineHandlerContract(t *testing.T) {
 		{name: "ErrFinished starts the exit grace", onFirst: ErrFinished, ending: Exited, kind: "", finished: true, calls: 3},
 		{name: "a wrapped ErrFinished counts", onFirst: fmt.Errorf("result seen: %w", ErrFinished), ending: Exited, finished: true, calls: 3},
 		{name: "a failure aborts with its kind", onFirst: policy, ending: Aborted, kind: failure.Policy, calls: 1},
-		{name: "a plain error aborts as other", onFirst: errors.New("handler gave up"), ending: Aborted, kind: failure.Other, calls: 1},
+		{name: "a plain error aborts as other", onFirst: errors.New("handler gave up"), ending: Aborted, kind: failure.Unclassified, calls: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -435,7 +435,7 @@ func TestSessionAbortNil(t *testing.T) {
 	s.Abort(nil)
 	o := waitOutcome(t, s)
 	assert.Equal(t, Aborted, o.Ending)
-	assert.Equal(t, failure.Other, failure.KindOf(o.Err))
+	assert.Equal(t, failure.Unclassified, failure.KindOf(o.Err))
 }
 
 // TestSessionLineModes: the three line modes over the same stream.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/task"
@@ -24,7 +24,7 @@ func BenchmarkTaskOverhead(b *testing.B) {
 	f := newFixture(b)
 	opts := f.options()
 	spec := f.spec(jobs.ModeConsult, "benchmark prompt")
-	turn := cursor.Turn{Prompt: spec.Prompt, Mode: cursor.ModeAsk, Sandboxed: true}
+	req := cursor.Turn{Prompt: spec.Prompt, Mode: cursor.ModeAsk, Sandboxed: true}
 	// The plain turn gets a private home made once, so both agents read
 	// the same profile; what differs is the task's own work.
 	home := filepath.Join(testkit.TempDir(b), "home")
@@ -39,7 +39,7 @@ func BenchmarkTaskOverhead(b *testing.B) {
 			start := time.Now()
 			plain := opts.Turn
 			plain.Dir, plain.Env = f.workspace, plainEnv
-			if _, err := cursor.Run(ctx, f.bin, turn, plain); err != nil {
+			if _, err := cursor.Run(ctx, f.bin, req, plain); err != nil {
 				b.Fatal(err)
 			}
 			runs = append(runs, ms(time.Since(start)))

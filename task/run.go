@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cursorkit/cursorkit/agent"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/jobs"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // The task's supervision defaults (docs/contract.md, "Tasks and reviews").
@@ -73,7 +73,7 @@ type Options struct {
 	Env []string
 	// Turn carries the deadlines, graces and event callbacks (start from
 	// Defaults; Dir and Env are the task's own and are ignored).
-	Turn agent.Options
+	Turn turn.Options
 	// Check, when set, reads the result text of a turn that ended done:
 	// a non-nil error fails the job with it (a review's verdict that does
 	// not validate); the value is kept as jobs.Record.Review.
@@ -104,8 +104,8 @@ type Options struct {
 // Defaults returns the task's supervision: first line 30 s, inactivity
 // 120 s, total 540 s, exit grace 15 s after the result, then a polite stop
 // and the tree killed 5 s later.
-func Defaults() agent.Options {
-	return agent.Options{
+func Defaults() turn.Options {
+	return turn.Options{
 		FirstLineTimeout: DefaultFirstLineTimeout,
 		IdleTimeout:      DefaultIdleTimeout,
 		TotalTimeout:     DefaultTotalTimeout,
@@ -136,10 +136,10 @@ const (
 // turn did, cancellation included: saving uses no context. When even the
 // final save fails twice, the record returned carries a WarnRecordNotSaved
 // warning.
-func Run(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*jobs.Record, agent.Outcome, error) {
+func Run(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*jobs.Record, turn.Outcome, error) {
 	rec, err := Prepare(ctx, store, spec, opts)
 	if err != nil {
-		return nil, agent.Outcome{}, err
+		return nil, turn.Outcome{}, err
 	}
 	return Execute(ctx, store, rec, spec.Prompt, spec.Binary, opts)
 }
@@ -158,8 +158,8 @@ func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*j
 	if err != nil {
 		return nil, err
 	}
-	turn := cursor.Turn{Prompt: spec.Prompt, Mode: cmode, Model: spec.ResolvedModel, Sandboxed: true, PartialOutput: spec.PartialOutput}
-	if _, err := cursor.Args(turn); err != nil {
+	req := cursor.Turn{Prompt: spec.Prompt, Mode: cmode, Model: spec.ResolvedModel, Sandboxed: true, PartialOutput: spec.PartialOutput}
+	if _, err := cursor.Args(req); err != nil {
 		return nil, err
 	}
 	env := opts.Env
@@ -253,15 +253,15 @@ func resume(rec, p *jobs.Record) error {
 // binary, as a detached worker runs it; a build that is gone by then fails
 // the call with the record still unfinished. Its events go to
 // opts.Turn.OnEvent and, when opts.Output is set, to that output file.
-func Execute(ctx context.Context, store jobs.Store, rec *jobs.Record, prompt string, bin cursor.Binary, opts Options) (*jobs.Record, agent.Outcome, error) {
+func Execute(ctx context.Context, store jobs.Store, rec *jobs.Record, prompt string, bin cursor.Binary, opts Options) (*jobs.Record, turn.Outcome, error) {
 	now := clock(opts)
 	cmode, _, err := modes(rec.Mode)
 	if err != nil {
-		return rec, agent.Outcome{}, err
+		return rec, turn.Outcome{}, err
 	}
 	if bin.Resolution.Path == "" {
 		if bin, err = recordedBinary(ctx, rec); err != nil {
-			return rec, agent.Outcome{}, err
+			return rec, turn.Outcome{}, err
 		}
 	}
 	env := opts.Env
@@ -271,13 +271,13 @@ func Execute(ctx context.Context, store jobs.Store, rec *jobs.Record, prompt str
 	if rec.State == jobs.StateStarting {
 		rec.State, rec.UpdatedAt = jobs.StateRunning, now()
 		if err := store.Save(rec); err != nil {
-			return rec, agent.Outcome{}, err
+			return rec, turn.Outcome{}, err
 		}
 	}
 	if opts.OnStart != nil {
 		opts.OnStart(rec)
 	}
-	turn := cursor.Turn{Prompt: prompt, Mode: cmode, Model: rec.ResolvedModel, Resume: rec.ResumedSession, Sandboxed: true}
+	req := cursor.Turn{Prompt: prompt, Mode: cmode, Model: rec.ResolvedModel, Resume: rec.ResumedSession, Sandboxed: true}
 	topts := opts.Turn
 	topts.Dir = rec.Workspace
 	topts.Env = cursor.PrivateEnv(env, rec.HomeDir)
@@ -310,14 +310,14 @@ func Execute(ctx context.Context, store jobs.Store, rec *jobs.Record, prompt str
 			}
 		}
 	}
-	o, err := cursor.Run(ctx, bin, turn, topts)
+	o, err := cursor.Run(ctx, bin, req, topts)
 	tee.flush()
 	if err == nil && opts.Check != nil {
 		var v jsontext.Value
 		if v, err = opts.Check(tee.resultText); err == nil {
 			rec.Review = v
 		} else {
-			o.Status, o.Kind, o.Message = agent.StatusError, failure.KindOf(err), err.Error()
+			o.Status, o.Kind, o.Message = turn.StatusError, failure.KindOf(err), err.Error()
 		}
 	}
 	if opts.Output != nil {
@@ -421,7 +421,7 @@ func within(root, path string) bool {
 }
 
 // finish puts a turn's outcome into its record.
-func finish(rec *jobs.Record, o agent.Outcome, err error, at time.Time) {
+func finish(rec *jobs.Record, o turn.Outcome, err error, at time.Time) {
 	if o.SessionID != "" {
 		rec.SessionID = o.SessionID
 	}

@@ -15,8 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/agent"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
@@ -24,6 +23,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/task"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 func TestMain(m *testing.M) {
@@ -89,7 +89,7 @@ func TestConsultTask(t *testing.T) {
 	rec, o, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, prompt), opts)
 	require.NoError(t, err)
 	assert.True(t, seenRunning)
-	assert.Equal(t, agent.StatusDone, o.Status)
+	assert.Equal(t, turn.StatusDone, o.Status)
 	assert.NotEmpty(t, text.String())
 
 	assert.Equal(t, jobs.StateDone, rec.State)
@@ -206,7 +206,7 @@ func TestCancelledTaskIsRecordedAndLeavesNothing(t *testing.T) {
 	}
 	rec, o, err := task.Run(ctx, f.store, f.spec(jobs.ModeConsult, "go"), opts)
 	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
-	assert.Equal(t, agent.StatusCancelled, o.Status)
+	assert.Equal(t, turn.StatusCancelled, o.Status)
 	require.NotNil(t, rec)
 	assert.Equal(t, jobs.StateCancelled, rec.State)
 	saved, err := f.store.Load(f.workspace, rec.ID)
@@ -218,12 +218,12 @@ func TestCancelledTaskIsRecordedAndLeavesNothing(t *testing.T) {
 func TestCheckFailsADoneTurn(t *testing.T) {
 	f := newFixture(t)
 	opts := f.options()
-	opts.Check = func(string) (jsontext.Value, error) { return nil, failure.New(failure.Other, "no verdict") }
+	opts.Check = func(string) (jsontext.Value, error) { return nil, failure.New(failure.Unclassified, "no verdict") }
 	spec := f.spec(jobs.ModeConsult, "review")
 	spec.Role = jobs.RoleReview
 	rec, o, err := task.Run(context.Background(), f.store, spec, opts)
-	assert.Equal(t, failure.Other, failure.KindOf(err))
-	assert.Equal(t, agent.StatusError, o.Status)
+	assert.Equal(t, failure.Unclassified, failure.KindOf(err))
+	assert.Equal(t, turn.StatusError, o.Status)
 	assert.Equal(t, jobs.StateError, rec.State)
 	assert.Equal(t, "review", rec.Semantic())
 	assert.Empty(t, rec.Review)
@@ -448,7 +448,7 @@ func TestTaskSupervision(t *testing.T) {
 		opts.Turn.ExitGrace = 200 * time.Millisecond
 		rec, o, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeConsult, "go"), opts)
 		require.NoError(t, err)
-		assert.Equal(t, agent.StatusDone, o.Status)
+		assert.Equal(t, turn.StatusDone, o.Status)
 		assert.Equal(t, jobs.StateDone, rec.State)
 		assert.True(t, slices.ContainsFunc(rec.Warnings, func(w event.Warning) bool { return w.Code == event.WarnLateClose }), "%v", rec.Warnings)
 		f.watch.RequireGone(10 * time.Second)

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 const agentsUsage = "agents [--json]"
@@ -126,7 +126,7 @@ func (a *app) inspectAgent(ctx context.Context, ag agents.Agent, timeout time.Du
 		return r
 	}
 	r.Found, r.Path, r.Kind, r.Source = true, res.Path, string(res.Kind), string(res.Source)
-	if args, err := ag.Args(agents.Turn{Mode: agent.ModePlan}); err == nil {
+	if args, err := ag.Args(agents.Turn{Mode: turn.ModePlan}); err == nil {
 		if plan, err := shim.Build(res, args, shim.OptionsFromOS()); err == nil {
 			r.Launch = &launchReport{Program: plan.Program, Args: plan.Args, CommandLine: plan.CommandLine}
 		} else {

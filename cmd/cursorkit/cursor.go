@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/jsonobj"
@@ -107,7 +107,7 @@ func runStatus(ctx context.Context, a *app, args []string) int {
 	if *asJSON {
 		merged, merr := jsonobj.Merge(report, auth)
 		if merr != nil {
-			return a.fail(true, failure.Wrap(failure.Other, merr, "encoding the status"))
+			return a.fail(true, failure.Wrap(failure.Unclassified, merr, "encoding the status"))
 		}
 		if err != nil {
 			return a.failWith(true, err, "status", merged)

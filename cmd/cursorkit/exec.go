@@ -98,7 +98,7 @@ func runExec(ctx context.Context, a *app, args []string) int {
 	if f.dryRun {
 		a.writeJSON(struct {
 			Resolution discovery.Resolution `json:"resolution"`
-			Plan       shim.Plan            `json:"plan"`
+			Plan       shim.Command         `json:"plan"`
 		}{res, plan})
 		return failure.ExitOK
 	}
@@ -144,7 +144,7 @@ func runExec(ctx context.Context, a *app, args []string) int {
 }
 
 // execPlan resolves target and plans its launch with args.
-func execPlan(ctx context.Context, target string, args []string) (discovery.Resolution, shim.Plan, error) {
+func execPlan(ctx context.Context, target string, args []string) (discovery.Resolution, shim.Command, error) {
 	env := discovery.EnvFromOS()
 	res, err := discovery.Resolve(ctx, discovery.Candidate{Value: target, Source: discovery.SourceOverride}, env, discovery.OSFS())
 	if err != nil {
@@ -156,7 +156,7 @@ func execPlan(ctx context.Context, target string, args []string) (discovery.Reso
 				err = failure.Wrap(failure.Setup, err, "found but cannot run")
 			}
 		}
-		return res, shim.Plan{}, err
+		return res, shim.Command{}, err
 	}
 	plan, err := shim.Build(res, args, shim.OptionsFromOS())
 	return res, plan, err

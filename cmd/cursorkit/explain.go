@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/shim"
@@ -21,7 +21,7 @@ const shimUsage = "shim explain [--json] [TARGET] [-- ARG...]"
 // said (Windows; "unavailable" elsewhere).
 type explainReport struct {
 	Resolution discovery.Resolution  `json:"resolution"`
-	Plan       *shim.Plan            `json:"plan"`
+	Plan       *shim.Command         `json:"plan"`
 	Refusal    *shim.Refusal         `json:"refusal,omitempty"`
 	Where      discovery.WhereResult `json:"where"`
 	Warnings   []string              `json:"warnings"`
@@ -69,7 +69,7 @@ func (a *app) explain(ctx context.Context, target string, args []string) (explai
 		return rep, err
 	}
 	ex := shim.Explain(res, args, shim.OptionsFromOS())
-	rep.Plan, rep.Refusal, rep.Warnings = ex.Plan, ex.Refusal, ex.Warnings
+	rep.Plan, rep.Refusal, rep.Warnings = ex.Command, ex.Refusal, ex.Warnings
 	if d := rep.Where.Disagreement(res); d != "" {
 		rep.Warnings = append(rep.Warnings, d)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
@@ -25,8 +25,8 @@ func TestShimExplainPowerShellTurn(t *testing.T) {
 		{Mode: cursor.ModeAsk, Model: "gpt-5"},
 		{Mode: cursor.ModeWrite, PartialOutput: true, Model: "claude-4.5[thinking=true]", Resume: "4f1c-9e"},
 	}
-	for _, turn := range turns {
-		args, err := cursor.Args(turn)
+	for _, req := range turns {
+		args, err := cursor.Args(req)
 		require.NoError(t, err)
 		code, stdout, stderr := runCLI(t, map[string]string{}, "",
 			append([]string{"--settings", settings, "shim", "explain", "--json", script, "--"}, args...)...)

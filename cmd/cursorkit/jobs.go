@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/task"

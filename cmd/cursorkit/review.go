@@ -69,7 +69,7 @@ func checkVerdict(text string) (jsontext.Value, error) {
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
-		return nil, failure.Wrap(failure.Other, err, "encoding the verdict")
+		return nil, failure.Wrap(failure.Unclassified, err, "encoding the verdict")
 	}
 	return data, nil
 }

@@ -11,13 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cursorkit/cursorkit/agent"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/mcpstage"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/supervise"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 const runUsage = "run [flags] [--] [PROMPT]"
@@ -250,7 +250,7 @@ func newTurnWriter(asJSON bool, stdout, stderr io.Writer, stop context.CancelCau
 // endless burst, handed over in pieces this size.
 const maxBatch = 64
 
-// event is agent.Options.OnEvent: it collects, and hands over a full batch.
+// event is turn.Options.OnEvent: it collects, and hands over a full batch.
 func (w *turnWriter) event(e event.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -269,7 +269,7 @@ func (w *turnWriter) warning(warn event.Warning) {
 	w.handOver()
 }
 
-// drained is agent.Options.OnDrained: the burst is over, hand it over.
+// drained is turn.Options.OnDrained: the burst is over, hand it over.
 func (w *turnWriter) drained() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -354,7 +354,7 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 		}
 		entry = &e
 	}
-	report, turn, err := a.planTurn(ctx, f, prompt)
+	report, req, err := a.planTurn(ctx, f, prompt)
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
@@ -376,9 +376,9 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 		debug.SetGCPercent(150)
 	}
 	started := time.Now()
-	var o agent.Outcome
+	var o turn.Outcome
 	if entry == nil {
-		o, err = cursor.Run(ctx, report.Binary, turn, opts)
+		o, err = cursor.Run(ctx, report.Binary, req, opts)
 	} else {
 		// The MCP server is staged last, when nothing else can refuse the
 		// turn before it starts; only then is its key approved
@@ -386,9 +386,9 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 		// agent's tree is gone, whatever ended the turn (a stop signal
 		// included).
 		var ran bool
-		o, ran, err = a.runStaged(ctx, f.cwd, *entry, turn, w, func(ctx context.Context, turn cursor.Turn) (agent.Outcome, error) {
+		o, ran, err = a.runStaged(ctx, f.cwd, *entry, req, w, func(ctx context.Context, req cursor.Turn) (turn.Outcome, error) {
 			started = time.Now()
-			return cursor.Run(ctx, report.Binary, turn, opts)
+			return cursor.Run(ctx, report.Binary, req, opts)
 		})
 		if !ran {
 			w.close()
@@ -408,7 +408,7 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 	return failure.ExitCodeOf(err)
 }
 
-func printFooter(w io.Writer, o agent.Outcome, took time.Duration, verdict error) {
+func printFooter(w io.Writer, o turn.Outcome, took time.Duration, verdict error) {
 	status := o.Status
 	if verdict != nil {
 		status = fmt.Sprintf("%s (%s): %s", o.Status, failure.KindOf(verdict), verdict.Error())

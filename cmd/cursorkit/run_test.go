@@ -166,19 +166,19 @@ func TestRunPromptOnlyOnStdinAndResume(t *testing.T) {
 
 	records, err := agentsim.ReadRecords(record)
 	require.NoError(t, err)
-	var turn *agentsim.Record
+	var req *agentsim.Record
 	for i := range records {
 		if strings.Contains(strings.Join(records[i].Args, " "), "--print") {
-			turn = &records[i]
+			req = &records[i]
 		}
 	}
-	require.NotNil(t, turn, "the turn was recorded")
-	assert.Equal(t, prompt, turn.Stdin)
-	assert.NotContains(t, strings.Join(turn.Args, "\x00"), "secret-prompt")
-	assert.NotContains(t, strings.Join(turn.Env, "\x00"), "secret-prompt")
-	assert.Contains(t, turn.Args, "--resume")
-	assert.Contains(t, turn.Args, "--trust")
-	assert.NotContains(t, turn.Args, "--force", "read-only by default")
+	require.NotNil(t, req, "the turn was recorded")
+	assert.Equal(t, prompt, req.Stdin)
+	assert.NotContains(t, strings.Join(req.Args, "\x00"), "secret-prompt")
+	assert.NotContains(t, strings.Join(req.Env, "\x00"), "secret-prompt")
+	assert.Contains(t, req.Args, "--resume")
+	assert.Contains(t, req.Args, "--trust")
+	assert.NotContains(t, req.Args, "--force", "read-only by default")
 }
 
 func TestRunModesAndModel(t *testing.T) {

@@ -13,14 +13,14 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/agents"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/internal/safefile"
 	"github.com/cursorkit/cursorkit/probe"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // cursorOnlyFlags are the run flags only the Cursor CLI has a meaning for.
@@ -73,9 +73,9 @@ func (a *app) runAgentTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p
 		if f.mode != "" {
 			return fail(failure.New(failure.Input, "--write and --mode %s exclude each other", f.mode))
 		}
-		mode = agent.ModeWrite
+		mode = turn.ModeWrite
 	}
-	turn := agents.Turn{Prompt: prompt, Mode: mode, Resume: f.resume, Tools: splitTools(f.allowTools)}
+	req := agents.Turn{Prompt: prompt, Mode: mode, Resume: f.resume, Tools: splitTools(f.allowTools)}
 
 	// The primary: cursor through its probe (as `run` does), the others
 	// found by discovery; their --version is `cursorkit agents`' (a turn
@@ -87,10 +87,10 @@ func (a *app) runAgentTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p
 		if err != nil {
 			return fail(err)
 		}
-		res, configured, turn.Model = report.Binary.Resolution, report.Binary.Configured, ct.Model
+		res, configured, req.Model = report.Binary.Resolution, report.Binary.Configured, ct.Model
 	} else {
-		turn.Model = f.model
-		if _, err := ag.Args(turn); err != nil {
+		req.Model = f.model
+		if _, err := ag.Args(req); err != nil {
 			return fail(err)
 		}
 		if res, err = ag.Find(ctx, "", a.getenv, discovery.EnvFromOS(), discovery.OSFS()); err != nil {
@@ -102,7 +102,7 @@ func (a *app) runAgentTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	w := newTurnWriter(f.asJSON, a.stdout, a.stderr, stop)
-	supervision := func(defaults agent.Options) agent.Options {
+	supervision := func(defaults turn.Options) turn.Options {
 		opts := defaults
 		if fs.Changed("first-line-timeout") {
 			opts.FirstLineTimeout = f.firstLine
@@ -119,13 +119,13 @@ func (a *app) runAgentTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p
 		opts.OnEvent, opts.OnDrained = w.event, w.drained
 		return opts
 	}
-	primary := agents.NewSession(ag, res, configured, turn, supervision(ag.TurnDefaults()))
+	primary := agents.NewSession(ag, res, configured, req, supervision(ag.TurnDefaults()))
 	var conv fallback.Conversation = primary
 	if f.fallback != "" {
 		cfg := fallback.Config{
 			Purpose:      "run",
 			Primary:      primary,
-			PrimaryID:    fallback.Identity{Agent: ag.Name, Provider: ag.Provider, Model: turn.Model},
+			PrimaryID:    fallback.Identity{Agent: ag.Name, Provider: ag.Provider, Model: req.Model},
 			FallbackID:   fallback.Identity{Agent: cursor.Name, Provider: cursor.Provider},
 			Transcript:   history,
 			OnEvent:      w.event,
@@ -176,10 +176,10 @@ func parseFallback(v string) (model string, err error) {
 	}
 	name, model, hasModel := strings.Cut(v, ":")
 	if name != cursor.Name {
-		return "", failure.New(failure.Input, "--fallback %s: the fallback is cursor or cursor:MODEL", agent.Quote(v, 64))
+		return "", failure.New(failure.Input, "--fallback %s: the fallback is cursor or cursor:MODEL", turn.Quote(v, 64))
 	}
 	if hasModel {
-		if err := agent.CheckValue("--fallback model", model); err != nil {
+		if err := turn.CheckValue("--fallback model", model); err != nil {
 			return "", err
 		}
 	}
@@ -189,7 +189,7 @@ func parseFallback(v string) (model string, err error) {
 // planFallback probes Cursor and resolves the fallback's model: the
 // fallback turn (mode kept, no tools: tool names are each agent's own)
 // and the binary, or why Cursor cannot be the fallback.
-func (a *app) planFallback(ctx context.Context, mode agent.Mode, model string) (agents.Turn, discovery.Resolution, bool, error) {
+func (a *app) planFallback(ctx context.Context, mode turn.Mode, model string) (agents.Turn, discovery.Resolution, bool, error) {
 	t := agents.Turn{Mode: mode}
 	cfg, err := a.probeConfig()
 	if err != nil {
@@ -236,7 +236,7 @@ func readTranscript(path string) ([]fallback.Message, error) {
 }
 
 // writeOutcome writes the outcome line of `run --json`.
-func (a *app) writeOutcome(w *turnWriter, o agent.Outcome) {
+func (a *app) writeOutcome(w *turnWriter, o turn.Outcome) {
 	if err := json.MarshalEncode(w.events.Encoder(), o); err != nil {
 		fmt.Fprintf(a.stderr, "cursorkit: writing the outcome: %v\n", err)
 	}

@@ -72,10 +72,10 @@ func eventsOfType(events []map[string]any, typ string) []map[string]any {
 	return out
 }
 
-const codexUnauthorized = "../../codex/testdata/unauthorized.jsonl"
+const codexUnauthorized = "../../agents/codex/testdata/unauthorized.jsonl"
 
 func TestRunAnotherAgent(t *testing.T) {
-	f := newAgentFixture(t, "codex", "../../codex/testdata/success.jsonl", "0", "", true)
+	f := newAgentFixture(t, "codex", "../../agents/codex/testdata/success.jsonl", "0", "", true)
 	const prompt = "secret-prompt-91c2: list the files"
 	code, stdout, stderr := runCLI(t, nil, prompt, "--settings", f.settings, "run", "--agent", "codex", "--mode", "ask", "--json", "-")
 	require.Equal(t, 0, code, stderr)
@@ -147,8 +147,8 @@ func TestFallbackToCursor(t *testing.T) {
 	}{
 		{name: "an auth failure hands the prompt to cursor", stream: codexUnauthorized, exit: "1", engaged: true},
 		{name: "with the transcript on the swapped prompt", stream: codexUnauthorized, exit: "1", transcript: true, engaged: true, transferred: true},
-		{name: "a usage limit is retryable too", stream: "../../codex/testdata/failed.jsonl", exit: "1", engaged: true},
-		{name: "a policy failure is not", stream: "../../codex/testdata/disallowed.jsonl", exit: "0", code: failure.ExitPolicy},
+		{name: "a usage limit is retryable too", stream: "../../agents/codex/testdata/failed.jsonl", exit: "1", engaged: true},
+		{name: "a policy failure is not", stream: "../../agents/codex/testdata/disallowed.jsonl", exit: "0", code: failure.ExitPolicy},
 		{name: "no cursor: the fallback is dropped with a warning", stream: codexUnauthorized, exit: "1", noCursor: true, code: failure.ExitAuth},
 	}
 	for _, tt := range tests {

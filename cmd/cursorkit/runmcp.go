@@ -5,11 +5,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cursorkit/cursorkit/agent"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/mcpstage"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // envMCPHeartbeat sets how often a turn's lease is renewed (a Go
@@ -36,8 +36,8 @@ func readMCPServer(path string) (mcpstage.Entry, error) {
 // events on w from then on, and all of them are in the outcome. started is
 // false when the agent never started (a refused stage): err is then the
 // run's failure, the error object alone, so no warning is rendered.
-func (a *app) runStaged(ctx context.Context, dir string, entry mcpstage.Entry, turn cursor.Turn, w *turnWriter,
-	play func(context.Context, cursor.Turn) (agent.Outcome, error)) (o agent.Outcome, started bool, err error) {
+func (a *app) runStaged(ctx context.Context, dir string, entry mcpstage.Entry, req cursor.Turn, w *turnWriter,
+	play func(context.Context, cursor.Turn) (turn.Outcome, error)) (o turn.Outcome, started bool, err error) {
 	var playing atomic.Bool // the OnWarning of the heartbeat's goroutine reads it
 	opts := mcpstage.RunOptions{
 		HeartbeatEvery: a.mcpHeartbeatEvery(),
@@ -48,13 +48,13 @@ func (a *app) runStaged(ctx context.Context, dir string, entry mcpstage.Entry, t
 		},
 	}
 	warns, err := mcpstage.Run(ctx, dir, entry, opts, func(ctx context.Context, lease mcpstage.Lease) error {
-		turn.MCPServers = []string{lease.Key}
-		if _, err := cursor.Args(turn); err != nil {
+		req.MCPServers = []string{lease.Key}
+		if _, err := cursor.Args(req); err != nil {
 			return err
 		}
 		playing.Store(true)
 		var err error
-		o, err = play(ctx, turn)
+		o, err = play(ctx, req)
 		return err
 	})
 	if !playing.Load() {

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cursorkit/cursorkit/agent"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/task"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 const taskUsage = "task [--write] [--model ID] [--effort E] [--cwd DIR] [--timeout D] [--resume SESSION|--resume-last|--fresh] [--background] [--json] [--] [PROMPT]"
@@ -238,7 +238,7 @@ func oneLine(s string) string {
 
 // writeJobOutcome writes run's outcome line with the job record (and a
 // review's verdict) added as its last members.
-func writeJobOutcome(enc *jsontext.Encoder, o agent.Outcome, rec *jobs.Record) error {
+func writeJobOutcome(enc *jsontext.Encoder, o turn.Outcome, rec *jobs.Record) error {
 	// The outcome's warnings are the job's: those made before the turn
 	// (hooks, a cut diff) and the turn's own, as the record has them.
 	o.Warnings = rec.Warnings

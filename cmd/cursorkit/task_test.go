@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
@@ -276,8 +276,8 @@ func TestReviewCommand(t *testing.T) {
 	}{
 		{scenario: agentsim.ScenarioReviewJSON, code: 0, verdict: "request_changes"},
 		{scenario: agentsim.ScenarioReviewProseJSON, code: 0, verdict: "approve"},
-		{scenario: agentsim.ScenarioReviewInvalidJSON, code: failure.ExitCode(failure.Other)},
-		{scenario: agentsim.ScenarioReviewNoJSON, code: failure.ExitCode(failure.Other)},
+		{scenario: agentsim.ScenarioReviewInvalidJSON, code: failure.ExitCode(failure.Unclassified)},
+		{scenario: agentsim.ScenarioReviewNoJSON, code: failure.ExitCode(failure.Unclassified)},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			flags, env, _, _ := jobEnv(t, tc.scenario)

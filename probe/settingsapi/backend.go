@@ -3,7 +3,7 @@ package settingsapi
 import (
 	"context"
 
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/internal/jsonobj"
 	"github.com/cursorkit/cursorkit/probe"

@@ -353,7 +353,7 @@ func (h *Handler) save(path string) error {
 	h.saveMu.Lock()
 	defer h.saveMu.Unlock()
 	if err := h.store.setBinaryPath(path); err != nil {
-		if failure.KindOf(err) == failure.Other {
+		if failure.KindOf(err) == failure.Unclassified {
 			return failure.Wrap(failure.Setup, err, "saving the settings file")
 		}
 		return err
@@ -449,7 +449,7 @@ func statusFor(err error) int {
 		return http.StatusGatewayTimeout
 	case failure.Cancelled:
 		return http.StatusServiceUnavailable
-	case failure.Other, failure.Resource:
+	case failure.Unclassified, failure.Resource:
 		return http.StatusInternalServerError
 	}
 	return http.StatusBadGateway

@@ -497,7 +497,7 @@ func TestStoreAndProberErrors(t *testing.T) {
 		want                     int
 		kind                     failure.Kind
 	}{
-		{"read settings", "GET", "/v1/cursor-cli/settings", "", 500, failure.Other},
+		{"read settings", "GET", "/v1/cursor-cli/settings", "", 500, failure.Unclassified},
 		{"save settings", "PUT", "/v1/cursor-cli/settings", pathBody("/ok/agent"), 500, failure.Setup},
 		{"clear settings", "PUT", "/v1/cursor-cli/settings", `{"binaryPath":null}`, 500, failure.Setup},
 		{"status", "GET", "/v1/cursor-cli/status", "", 502, failure.MissingCLI},

@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/cursorkit/cursorkit/agent"
-	"github.com/cursorkit/cursorkit/cursor"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // Prompt is what every simulated turn receives on stdin.
@@ -65,7 +65,7 @@ func Run(ctx context.Context, bin cursor.Binary, env []string, w *event.Writer, 
 		return lines, err
 	case encErr != nil:
 		return lines, fmt.Errorf("encoding an event: %w", encErr)
-	case o.Status != agent.StatusDone:
+	case o.Status != turn.StatusDone:
 		return lines, fmt.Errorf("the turn ended %s", o.Status)
 	case events == 0:
 		return lines, errors.New("the turn emitted nothing")
