@@ -6,9 +6,9 @@ import (
 	"github.com/cursorkit/cursorkit/agents/claude"
 	"github.com/cursorkit/cursorkit/agents/codex"
 	"github.com/cursorkit/cursorkit/agents/cursor"
+	"github.com/cursorkit/cursorkit/agents/gemini"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/agents/gemini"
 	"github.com/cursorkit/cursorkit/turn"
 )
 

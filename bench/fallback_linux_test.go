@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/agents"
-	"github.com/cursorkit/cursorkit/bench/internal/turns"
 	"github.com/cursorkit/cursorkit/agents/codex"
 	"github.com/cursorkit/cursorkit/agents/cursor"
+	"github.com/cursorkit/cursorkit/bench/internal/turns"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"

@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/bench/internal/turns"
 	"github.com/cursorkit/cursorkit/agents/cursor"
+	"github.com/cursorkit/cursorkit/bench/internal/turns"
 )
 
 // tools are the binaries a benchmark runs, built from this module.

@@ -17,8 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/bench/internal/turns"
 	"github.com/cursorkit/cursorkit/agents/cursor"
+	"github.com/cursorkit/cursorkit/bench/internal/turns"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/shim"

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/agents/gemini"
+	"github.com/cursorkit/cursorkit/failure"
 )
 
 func TestParseVersion(t *testing.T) {
