@@ -34,7 +34,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func TestCatalogCacheRoundTripAndExpiry(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
-	c := &catalogCache{Dir: filepath.Join(testkit.TempDir(t), "nested", "models"), Now: clock.Now}
+	c := &catalogCache{cacheFiles{Dir: filepath.Join(testkit.TempDir(t), "nested", "models"), Now: clock.Now}}
 	models := []Model{{ID: "gpt-5", Label: "GPT-5", Current: true}, {ID: "auto", Label: "Auto", Default: true}}
 
 	_, _, ok := c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
@@ -67,12 +67,10 @@ func TestCatalogCacheRoundTripAndExpiry(t *testing.T) {
 	_, _, ok = c.Load("/bin/cursor-agent", "2026.10.15-abc1234")
 	assert.False(t, ok, "a file dated in the future is not trusted")
 
-	require.NoError(t, c.Remove("/bin/cursor-agent", "2026.10.15-abc1234"))
-	require.NoError(t, c.Remove("/bin/cursor-agent", "2026.10.15-abc1234"), "removing twice is fine")
 }
 
 func TestCatalogCacheCorruptFileIgnoredAndRewritten(t *testing.T) {
-	c := &catalogCache{Dir: testkit.TempDir(t), TTL: time.Minute}
+	c := &catalogCache{cacheFiles{Dir: testkit.TempDir(t)}}
 	file := c.file("/bin/cursor-agent", "b")
 	for _, corrupt := range []string{"", "{", "null", `{"format":1,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z"}`,
 		`{"format":99,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-01-01T00:00:00Z","models":[]}`} {

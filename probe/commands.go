@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/cursorkit/cursorkit/agents/cursor"
@@ -11,14 +12,11 @@ import (
 	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
-// Err returns the failure an auth verdict means for a caller, or nil when
-// authenticated. A verdict with a cause (Auth.Cause) gets that cause's
-// failure and fix (cursor.Cause.Err): failure.Auth for keychain_locked,
-// failure.Setup for ide_missing, failure.Network, failure.Quota or
-// failure.RateLimited for an unknown state the agent's words explain;
-// unauthenticated is failure.Auth with the reason and the fix (log in);
-// failure.Timeout or failure.Process when the status command gave no
-// answer.
+// Err returns the failure an auth verdict means for a caller, nil when
+// authenticated: a verdict with a cause (Auth.Cause) gets that cause's
+// failure and fix (cursor.Cause.Err); unauthenticated is failure.Auth with
+// the reason and the fix (log in); failure.Timeout or failure.Process when
+// the status command gave no answer.
 func (a Auth) Err() error {
 	var err *failure.Error
 	switch a.State {
@@ -63,14 +61,13 @@ func Status(ctx context.Context, cfg Config, report Report) (Auth, error) {
 	if r.cancelled || ctx.Err() != nil {
 		return Auth{State: AuthUnknown, Reason: reasonStatusStartFailed, Detail: "cancelled"}, ctxFailure(ctx.Err(), "status")
 	}
-	var a Auth
+	a := Auth{State: AuthUnknown, Reason: reasonStatusStartFailed}
 	switch {
-	case r.timedOut:
-		_, detail := classify(r, "status", timeout)
-		a = Auth{State: AuthUnknown, Reason: reasonStatusTimeout, Detail: detail}
-	case r.refused != nil || r.startErr != nil:
-		_, detail := classify(r, "status", timeout)
-		a = Auth{State: AuthUnknown, Reason: reasonStatusStartFailed, Detail: detail}
+	case r.timedOut || r.refused != nil || r.startErr != nil:
+		if r.timedOut {
+			a.Reason = reasonStatusTimeout
+		}
+		_, a.Detail = classify(r, "status", timeout)
 	default:
 		exit := r.exitCode
 		if r.signal != 0 && exit == 0 {
@@ -81,19 +78,18 @@ func Status(ctx context.Context, cfg Config, report Report) (Auth, error) {
 	return a, a.Err()
 }
 
-// Models returns the model catalog of the binary report's probe chose:
-// from cfg's catalog cache when a fresh entry exists for that binary path
-// and build and refresh is false, otherwise by running `models` (never
-// --list-models) bounded by cfg.ModelsTimeout (5 s by default) and caching
+// Models returns the model catalog of the binary report's probe chose
+// (docs/contract.md, "Models"): from cfg's catalog cache when a fresh
+// entry exists for that binary path and build and refresh is false,
+// otherwise by running `models` bounded by cfg.ModelsTimeout and caching
 // the result. An explicit empty account is an empty catalog, not an error.
 //
 // Errors: failure.MissingCLI without an available binary; a blocked
 // binary's cause (Report.Blocked), without running it again;
 // failure.Timeout; for a failed run, or output without model lines, whose
-// words cursor.Diagnose explains, that cause's failure as in Auth.Err
-// (keychain, IDE, network, limits, not logged in); failure.Process for
-// another non-zero exit; failure.Protocol when the output holds no model
-// line and no known empty state but other text.
+// words cursor.Diagnose explains, that cause's failure; failure.Process
+// for another non-zero exit; failure.Protocol when the output holds no
+// model line and no known empty state but other text.
 func Models(ctx context.Context, cfg Config, report Report, refresh bool) (ModelsReport, error) {
 	mr := ModelsReport{Models: []Model{}, Diagnostics: []string{}}
 	if !report.Available {
@@ -171,5 +167,35 @@ func (c Config) catalogCache() (*catalogCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &catalogCache{Dir: filepath.Join(dir, "models"), Now: c.now}, nil
+	return &catalogCache{cacheFiles{Dir: filepath.Join(dir, "models"), Now: c.now}}, nil
+}
+
+// Inspection is everything `cursorkit doctor` needs from this package: the
+// probe, then the auth status and the model catalog of the binary it chose.
+// Auth.Err() is the status verdict.
+type Inspection struct {
+	Probe    Report
+	ProbeErr error
+	// Auth and Models are zero (and ModelsErr nil) when the probe found no
+	// available binary.
+	Auth      Auth
+	Models    ModelsReport
+	ModelsErr error
+}
+
+// Inspect runs Probe and then, when a binary is available, Status and
+// Models on it concurrently (they are independent once the binary is
+// chosen), so its wall time is the probe plus the slower of the two. An old
+// build (ProbeErr of kind setup) is still inspected.
+func Inspect(ctx context.Context, cfg Config, refresh bool) Inspection {
+	var in Inspection
+	in.Probe, in.ProbeErr = Probe(ctx, cfg)
+	if !in.Probe.Available {
+		return in
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { in.Auth, _ = Status(ctx, cfg, in.Probe) })
+	wg.Go(func() { in.Models, in.ModelsErr = Models(ctx, cfg, in.Probe, refresh) })
+	wg.Wait()
+	return in
 }

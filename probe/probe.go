@@ -137,31 +137,21 @@ func (c Config) cacheDir() (string, error) {
 	return filepath.Join(dir, "cursorkit"), nil
 }
 
-// Probe finds the effective Cursor CLI: it tries each candidate of
-// cursor.Candidates (the override, CURSOR_AGENT_BIN, cursor-agent, then
-// cursor on PATH) in that order, running its --version under its own bound
-// (cfg.VersionTimeout, 3 s by default; on timeout the whole process tree is
-// killed), and the first that exits 0 is effective. With
+// Probe finds the effective Cursor CLI (docs/contract.md, "Probes"): it
+// tries each candidate of cursor.Candidates in order, running its
+// --version under its own bound (cfg.VersionTimeout; on timeout the whole
+// process tree is killed), and the first that exits 0 is effective. With
 // cfg.ReuseVersion, a candidate whose file is unchanged since a successful
 // probe takes its recorded answer instead of running (its candidate detail
-// says so).
-//
-// A configured override that fails while a later candidate succeeds leaves
-// cursorkit usable: the later candidate is effective,
-// UsingConfiguredBinaryPath is false and the override's failure is the
-// first diagnostic.
-//
+// says so). A configured override that fails while a later candidate
+// succeeds leaves cursorkit usable; its failure is the first diagnostic.
 // A candidate whose --version prints a failure cursor.Diagnose knows
-// instead of its version (the macOS keychain is locked, `cursor` without
-// a Cursor IDE, a network failure) exists and ran: it is blocked. The
-// later candidates are still tried; when none exits 0, the first blocked
-// one is effective, Report.Available is true, Report.Blocked names the
-// cause and the error is that cause's (failure.Auth for the keychain,
-// failure.Setup for the IDE, failure.Network...).
+// instead of its version is blocked: later candidates are still tried, and
+// when none exits 0 the first blocked one is effective (Report.Blocked).
 //
 // The Report is always filled in. The error is failure.MissingCLI when
 // every candidate failed and none was blocked (its detail names each
-// candidate and why, the override first), a blocked binary's cause,
+// candidate and why), a blocked binary's cause (Auth.Err),
 // failure.Setup when the effective build is older than the tested
 // interval (Report.Available stays true), and failure.Cancelled or
 // failure.Timeout when ctx ended first. A newer build or an unparseable
@@ -178,11 +168,11 @@ func Probe(ctx context.Context, cfg Config) (Report, error) {
 func ProbeExact(ctx context.Context, path string, cfg Config) (Report, error) {
 	cfg.ReuseVersion = false
 	cfg.Override = strings.TrimSpace(path)
-	cands := cursor.Candidates(cfg.Override, nil)
-	if strings.TrimSpace(path) == "" || len(cands) == 0 || cands[0].Source != discovery.SourceOverride {
+	if cfg.Override == "" {
 		return emptyReport(), failure.New(failure.Input, "no binary path given")
 	}
-	return probeCandidates(ctx, cfg, cands[:1])
+	// The override comes first among the candidates, and alone here.
+	return probeCandidates(ctx, cfg, cursor.Candidates(cfg.Override, nil)[:1])
 }
 
 func emptyReport() Report {
@@ -203,6 +193,15 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 		}
 		configured = configured || cand.Source != discovery.SourcePath
 		result := CandidateResult{Candidate: detail.Bound(cand.Value), Source: cand.Source}
+		// done records the candidate's outcome; a failure's goes to the
+		// diagnostics if another candidate works.
+		done := func(outcome, why string) {
+			result.Outcome, result.Detail = outcome, why
+			report.Candidates = append(report.Candidates, result)
+			if outcome != outcomeOK {
+				failures = append(failures, describeFailure(result))
+			}
+		}
 		err := cursor.CheckCandidate(cand, env.GOOS)
 		var res discovery.Resolution
 		if err == nil {
@@ -212,9 +211,7 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 			if ctx.Err() != nil {
 				return report, ctxFailure(ctx.Err(), "probe")
 			}
-			result.Outcome, result.Detail = classifyResolveErr(err)
-			report.Candidates = append(report.Candidates, result)
-			failures = append(failures, describeFailure(result))
+			done(classifyResolveErr(err))
 			continue
 		}
 		result.Path = res.Path
@@ -222,11 +219,8 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 		id, identified := identifyFor(versions, fsys, res)
 		if identified {
 			if out, probedAt, ok := versions.load(id); ok {
-				result.Outcome = outcomeOK
-				result.Detail = fmt.Sprintf("version from cache (probed %s; file unchanged)", probedAt.UTC().Format(time.RFC3339))
-				report.Candidates = append(report.Candidates, result)
-				report.Diagnostics = append(report.Diagnostics, failures...)
-				report.Diagnostics = append(report.Diagnostics, result.Detail)
+				done(outcomeOK, fmt.Sprintf("version from cache (probed %s; file unchanged)", probedAt.UTC().Format(time.RFC3339)))
+				report.Diagnostics = append(append(report.Diagnostics, failures...), result.Detail)
 				return effective(report, bin, []byte(out), cfg.interval())
 			}
 		}
@@ -236,24 +230,18 @@ func probeCandidates(ctx context.Context, cfg Config, cands []discovery.Candidat
 		}
 		if cause := versionCause(r); cause != cursor.CauseNone {
 			// It exists and ran; a later candidate may still work.
-			result.Outcome = outcomeBlocked
 			_, why := classify(r, "--version", timeout)
-			result.Detail = detail.Bound(string(cause) + ": " + why)
-			report.Candidates = append(report.Candidates, result)
-			failures = append(failures, describeFailure(result))
+			done(outcomeBlocked, detail.Bound(string(cause)+": "+why))
 			if first == nil {
 				first = &blockedBinary{bin: bin, cause: cause, said: agentMessage(r.stdout, []byte(r.stderr))}
 			}
 			continue
 		}
 		if !r.ok() {
-			result.Outcome, result.Detail = classify(r, "--version", timeout)
-			report.Candidates = append(report.Candidates, result)
-			failures = append(failures, describeFailure(result))
+			done(classify(r, "--version", timeout))
 			continue
 		}
-		result.Outcome = outcomeOK
-		report.Candidates = append(report.Candidates, result)
+		done(outcomeOK, "")
 		report.Diagnostics = append(report.Diagnostics, failures...)
 		if identified {
 			report.Diagnostics = append(report.Diagnostics, rememberVersion(versions, fsys, res, id, r)...)
@@ -311,12 +299,8 @@ func versionCause(r runResult) cursor.Cause {
 // b.cause (and no later candidate worked): it is available, its version
 // unknown, and the error is the cause's, as Status would report it.
 func blocked(report Report, b blockedBinary) (Report, error) {
-	report.Available = true
-	report.Binary = b.bin
+	report = chosen(report, b.bin)
 	report.Blocked, report.BlockedDetail = b.cause, b.said
-	for _, w := range b.bin.Resolution.Warnings {
-		report.Diagnostics = append(report.Diagnostics, detail.Bound(w))
-	}
 	return report, authFor(b.cause, b.said).Err()
 }
 
@@ -330,7 +314,7 @@ func (c Config) versionCache() *versionCache {
 	if err != nil {
 		return nil
 	}
-	return &versionCache{Dir: filepath.Join(dir, "version"), Now: c.now}
+	return &versionCache{cacheFiles{Dir: filepath.Join(dir, "version"), Now: c.now}}
 }
 
 // identifyFor returns the identity of res's file when there is a version
@@ -346,15 +330,10 @@ func identifyFor(versions *versionCache, fsys discovery.FS, res discovery.Resolu
 // effective fills report in for the binary whose --version printed stdout
 // (now, or when the version cache recorded it).
 func effective(report Report, bin cursor.Binary, stdout []byte, iv cursor.Interval) (Report, error) {
-	res := bin.Resolution
 	v := cursor.ParseVersion(string(stdout))
-	report.Available = true
+	report = chosen(report, bin)
 	report.Version = v.Raw
 	report.Tested = cursor.Judge(v, iv)
-	report.Binary = bin
-	for _, w := range res.Warnings {
-		report.Diagnostics = append(report.Diagnostics, detail.Bound(w))
-	}
 	tested := fmt.Sprintf("[%s, %s)", iv.From.Format("2006.01.02"), iv.Until.Format("2006.01.02"))
 	switch report.Tested {
 	case cursor.TestedOlder:
@@ -369,6 +348,17 @@ func effective(report Report, bin cursor.Binary, stdout []byte, iv cursor.Interv
 			detail.Bound(fmt.Sprintf("version %q is not a Cursor build identifier; the build could not be judged", v.Raw)))
 	}
 	return report, nil
+}
+
+// chosen fills report in for bin, the effective binary: available, with
+// its resolution's warnings.
+func chosen(report Report, bin cursor.Binary) Report {
+	report.Available = true
+	report.Binary = bin
+	for _, w := range bin.Resolution.Warnings {
+		report.Diagnostics = append(report.Diagnostics, detail.Bound(w))
+	}
+	return report
 }
 
 // describeFailure is a candidate's diagnostic line.

@@ -22,11 +22,8 @@ const (
 )
 
 // CandidateResult is the verdict on one candidate's --version probe.
-// Outcome is ok, not-found (ENOENT: no such file, or nothing launchable on
-// PATH), permission-denied (EACCES), timeout (its tree was killed),
-// exit-nonzero (or died of a signal), refused (the value or its launch
-// plan was refused before anything ran), blocked (it ran and printed a
-// failure cursor.Diagnose knows, instead of a version) or error.
+// Outcome is ok, not-found, permission-denied, timeout, exit-nonzero,
+// refused, blocked or error (docs/contract.md, "Probes").
 type CandidateResult struct {
 	// Candidate is the value tried: a configured path or a bare name.
 	Candidate string           `json:"candidate"`
@@ -40,14 +37,10 @@ type CandidateResult struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Report is the result of a --version probe. It is filled in also when
-// Probe returns an error. A binary whose --version printed a failure that
-// cursor.Diagnose knows (the keychain is locked, the Cursor IDE is
-// missing, the network failed) exists and ran: it is Available and
-// Blocked names the cause. It marshals as `cursorkit probe --json`
-// (docs/contract.md): available, binaryPath, binaryName, kind, source,
-// usingConfiguredBinaryPath (the effective binary is the configured
-// override itself), version, tested, candidates and diagnostics.
+// Report is the result of a --version probe, filled in also when Probe
+// returns an error. It marshals as `cursorkit probe --json`
+// (docs/contract.md, "JSON shapes"); usingConfiguredBinaryPath is true
+// when the effective binary is the configured override itself.
 type Report struct {
 	// Available reports that a candidate's --version succeeded, or that
 	// none did but one was blocked (Blocked). It stays true for a build
@@ -92,15 +85,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Candidates                []CandidateResult `json:"candidates"`
 		Diagnostics               []string          `json:"diagnostics"`
 	}{r.Available, res.Path, res.Name, res.Kind, res.Source, res.Path != "" && res.Source == discovery.SourceOverride,
-		r.Version, r.Tested, orEmpty(r.Candidates), orEmpty(r.Diagnostics)})
-}
-
-// orEmpty makes a nil slice marshal as [].
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+		r.Version, r.Tested, r.Candidates, r.Diagnostics})
 }
 
 // Answer sources (ModelsReport.Source, and the version cache).

@@ -16,9 +16,8 @@ var knownEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh",
 // maxListedVariants bounds the ids an error lists.
 const maxListedVariants = 12
 
-// ResolveModel resolves a model request against the catalog, as
-// docs/contract.md ("Models") states
-// "Probes" describes:
+// ResolveModel resolves a model request against the catalog
+// (docs/contract.md, "Models"):
 //   - a value containing "[" (a parameterised id) passes through unchanged;
 //   - "auto" and "default" are refused: Auto routes to a model no event
 //     reports;

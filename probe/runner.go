@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/supervise"
 )
 
 // runner runs one Cursor CLI command on a resolved binary under a bound.
@@ -21,30 +24,79 @@ type runner interface {
 
 // runResult is what one bounded run produced.
 type runResult struct {
-	// stdout is what the child printed, at most the runner's cap.
-	stdout []byte
-	// truncated reports that stdout went past the cap.
-	truncated bool
-	// stderr is a bounded tail.
-	stderr string
-	// exitCode is the child's exit code, -1 when it never ran to an end.
-	exitCode int
-	// signal is the POSIX signal that ended it, 0 when none.
-	signal int
-	// timedOut reports that the bound fired and the tree was killed.
-	timedOut bool
-	// cancelled reports that ctx ended first.
-	cancelled bool
-	// refused is a plan refusal: nothing was started.
-	refused error
-	// startErr is a start failure: nothing runs.
-	startErr error
-	took     time.Duration
+	stdout    []byte // what the child printed, at most the runner's cap
+	truncated bool   // stdout went past the cap
+	stderr    string // a bounded tail
+	exitCode  int    // -1 when it never ran to an end
+	signal    int    // the POSIX signal that ended it, 0 when none
+	timedOut  bool   // the bound fired and the tree was killed
+	cancelled bool   // ctx ended first
+	refused   error  // a plan refusal: nothing was started
+	startErr  error  // a start failure: nothing runs
 }
 
 // ok reports a run that exited 0 by itself.
 func (r runResult) ok() bool {
 	return r.refused == nil && r.startErr == nil && !r.timedOut && !r.cancelled && r.exitCode == 0 && r.signal == 0
+}
+
+// Output bounds of a probe command.
+const (
+	maxProbeStdout     = 1 << 20
+	maxProbeLine       = 64 << 10
+	maxProbeStderrTail = 4 << 10
+)
+
+// supervisedRunner plans a command with shim and runs it under supervise:
+// a total deadline, no stop grace (a probe is killed with its whole tree at
+// once), no drain grace (a leftover holding the pipes after the command
+// exited is killed as soon as what they hold is read), stdout kept up to
+// maxProbeStdout in lines of at most maxProbeLine bytes, and a bounded
+// stderr tail.
+type supervisedRunner struct {
+	shim shim.Options
+	env  []string
+}
+
+func (s supervisedRunner) run(ctx context.Context, res discovery.Resolution, args []string, timeout time.Duration) runResult {
+	plan, err := shim.Build(res, args, s.shim)
+	if err != nil {
+		return runResult{refused: err, exitCode: -1}
+	}
+	var out bytes.Buffer
+	truncated := false
+	o := supervise.Run(ctx, plan, supervise.Options{
+		Env:             s.env,
+		TotalTimeout:    timeout,
+		MaxLineBytes:    maxProbeLine,
+		StderrTailBytes: maxProbeStderrTail,
+		Lines:           supervise.KeepEndings,
+		OnLine: func(line []byte) error {
+			if out.Len()+len(line) > maxProbeStdout {
+				truncated = true
+				return nil
+			}
+			out.Write(line)
+			return nil
+		},
+		OnOversizedLine: func(int64) { truncated = true },
+	})
+	r := runResult{
+		stdout:    out.Bytes(),
+		truncated: truncated,
+		stderr:    o.StderrTail,
+		exitCode:  o.ExitCode,
+		signal:    o.Signal,
+	}
+	switch o.Ending {
+	case supervise.SpawnFailed:
+		r.startErr = o.Err
+	case supervise.Cancelled:
+		r.cancelled = true
+	case supervise.TotalTimeout, supervise.FirstLineTimeout, supervise.IdleTimeout:
+		r.timedOut = true
+	}
+	return r
 }
 
 // classify turns a failed run into a candidate outcome and a bounded

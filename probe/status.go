@@ -58,24 +58,34 @@ type Auth struct {
 	UserInfo       json.RawMessage `json:"userInfo,omitempty"`
 }
 
-// authFor is the verdict for a cause the agent's words name (message):
-// the keychain and IDE states, unauthenticated for a missing login, and
-// unknown for a network failure or a limit (the question could not be
-// asked), each with the cause as its reason.
+// causeAuth is the verdict for a cause the agent's words name.
+type causeAuth struct {
+	cause  cursor.Cause
+	state  AuthState
+	reason string
+}
+
+// causeAuths are the verdicts of the causes: the keychain and IDE states,
+// unauthenticated for a missing login, and unknown for a network failure
+// or a limit (the question could not be asked), each with the cause as
+// its reason.
+func causeAuths() []causeAuth {
+	return []causeAuth{
+		{cursor.CauseKeychainLocked, AuthKeychainLocked, reasonKeychainLocked},
+		{cursor.CauseIDEMissing, AuthIDEMissing, reasonIDEMissing},
+		{cursor.CauseNotLoggedIn, AuthUnauthenticated, reasonNotLoggedIn},
+		{cursor.CauseNetwork, AuthUnknown, reasonNetwork},
+		{cursor.CauseQuota, AuthUnknown, reasonQuota},
+		{cursor.CauseRateLimited, AuthUnknown, reasonRateLimited},
+	}
+}
+
+// authFor is the verdict for a cause the agent's words (message) name.
 func authFor(c cursor.Cause, message string) Auth {
-	switch c {
-	case cursor.CauseKeychainLocked:
-		return Auth{State: AuthKeychainLocked, Reason: reasonKeychainLocked, Detail: message}
-	case cursor.CauseIDEMissing:
-		return Auth{State: AuthIDEMissing, Reason: reasonIDEMissing, Detail: message}
-	case cursor.CauseNotLoggedIn:
-		return Auth{State: AuthUnauthenticated, Reason: reasonNotLoggedIn, Detail: message}
-	case cursor.CauseNetwork:
-		return Auth{State: AuthUnknown, Reason: reasonNetwork, Detail: message}
-	case cursor.CauseQuota:
-		return Auth{State: AuthUnknown, Reason: reasonQuota, Detail: message}
-	case cursor.CauseRateLimited:
-		return Auth{State: AuthUnknown, Reason: reasonRateLimited, Detail: message}
+	for _, e := range causeAuths() {
+		if e.cause == c {
+			return Auth{State: e.state, Reason: e.reason, Detail: message}
+		}
 	}
 	return Auth{State: AuthUnknown, Reason: reasonStatusStartFailed, Detail: message}
 }
@@ -86,21 +96,9 @@ func authFor(c cursor.Cause, message string) Auth {
 // for an authenticated verdict and for a status command that gave no
 // answer (timeout, not started).
 func (a Auth) Cause() cursor.Cause {
-	switch a.State {
-	case AuthKeychainLocked:
-		return cursor.CauseKeychainLocked
-	case AuthIDEMissing:
-		return cursor.CauseIDEMissing
-	case AuthUnauthenticated:
-		return cursor.CauseNotLoggedIn
-	case AuthUnknown:
-		switch a.Reason {
-		case reasonNetwork:
-			return cursor.CauseNetwork
-		case reasonQuota:
-			return cursor.CauseQuota
-		case reasonRateLimited:
-			return cursor.CauseRateLimited
+	for _, e := range causeAuths() {
+		if e.state == a.State && (a.State != AuthUnknown || e.reason == a.Reason) {
+			return e.cause
 		}
 	}
 	return cursor.CauseNone

@@ -199,7 +199,7 @@ func TestVersionCacheUnusedUnlessConfigured(t *testing.T) {
 }
 
 func TestVersionCacheEntryIsForOneFile(t *testing.T) {
-	c := &versionCache{Dir: testkit.TempDir(t)}
+	c := &versionCache{cacheFiles{Dir: testkit.TempDir(t)}}
 	id := fileIdentity{Path: "/bin/cursor-agent", Links: []string{"/bin/cursor-agent", "/opt/v1/cursor-agent"},
 		Size: 10, ModTime: 1, Dev: 2, Ino: 3}
 	require.NoError(t, c.store(id, []byte(agentsim.DefaultVersion+"\n")))
@@ -238,7 +238,7 @@ func FuzzVersionCacheLoad(f *testing.F) {
 	dir := testkit.TempDir(f)
 	id := fileIdentity{Path: "/a", Size: 1, ModTime: 2}
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	c := &versionCache{Dir: dir, Now: func() time.Time { return now }}
+	c := &versionCache{cacheFiles{Dir: dir, Now: func() time.Time { return now }}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		require.NoError(t, os.WriteFile(c.file(id.Path), data, 0o600))
 		out, at, ok := c.load(id)

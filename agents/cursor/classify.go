@@ -1,16 +1,9 @@
 package cursor
 
 import (
-	"strings"
-
-	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/internal/phrases"
 )
-
-// maxAgentMessage bounds the agent's own error text carried in a failure.
-const maxAgentMessage = 500
 
 // Cause is what a Cursor CLI message names as the reason a command failed
 // (docs/contract.md, "Agent messages"). Diagnose finds it; every place that
@@ -42,9 +35,8 @@ const (
 var causePhrases = [...]phrases.Entry[Cause]{
 	{Value: CauseKeychainLocked, Phrases: []string{"keychain is locked"}},
 	{Value: CauseIDEMissing, Phrases: []string{"no cursor ide installation found"}},
-	// No exact text is documented (docs/notes/research.md, "Cursor CLI: the
-	// task profile"):
-	// these are the stable cores any wording of the failure keeps.
+	// No exact text is documented (docs/notes/research.md): these are the
+	// stable cores any wording of the failure keeps.
 	{Value: CauseSandbox, Phrases: []string{
 		"sandbox unavailable", "sandbox is unavailable", "sandbox not available", "sandbox is not available",
 		"failed to create sandbox", "failed to create the sandbox", "could not create sandbox",
@@ -75,107 +67,70 @@ var causePhrases = [...]phrases.Entry[Cause]{
 }
 
 // Diagnose returns the cause an agent's message names, CauseNone when it
-// names none. Matching ignores case and terminal escape sequences and
-// looks for each cause's stable core ("keychain is locked", "no cursor ide
-// installation found", ENOTFOUND, ECONNREFUSED, a certificate error, "407
-// Proxy Authentication Required", "usage limit", "rate limit", "not logged
-// in", "sandbox unavailable"...), so rewordings around it do not matter. A text naming several
-// causes gets the one of highest precedence (see the Cause constants).
+// names none. Matching ignores case and terminal escape sequences and looks
+// for each cause's stable core (causePhrases), so rewordings around it do
+// not matter. A text naming several causes gets the one of highest
+// precedence (see the Cause constants).
 func Diagnose(text string) Cause {
 	return phrases.First(text, causePhrases[:], CauseNone)
 }
 
+// about returns c's failure kind, what it means for people and what to do
+// about it: failure.Unclassified and "" for CauseNone. The network's fix
+// speaks of the connection, DNS and proxies, never of logging in.
+func (c Cause) about() (kind failure.Kind, summary, fix string) {
+	switch c {
+	case CauseKeychainLocked:
+		return failure.Auth, "the macOS login keychain is locked", "run `security unlock-keychain` and try again"
+	case CauseIDEMissing:
+		return failure.Setup, "this Cursor CLI needs a Cursor IDE installation",
+			"install cursor-agent and use it (point cursorCliBinaryPath or CURSOR_AGENT_BIN at it), or install the Cursor IDE"
+	case CauseSandbox:
+		return failure.Sandbox, "the Cursor CLI cannot create its sandbox, and a sandboxed run never runs without it",
+			"on Linux enable Landlock (ABI v3) and unprivileged user namespaces (kernel.unprivileged_userns_clone, AppArmor's userns restriction); see cursor.com/docs/agent/tools/terminal"
+	case CauseNetwork:
+		return failure.Network, "the Cursor CLI could not reach Cursor's servers (a DNS, connection, TLS or proxy failure)",
+			"check this machine's network connection and DNS, and its proxy settings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and any firewall or TLS-inspecting proxy between it and Cursor's servers"
+	case CauseQuota:
+		return failure.Quota, "the account's usage limit is reached", "wait until the usage limit resets, or switch to a model or plan with usage left"
+	case CauseRateLimited:
+		return failure.RateLimited, "Cursor is rate limiting this account", "wait a little and try again"
+	case CauseNotLoggedIn:
+		return failure.Auth, "not logged in to Cursor", "log in: cursor-agent login (or set CURSOR_API_KEY for the agent)"
+	}
+	return failure.Unclassified, "", ""
+}
+
 // Kind returns the failure kind of c: failure.Unclassified for CauseNone.
 func (c Cause) Kind() failure.Kind {
-	switch c {
-	case CauseKeychainLocked, CauseNotLoggedIn:
-		return failure.Auth
-	case CauseIDEMissing:
-		return failure.Setup
-	case CauseSandbox:
-		return failure.Sandbox
-	case CauseNetwork:
-		return failure.Network
-	case CauseQuota:
-		return failure.Quota
-	case CauseRateLimited:
-		return failure.RateLimited
-	}
-	return failure.Unclassified
+	kind, _, _ := c.about()
+	return kind
 }
 
 // Summary says what c means for people, "" for CauseNone.
 func (c Cause) Summary() string {
-	switch c {
-	case CauseKeychainLocked:
-		return "the macOS login keychain is locked"
-	case CauseIDEMissing:
-		return "this Cursor CLI needs a Cursor IDE installation"
-	case CauseSandbox:
-		return "the Cursor CLI cannot create its sandbox, and a sandboxed run never runs without it"
-	case CauseNetwork:
-		return "the Cursor CLI could not reach Cursor's servers (a DNS, connection, TLS or proxy failure)"
-	case CauseQuota:
-		return "the account's usage limit is reached"
-	case CauseRateLimited:
-		return "Cursor is rate limiting this account"
-	case CauseNotLoggedIn:
-		return "not logged in to Cursor"
-	}
-	return ""
+	_, summary, _ := c.about()
+	return summary
 }
 
-// Fix says what to do about c, "" for CauseNone. The network's fix speaks
-// of the connection, DNS and proxies, never of logging in.
+// Fix says what to do about c, "" for CauseNone.
 func (c Cause) Fix() string {
-	switch c {
-	case CauseKeychainLocked:
-		return "run `security unlock-keychain` and try again"
-	case CauseIDEMissing:
-		return "install cursor-agent and use it (point cursorCliBinaryPath or CURSOR_AGENT_BIN at it), or install the Cursor IDE"
-	case CauseSandbox:
-		return "on Linux enable Landlock (ABI v3) and unprivileged user namespaces (kernel.unprivileged_userns_clone, AppArmor's userns restriction); see cursor.com/docs/agent/tools/terminal"
-	case CauseNetwork:
-		return "check this machine's network connection and DNS, and its proxy settings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) and any firewall or TLS-inspecting proxy between it and Cursor's servers"
-	case CauseQuota:
-		return "wait until the usage limit resets, or switch to a model or plan with usage left"
-	case CauseRateLimited:
-		return "wait a little and try again"
-	case CauseNotLoggedIn:
-		return "log in: cursor-agent login (or set CURSOR_API_KEY for the agent)"
-	}
-	return ""
+	_, _, fix := c.about()
+	return fix
 }
 
 // Err returns the failure c means: its kind, its summary and fix as the
 // message, and said (the agent's bounded words) as the detail. It returns
 // nil for CauseNone.
 func (c Cause) Err(said string) *failure.Error {
+	kind, summary, fix := c.about()
 	if c == CauseNone {
 		return nil
 	}
-	return &failure.Error{Kind: c.Kind(), Message: c.Summary() + ": " + c.Fix(), Detail: said}
+	return &failure.Error{Kind: kind, Message: summary + ": " + fix, Detail: said}
 }
 
 // ClassifyMessage returns the failure kind an agent's error text
 // indicates: Diagnose(text).Kind(). The Decoder reads result texts and
 // stderr tails with it.
 func ClassifyMessage(text string) failure.Kind { return Diagnose(text).Kind() }
-
-// failed reports whether r reports a failed turn: is_error true or
-// subtype "error".
-func failed(r *event.Result) bool { return r.IsError || r.Subtype == "error" }
-
-// resultFailure is the failure an error result reports: the agent's own
-// message, bounded, with the kind its text indicates.
-func resultFailure(r *event.Result) error {
-	msg := strings.TrimSpace(r.Text)
-	if msg == "" {
-		msg = "(no message)"
-	}
-	return &failure.Error{
-		Kind:    ClassifyMessage(r.Text),
-		Message: "cursor-agent reported an error",
-		Detail:  detail.Cut(msg, maxAgentMessage),
-	}
-}

@@ -10,82 +10,11 @@ import (
 )
 
 // This file holds the wire types a line of Cursor's stream-json is read
-// into with encoding/json/v2 (turn.Stream.Unmarshal): its type and
-// subtype first (turn.Stream.Head), then, for a type the decoder knows,
-// that type's own struct, which holds only the members the type uses,
-// each of the kind Cursor sends (null reads as absent). So a member an
-// event type does not use may hold anything, and an event of a type no
-// decoder knows passes whole.
-//
-// A member given twice is its last value, as Node's JSON.parse reads it
-// (Cursor is a Node program): json/v2 merges a second object into the
-// first, so each wire type an object decodes into starts afresh.
-
-// eventKind is what a line is, by its type (and, for system, subtype).
-type eventKind int
-
-const (
-	kindUnknown eventKind = iota // any other type, or a system event other than init
-	kindInit
-	kindUser
-	kindThinking
-	kindAssistant
-	kindToolCall
-	kindResult
-)
-
-func kindOf(typ, subtype string) eventKind {
-	switch typ {
-	case "system":
-		if subtype == "init" {
-			return kindInit
-		}
-	case "user":
-		return kindUser
-	case "thinking":
-		return kindThinking
-	case "assistant":
-		return kindAssistant
-	case "tool_call":
-		return kindToolCall
-	case "result":
-		return kindResult
-	}
-	return kindUnknown
-}
-
-// wireLine is what the decoder knows of a line, whatever its type: the
-// members of its type's struct (wireEvent.line).
-type wireLine struct {
-	Type    string `json:"type"`
-	Subtype string `json:"subtype"`
-
-	SessionID string `json:"session_id"`
-
-	// system/init
-	Model          string `json:"model"`
-	CWD            string `json:"cwd"`
-	PermissionMode string `json:"permissionMode"`
-	APIKeySource   string `json:"apiKeySource"`
-
-	// user, assistant; thinking has text
-	Message     *wireMessage `json:"message"`
-	ModelCallID string       `json:"model_call_id"`
-	TimestampMs *int64       `json:"timestamp_ms"`
-	Text        string       `json:"text"`
-
-	// tool_call
-	CallID   string        `json:"call_id"`
-	ToolCall *wireToolCall `json:"tool_call"`
-
-	// result
-	IsError       bool       `json:"is_error"`
-	Result        string     `json:"result"`
-	DurationMs    int64      `json:"duration_ms"`
-	DurationAPIMs int64      `json:"duration_api_ms"`
-	RequestID     string     `json:"request_id"`
-	Usage         *wireUsage `json:"usage"`
-}
+// into with encoding/json/v2 (turn.Stream.Unmarshal), one struct per event
+// type holding only the members that type uses (docs/contract.md,
+// "Turns"). A member given twice is its last value, as Node's JSON.parse
+// reads it (Cursor is a Node program): json/v2 merges a second object into
+// the first, so each wire type an object decodes into starts afresh.
 
 // The members each event type uses, read into its own struct.
 type (
@@ -132,48 +61,23 @@ type (
 	}
 )
 
-// wireEvent is an event type's struct: it holds a line as wireLine would.
-type wireEvent interface{ line() wireLine }
-
-func (e *wireInitEvent) line() wireLine {
-	return wireLine{SessionID: e.SessionID, Model: e.Model, CWD: e.CWD, PermissionMode: e.PermissionMode, APIKeySource: e.APIKeySource}
-}
-
-func (e *wireUserEvent) line() wireLine { return wireLine{SessionID: e.SessionID, Message: e.Message} }
-
-func (e *wireThinkingEvent) line() wireLine {
-	return wireLine{Subtype: e.Subtype, Text: e.Text, SessionID: e.SessionID, TimestampMs: e.TimestampMs}
-}
-
-func (e *wireAssistantEvent) line() wireLine {
-	return wireLine{Message: e.Message, ModelCallID: e.ModelCallID, SessionID: e.SessionID, TimestampMs: e.TimestampMs}
-}
-
-func (e *wireToolCallEvent) line() wireLine {
-	return wireLine{Subtype: e.Subtype, CallID: e.CallID, ModelCallID: e.ModelCallID, SessionID: e.SessionID,
-		TimestampMs: e.TimestampMs, ToolCall: e.ToolCall}
-}
-
-func (e *wireResultEvent) line() wireLine {
-	return wireLine{Subtype: e.Subtype, IsError: e.IsError, Result: e.Result, SessionID: e.SessionID, RequestID: e.RequestID,
-		Usage: e.Usage, DurationMs: e.DurationMs, DurationAPIMs: e.DurationAPIMs}
-}
-
-// wireEventOf returns a new struct of the event type k, nil for an
-// unknown one.
-func wireEventOf(k eventKind) wireEvent {
-	switch k {
-	case kindInit:
-		return new(wireInitEvent)
-	case kindUser:
+// wireEventOf returns a new struct of the event type typ (and, for
+// system, subtype), nil for a type the Decoder passes whole.
+func wireEventOf(typ, subtype string) any {
+	switch typ {
+	case "system":
+		if subtype == "init" {
+			return new(wireInitEvent)
+		}
+	case "user":
 		return new(wireUserEvent)
-	case kindThinking:
+	case "thinking":
 		return new(wireThinkingEvent)
-	case kindAssistant:
+	case "assistant":
 		return new(wireAssistantEvent)
-	case kindToolCall:
+	case "tool_call":
 		return new(wireToolCallEvent)
-	case kindResult:
+	case "result":
 		return new(wireResultEvent)
 	}
 	return nil

@@ -397,10 +397,10 @@ func TestDecodeKeepsNothingBetweenLines(t *testing.T) {
 	)
 	shared := newDecoder(t, Turn{})
 	for _, l := range lines {
-		want, wantKind, _, wantErr := newDecoder(t, Turn{}).read([]byte(l))
-		got, kind, _, err := shared.read([]byte(l))
+		want, wantType, wantSubtype, _, wantErr := newDecoder(t, Turn{}).read([]byte(l))
+		got, typ, subtype, _, err := shared.read([]byte(l))
 		assert.Equal(t, wantErr != nil, err != nil, l)
-		assert.Equal(t, wantKind, kind, l)
+		assert.Equal(t, []string{wantType, wantSubtype}, []string{typ, subtype}, l)
 		assert.Equal(t, want, got, l)
 	}
 }

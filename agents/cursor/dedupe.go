@@ -8,14 +8,33 @@ import (
 )
 
 // textDedupe turns the assistant events of one turn into what the agent
-// said, each piece once. The algorithm is described in the package
-// documentation ("Deduplication"); the names below follow it.
+// said, each piece once (docs/contract.md, "Stream"). An assistant event
+// is one of three kinds:
 //
-// said is everything emitted so far. Offsets are byte offsets into its
-// concatenation. Three regions matter:
+//   - delta (timestamp_ms without model_call_id): always new, emitted whole
+//     and never compared, so "ha" then "ha" is "haha". The deltas since the
+//     last snapshot or flush are the open run.
+//   - snapshot (model_call_id): one model call's whole text. It adds nothing
+//     when the open run ends with it (a recap), only the rest when it starts
+//     with the open run; failing that, a call seen since the last flush adds
+//     nothing when it repeats its text, only the extension when it grew with
+//     nothing said since; else it is new, whole (two model calls that both
+//     say "Checking." are both new). It closes the open run.
+//   - flush (neither): the end-of-turn copy. It adds nothing when the
+//     unflushed text (everything since the previous flush) ends with it or
+//     one of its snapshots equals it, only the rest when it starts with the
+//     unflushed text or the open run; else it is new, whole. It starts a new
+//     unflushed region, so consecutive flushes (older builds print one per
+//     message) are always new.
 //
-//	[runStart, len)    the open delta run: deltas no snapshot has confirmed yet
-//	[flushStart, len)  the unflushed text: everything since the last flush
+// Text is dropped only as a copy of unconfirmed text or of the same model
+// call. The one ambiguity: a new flush that equals the end of the
+// unflushed text, or one of its snapshots, is taken for a replay.
+//
+// said is everything emitted so far; offsets are byte offsets into it:
+//
+//	[runStart, len)    the open delta run
+//	[flushStart, len)  the unflushed text
 //	segs               the spans of the snapshots inside the unflushed text
 //	calls              the same, by model_call_id
 type textDedupe struct {
@@ -23,50 +42,22 @@ type textDedupe struct {
 	runStart   int
 	flushStart int
 	segs       []span
-
-	// Where the text of each model call since the last flush lies in said.
-	calls map[string]span
+	calls      map[string]span
 }
 
 // span is where a piece of text lies in said: [start, end).
 type span struct{ start, end int }
 
-// assistantKind is how an assistant event relates to text already seen.
-type assistantKind int
-
-const (
-	// A delta (timestamp_ms, no model_call_id) carries only new text: it
-	// exists only with --stream-partial-output.
-	delta assistantKind = iota
-	// A snapshot (model_call_id) is the complete text of one model call;
-	// it may recap the deltas streamed for that call.
-	snapshot
-	// A flush (neither) is the copy Cursor prints at the end of a turn. It
-	// may repeat text already sent, or be the only copy of new text.
-	flush
-)
-
-func classify(modelCallID string, hasTimestamp bool) assistantKind {
-	switch {
-	case modelCallID != "":
-		return snapshot
-	case hasTimestamp:
-		return delta
-	}
-	return flush
-}
-
 // add records an assistant event's text and returns the text that is new,
 // "" when there is none.
-func (d *textDedupe) add(kind assistantKind, modelCallID, text string) string {
-	switch kind {
-	case delta:
-		return d.emit(text)
-	case snapshot:
+func (d *textDedupe) add(modelCallID string, hasTimestamp bool, text string) string {
+	switch {
+	case modelCallID != "":
 		return d.snapshot(modelCallID, text)
-	default:
-		return d.flush(text)
+	case hasTimestamp:
+		return d.emit(text) // a delta
 	}
+	return d.flush(text)
 }
 
 // emit records s as said and returns it.
@@ -156,9 +147,6 @@ func (d *textDedupe) isSegment(text string) bool {
 }
 
 // defaultWindow is how much of the latest text a rope keeps at least.
-// Dedupe compares text from the start of a piece or of a snapshot, which
-// the rope can still do by hash once the text is forgotten, except for a
-// recap of the end of the text that starts inside a piece (see rope).
 const defaultWindow = 1 << 20
 
 // rope is what the agent said: the pieces emitted, in order. A piece is
@@ -171,12 +159,14 @@ const defaultWindow = 1 << 20
 // megabyte. What it forgets it keeps as one hash per region, a region
 // running from one anchor to the next: an anchor is an offset dedupe
 // compares from (the start of the text, and every offset mark was given:
-// the start and end of each snapshot, the end of each flush). Comparing
-// forgotten text hashes the other side: equal hashes (64-bit, seeded per
-// rope) count as equal text. A comparison that starts or ends inside a
-// forgotten region cannot be made and reports a difference: dedupe then
-// emits the text again rather than drop any. The regions are as many as
-// the anchors since the last flush, whatever the number of pieces.
+// the start and end of each snapshot, the end of each flush, the end of
+// the text at each tool call). Comparing forgotten text hashes the other
+// side: equal hashes (64-bit, seeded per rope) count as equal text. A
+// comparison that starts or ends inside a forgotten region (a recap of the
+// end of a long delta run that starts in its middle) cannot be made and
+// reports a difference: dedupe then emits the text again rather than drop
+// any. The regions are as many as the anchors since the last flush,
+// whatever the number of pieces.
 type rope struct {
 	pieces []piece // the kept pieces, oldest first
 	n      int     // the length of everything said, kept or forgotten
@@ -370,14 +360,4 @@ func (r *rope) hasSuffix(from int, s string) bool {
 func (r *rope) isPrefixOf(from int, s string) bool {
 	n := r.n - from
 	return n <= len(s) && r.equal(from, s[:n])
-}
-
-// String returns the whole text; only meaningful without a window.
-func (r *rope) String() string {
-	var b strings.Builder
-	b.Grow(r.n)
-	for _, p := range r.pieces {
-		b.WriteString(p.s)
-	}
-	return b.String()
 }

@@ -1,5 +1,7 @@
 package cursor
 
+import "strings"
+
 // Test hooks: what the agent said, which a Decoder keeps only when told.
 
 // keepText makes d keep everything the agent says, for text. Call it
@@ -19,3 +21,13 @@ func (d *Decoder) saidText() string {
 
 // saidLen returns the length of what the agent said so far.
 func (d *Decoder) saidLen() int { return d.text.said.len() }
+
+// String returns the whole text; only meaningful without a window.
+func (r *rope) String() string {
+	var b strings.Builder
+	b.Grow(r.n)
+	for _, p := range r.pieces {
+		b.WriteString(p.s)
+	}
+	return b.String()
+}

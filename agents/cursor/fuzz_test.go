@@ -206,7 +206,7 @@ func FuzzTools(f *testing.F) {
 			return
 		}
 		for _, n := range names {
-			require.NoError(t, validToolName(n))
+			require.NoError(t, validName("tool name", n, 64))
 			require.Nil(t, d.allow.check(n, nil))
 		}
 		_, err = Args(Turn{Tools: names})
@@ -230,10 +230,10 @@ func FuzzMCPServer(f *testing.F) {
 		d, err := NewDecoder(Turn{MCPServers: []string{key}})
 		if err != nil {
 			require.Equal(t, failure.Input, failure.KindOf(err))
-			require.Error(t, ValidMCPServerKey(key))
+			require.Error(t, validName("MCP server key", key, 128))
 			return
 		}
-		require.NoError(t, ValidMCPServerKey(key))
+		require.NoError(t, validName("MCP server key", key, 128))
 		if !stdjson.Valid([]byte(args)) || bytes.ContainsAny([]byte(args), "\r\n") {
 			return
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/safefile"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // EnvAPIKey is the credential the Cursor CLI reads from its environment.
@@ -131,21 +132,19 @@ func RuntimeRoot(ctx context.Context, env discovery.Env) string {
 // regular files only) or parsed, is failure.Sandbox naming the member and
 // the fix; the file's content is never quoted.
 func CheckWorkspaceSandbox(workspace string, mode Mode) error {
-	path := filepath.Join(workspace, ".cursor", "sandbox.json")
-	data, err := safefile.Read(path, homeConfigLimit)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := safefile.Read(filepath.Join(workspace, ".cursor", "sandbox.json"), homeConfigLimit)
+	var reason string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		reason = "cannot be read (" + readProblem(err) + ")"
+	default:
+		reason = widens(data, mode)
+	}
+	if reason == "" {
 		return nil
 	}
-	if err != nil {
-		return workspaceSandboxErr("cannot be read (" + readProblem(err) + ")")
-	}
-	if reason := widens(data, mode); reason != "" {
-		return workspaceSandboxErr(reason)
-	}
-	return nil
-}
-
-func workspaceSandboxErr(reason string) error {
 	return failure.New(failure.Sandbox, "the workspace's .cursor/sandbox.json %s: Cursor gives it priority over the task's sandbox policy, so the task does not run; remove the file or make it no wider than the task's policy", reason)
 }
 
@@ -190,7 +189,7 @@ func widens(data []byte, mode Mode) string {
 				}
 			}
 		default:
-			return "sets " + boundedQuote(name, 40) + ", which can widen what the agent may read, write or reach"
+			return "sets " + turn.Quote(name, 40) + ", which can widen what the agent may read, write or reach"
 		}
 	}
 	return ""

@@ -13,31 +13,33 @@ import (
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/safefile"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
-// sandboxedTool is one row of the task profile's allowlist: the name the
-// companion contract and --allowed-tools use, and the name the Decoder
-// sees (the stream's tool key without its "ToolCall" suffix).
-type sandboxedTool struct {
-	contract string // read_tool_call
+// modeTool is one tool a mode allows: the name the Decoder sees (the
+// stream's tool key without its "ToolCall" suffix) and the name the task
+// profile's contract and --allowed-tools use.
+type modeTool struct {
 	name     string // read (the stream key is readToolCall)
+	contract string // read_tool_call
 	write    bool   // only ModeWrite allows it
 }
 
-// sandboxedTable is the task profile's one allowlist table
-// (docs/contract.md, "The task profile"), in the contract's order. There
-// is no write_tool_call: the contract's write list does not name it.
-func sandboxedTable() []sandboxedTool {
-	return []sandboxedTool{
-		{"read_tool_call", "read", false},
-		{"grep_tool_call", "grep", false},
-		{"glob_tool_call", "glob", false},
-		{"ls_tool_call", "ls", false},
-		{"edit_tool_call", "edit", true},
-		{"delete_tool_call", "delete", true},
-		{"shell_tool_call", "shell", true},
-		{"update_todos_tool_call", "updateTodos", true},
-		{"read_todos_tool_call", "readTodos", true},
+// modeTools is the one table of the tools the modes allow, in the task
+// profile's order (docs/contract.md, "The task profile"). ModeWrite
+// outside the task profile also allows write: the contract's write list
+// has no write_tool_call.
+func modeTools() []modeTool {
+	return []modeTool{
+		{"read", "read_tool_call", false},
+		{"grep", "grep_tool_call", false},
+		{"glob", "glob_tool_call", false},
+		{"ls", "ls_tool_call", false},
+		{"edit", "edit_tool_call", true},
+		{"delete", "delete_tool_call", true},
+		{"shell", "shell_tool_call", true},
+		{"updateTodos", "update_todos_tool_call", true},
+		{"readTodos", "read_todos_tool_call", true},
 	}
 }
 
@@ -51,33 +53,12 @@ func SandboxedTools(m Mode) []string {
 		return nil
 	}
 	var names []string
-	for _, e := range sandboxedTable() {
+	for _, e := range modeTools() {
 		if !e.write || m == ModeWrite {
 			names = append(names, e.contract)
 		}
 	}
 	return names
-}
-
-// checkSandboxed refuses what the task profile cannot run: a mode other
-// than ask or write, and extra tools.
-func checkSandboxed(mode Mode, tools []string) error {
-	if mode != ModeAsk && mode != ModeWrite {
-		return failure.New(failure.Input, "the %s mode cannot run sandboxed (only ask and write can)", mode)
-	}
-	if len(tools) > 0 {
-		return failure.New(failure.Input, "a sandboxed turn takes no extra tools: its allowlist is fixed (%d given)", len(tools))
-	}
-	return nil
-}
-
-// checkSandboxedMCP refuses MCP servers in a sandboxed turn: the task
-// profile never passes --approve-mcps nor allows an MCP tool.
-func checkSandboxedMCP(servers []string) error {
-	if len(servers) > 0 {
-		return failure.New(failure.Input, "a sandboxed turn approves no MCP server (%d given)", len(servers))
-	}
-	return nil
 }
 
 // HomeSpec describes the private home of one sandboxed turn
@@ -94,9 +75,9 @@ type HomeSpec struct {
 	RuntimeRoot string
 	// GitCommonDir and GitDir are the workspace's git directories, as
 	// `git rev-parse --git-common-dir` and `--git-dir` print them (package
-	// task reads them from .git without running git). When both are set and differ (a linked
-	// worktree), ModeWrite exposes the common dir read-only and the
-	// worktree's own git dir read-write.
+	// task reads them from .git without running git). When both are set
+	// and differ (a linked worktree), ModeWrite exposes the common dir
+	// read-only and the worktree's own git dir read-write.
 	GitCommonDir, GitDir string
 	// KeychainDir is the user's keychain directory (~/Library/Keychains).
 	// On macOS the home gets Library/Keychains as a symbolic link to it,
@@ -104,13 +85,8 @@ type HomeSpec struct {
 	KeychainDir string
 }
 
-// Private home layout (docs/contract.md, "The task profile").
-const (
-	cliConfigFile   = ".cursor/cli-config.json"
-	sandboxFile     = ".cursor/sandbox.json"
-	keychainLink    = "Library/Keychains"
-	homeConfigLimit = 1 << 20
-)
+// homeConfigLimit bounds what is read of a workspace's configuration file.
+const homeConfigLimit = 1 << 20
 
 // emptyHomeDirs are the plugin and skill directories Cursor reads under
 // the home, created empty and read-only (0500).
@@ -136,10 +112,10 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 	}
 	if entries, err := os.ReadDir(home); err == nil {
 		if len(entries) > 0 {
-			return failure.New(failure.Input, "the private home %s already exists and is not empty", boundedQuote(home, 200))
+			return failure.New(failure.Input, "the private home %s already exists and is not empty", turn.Quote(home, 200))
 		}
 	} else if info, statErr := os.Lstat(home); statErr == nil {
-		return failure.New(failure.Input, "the private home %s exists and is not a directory (%s)", boundedQuote(home, 200), info.Mode().Type())
+		return failure.New(failure.Input, "the private home %s exists and is not a directory (%s)", turn.Quote(home, 200), info.Mode().Type())
 	} else if !errors.Is(statErr, fs.ErrNotExist) {
 		return setupErr("cannot inspect the private home", statErr)
 	}
@@ -153,8 +129,8 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 		rel string
 		v   any
 	}{
-		{cliConfigFile, cliConfig(spec.Mode)},
-		{sandboxFile, sandboxPolicy(spec)},
+		{".cursor/cli-config.json", cliConfig(spec.Mode)},
+		{".cursor/sandbox.json", sandboxPolicy(spec)},
 	}
 	for _, f := range files {
 		data, err := json.Marshal(f.v, jsontext.WithIndent("  "))
@@ -175,7 +151,7 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 		}
 	}
 	if goos == "darwin" && spec.KeychainDir != "" {
-		link := filepath.Join(home, filepath.FromSlash(keychainLink))
+		link := filepath.Join(home, "Library", "Keychains")
 		if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
 			return setupErr("cannot create Library in the private home", err)
 		}
@@ -189,7 +165,7 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 // check refuses a spec WritePrivateHome cannot honour.
 func (spec HomeSpec) check(home string) error {
 	if spec.Mode != ModeAsk && spec.Mode != ModeWrite {
-		return failure.New(failure.Input, "a private home is for the ask or write mode, not %s", boundedQuote(string(spec.Mode), 40))
+		return failure.New(failure.Input, "a private home is for the ask or write mode, not %s", turn.Quote(string(spec.Mode), 40))
 	}
 	paths := []struct{ what, p string }{{"home", home}, {"workspace", spec.Workspace}}
 	for _, o := range []struct{ what, p string }{{"runtime root", spec.RuntimeRoot}, {"git common dir", spec.GitCommonDir},
@@ -273,12 +249,6 @@ func sandboxPolicy(spec HomeSpec) sandboxDoc {
 	return doc
 }
 
-// hookFiles are the workspace files whose hooks run outside Cursor's
-// sandbox, relative to the workspace, slash-separated.
-func hookFiles() []string {
-	return []string{".cursor/hooks.json", ".claude/settings.json", ".claude/settings.local.json"}
-}
-
 // ProjectHooks returns one warning text for each hook file of workspace
 // (.cursor/hooks.json, .claude/settings.json, .claude/settings.local.json)
 // that holds a non-empty "hooks" object: such hooks run outside the
@@ -287,7 +257,7 @@ func hookFiles() []string {
 // one none. Reads never block (internal/safefile). It never fails.
 func ProjectHooks(workspace string) []string {
 	var warnings []string
-	for _, rel := range hookFiles() {
+	for _, rel := range []string{".cursor/hooks.json", ".claude/settings.json", ".claude/settings.local.json"} {
 		data, err := safefile.ReadChecked(filepath.Join(workspace, filepath.FromSlash(rel)), homeConfigLimit, nil)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

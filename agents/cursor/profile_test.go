@@ -80,7 +80,7 @@ func TestSandboxedTools(t *testing.T) {
 	assert.NotContains(t, SandboxedTools(ModeWrite), "write_tool_call", "the contract's write list has no write_tool_call")
 	// One table: every contract name maps to the stream key the Decoder
 	// reads, snake case to lower camel case plus "ToolCall".
-	for _, e := range sandboxedTable() {
+	for _, e := range modeTools() {
 		assert.Equal(t, e.contract, snake(e.name)+"_tool_call")
 	}
 }

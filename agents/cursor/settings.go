@@ -12,11 +12,12 @@ import (
 	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
-// settingsKey is the settings file's member naming the configured binary.
-const settingsKey = "cursorCliBinaryPath"
-
-// maxSettingsFile bounds what is read of the settings file.
-const maxSettingsFile = 1 << 20
+// settingsKey is the settings file's member naming the configured binary;
+// maxSettingsFile bounds what is read of the file.
+const (
+	settingsKey     = "cursorCliBinaryPath"
+	maxSettingsFile = 1 << 20
+)
 
 // Settings is the content of cursorkit's settings file,
 // {"cursorCliBinaryPath": "..."} (docs/contract.md, "Settings"). Members
@@ -27,13 +28,12 @@ type Settings struct {
 	other      map[string]jsontext.Value
 }
 
-// LoadSettings reads the settings file at path. A missing file (or a
-// symbolic link to a missing file) is empty settings. The file is opened
-// without blocking and must be a regular file once symbolic links are
-// followed; at most 1 MiB is read. An unreadable, oversized, non-regular
-// or malformed file, or a cursorCliBinaryPath that is neither a string nor
-// null, is a failure.Setup error naming the file (docs/contract.md,
-// "Settings").
+// LoadSettings reads the settings file at path as internal/safefile reads
+// every operator-named file (never blocking, a regular file once links are
+// followed, at most 1 MiB). A missing file (or a link to a missing file) is
+// empty settings. An unreadable, oversized, non-regular or malformed file,
+// or a cursorCliBinaryPath that is neither a string nor null, is a
+// failure.Setup error naming the file (docs/contract.md, "Settings").
 func LoadSettings(path string) (Settings, error) {
 	data, err := safefile.Read(path, maxSettingsFile)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -76,9 +76,6 @@ func UpdateSettings(path string, change func(*Settings) error) (Settings, error)
 // parseSettings decodes the settings file's content; path only names the
 // file in errors.
 func parseSettings(data []byte, path string) (Settings, error) {
-	if len(data) > maxSettingsFile {
-		return Settings{}, failure.New(failure.Setup, "the settings file %s is larger than %d bytes", path, maxSettingsFile)
-	}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Settings{}, nil

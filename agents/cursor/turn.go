@@ -1,8 +1,8 @@
 package cursor
 
 import (
-	"bytes"
 	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"slices"
 	"strings"
 
@@ -71,44 +71,17 @@ type Turn struct {
 //	  [--approve-mcps]              (MCPServers not empty)
 //	  [--model ID] [--resume SESSION]
 //
-// and, for a Sandboxed turn, never --force:
-//
-//	--print --output-format stream-json [--stream-partial-output]
-//	  --sandbox enabled --disable-project-configs --single-turn
-//	  --disable-auto-update --allowed-tools LIST
-//	  [--mode ask] --trust          (--mode ask for ModeAsk)
-//	  [--model ID] [--resume SESSION]
-//
-// LIST is SandboxedTools(t.Mode) joined with commas. A Sandboxed turn in
-// another mode than ModeAsk or ModeWrite, or with Tools or MCPServers, is
-// a failure.Input error: the task profile never approves MCP servers.
-//
-// An unknown mode, a tool name NewDecoder would refuse, a model or session
-// id that is longer than 256 bytes, starts with '-' or holds whitespace or
-// control characters, and a model of "auto" or "default" (which route to a
-// model no event reports) are failure.Input errors.
+// and, for a Sandboxed turn, never --force but the task profile's flags
+// and --allowed-tools with SandboxedTools(t.Mode) (docs/contract.md, "The
+// task profile"). A turn NewDecoder refuses (an unknown mode, a bad tool
+// name or MCP server key, a Sandboxed turn in another mode than ModeAsk or
+// ModeWrite or with Tools or MCPServers), a model or session id
+// turn.CheckValue refuses, and a model of "auto" or "default" (which route
+// to a model no event reports) are failure.Input errors.
 func Args(t Turn) ([]string, error) {
-	mode, err := t.Mode.Resolve()
+	mode, err := checkTurn(t)
 	if err != nil {
 		return nil, err
-	}
-	if t.Sandboxed {
-		if err := checkSandboxed(mode, t.Tools); err != nil {
-			return nil, err
-		}
-		if err := checkSandboxedMCP(t.MCPServers); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range t.Tools {
-		if err := validToolName(name); err != nil {
-			return nil, err
-		}
-	}
-	for _, key := range t.MCPServers {
-		if err := ValidMCPServerKey(key); err != nil {
-			return nil, err
-		}
 	}
 	args := []string{"--print", "--output-format", "stream-json"}
 	if t.PartialOutput {
@@ -137,7 +110,7 @@ func Args(t Turn) ([]string, error) {
 			return nil, err
 		}
 		if m := strings.ToLower(t.Model); m == "auto" || m == "default" {
-			return nil, failure.New(failure.Input, "model %s is refused: it routes to a model no event reports; name a catalog model", boundedQuote(t.Model, 64))
+			return nil, failure.New(failure.Input, "model %s is refused: it routes to a model no event reports; name a catalog model", turn.Quote(t.Model, 64))
 		}
 		args = append(args, "--model", t.Model)
 	}
@@ -150,12 +123,54 @@ func Args(t Turn) ([]string, error) {
 	return args, nil
 }
 
-// readOnlyTools are the tools every mode allows; writeTools are those
-// ModeWrite adds. MCP tools (mcp, getMcpTools, ...) and every other tool
-// are allowed only when the caller names them in Turn.Tools.
-func readOnlyTools() []string { return []string{"read", "grep", "glob", "ls"} }
-func writeTools() []string {
-	return []string{"write", "edit", "delete", "shell", "updateTodos", "readTodos"}
+// checkTurn returns t's mode, "" resolved to ModePlan, or the
+// failure.Input error of a turn Args and NewDecoder refuse: an unknown
+// mode, a Sandboxed turn the task profile cannot run (another mode than
+// ask or write, extra tools, MCP servers: its allowlist is fixed and it
+// never passes --approve-mcps), a bad tool name or MCP server key.
+func checkTurn(t Turn) (Mode, error) {
+	mode, err := t.Mode.Resolve()
+	if err != nil {
+		return "", err
+	}
+	if t.Sandboxed {
+		switch {
+		case mode != ModeAsk && mode != ModeWrite:
+			return "", failure.New(failure.Input, "the %s mode cannot run sandboxed (only ask and write can)", mode)
+		case len(t.Tools) > 0:
+			return "", failure.New(failure.Input, "a sandboxed turn takes no extra tools: its allowlist is fixed (%d given)", len(t.Tools))
+		case len(t.MCPServers) > 0:
+			return "", failure.New(failure.Input, "a sandboxed turn approves no MCP server (%d given)", len(t.MCPServers))
+		}
+	}
+	for _, name := range t.Tools {
+		if err := validName("tool name", name, 64); err != nil {
+			return "", err
+		}
+	}
+	for _, key := range t.MCPServers {
+		if err := validName("MCP server key", key, 128); err != nil {
+			return "", err
+		}
+	}
+	return mode, nil
+}
+
+// validName accepts what Cursor's tool keys and MCP server keys are made
+// of: ASCII letters, digits, '_' and '-', 1 to max of them. what names the
+// value in the failure.Input error.
+func validName(what, name string, max int) error {
+	if name == "" || len(name) > max {
+		return failure.New(failure.Input, "%s %s must be 1 to %d characters", what, turn.Quote(name, max), max)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return failure.New(failure.Input, "%s %s holds %s at byte %d; only letters, digits, '_' and '-' are allowed",
+				what, turn.Quote(name, max), turn.QuoteByte(c), i)
+		}
+	}
+	return nil
 }
 
 // allowlist is the set of tools a turn may use.
@@ -167,70 +182,38 @@ type allowlist struct {
 	mcpServers []string
 }
 
-// newAllowlist returns the tools of mode plus extra, or a failure.Input
-// error for an unknown mode or a bad tool name.
-func newAllowlist(mode Mode, extra []string) (allowlist, error) {
-	mode, err := mode.Resolve()
+// newAllowlist returns the tools t may use: those of its mode (modeTools;
+// ModeWrite's include write, except in the task profile), plus t.Tools,
+// and the MCP servers t names; or the error of checkTurn.
+func newAllowlist(t Turn) (allowlist, error) {
+	mode, err := checkTurn(t)
 	if err != nil {
 		return allowlist{}, err
 	}
-	tools := readOnlyTools()
-	if mode == ModeWrite {
-		tools = append(tools, writeTools()...)
+	a := allowlist{mode: string(mode)}
+	if t.Sandboxed {
+		a.mode = "sandboxed " + a.mode
 	}
-	return makeAllowlist(string(mode), tools, extra)
-}
-
-// newSandboxedAllowlist returns the tools of mode's task profile
-// (sandboxedTable), or a failure.Input error for a mode that cannot be
-// sandboxed or any extra tool.
-func newSandboxedAllowlist(mode Mode, extra []string) (allowlist, error) {
-	mode, err := mode.Resolve()
-	if err != nil {
-		return allowlist{}, err
-	}
-	if err := checkSandboxed(mode, extra); err != nil {
-		return allowlist{}, err
-	}
-	var tools []string
-	for _, e := range sandboxedTable() {
+	tools := slices.Clone(t.Tools)
+	for _, e := range modeTools() {
 		if !e.write || mode == ModeWrite {
 			tools = append(tools, e.name)
 		}
 	}
-	return makeAllowlist("sandboxed "+string(mode), tools, nil)
-}
-
-// makeAllowlist returns tools plus extra, sorted and distinct, or a
-// failure.Input error for a bad extra name.
-func makeAllowlist(label string, tools, extra []string) (allowlist, error) {
-	for _, name := range extra {
-		if err := validToolName(name); err != nil {
-			return allowlist{}, err
-		}
-		tools = append(tools, name)
+	if mode == ModeWrite && !t.Sandboxed {
+		tools = append(tools, "write")
 	}
 	slices.Sort(tools)
-	return allowlist{mode: label, tools: slices.Compact(tools)}, nil
+	a.tools = slices.Compact(tools)
+	servers := slices.Clone(t.MCPServers)
+	slices.Sort(servers)
+	a.mcpServers = slices.Compact(servers)
+	return a, nil
 }
 
 func (a allowlist) allows(name string) bool {
 	_, found := slices.BinarySearch(a.tools, name)
 	return found
-}
-
-// withMCPServers returns a with the MCP servers keys added, or a
-// failure.Input error for a bad key.
-func (a allowlist) withMCPServers(keys []string) (allowlist, error) {
-	for _, key := range keys {
-		if err := ValidMCPServerKey(key); err != nil {
-			return allowlist{}, err
-		}
-	}
-	servers := slices.Clone(keys)
-	slices.Sort(servers)
-	a.mcpServers = slices.Compact(servers)
-	return a, nil
 }
 
 // check returns nil when the tool may run, else a failure.Policy error
@@ -252,28 +235,12 @@ func (a allowlist) check(name string, args jsontext.Value) *failure.Error {
 		}
 		if _, found := slices.BinarySearch(a.mcpServers, server); !found {
 			return failure.New(failure.Policy, "the agent called a tool of the MCP server %s, which the turn does not allow (allowed MCP servers: %s)",
-				boundedQuote(server, 128), strings.Join(a.mcpServers, ", "))
+				turn.Quote(server, 128), strings.Join(a.mcpServers, ", "))
 		}
 		return nil
 	case !a.allows(name):
 		return failure.New(failure.Policy, "the agent called the tool %s, which the %s mode does not allow (allowed: %s)",
-			boundedQuote(name, 64), a.mode, strings.Join(a.tools, ", "))
-	}
-	return nil
-}
-
-// validToolName accepts what Cursor's tool keys are made of: ASCII letters,
-// digits, '_' and '-', at most 64 of them.
-func validToolName(name string) error {
-	if name == "" || len(name) > 64 {
-		return failure.New(failure.Input, "tool name %s must be 1 to 64 characters", boundedQuote(name, 64))
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return failure.New(failure.Input, "tool name %s holds %s at byte %d; only letters, digits, '_' and '-' are allowed",
-				boundedQuote(name, 64), quoteChar(c), i)
-		}
+			turn.Quote(name, 64), a.mode, strings.Join(a.tools, ", "))
 	}
 	return nil
 }
@@ -281,61 +248,17 @@ func validToolName(name string) error {
 // mcpToolName is the name of an MCP tool call ("mcpToolCall").
 const mcpToolName = "mcp"
 
-// ValidMCPServerKey accepts an MCP server key Turn.MCPServers may name:
-// ASCII letters, digits, '-' and '_', 1 to 128 of them. Anything else is
-// a failure.Input error.
-func ValidMCPServerKey(key string) error {
-	if key == "" || len(key) > 128 {
-		return failure.New(failure.Input, "MCP server key %s must be 1 to 128 characters", boundedQuote(key, 128))
-	}
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return failure.New(failure.Input, "MCP server key %s holds %s at byte %d; only letters, digits, '_' and '-' are allowed",
-				boundedQuote(key, 128), quoteChar(c), i)
-		}
-	}
-	return nil
-}
-
 // mcpServerOf returns the server an mcp tool call's args name: the string
 // member providerIdentifier (the last one when given twice, as everywhere
 // in the stream). ok is false when args is not an object or has no such
 // non-empty string.
 func mcpServerOf(args jsontext.Value) (server string, ok bool) {
-	dec := jsontext.NewDecoder(bytes.NewReader(args), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+	var call struct {
+		Server jsontext.Value `json:"providerIdentifier"`
+	}
+	if json.Unmarshal(args, &call, turn.UnmarshalOptions()) != nil || call.Server.Kind() != '"' ||
+		json.Unmarshal(call.Server, &server, turn.UnmarshalOptions()) != nil {
 		return "", false
 	}
-	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return "", false
-		}
-		if tok.String() != "providerIdentifier" {
-			if err := dec.SkipValue(); err != nil {
-				return "", false
-			}
-			continue
-		}
-		if dec.PeekKind() != '"' {
-			server, ok = "", false
-			if err := dec.SkipValue(); err != nil {
-				return "", false
-			}
-			continue
-		}
-		val, err := dec.ReadToken()
-		if err != nil {
-			return "", false
-		}
-		server, ok = val.String(), true
-	}
-	return server, ok && server != ""
+	return server, server != ""
 }
-
-// boundedQuote quotes s for a message, cut to at most max bytes of s.
-func boundedQuote(s string, max int) string { return turn.Quote(s, max) }
-
-// quoteChar quotes one byte for a message (turn.QuoteByte).
-func quoteChar(c byte) string { return turn.QuoteByte(c) }

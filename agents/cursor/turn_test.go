@@ -29,7 +29,7 @@ func TestAllowlists(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
-			a, err := newAllowlist(tt.mode, tt.tools)
+			a, err := newAllowlist(Turn{Mode: tt.mode, Tools: tt.tools})
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, a.tools)
 			for _, name := range tt.want {

@@ -39,17 +39,11 @@ func TestedInterval() Interval {
 
 // Version is what `--version` printed, parsed.
 type Version struct {
-	// Raw is the trimmed first token of the output ("" when it was empty).
-	Raw string `json:"raw"`
-	// Parsed reports whether Raw is a Cursor build identifier.
-	Parsed bool `json:"parsed"`
-	// Build is the build's date (and time of day when the identifier
-	// carries one), in UTC; zero when not Parsed.
-	Build time.Time `json:"build,omitzero"`
-	// HasTime reports whether the identifier carried -HH-MM-SS.
-	HasTime bool `json:"hasTime,omitempty"`
-	// Hash is the commit hash suffix, lower-case; "" when absent.
-	Hash string `json:"hash,omitempty"`
+	Raw     string    // the first token of the output, bounded ("" when it was empty)
+	Parsed  bool      // Raw is a Cursor build identifier
+	Build   time.Time // the build's date (and time of day when Raw carries one), UTC; zero when not Parsed
+	HasTime bool      // Raw carried -HH-MM-SS
+	Hash    string    // the commit hash suffix, lower-case; "" when absent
 }
 
 // BuildDate returns the build date as "2026.08.11", or "" when not Parsed.

@@ -53,9 +53,6 @@ func (b probeBackend) probeExact(ctx context.Context, path string) (verdict, err
 		version:     report.Version,
 		diagnostics: report.Diagnostics,
 	}
-	if v.ok && !v.exact {
-		v.reason = "the binary that ran is not the configured path itself"
-	}
 	return v, err
 }
 
@@ -83,15 +80,9 @@ func (b probeBackend) status(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	report, err := probe.Probe(ctx, cfg)
-	var auth probe.Auth
-	if report.Available {
-		var aerr error
-		auth, aerr = probe.Status(ctx, cfg, report)
-		if err == nil {
-			err = aerr
-		}
-	} else {
-		auth = probe.Auth{State: probe.AuthUnknown, Reason: "start_failed", Detail: "no Cursor CLI binary is available"}
+	auth, aerr := probe.Status(ctx, cfg, report)
+	if err == nil {
+		err = aerr
 	}
 	merged, merr := jsonobj.Merge(report, auth)
 	if merr != nil {

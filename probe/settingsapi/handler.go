@@ -1,8 +1,7 @@
 // Package settingsapi is cursorkit's settings validation endpoint as an
 // http.Handler an orchestrator can mount in its own server; `cursorkit serve`
-// mounts it on a loopback listener.
-//
-// Routes (docs/contract.md, "The settings validation endpoint"):
+// mounts it on a loopback listener. docs/contract.md ("The settings
+// validation endpoint") states its routes, token, shapes and statuses:
 //
 //	GET /healthz                 no token; {"status":"ok"}
 //	GET /v1/cursor-cli/settings  {"binaryPath": string|null}
@@ -12,23 +11,15 @@
 //
 // HEAD is answered on every route as GET is, without the body (net/http's
 // server drops what a handler writes for HEAD and keeps Content-Length).
-//
-// Every route but /healthz requires "Authorization: Bearer <token>", compared
-// in constant time. Errors are {"error":{"kind","message","diagnostics":[]}}
-// where kind is a failure kind; a failed status or models request also
-// carries the partial report under "status" or "models", as the CLI's --json
-// output does. Status codes: 400 invalid request or a path
-// that cannot be saved, 401 missing or wrong token, 404 unknown route, 405
-// wrong method (with an Allow header), 413 a body over MaxBodyBytes, 415 a
-// body without Content-Type application/json (or *+json), 500 the settings
-// file could not be read or written, 502 the Cursor CLI failed while
-// answering status or models, 503 the server is shutting down, 504 a status
-// or models probe timed out.
+// Errors are {"error":{"kind","message","diagnostics":[]}}; a failed status
+// or models request also carries the partial report under "status" or
+// "models", as the CLI's --json output does.
 package settingsapi
 
 import (
+	"bytes"
+	"cmp"
 	"context"
-
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -40,11 +31,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/cursorkit/cursorkit/internal/detail"
-	"github.com/cursorkit/cursorkit/probe"
+	"unicode"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/probe"
 )
 
 // MaxBodyBytes is the largest request body accepted (64 KiB); larger bodies
@@ -60,52 +51,36 @@ const (
 )
 
 // store holds the configured Cursor CLI binary path (the settings file's
-// cursorCliBinaryPath): fileStore, or a fake in tests. The Handler
-// serializes its own calls to setBinaryPath.
+// cursorCliBinaryPath, "" for none): fileStore, or a fake in tests. The
+// Handler serializes its own calls to setBinaryPath.
 type store interface {
-	// binaryPath returns the configured path, "" when none is configured.
 	binaryPath() (string, error)
-	// setBinaryPath saves path; "" clears the override.
 	setBinaryPath(path string) error
 }
 
 // prober runs the Cursor CLI probes behind the endpoint: probeBackend, or
-// a fake in tests. Reports are the values the CLI's --json prints.
+// a fake in tests. Reports are the values the CLI's --json prints; with an
+// error, status and models may also return what was learned before the
+// failure (nil when nothing was), which the response carries beside it.
 type prober interface {
 	// probeExact runs exactly the binary at path with --version: never a
-	// PATH candidate in its place. The error, when not nil, carries a
-	// failure kind and a message fit for people.
+	// PATH candidate in its place.
 	probeExact(ctx context.Context, path string) (verdict, error)
-	// status returns the object `cursorkit status --json` prints, for the
-	// currently configured binary. With an error it may also return what
-	// was learned before the failure (nil when nothing was), which the
-	// response carries under "status" beside "error".
+	// status is `cursorkit status --json` for the configured binary.
 	status(ctx context.Context) (any, error)
-	// models returns the object `cursorkit models --json` prints; refresh
-	// bypasses the catalog cache. With an error, a partial report goes
-	// under "models" beside "error".
+	// models is `cursorkit models --json`; refresh bypasses the cache.
 	models(ctx context.Context, refresh bool) (any, error)
 }
 
 // verdict is the outcome of probing one candidate path.
 type verdict struct {
-	// report is the probe object returned with 200 when the path is saved.
-	report any
-	// ok is true when the candidate ran and its build is usable.
-	ok bool
-	// exact is true when the binary that ran is the candidate itself, false
-	// when the success came only through a PATH fallback.
-	exact bool
-	// cursorBuild is true when the binary's --version printed a Cursor
-	// build identifier (cursor.ParseVersion), the proof that it is the
-	// Cursor CLI; version is what it printed (bounded, for the refusal).
-	cursorBuild bool
-	version     string
-	// reason says why the candidate is not usable when ok is false.
-	reason string
-	// diagnostics are bounded lines (candidates tried, stderr tail) shown
-	// with a refusal.
-	diagnostics []string
+	report      any      // the probe object returned with 200 when the path is saved
+	ok          bool     // the candidate ran and its build is usable
+	exact       bool     // the binary that ran is the candidate itself, not a PATH fallback
+	cursorBuild bool     // its --version printed a Cursor build identifier: it is the Cursor CLI
+	version     string   // what its --version printed (bounded, for the refusal)
+	reason      string   // why the candidate is not usable, when not ok
+	diagnostics []string // bounded lines (candidates tried, stderr tail) shown with a refusal
 }
 
 // Options configure a Handler.
@@ -130,18 +105,13 @@ type Options struct {
 // Handler serves the settings validation endpoint. Create it with New; it is
 // safe for concurrent use.
 //
-// PUT /v1/cursor-cli/settings takes exactly {"binaryPath": string|null}
-// (Content-Type application/json, at most MaxBodyBytes). The value is
-// trimmed; empty or null clears the override (200, {"binaryPath":null}). A
-// non-empty path must be absolute (never resolved against the server's
-// directory or PATH); it is probed exactly (probe.ProbeExact; concurrent
-// requests for one path share one probe) and saved only when that
-// candidate itself succeeds and its --version prints a Cursor build
-// identifier not older than tested: 200 with the probe report. Otherwise
-// 400 "Cannot save Cursor CLI binary path: <reason>" with bounded
-// diagnostics, and the file is not touched. Saves
-// are serialized. A binaryPath of another type is 400 "binaryPath must be a
-// string or null"; an unknown or repeated field is 400.
+// PUT /v1/cursor-cli/settings saves a non-empty, absolute path only when
+// that candidate alone (probe.ProbeExact; concurrent requests for one path
+// share one probe) runs and its --version prints a Cursor build identifier
+// not older than tested: 200 with the probe report. Otherwise it is 400
+// "Cannot save Cursor CLI binary path: <reason>" with bounded diagnostics,
+// and the file is not touched. An empty or null path clears the override.
+// Saves are serialized.
 type Handler struct {
 	store    store
 	prober   prober
@@ -181,23 +151,23 @@ func newHandler(opts Options, s store, p prober) (*Handler, error) {
 	}, nil
 }
 
-// route is one path's methods; allow is the Allow header for a 405.
+// route is one path: whether it needs no token, and its handlers (HEAD
+// is answered as GET is; put is nil where PUT is not allowed).
 type route struct {
-	public  bool
-	methods map[string]http.HandlerFunc
-	allow   string
+	public   bool
+	get, put http.HandlerFunc
 }
 
-func (h *Handler) routes(path string) (route, bool) {
+func (h *Handler) route(path string) (route, bool) {
 	switch path {
 	case "/healthz":
-		return route{public: true, methods: map[string]http.HandlerFunc{http.MethodGet: h.healthz, http.MethodHead: h.healthz}, allow: "GET, HEAD"}, true
+		return route{public: true, get: h.healthz}, true
 	case "/v1/cursor-cli/settings":
-		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.getSettings, http.MethodHead: h.getSettings, http.MethodPut: h.putSettings}, allow: "GET, HEAD, PUT"}, true
+		return route{get: h.getSettings, put: h.putSettings}, true
 	case "/v1/cursor-cli/status":
-		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.status, http.MethodHead: h.status}, allow: "GET, HEAD"}, true
+		return route{get: h.status}, true
 	case "/v1/cursor-cli/models":
-		return route{methods: map[string]http.HandlerFunc{http.MethodGet: h.models, http.MethodHead: h.models}, allow: "GET, HEAD"}, true
+		return route{get: h.models}, true
 	}
 	return route{}, false
 }
@@ -208,7 +178,7 @@ func (h *Handler) routes(path string) (route, bool) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	rt, found := h.routes(r.URL.Path)
+	rt, found := h.route(r.URL.Path)
 	if !(found && rt.public) && !h.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="cursorkit"`)
 		writeError(w, http.StatusUnauthorized, failure.New(failure.Auth, "missing or wrong bearer token"), nil)
@@ -218,10 +188,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, failure.New(failure.Input, "no such route"), nil)
 		return
 	}
-	serve, ok := rt.methods[r.Method]
-	if !ok {
-		w.Header().Set("Allow", rt.allow)
-		writeError(w, http.StatusMethodNotAllowed, failure.New(failure.Input, "method %s not allowed; use %s", boundedMethod(r.Method), rt.allow), nil)
+	allow := "GET, HEAD"
+	if rt.put != nil {
+		allow += ", PUT"
+	}
+	serve := map[string]http.HandlerFunc{http.MethodGet: rt.get, http.MethodHead: rt.get, http.MethodPut: rt.put}[r.Method]
+	if serve == nil {
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, failure.New(failure.Input, "method %s not allowed; use %s", detail.Cut(r.Method, 16), allow), nil)
 		return
 	}
 	serve(w, r)
@@ -272,67 +246,51 @@ func settingsView(path string) settingsBody {
 // identifier. The probe runs outside the save lock (and is shared with
 // concurrent requests for the same path); only the write is serialized.
 func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
-	path, err := readSettingsRequest(w, r)
+	path, status, err := readSettingsRequest(w, r)
 	if err != nil {
-		status := http.StatusBadRequest
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			status = http.StatusRequestEntityTooLarge
-			err = failure.New(failure.Input, "request body exceeds %d bytes", MaxBodyBytes)
-		case errors.Is(err, errUnsupportedMedia):
-			status = http.StatusUnsupportedMediaType
-		}
 		writeError(w, status, err, nil)
 		return
 	}
-	if path == "" {
-		if err := h.save(""); err != nil {
-			writeError(w, http.StatusInternalServerError, err, nil)
+	answer := any(settingsView(""))
+	if path != "" {
+		if !filepath.IsAbs(path) {
+			writeError(w, http.StatusBadRequest, refusal(failure.Input, "the path must be absolute; a relative path or a bare name would be resolved against the server's working directory or PATH, not what the settings screen shows"), nil)
 			return
 		}
-		writeJSON(w, http.StatusOK, settingsView(""))
-		return
-	}
-	if !filepath.IsAbs(path) {
-		writeError(w, http.StatusBadRequest, refusal(failure.Input, "the path must be absolute; a relative path or a bare name would be resolved against the server's working directory or PATH, not what the settings screen shows"), nil)
-		return
-	}
-
-	v, err := h.probe(r.Context(), path)
-	if err != nil {
-		status := http.StatusBadRequest
-		if k := failure.KindOf(err); k == failure.Cancelled {
-			status = http.StatusServiceUnavailable
+		v, err := h.probe(r.Context(), path)
+		if err != nil {
+			status := http.StatusBadRequest
+			if failure.KindOf(err) == failure.Cancelled {
+				status = http.StatusServiceUnavailable
+			}
+			msg, detail := splitDetail(err)
+			diags := v.diagnostics
+			if detail != "" {
+				diags = append([]string{detail}, diags...)
+			}
+			writeError(w, status, refusal(failure.KindOf(err), msg), diags)
+			return
 		}
-		msg, detail := splitDetail(err)
-		diags := v.diagnostics
-		if detail != "" {
-			diags = append([]string{detail}, diags...)
+		kind, reason := failure.Setup, ""
+		switch {
+		case !v.ok:
+			reason = cmp.Or(v.reason, "the binary did not pass its --version probe")
+		case !v.exact:
+			kind, reason = failure.MissingCLI, "that path does not run; only a PATH fallback did, and a fallback is not the path asked for"
+		case !v.cursorBuild:
+			kind, reason = failure.MissingCLI, notCursor(v.version)
 		}
-		writeError(w, status, refusal(failure.KindOf(err), msg), diags)
-		return
-	}
-	switch {
-	case !v.ok:
-		reason := v.reason
-		if reason == "" {
-			reason = "the binary did not pass its --version probe"
+		if reason != "" {
+			writeError(w, http.StatusBadRequest, refusal(kind, reason), v.diagnostics)
+			return
 		}
-		writeError(w, http.StatusBadRequest, refusal(failure.Setup, reason), v.diagnostics)
-		return
-	case !v.exact:
-		writeError(w, http.StatusBadRequest, refusal(failure.MissingCLI, "that path does not run; only a PATH fallback did, and a fallback is not the path asked for"), v.diagnostics)
-		return
-	case !v.cursorBuild:
-		writeError(w, http.StatusBadRequest, refusal(failure.MissingCLI, notCursor(v.version)), v.diagnostics)
-		return
+		answer = v.report
 	}
 	if err := h.save(path); err != nil {
 		writeError(w, http.StatusInternalServerError, err, nil)
 		return
 	}
-	writeJSON(w, http.StatusOK, v.report)
+	writeJSON(w, http.StatusOK, answer)
 }
 
 // notCursor is the reason a binary whose --version printed version (the
@@ -391,14 +349,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, failure.New(failure.Input, "status takes no query parameters"), nil)
 		return
 	}
-	report, err := coalesced(r.Context(), h, &h.reports, "status", func(ctx context.Context) (any, error) {
-		return h.prober.status(ctx)
-	})
-	if err != nil {
-		writeErrorWith(w, statusFor(err), err, "status", report)
-		return
-	}
-	writeJSON(w, http.StatusOK, report)
+	h.report(w, r, "status", "status", h.prober.status)
 }
 
 func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
@@ -411,14 +362,23 @@ func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 	if refresh {
 		key = "models?refresh"
 	}
-	report, err := coalesced(r.Context(), h, &h.reports, key, func(ctx context.Context) (any, error) {
-		return h.prober.models(ctx, refresh)
-	})
-	if err != nil {
-		writeErrorWith(w, statusFor(err), err, "models", report)
-		return
+	h.report(w, r, "models", key, func(ctx context.Context) (any, error) { return h.prober.models(ctx, refresh) })
+}
+
+// report answers with the report fn makes (shared as key by concurrent
+// requests), or its error with the partial report, if any, under name, as
+// `cursorkit status --json` and `models --json` print it:
+// {"error":{...},"status":{...}}.
+func (h *Handler) report(w http.ResponseWriter, r *http.Request, name, key string, fn func(context.Context) (any, error)) {
+	report, err := coalesced(r.Context(), h, &h.reports, key, fn)
+	switch {
+	case err != nil && report != nil:
+		writeJSON(w, statusFor(err), map[string]any{"error": newErrorDetail(err, nil), name: report})
+	case err != nil:
+		writeError(w, statusFor(err), err, nil)
+	default:
+		writeJSON(w, http.StatusOK, report)
 	}
-	writeJSON(w, http.StatusOK, report)
 }
 
 // parseRefresh accepts an empty query or refresh=true|false|1|0.
@@ -455,11 +415,8 @@ func statusFor(err error) int {
 	return http.StatusBadGateway
 }
 
-// errorResponse is the endpoint's JSON error shape (docs/contract.md).
-type errorResponse struct {
-	Error errorDetail `json:"error"`
-}
-
+// errorDetail is the "error" member of the endpoint's JSON error shape
+// (docs/contract.md).
 type errorDetail struct {
 	Kind        failure.Kind `json:"kind"`
 	Message     string       `json:"message"`
@@ -469,18 +426,7 @@ type errorDetail struct {
 // writeError writes err as the JSON error shape. Diagnostics are bounded in
 // count and length; detail from a *failure.Error joins them.
 func writeError(w http.ResponseWriter, status int, err error, diagnostics []string) {
-	writeJSON(w, status, errorResponse{Error: newErrorDetail(err, diagnostics)})
-}
-
-// writeErrorWith is writeError plus, when partial is not nil, what was
-// learned before the failure under key, as `cursorkit status --json` and
-// `models --json` print it: {"error":{...},"status":{...}}.
-func writeErrorWith(w http.ResponseWriter, status int, err error, key string, partial any) {
-	if partial == nil {
-		writeError(w, status, err, nil)
-		return
-	}
-	writeJSON(w, status, map[string]any{"error": newErrorDetail(err, nil), key: partial})
+	writeJSON(w, status, map[string]any{"error": newErrorDetail(err, diagnostics)})
 }
 
 func newErrorDetail(err error, diagnostics []string) errorDetail {
@@ -531,8 +477,6 @@ func boundDiagnostics(lines []string) []string {
 	return out
 }
 
-func boundedMethod(m string) string { return detail.Cut(m, 16) }
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
@@ -540,8 +484,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // the client is gone when this fails; nothing to tell it
 }
-
-var errUnsupportedMedia = failure.New(failure.Input, "the request body must be sent with Content-Type: application/json")
 
 // jsonMediaType reports whether a Content-Type header value is
 // application/json or *+json, parameters allowed; a missing one is not.
@@ -551,22 +493,91 @@ func jsonMediaType(contentType string) bool {
 }
 
 // readSettingsRequest reads a PUT body, at most MaxBodyBytes, and returns the
-// trimmed binary path ("" clears). The Content-Type must be present and
-// application/json or *+json: a body is never guessed to be JSON.
-func readSettingsRequest(w http.ResponseWriter, r *http.Request) (string, error) {
+// trimmed binary path ("" clears), or the error and its HTTP status. The
+// Content-Type must be present and application/json or *+json: a body is
+// never guessed to be JSON.
+func readSettingsRequest(w http.ResponseWriter, r *http.Request) (path string, status int, err error) {
 	if !jsonMediaType(r.Header.Get("Content-Type")) {
-		return "", errUnsupportedMedia
+		return "", http.StatusUnsupportedMediaType,
+			failure.New(failure.Input, "the request body must be sent with Content-Type: application/json")
 	}
-	if r.ContentLength > MaxBodyBytes {
-		return "", &http.MaxBytesError{Limit: MaxBodyBytes}
+	var buf []byte
+	if r.ContentLength <= MaxBodyBytes {
+		buf, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	}
-	buf, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return "", err
+	var tooBig *http.MaxBytesError
+	switch {
+	case r.ContentLength > MaxBodyBytes || errors.As(err, &tooBig):
+		return "", http.StatusRequestEntityTooLarge, failure.New(failure.Input, "request body exceeds %d bytes", MaxBodyBytes)
+	case err != nil:
+		return "", http.StatusBadRequest, failure.Wrap(failure.Input, err, "reading the request body")
+	}
+	path, err = decodeSettings(buf)
+	return path, http.StatusBadRequest, err
+}
+
+// decodeSettings parses a PUT /v1/cursor-cli/settings body: exactly one JSON
+// object whose only key is "binaryPath" (matched case-sensitively, once),
+// holding a string or null. It returns the trimmed path; "" means clear.
+// Every error is of kind input and never echoes more than a bounded field
+// name.
+func decodeSettings(body []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", failure.New(failure.Input, "the request body must be a JSON object")
+	}
+	var (
+		raw  json.RawMessage
+		seen bool
+	)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", malformed(err)
 		}
-		return "", failure.Wrap(failure.Input, err, "reading the request body")
+		key, ok := tok.(string)
+		if !ok {
+			return "", failure.New(failure.Input, "the request body is not valid JSON")
+		}
+		if key != "binaryPath" {
+			return "", failure.New(failure.Input, "unknown field %q; the only field is binaryPath", detail.Cut(key, 64))
+		}
+		if seen {
+			return "", failure.New(failure.Input, "binaryPath appears more than once")
+		}
+		seen = true
+		if err := dec.Decode(&raw); err != nil {
+			return "", malformed(err)
+		}
 	}
-	return decodeSettings(buf)
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return "", malformed(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return "", failure.New(failure.Input, "the request body must hold exactly one JSON object")
+	}
+	if !seen {
+		return "", failure.New(failure.Input, "binaryPath is required (null or \"\" clears it)")
+	}
+	if string(raw) == "null" {
+		return "", nil
+	}
+	var path string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &path) != nil {
+		return "", failure.New(failure.Input, "binaryPath must be a string or null") // the contract's exact words
+	}
+	path = strings.TrimSpace(path)
+	if strings.ContainsFunc(path, unicode.IsControl) {
+		return "", failure.New(failure.Input, "binaryPath must not contain control characters")
+	}
+	return path, nil
+}
+
+func malformed(err error) error {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return failure.New(failure.Input, "the request body is not valid JSON")
+	}
+	return failure.Wrap(failure.Input, err, "the request body is not valid JSON")
 }
