@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cursorkit/cursorkit/event"
-	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/jobs"
 )
 
@@ -16,8 +14,7 @@ import (
 // across 100 workspaces of 20 jobs each, the median of 50 lookups per
 // iteration (the goal is at most 20 ms; scripts/bench prints PASS or MISS).
 func BenchmarkFind(b *testing.B) {
-	s := jobs.Store{Dir: testkit.TempDir(b)}
-	root := testkit.TempDir(b)
+	s, root := jobs.NewTestStore(b)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ids []string
 	for w := range 100 {
@@ -49,8 +46,7 @@ func BenchmarkFind(b *testing.B) {
 // records in 50 workspaces (the goal is at most 100 ms), the median of
 // nine calls per iteration.
 func BenchmarkHistory(b *testing.B) {
-	s := jobs.Store{Dir: testkit.TempDir(b)}
-	root := testkit.TempDir(b)
+	s, root := jobs.NewTestStore(b)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 10000 {
 		ws := filepath.Join(root, fmt.Sprintf("ws%03d", i%50))
@@ -62,9 +58,12 @@ func BenchmarkHistory(b *testing.B) {
 	for b.Loop() {
 		for range 9 {
 			start := time.Now()
-			h, err := s.History("", 20)
-			if err != nil || len(h) != 20 {
-				b.Fatalf("%d entries, %v", len(h), err)
+			recs, err := s.List("", 20)
+			if err != nil || len(recs) != 20 {
+				b.Fatalf("%d entries, %v", len(recs), err)
+			}
+			for _, r := range recs {
+				_ = r.Project()
 			}
 			times = append(times, ms(time.Since(start)))
 		}
@@ -72,12 +71,11 @@ func BenchmarkHistory(b *testing.B) {
 	b.ReportMetric(median(times), "history-ms")
 }
 
+// benchRecord is a finished task's record as a worker leaves it.
 func benchRecord(ws string, at time.Time) *jobs.Record {
-	end := at.Add(time.Minute)
-	return &jobs.Record{Engine: "cursor", ID: jobs.NewID(jobs.RoleTask, at), Role: jobs.RoleTask, Mode: jobs.ModeConsult,
-		Workspace: ws, SessionID: "0f8fad5b-d9cb-469f-a165-70867728950e", Delivery: jobs.DeliveryBackground,
-		Sandbox: "workspace_readonly", AllowedTools: []string{"read_tool_call", "grep_tool_call"}, State: jobs.StateDone,
-		Warnings: []event.Warning{}, CreatedAt: at, UpdatedAt: end, EndedAt: &end}
+	r := jobs.JobAt(ws, jobs.RoleTask, at, jobs.StateDone, jobs.ModeConsult, "0f8fad5b-d9cb-469f-a165-70867728950e")
+	r.Sandbox, r.AllowedTools = "workspace_readonly", []string{"read_tool_call", "grep_tool_call"}
+	return r
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -17,24 +17,16 @@ import (
 // the worker is killed.
 const workerStops = 10 * time.Second
 
-// Cancel stops job rec and returns its record once the process running it
-// and its agent are gone, and whether this call stopped it (false: it had
-// already ended, or it died, which Judge saves). Every process is acted on
-// through its recorded identity, so a reused PID is never signalled:
-//
-//   - a background job still without a worker is recorded cancelled at
-//     once, and its worker, when it comes, runs nothing (Worker.Work);
-//   - otherwise the process running it (Record.Worker) gets the polite
-//     stop, SIGTERM, and stops the agent's tree and records cancelled
-//     itself; past 10 s it is killed, and the launch guard (Linux) or its
-//     kill-on-close Job Object (Windows) takes the tree. Windows has no
-//     polite stop for another process: there the worker is killed at once.
-//     Then the agent gets 5 s to go and is killed through its identity, and
-//     the job is recorded cancelled unless the worker recorded its end.
-//
-// grace is Judge's, which Cancel applies first. A foreground job with no
-// owner on record (a program that runs jobs without one) is
-// failure.Process: nothing here may stop it.
+// Cancel stops job rec (docs/contract.md, "Jobs") and returns its record
+// once the process running it and its agent are gone, and whether this
+// call stopped it (false: it had already ended, or it died, which Judge,
+// applied first with grace, saves). A background job still without a
+// worker is recorded cancelled at once. Otherwise the worker gets SIGTERM
+// (Windows has no polite stop for another process: it is killed), is
+// killed past 10 s, its tree going with it; then the agent gets 5 s and
+// is killed, and the job is recorded cancelled unless the worker recorded
+// its end. Every process is acted on through its recorded identity. A
+// foreground job with no owner on record is failure.Process.
 func Cancel(ctx context.Context, store Store, rec *Record, grace time.Duration) (*Record, bool, error) {
 	rec = Judge(ctx, store, rec, grace)
 	if rec.State.Terminal() {
@@ -44,18 +36,9 @@ func Cancel(ctx context.Context, store Store, rec *Record, grace time.Duration) 
 		if rec.Delivery != DeliveryBackground {
 			return rec, false, failure.New(failure.Process, "job %s runs in a program that recorded no process to stop it through: stop it there", rec.ID)
 		}
-		r, err := store.Update(rec.Workspace, rec.ID, func(r *Record) bool {
-			if r.State.Terminal() || r.Worker != nil {
-				return false
-			}
-			markCancelled(r)
-			return true
-		})
-		if err != nil {
-			return rec, false, err
-		}
-		if r.Worker == nil {
-			return r, r.State == StateCancelled, nil
+		r, cancelled, err := recordCancelled(store, rec, func(r *Record) bool { return r.Worker != nil })
+		if err != nil || r.Worker == nil {
+			return r, cancelled, err
 		}
 		rec = r // its worker came meanwhile: stop it
 	}
@@ -76,8 +59,15 @@ func Cancel(ctx context.Context, store Store, rec *Record, grace time.Duration) 
 		rec = fresh
 	}
 	stopAgent(ctx, rec, agentKill)
+	return recordCancelled(store, rec, func(*Record) bool { return false })
+}
+
+// recordCancelled records job rec cancelled unless its record is final or
+// keeps it (a worker came); it returns the record as it then is and
+// whether it is cancelled, or rec and the error.
+func recordCancelled(store Store, rec *Record, keeps func(*Record) bool) (*Record, bool, error) {
 	r, err := store.Update(rec.Workspace, rec.ID, func(r *Record) bool {
-		if r.State.Terminal() {
+		if r.State.Terminal() || keeps(r) {
 			return false
 		}
 		markCancelled(r)
@@ -89,42 +79,30 @@ func Cancel(ctx context.Context, store Store, rec *Record, grace time.Duration) 
 	return r, r.State == StateCancelled, nil
 }
 
-// markCancelled makes r cancelled by Cancel.
-func markCancelled(r *Record) {
-	now := time.Now()
-	r.State, r.UpdatedAt, r.EndedAt = StateCancelled, now, &now
-	r.Failure = &Failure{Kind: failure.Cancelled, Message: "cancelled by jobs cancel"}
-}
+func markCancelled(r *Record) { r.end(StateCancelled, failure.Cancelled, "cancelled by jobs cancel") }
 
-// A Cancellation is what Cleanup did to one job.
+// A Cancellation is what Cleanup did to one job: its record as Cancel left
+// it (as it was, on Err), whether this cleanup stopped it, and why it could
+// not be stopped.
 type Cancellation struct {
-	// Record is the job's record as Cancel left it (as it was, on Err).
-	Record *Record
-	// Cancelled: this cleanup stopped the job; false when it had already
-	// ended (or on Err).
+	Record    *Record
 	Cancelled bool
-	// Err is why the job could not be stopped.
-	Err error
+	Err       error
 }
 
-// Cleanup cancels every unfinished job, of every workspace, started with
-// launcher session session (Record.LauncherSession, from EnvSession), all at
-// once, and returns when all of them are gone, newest first: an
-// orchestrator's session-end hook. Jobs of other sessions and jobs without
-// a session are never touched; an empty session is failure.Input. It reads
-// every record (Store.Unfinished), so it is for a session's end, not for a
-// loop. grace is Judge's.
+// Cleanup cancels every unfinished job, of every workspace, of launcher
+// session session (Record.LauncherSession, from EnvSession), all at once,
+// and returns when all of them are gone, newest first: an orchestrator's
+// session-end hook. Jobs of other sessions and jobs without a session are
+// never touched; an empty session is failure.Input. It reads every record,
+// so it is for a session's end, not for a loop. grace is Judge's.
 func Cleanup(ctx context.Context, store Store, session string, grace time.Duration) ([]Cancellation, error) {
 	if strings.TrimSpace(session) == "" {
 		return nil, failure.New(failure.Input, "cleanup needs the launcher session whose jobs to stop")
 	}
-	recs, err := store.Unfinished()
-	if err != nil {
-		return nil, err
-	}
 	var out []Cancellation
-	for _, r := range recs {
-		if r.LauncherSession == session {
+	for _, f := range store.jobFiles("", 0) {
+		if r, err := store.readRecord(f.path); err == nil && !r.State.Terminal() && r.LauncherSession == session {
 			out = append(out, Cancellation{Record: r})
 		}
 	}

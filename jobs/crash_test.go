@@ -55,10 +55,9 @@ func runRecordWriter(args []string) int {
 	now := time.Now().UTC()
 	for v := 0; ; v++ {
 		for _, id := range args[2:] {
-			r := &jobs.Record{Engine: "cursor", ID: id, Role: jobs.RoleTask, Mode: jobs.ModeConsult, Workspace: args[1],
-				Delivery: jobs.DeliveryBackground, State: jobs.StateRunning, CreatedAt: now, UpdatedAt: now,
-				Worker:   &jobs.ProcessRef{PID: os.Getpid(), Created: now},
-				Warnings: []event.Warning{{Code: "version", Message: versionMessage(id, v)}}}
+			r := jobs.JobAt(args[1], jobs.RoleTask, now, jobs.StateRunning, jobs.ModeConsult, "")
+			r.ID, r.Worker = id, &jobs.ProcessRef{PID: os.Getpid(), Created: now}
+			r.Warnings = []event.Warning{{Code: "version", Message: versionMessage(id, v)}}
 			if err := s.Save(r); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
@@ -85,8 +84,7 @@ func TestWriterKilledAtRandomPoints(t *testing.T) {
 	const rounds = 100
 	var records, tornOutputs, tempLeft, lines int
 	for round := range rounds {
-		s := jobs.Store{Dir: testkit.TempDir(t)}
-		ws := testkit.TempDir(t)
+		s, ws := jobs.NewTestStore(t)
 		ids := make([]string, crashJobs)
 		for i := range ids {
 			ids[i] = jobs.NewID(jobs.RoleTask, time.Now())

@@ -22,17 +22,6 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// jobAt is a record of workspace started at t, in state st.
-func jobAt(ws string, role Role, t time.Time, st State, mode Mode, session string) *Record {
-	r := &Record{Engine: "cursor", ID: NewID(role, t), Role: role, Mode: mode, Workspace: ws, SessionID: session,
-		Delivery: DeliveryBackground, State: st, Warnings: []event.Warning{}, CreatedAt: t.UTC(), UpdatedAt: t.UTC()}
-	if st.Terminal() {
-		e := t.UTC().Add(time.Second)
-		r.EndedAt = &e
-	}
-	return r
-}
-
 func TestRecordCompatibility(t *testing.T) {
 	// A record written before background jobs, without their members.
 	old := `{"engine":"cursor","id":"task-20261201T170512Z-0123abcd","role":"task","mode":"consult","workspace":"/w",
@@ -71,7 +60,7 @@ func TestStates(t *testing.T) {
 }
 
 func TestOutputRoundTrip(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
+	s, _ := NewTestStore(t)
 	id := NewID(RoleTask, time.Now())
 	w, err := s.CreateOutput(id)
 	require.NoError(t, err)
@@ -122,7 +111,7 @@ func TestOutputRoundTrip(t *testing.T) {
 }
 
 func TestOutputBound(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
+	s, _ := NewTestStore(t)
 	id := NewID(RoleTask, time.Now())
 	w, err := s.CreateOutput(id)
 	require.NoError(t, err)
@@ -178,7 +167,7 @@ func TestParseOutput(t *testing.T) {
 		})
 	}
 	t.Run("over-long line", func(t *testing.T) {
-		_, err := parseOutput(strings.NewReader(`{"type":"text","text":"`+strings.Repeat("x", MaxOutputLine)+`"}`+"\n"), func(jsontext.Value) error { return nil })
+		_, err := parseOutput(strings.NewReader(`{"type":"text","text":"`+strings.Repeat("x", maxOutputLine)+`"}`+"\n"), func(jsontext.Value) error { return nil })
 		assert.Equal(t, failure.Unclassified, failure.KindOf(err))
 	})
 }
@@ -214,8 +203,7 @@ func FuzzParseOutput(f *testing.F) {
 // lookupStore is a store with jobs in several workspaces.
 func lookupStore(t testing.TB, workspaces, perWorkspace int) (Store, []string, []*Record) {
 	t.Helper()
-	s := Store{Dir: testkit.TempDir(t)}
-	root := testkit.TempDir(t)
+	s, root := NewTestStore(t)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var wss []string
 	var recs []*Record
@@ -227,7 +215,7 @@ func lookupStore(t testing.TB, workspaces, perWorkspace int) (Store, []string, [
 			if j%3 == 2 {
 				role = RoleReview
 			}
-			r := jobAt(ws, role, base.Add(time.Duration(j*workspaces+w)*time.Second), StateDone, ModeConsult, fmt.Sprintf("sess-%d-%d", w, j))
+			r := JobAt(ws, role, base.Add(time.Duration(j*workspaces+w)*time.Second), StateDone, ModeConsult, fmt.Sprintf("sess-%d-%d", w, j))
 			require.NoError(t, s.Save(r))
 			recs = append(recs, r)
 		}
@@ -258,7 +246,8 @@ func TestFindListHistory(t *testing.T) {
 		}
 		_, err := s.Find(wss[1], recs[0].ID)
 		assert.Equal(t, failure.Input, failure.KindOf(err), "another workspace's job")
-		_, err = Store{Dir: testkit.TempDir(t)}.Find("", recs[0].ID)
+		empty, _ := NewTestStore(t)
+		_, err = empty.Find("", recs[0].ID)
 		assert.Equal(t, failure.Input, failure.KindOf(err), "an empty data directory")
 	})
 	t.Run("list newest first across roles and workspaces", func(t *testing.T) {
@@ -277,13 +266,21 @@ func TestFindListHistory(t *testing.T) {
 		assert.Equal(t, recs[2*6+5].ID, some[0].ID)
 	})
 	t.Run("history is a projection", func(t *testing.T) {
-		failed := jobAt(wss[0], RoleTask, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), StateError, ModeWrite, "sess-x")
+		failed := JobAt(wss[0], RoleTask, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), StateError, ModeWrite, "sess-x")
 		failed.Failure = &Failure{Kind: failure.Quota, Message: "the agent said SECRET-TEXT"}
-		running := jobAt(wss[0], RoleTask, time.Date(2027, 1, 2, 0, 0, 0, 0, time.UTC), StateRunning, ModeWrite, "sess-y")
+		running := JobAt(wss[0], RoleTask, time.Date(2027, 1, 2, 0, 0, 0, 0, time.UTC), StateRunning, ModeWrite, "sess-y")
 		require.NoError(t, s.Save(failed))
 		require.NoError(t, s.Save(running))
-		h, err := s.History(wss[0], 0)
-		require.NoError(t, err)
+		history := func(workspace string, limit int) []HistoryEntry {
+			recs, err := s.List(workspace, limit)
+			require.NoError(t, err)
+			var h []HistoryEntry
+			for _, r := range recs {
+				h = append(h, r.Project())
+			}
+			return h
+		}
+		h := history(wss[0], DefaultHistoryLimit)
 		require.Len(t, h, 8)
 		assert.Equal(t, running.ID, h[0].ID)
 		assert.Empty(t, h[0].ResumeSession, "a running job's session is not resumable yet")
@@ -292,43 +289,44 @@ func TestFindListHistory(t *testing.T) {
 		data, err := json.Marshal(h)
 		require.NoError(t, err)
 		assert.NotContains(t, string(data), "SECRET-TEXT")
-		h, err = s.History("", 5)
-		require.NoError(t, err)
-		assert.Len(t, h, 5)
-		h, err = s.History("", MaxHistoryLimit+5)
-		require.NoError(t, err)
-		assert.Len(t, h, len(recs)+2)
+		assert.Len(t, history("", 5), 5)
+		assert.Len(t, history("", MaxHistoryLimit), len(recs)+2)
 	})
 }
 
 func TestResumable(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
-	ws, other := testkit.TempDir(t), testkit.TempDir(t)
+	s, ws := NewTestStore(t)
+	other := testkit.TempDir(t)
 	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Minute) }
 	jobs := []*Record{
-		jobAt(ws, RoleTask, at(0), StateDone, ModeConsult, "c-old"),
-		jobAt(ws, RoleTask, at(1), StateError, ModeConsult, "c-err"),
-		jobAt(ws, RoleTask, at(2), StateDone, ModeWrite, "w-1"),
-		jobAt(ws, RoleTask, at(3), StateRunning, ModeConsult, "c-running"),
-		jobAt(ws, RoleTask, at(4), StateDone, ModeConsult, ""),
-		jobAt(other, RoleTask, at(5), StateDone, ModeConsult, "c-other"),
-		jobAt(ws, RoleReview, at(6), StateDied, ModeConsult, "c-died"),
-		jobAt(ws, RoleTask, at(7), StateDone, ModeConsult, "c-old"),
+		JobAt(ws, RoleTask, at(0), StateDone, ModeConsult, "c-old"),
+		JobAt(ws, RoleTask, at(1), StateError, ModeConsult, "c-err"),
+		JobAt(ws, RoleTask, at(2), StateDone, ModeWrite, "w-1"),
+		JobAt(ws, RoleTask, at(3), StateRunning, ModeConsult, "c-running"),
+		JobAt(ws, RoleTask, at(4), StateDone, ModeConsult, ""),
+		JobAt(other, RoleTask, at(5), StateDone, ModeConsult, "c-other"),
+		JobAt(ws, RoleReview, at(6), StateDied, ModeConsult, "c-died"),
+		JobAt(ws, RoleTask, at(7), StateDone, ModeConsult, "c-old"),
 	}
 	jobs[1].LauncherSession, jobs[6].LauncherSession = "orch", "orch"
 	for _, j := range jobs {
 		require.NoError(t, s.Save(j))
 	}
-	got, err := s.resumableSessions(ws, ModeConsult, "")
-	require.NoError(t, err)
-	assert.Equal(t, []string{"c-old", "c-died", "c-err"}, got)
-	got, err = s.resumableSessions(ws, ModeConsult, "orch")
-	require.NoError(t, err)
-	assert.Equal(t, []string{"c-died", "c-err"}, got)
-	got, err = s.resumableSessions(ws, ModeWrite, "")
-	require.NoError(t, err)
-	assert.Equal(t, []string{"w-1"}, got)
+	// The resumable sessions, newest first, each once, as an unknown
+	// session's error lists them.
+	for _, tc := range []struct {
+		mode           Mode
+		launcher, want string
+	}{
+		{ModeConsult, "", "c-old, c-died, c-err"},
+		{ModeConsult, "orch", "c-died, c-err"},
+		{ModeWrite, "", "w-1"},
+	} {
+		_, err := s.ResumeFrom(ws, tc.mode, tc.launcher, "nope")
+		require.Error(t, err)
+		assert.True(t, strings.HasSuffix(err.Error(), "; resumable: "+tc.want), err.Error())
+	}
 
 	for _, tc := range []struct {
 		name, launcher, session, want string
@@ -353,22 +351,19 @@ func TestResumable(t *testing.T) {
 			assert.Equal(t, tc.want, r.ID)
 		})
 	}
-	_, err = s.ResumeFrom(ws, ModeConsult, "", "nope")
-	assert.Contains(t, err.Error(), "resumable: c-old, c-died, c-err")
 
 	// The list in the error is bounded, and a long id is quoted cut.
 	for i := range 15 {
-		require.NoError(t, s.Save(jobAt(ws, RoleTask, at(100+i), StateDone, ModeConsult, fmt.Sprintf("many-%02d", i))))
+		require.NoError(t, s.Save(JobAt(ws, RoleTask, at(100+i), StateDone, ModeConsult, fmt.Sprintf("many-%02d", i))))
 	}
-	_, err = s.ResumeFrom(ws, ModeConsult, "", strings.Repeat("z", 500))
+	_, err := s.ResumeFrom(ws, ModeConsult, "", strings.Repeat("z", 500))
 	require.Error(t, err)
-	assert.Equal(t, MaxResumableListed+1, strings.Count(err.Error(), ",")+1, err.Error()) // 10 ids, "…"
+	assert.Equal(t, maxResumableListed+1, strings.Count(err.Error(), ",")+1, err.Error()) // 10 ids, "…"
 	assert.Less(t, len(err.Error()), 500)
 }
 
 func TestPrune(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
-	ws := testkit.TempDir(t)
+	s, ws := NewTestStore(t)
 	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	var all []*Record
 	for i := range 30 {
@@ -379,7 +374,7 @@ func TestPrune(t *testing.T) {
 		if i == 5 {
 			st = StateStarting
 		}
-		r := jobAt(ws, RoleTask, base.Add(time.Duration(i)*time.Minute), st, ModeConsult, "s")
+		r := JobAt(ws, RoleTask, base.Add(time.Duration(i)*time.Minute), st, ModeConsult, "s")
 		require.NoError(t, os.MkdirAll(s.HomeDir(r.ID), 0o700))
 		w, err := s.CreateOutput(r.ID)
 		require.NoError(t, err)
@@ -388,9 +383,9 @@ func TestPrune(t *testing.T) {
 		all = append(all, r)
 	}
 	other := testkit.TempDir(t)
-	require.NoError(t, s.Save(jobAt(other, RoleTask, base, StateDone, ModeConsult, "s")))
+	require.NoError(t, s.Save(JobAt(other, RoleTask, base, StateDone, ModeConsult, "s")))
 
-	removed, err := s.Prune(ws, 10)
+	removed, err := s.prune(ws, 10)
 	require.NoError(t, err)
 	// Jobs 0..19 are past the newest 10; 0, 5 and 10 are running or starting.
 	var want []string
@@ -412,20 +407,19 @@ func TestPrune(t *testing.T) {
 	left, err := s.List("", 0)
 	require.NoError(t, err)
 	assert.Len(t, left, 30-17+1, "another workspace's jobs are not counted or touched")
-	removed, err = s.Prune(ws, 10)
+	removed, err = s.prune(ws, 10)
 	require.NoError(t, err)
 	assert.Empty(t, removed)
 }
 
-// TestPruneWhileJobsSave: jobs that keep saving (running) while Prune runs
+// TestPruneWhileJobsSave: jobs that keep saving (running) while prune runs
 // are never pruned and their records stay whole; jobs that finish during
 // it are pruned only on a later pass, as whole final records.
 // TestAFinalRecordIsNeverWrittenAgain: a job ends once; whoever ended it
 // first (its worker, jobs cancel, the died judgement) wins.
 func TestAFinalRecordIsNeverWrittenAgain(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
-	ws := testkit.TempDir(t)
-	r := jobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateRunning, ModeConsult, "s")
+	s, ws := NewTestStore(t)
+	r := JobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateRunning, ModeConsult, "s")
 	require.NoError(t, s.Save(r))
 
 	cancelled, err := s.Update(ws, r.ID, func(cur *Record) bool {
@@ -455,9 +449,8 @@ func TestAFinalRecordIsNeverWrittenAgain(t *testing.T) {
 // TestUpdatesTakeTurns: every concurrent Update sees the one before it
 // (a lost update would lose a warning).
 func TestUpdatesTakeTurns(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
-	ws := testkit.TempDir(t)
-	r := jobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateRunning, ModeConsult, "s")
+	s, ws := NewTestStore(t)
+	r := JobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateRunning, ModeConsult, "s")
 	require.NoError(t, s.Save(r))
 	var wg sync.WaitGroup
 	for g := range 4 {
@@ -478,8 +471,7 @@ func TestUpdatesTakeTurns(t *testing.T) {
 }
 
 func TestPruneWhileJobsSave(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
-	ws := testkit.TempDir(t)
+	s, ws := NewTestStore(t)
 	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	var live []*Record
 	for i := range 40 {
@@ -487,7 +479,7 @@ func TestPruneWhileJobsSave(t *testing.T) {
 		if i%4 == 0 {
 			st = StateRunning
 		}
-		r := jobAt(ws, RoleTask, base.Add(time.Duration(i)*time.Minute), st, ModeConsult, "s")
+		r := JobAt(ws, RoleTask, base.Add(time.Duration(i)*time.Minute), st, ModeConsult, "s")
 		require.NoError(t, s.Save(r))
 		if st == StateRunning {
 			live = append(live, r)
@@ -510,7 +502,7 @@ func TestPruneWhileJobsSave(t *testing.T) {
 		}()
 	}
 	for range 5 {
-		_, err := s.Prune(ws, 5)
+		_, err := s.prune(ws, 5)
 		require.NoError(t, err)
 	}
 	wg.Wait()
@@ -534,9 +526,8 @@ func TestPruneWhileJobsSave(t *testing.T) {
 // TestSweep: what killed writers left goes; records, their runs and
 // anything younger than the bound stay.
 func TestSweep(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
-	ws := testkit.TempDir(t)
-	kept := jobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateDone, ModeConsult, "s")
+	s, ws := NewTestStore(t)
+	kept := JobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateDone, ModeConsult, "s")
 	require.NoError(t, s.Save(kept))
 	jobs := filepath.Dir(s.RecordPath(ws, kept.ID))
 	orphan := NewID(RoleTask, time.Date(2026, 5, 1, 0, 1, 0, 0, time.UTC))

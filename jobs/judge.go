@@ -21,21 +21,14 @@ const (
 )
 
 // Judge returns rec with an unfinished state checked against the process
-// that runs it (Record.Worker: a background job's worker, a foreground
-// job's own command): one that is gone, or whose PID now names another
-// process, makes the job died; so does a background job still without a
-// worker after grace (<= 0: DefaultStartGrace) from its creation. A
-// foreground job with no owner on record (a program that runs jobs without
-// one) is left as it is, and so is a final one.
-//
-// Before the job is died its agent is gone: the dead worker's tree is
-// killed by the launch guard (Linux) or by the worker's kill-on-close Job
-// Object (Windows) as the worker goes, so the agent gets 2 s to go, and is
-// then killed through its recorded identity. The verdict is saved in one
-// turn of the record's writers, and only over a record still unfinished
-// with the same worker: a job that ended, or whose worker came, meanwhile
-// keeps what it recorded. A verdict that cannot be saved, or a process
-// that cannot be inspected, leaves rec as it was.
+// that runs it (Record.Worker): one that is gone, or whose PID now names
+// another process, makes the job died; so does a background job still
+// without a worker grace (<= 0: DefaultStartGrace) after its creation.
+// The dead worker's tree goes with it (launch guard, Job Object), so the
+// agent gets 2 s to go and is then killed through its identity before the
+// job is died. The verdict is saved only over a record still unfinished
+// with the same worker; one that cannot be saved, or a process that
+// cannot be inspected, leaves rec as it was.
 func Judge(ctx context.Context, store Store, rec *Record, grace time.Duration) *Record {
 	if grace <= 0 {
 		grace = DefaultStartGrace
@@ -61,9 +54,7 @@ func Judge(ctx context.Context, store Store, rec *Record, grace time.Duration) *
 		if r.State.Terminal() || (r.Worker != nil && !sameProcess(r.Worker, rec.Worker)) {
 			return false
 		}
-		now := time.Now()
-		r.State, r.UpdatedAt, r.EndedAt = StateDied, now, &now
-		r.Failure = &Failure{Kind: failure.Died, Message: "the job died: " + why}
+		r.end(StateDied, failure.Died, "the job died: "+why)
 		return true
 	})
 	if err != nil {
@@ -72,9 +63,8 @@ func Judge(ctx context.Context, store Store, rec *Record, grace time.Duration) *
 	return judged
 }
 
-// stopAgent waits up to within for job rec's agent to go, then kills it
-// through its identity and waits for that. A job without an agent on
-// record started none.
+// stopAgent waits up to within for job rec's agent, if it has one, to go,
+// then kills it through its identity and waits for that.
 func stopAgent(ctx context.Context, rec *Record, within time.Duration) {
 	if rec.Agent == nil {
 		return
@@ -86,9 +76,8 @@ func stopAgent(ctx context.Context, rec *Record, within time.Duration) {
 	}
 }
 
-// waitGone polls id until its process is gone (true) or within passed.
-// A process this one did not start cannot be waited for: polling is the
-// portable way.
+// waitGone polls id until its process is gone (true) or within passed:
+// a process this one did not start cannot be waited for portably.
 func waitGone(ctx context.Context, id procid.Identity, within time.Duration) bool {
 	deadline := time.Now().Add(within)
 	for {
@@ -110,7 +99,6 @@ func identity(p *ProcessRef) procid.Identity {
 	return procid.Identity{PID: p.PID, Created: p.Created}
 }
 
-// sameProcess reports whether a and b name the same process.
 func sameProcess(a, b *ProcessRef) bool {
 	return a != nil && b != nil && a.PID == b.PID && a.Created.Equal(b.Created)
 }

@@ -87,10 +87,8 @@ func end(rec *jobs.Record, err error) {
 // without a worker, created at created.
 func startJob(t *testing.T, store jobs.Store, ws string, created time.Time, session string) *jobs.Record {
 	t.Helper()
-	r := &jobs.Record{Engine: "cursor", ID: jobs.NewID(jobs.RoleTask, created), Role: jobs.RoleTask, Mode: jobs.ModeConsult,
-		Workspace: ws, Delivery: jobs.DeliveryBackground, State: jobs.StateStarting, Warnings: []event.Warning{},
-		LauncherSession: session, CreatedAt: created, UpdatedAt: created}
-	r.HomeDir = store.HomeDir(r.ID)
+	r := jobs.JobAt(ws, jobs.RoleTask, created, jobs.StateStarting, jobs.ModeConsult, "")
+	r.LauncherSession, r.HomeDir = session, store.HomeDir(r.ID)
 	require.NoError(t, store.Save(r))
 	return r
 }
@@ -119,7 +117,7 @@ func alive(t *testing.T, p *jobs.ProcessRef) bool {
 }
 
 func TestJudge(t *testing.T) {
-	store, ws := jobs.Store{Dir: testkit.TempDir(t)}, testkit.TempDir(t)
+	store, ws := jobs.NewTestStore(t)
 	w := testkit.NewWatch(t)
 	live, _ := child(t, w)
 	dead, kill := child(t, w)
@@ -186,7 +184,7 @@ func TestJudge(t *testing.T) {
 // TestADiedJobHasLeftNoAgent: the agent of a job whose worker is gone is
 // killed through its identity before the job is died.
 func TestADiedJobHasLeftNoAgent(t *testing.T) {
-	store, ws := jobs.Store{Dir: testkit.TempDir(t)}, testkit.TempDir(t)
+	store, ws := jobs.NewTestStore(t)
 	w := testkit.NewWatch(t)
 	agentProc, _ := child(t, w)
 	dead, kill := child(t, w)
@@ -201,7 +199,7 @@ func TestADiedJobHasLeftNoAgent(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	store, ws := jobs.Store{Dir: testkit.TempDir(t)}, testkit.TempDir(t)
+	store, ws := jobs.NewTestStore(t)
 	w := testkit.NewWatch(t)
 	t.Run("a job without its worker yet is cancelled at once", func(t *testing.T) {
 		r := startJob(t, store, ws, time.Now(), "")
@@ -250,8 +248,8 @@ func TestCancel(t *testing.T) {
 }
 
 func TestCleanupStopsOneSessionsJobs(t *testing.T) {
-	store := jobs.Store{Dir: testkit.TempDir(t)}
-	ws, other := testkit.TempDir(t), testkit.TempDir(t)
+	store, ws := jobs.NewTestStore(t)
+	other := testkit.TempDir(t)
 	ours := []*jobs.Record{startJob(t, store, ws, time.Now(), "orch-1"), startJob(t, store, other, time.Now(), "orch-1")}
 	theirs := startJob(t, store, ws, time.Now(), "orch-2")
 	untagged := startJob(t, store, ws, time.Now(), "")
@@ -284,7 +282,7 @@ func TestCleanupStopsOneSessionsJobs(t *testing.T) {
 // which runs the job (Worker.Work) and leaves its record final, its output
 // and its log, and no prompt file.
 func TestStartDetachesAWorker(t *testing.T) {
-	store, ws := jobs.Store{Dir: testkit.TempDir(t)}, testkit.TempDir(t)
+	store, ws := jobs.NewTestStore(t)
 	bin := testkit.Install(t, testkit.TempDir(t), "worker", roleWorker)
 	r := startJob(t, store, ws, time.Now(), "")
 	require.NoError(t, jobs.Start(t.Context(), store, r, "the prompt", bin, store.Dir, ws, r.ID, "done"))
@@ -311,7 +309,7 @@ func TestStartDetachesAWorker(t *testing.T) {
 // worker, which stops it (SIGTERM; on Windows the worker is killed and
 // Cancel records the job cancelled).
 func TestCancelABackgroundJob(t *testing.T) {
-	store, ws := jobs.Store{Dir: testkit.TempDir(t)}, testkit.TempDir(t)
+	store, ws := jobs.NewTestStore(t)
 	bin := testkit.Install(t, testkit.TempDir(t), "worker", roleWorker)
 	r := startJob(t, store, ws, time.Now(), "")
 	require.NoError(t, jobs.Start(t.Context(), store, r, "p", bin, store.Dir, ws, r.ID, "hang"))
@@ -329,7 +327,7 @@ func TestCancelABackgroundJob(t *testing.T) {
 }
 
 func TestStartRefusesAndRecordsFailures(t *testing.T) {
-	store, ws := jobs.Store{Dir: testkit.TempDir(t)}, testkit.TempDir(t)
+	store, ws := jobs.NewTestStore(t)
 	t.Run("not a job waiting for its worker", func(t *testing.T) {
 		r := startJob(t, store, ws, time.Now(), "")
 		r.State = jobs.StateRunning

@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"encoding/json/v2"
 	"errors"
 	"io/fs"
 	"os"
@@ -12,18 +11,15 @@ import (
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
-// Bounds of the listings (docs/contract.md, "Jobs").
+// Bounds of the listings (docs/contract.md, "Jobs"): history's default
+// and largest limit, and how many resumable session ids an unknown
+// session's error lists.
 const (
-	// DefaultHistoryLimit is History's limit when none is given,
-	// MaxHistoryLimit the cap of any limit.
 	DefaultHistoryLimit = 20
 	MaxHistoryLimit     = 1000
-	// MaxResumableListed bounds the resumable session ids an unknown
-	// session's error lists.
-	MaxResumableListed = 10
+	maxResumableListed  = 10
 )
 
 // Find returns the record of job id: in workspace when it is not "", else
@@ -34,11 +30,11 @@ func (s Store) Find(workspace, id string) (*Record, error) {
 	if workspace != "" {
 		return s.Load(workspace, id)
 	}
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	for _, key := range s.workspaceKeys() {
-		path := filepath.Join(s.Dir, "state", key, "jobs", id+".json")
+	for _, key := range readNames(filepath.Join(s.Dir, "state")) {
+		path := filepath.Join(s.jobsDir(key), id+".json")
 		if _, err := os.Lstat(path); err != nil {
 			continue
 		}
@@ -51,41 +47,16 @@ func (s Store) Find(workspace, id string) (*Record, error) {
 	return nil, failure.New(failure.Input, "no job %s in any workspace", id)
 }
 
-// workspaceKeys lists the workspace directories under <data>/state.
-func (s Store) workspaceKeys() []string {
-	names, _ := readNames(filepath.Join(s.Dir, "state"))
-	return names
-}
-
-// readNames is a directory's entry names, unsorted; a missing directory
-// has none.
-func readNames(dir string) ([]string, error) {
+// readNames is a directory's entry names, unsorted; none when it cannot be
+// read (a missing directory has none).
+func readNames(dir string) []string {
 	f, err := os.Open(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
 	if err != nil {
-		return nil, err
+		return nil
 	}
 	defer f.Close()
-	return f.Readdirnames(-1)
-}
-
-// readRecord decodes one record file; a missing file's error wraps
-// fs.ErrNotExist.
-func (s Store) readRecord(path string) (*Record, error) {
-	data, err := safefile.Read(path, maxRecordBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, failure.Wrap(failure.Setup, err, "reading the job record")
-	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, failure.Wrap(failure.Unclassified, err, "the job record %s does not decode", path)
-	}
-	return &r, nil
+	names, _ := f.Readdirnames(-1)
+	return names
 }
 
 // jobFile is one record file found by name: its id and where it is.
@@ -93,34 +64,31 @@ type jobFile struct {
 	id, path string
 }
 
-// sortKey orders ids by start time across roles: the part after the role
-// ("20261201T170512Z-3f9a1c0b").
-func sortKey(id string) string {
-	_, rest, _ := strings.Cut(id, "-")
-	return rest
+// newestFirst orders ids by start time across roles (the part after the
+// role), then by the whole id.
+func newestFirst(a, b string) int {
+	_, ta, _ := strings.Cut(a, "-")
+	_, tb, _ := strings.Cut(b, "-")
+	if c := strings.Compare(tb, ta); c != 0 {
+		return c
+	}
+	return strings.Compare(b, a)
 }
 
 // jobFiles lists the record files of workspace ("" for every workspace),
 // newest first, by name alone: temporary files of a save in progress and
 // anything that is not a job id are left out. With keep > 0 only the
-// newest keep of each workspace are kept (a listing of the newest jobs
-// needs no more), so a listing over many records sorts and builds paths
-// for few of them.
+// newest keep of each workspace are listed, so a listing over many
+// records sorts and builds paths for few of them.
 func (s Store) jobFiles(workspace string, keep int) []jobFile {
-	keys := s.workspaceKeys()
+	keys := readNames(filepath.Join(s.Dir, "state"))
 	if workspace != "" {
-		keys = []string{WorkspaceKey(workspace)}
-	}
-	newestFirst := func(a, b string) int {
-		if c := strings.Compare(sortKey(b), sortKey(a)); c != 0 {
-			return c
-		}
-		return strings.Compare(b, a)
+		keys = []string{workspaceKey(workspace)}
 	}
 	var files []jobFile
 	for _, key := range keys {
-		dir := filepath.Join(s.Dir, "state", key, "jobs")
-		names, _ := readNames(dir)
+		dir := s.jobsDir(key)
+		names := readNames(dir)
 		ids := names[:0]
 		for _, n := range names {
 			if id, ok := strings.CutSuffix(n, ".json"); ok && idShape(id) {
@@ -140,9 +108,9 @@ func (s Store) jobFiles(workspace string, keep int) []jobFile {
 }
 
 // List returns the records of workspace ("" for every workspace), newest
-// first (ids order by start time), at most limit of them (limit <= 0: all).
-// Only the records returned are read: the order comes from the names. A
-// record that vanished meanwhile (pruned) or does not decode is left out.
+// first, at most limit of them (limit <= 0: all). The order comes from the
+// names, so only the records returned are read. A record that vanished
+// meanwhile (pruned) or does not decode is left out.
 func (s Store) List(workspace string, limit int) ([]*Record, error) {
 	var out []*Record
 	// A few more than limit per workspace: a record that does not read
@@ -155,30 +123,13 @@ func (s Store) List(workspace string, limit int) ([]*Record, error) {
 		if limit > 0 && len(out) == limit {
 			break
 		}
-		r, err := s.readRecord(f.path)
-		if err != nil {
-			continue
+		if r, err := s.readRecord(f.path); err == nil {
+			out = append(out, r)
 		}
-		out = append(out, r)
 	}
 	// Ids order jobs to the second; jobs started within one second are
 	// ordered by their creation time, read from the records shown.
 	slices.SortStableFunc(out, func(a, b *Record) int { return b.CreatedAt.Compare(a.CreatedAt) })
-	return out, nil
-}
-
-// Unfinished returns every record, of every workspace, that is not in a
-// final state (starting or running), newest first: what may still have
-// processes to stop. It reads every record, so it is for the rare
-// sweep (jobs cleanup), not a listing. A record that does not decode is
-// left out.
-func (s Store) Unfinished() ([]*Record, error) {
-	var out []*Record
-	for _, f := range s.jobFiles("", 0) {
-		if r, err := s.readRecord(f.path); err == nil && !r.State.Terminal() {
-			out = append(out, r)
-		}
-	}
 	return out, nil
 }
 
@@ -192,10 +143,10 @@ type HistoryEntry struct {
 	Workspace string `json:"workspace"`
 	State     State  `json:"state"`
 	Delivery  string `json:"delivery"`
-	// FailureKind is the failure's kind, "" when the job did not fail.
+	// FailureKind is "" when the job did not fail.
 	FailureKind failure.Kind `json:"failureKind,omitempty"`
-	// ResumeSession is the session id a later task can resume (--resume):
-	// the job's session when it is in a final state, else "".
+	// ResumeSession is the session id a later task can resume: the job's
+	// session when it is in a final state, else "".
 	ResumeSession   string     `json:"resumeSession"`
 	Model           string     `json:"model"`
 	LauncherSession string     `json:"launcherSession,omitempty"`
@@ -220,56 +171,13 @@ func (r *Record) Project() HistoryEntry {
 	return h
 }
 
-// History lists the jobs of workspace ("" for every workspace), newest
-// first, as history entries: limit <= 0 is DefaultHistoryLimit, and no
-// limit exceeds MaxHistoryLimit. Only the records shown are read.
-func (s Store) History(workspace string, limit int) ([]HistoryEntry, error) {
-	if limit <= 0 {
-		limit = DefaultHistoryLimit
-	}
-	limit = min(limit, MaxHistoryLimit)
-	recs, err := s.List(workspace, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]HistoryEntry, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, r.Project())
-	}
-	return out, nil
-}
-
-// resumable reports whether r's session may be resumed by a task of
-// workspace and mode, of launcher session launcher when it is not "".
-func resumable(r *Record, workspace string, mode Mode, launcher string) bool {
-	return r.State.Terminal() && r.SessionID != "" && r.Mode == mode &&
-		WorkspaceKey(r.Workspace) == WorkspaceKey(workspace) && (launcher == "" || r.LauncherSession == launcher)
-}
-
-// resumableSessions returns the session ids a task of workspace and mode may
-// resume, newest first, each once: those recorded by jobs of that
-// workspace and mode in a final state, and only jobs of launcher session
-// launcher when it is not "" (CURSORKIT_SESSION). A session is never
-// invented: one no job recorded is not there.
-func (s Store) resumableSessions(workspace string, mode Mode, launcher string) ([]string, error) {
-	recs, err := s.List(workspace, 0)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, r := range recs {
-		if resumable(r, workspace, mode, launcher) && !slices.Contains(out, r.SessionID) {
-			out = append(out, r.SessionID)
-		}
-	}
-	return out, nil
-}
-
 // ResumeFrom returns the job a task of workspace and mode resumes: the
-// newest eligible job (as resumableSessions) that recorded session, or with
-// session "" (--resume-last) the newest eligible job of all. None is
-// failure.Input, listing at most MaxResumableListed resumable session ids
-// (and quoting at most 80 bytes of the id asked for).
+// newest job that recorded session, or with session "" (--resume-last) the
+// newest of all, among the jobs in a final state of that workspace and
+// mode with a session, and of launcher session launcher when it is not ""
+// (CURSORKIT_SESSION). None is failure.Input, listing at most
+// maxResumableListed resumable session ids, newest first (and quoting at
+// most 80 bytes of the id asked for).
 func (s Store) ResumeFrom(workspace string, mode Mode, launcher, session string) (*Record, error) {
 	recs, err := s.List(workspace, 0)
 	if err != nil {
@@ -277,7 +185,8 @@ func (s Store) ResumeFrom(workspace string, mode Mode, launcher, session string)
 	}
 	var ids []string
 	for _, r := range recs {
-		if !resumable(r, workspace, mode, launcher) {
+		if !r.State.Terminal() || r.SessionID == "" || r.Mode != mode || workspaceKey(r.Workspace) != workspaceKey(workspace) ||
+			(launcher != "" && r.LauncherSession != launcher) {
 			continue
 		}
 		if session == "" || r.SessionID == session {
@@ -297,9 +206,9 @@ func (s Store) ResumeFrom(workspace string, mode Mode, launcher, session string)
 	list := "none"
 	if len(ids) > 0 {
 		more := ""
-		if len(ids) > MaxResumableListed {
+		if len(ids) > maxResumableListed {
 			more = ", …"
-			ids = ids[:MaxResumableListed]
+			ids = ids[:maxResumableListed]
 		}
 		list = strings.Join(ids, ", ") + more
 	}

@@ -16,27 +16,20 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// The output file of a background job (docs/contract.md, "Jobs"): the
-// NDJSON lines `run --json` would have printed, events then the outcome
-// line (without the job record, which a reader adds from the record as it
-// is then), appended as they arrive.
+// The output file of a background job (docs/contract.md, "Jobs") holds
+// the NDJSON lines `run --json` would have printed, events then the
+// outcome line without the job record, appended as they arrive. Past
+// maxOutputBytes of events one warnOutputTruncated warning line ends them;
+// the outcome line is always written. A line read back over maxOutputLine
+// is not one the writer made.
 const (
-	// MaxOutputBytes bounds a job's event lines. Past it one
-	// output_truncated warning line is written and later events are
-	// dropped; the outcome line is always written.
-	MaxOutputBytes = 64 << 20
-	// MaxOutputLine bounds one line read back: a longer line is not one
-	// the writer made.
-	MaxOutputLine = 16 << 20
-	// WarnOutputTruncated is the warning that ends a job's events when
-	// MaxOutputBytes was reached.
-	WarnOutputTruncated = "output_truncated"
+	maxOutputBytes      = 64 << 20
+	maxOutputLine       = 16 << 20
+	warnOutputTruncated = "output_truncated"
 )
 
-// OutputPath is where job id keeps its output: <data>/runs/<id>/events.ndjson.
-func (s Store) OutputPath(id string) string {
-	return filepath.Join(s.Dir, "runs", id, "events.ndjson")
-}
+// OutputPath is where job id keeps its output.
+func (s Store) OutputPath(id string) string { return filepath.Join(s.runDir(id), "events.ndjson") }
 
 // OutputWriter appends a job's event lines to its output file. Each call
 // writes whole lines in one write to a file opened for appending, so a
@@ -55,7 +48,7 @@ type OutputWriter struct {
 // CreateOutput creates job id's output file (0600, with its directory);
 // an existing one is failure.Setup: a job's output has one writer, once.
 func (s Store) CreateOutput(id string) (*OutputWriter, error) {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return nil, err
 	}
 	path := s.OutputPath(id)
@@ -66,7 +59,7 @@ func (s Store) CreateOutput(id string) (*OutputWriter, error) {
 	if err != nil {
 		return nil, failure.Wrap(failure.Setup, err, "creating the job's output file")
 	}
-	w := &OutputWriter{f: f, path: path, max: MaxOutputBytes}
+	w := &OutputWriter{f: f, path: path, max: maxOutputBytes}
 	w.enc = event.NewEncoder(&w.buf)
 	return w, nil
 }
@@ -74,9 +67,8 @@ func (s Store) CreateOutput(id string) (*OutputWriter, error) {
 // Path is the file written.
 func (w *OutputWriter) Path() string { return w.path }
 
-// Events appends events, one line each, in one write. Past the bound the
-// first call writes the output_truncated warning instead and later calls
-// write nothing.
+// Events appends events, one line each, in one write. Past the bound it
+// writes the output_truncated warning instead, once, then nothing.
 func (w *OutputWriter) Events(events ...event.Event) error {
 	if w.truncated || len(events) == 0 {
 		return nil
@@ -92,7 +84,7 @@ func (w *OutputWriter) Events(events ...event.Event) error {
 			w.enc.Reset(&w.buf)
 			w.truncated = true
 			_ = json.MarshalEncode(w.enc, event.Event{Type: event.TypeWarning, Warning: &event.Warning{
-				Code: WarnOutputTruncated, Message: "the job's output reached its bound; later events were not kept"}})
+				Code: warnOutputTruncated, Message: "the job's output reached its bound; later events were not kept"}})
 			break
 		}
 	}
@@ -135,29 +127,27 @@ func (w *OutputWriter) Close() error {
 	return nil
 }
 
-// OutputEnd is what ReadOutput found besides the events.
+// OutputEnd is what ReadOutput found besides the events: how many event
+// lines it passed on, the outcome line (nil when the writer did not get
+// to it: the job runs, or its worker died), whether the file ended in a
+// line cut short by a killed writer (Torn, left out), and whether the
+// writer's bound was reached (the last event is the output_truncated
+// warning).
 type OutputEnd struct {
-	// Events is how many event lines were passed on.
-	Events int
-	// Outcome is the outcome line, nil when the writer did not get to it
-	// (the job runs, or its worker died).
-	Outcome jsontext.Value
-	// Torn: the file ended in a line cut short (a writer killed
-	// mid-write), which was left out.
-	Torn bool
-	// Truncated: the writer's bound was reached (the last event is the
-	// output_truncated warning).
+	Events    int
+	Outcome   jsontext.Value
+	Torn      bool
 	Truncated bool
 }
 
 // ReadOutput reads job id's output file, handing each event line (one
-// JSON object, without its newline) to each in order. A missing file is
-// failure.Input. A torn last line is left out and reported, never a
-// failure; a whole line that is no JSON object, an over-long line or a
-// line after the outcome is failure.Unclassified naming the file (the writer
-// makes none of them). An error from each stops the read and is returned.
+// JSON object, without its newline) to each in order; an error from each
+// stops the read and is returned. A missing file is failure.Input. A torn
+// last line is left out and reported; a whole line that is no JSON
+// object, an over-long line or a line after the outcome is
+// failure.Unclassified naming the file (the writer makes none of them).
 func (s Store) ReadOutput(id string, each func(jsontext.Value) error) (OutputEnd, error) {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return OutputEnd{}, err
 	}
 	path := s.OutputPath(id)
@@ -179,6 +169,9 @@ func (s Store) ReadOutput(id string, each func(jsontext.Value) error) (OutputEnd
 
 // parseOutput is ReadOutput's parser, on any reader.
 func parseOutput(r io.Reader, each func(jsontext.Value) error) (OutputEnd, error) {
+	// Lenient as event.NewEncoder writes: invalid UTF-8 and repeated names
+	// of an agent's raw values pass through.
+	lenient := json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 	var end OutputEnd
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
@@ -188,8 +181,8 @@ func parseOutput(r io.Reader, each func(jsontext.Value) error) (OutputEnd, error
 		for {
 			var chunk []byte
 			chunk, err = br.ReadSlice('\n')
-			if len(line)+len(chunk) > MaxOutputLine {
-				return end, failure.New(failure.Unclassified, "line %d is over %d bytes", lineNo, MaxOutputLine)
+			if len(line)+len(chunk) > maxOutputLine {
+				return end, failure.New(failure.Unclassified, "line %d is over %d bytes", lineNo, maxOutputLine)
 			}
 			line = append(line, chunk...)
 			if !errors.Is(err, bufio.ErrBufferFull) {
@@ -206,44 +199,27 @@ func parseOutput(r io.Reader, each func(jsontext.Value) error) (OutputEnd, error
 			return end, failure.Wrap(failure.Setup, err, "reading the output")
 		}
 		v := jsontext.Value(bytes.TrimRight(line, "\r\n"))
-		kind, ok := lineType(v)
+		var head struct {
+			Type string `json:"type"`
+		}
+		ok := len(v) > 0 && v[0] == '{' && json.Unmarshal(v, &head, lenient) == nil
 		switch {
 		case !ok:
 			return end, failure.New(failure.Unclassified, "line %d is not one JSON object", lineNo)
 		case end.Outcome != nil:
 			return end, failure.New(failure.Unclassified, "line %d follows the outcome", lineNo)
-		case kind == "outcome":
+		case head.Type == "outcome":
 			end.Outcome = append(jsontext.Value(nil), v...)
 			continue
 		}
 		end.Events++
-		end.Truncated = kind == string(event.TypeWarning) && isTruncation(v)
+		var warning struct {
+			Code string `json:"code"`
+		}
+		end.Truncated = head.Type == string(event.TypeWarning) && json.Unmarshal(v, &warning, lenient) == nil &&
+			warning.Code == warnOutputTruncated
 		if err := each(v); err != nil {
 			return end, err
 		}
 	}
-}
-
-// lenient reads what event.NewEncoder writes (invalid UTF-8 and repeated
-// names of an agent's raw values pass through).
-func lenient() json.Options {
-	return json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
-}
-
-// lineType is the "type" member of a line that is one JSON object.
-func lineType(v jsontext.Value) (string, bool) {
-	var head struct {
-		Type string `json:"type"`
-	}
-	if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &head, lenient()) != nil {
-		return "", false
-	}
-	return head.Type, true
-}
-
-func isTruncation(v jsontext.Value) bool {
-	var w struct {
-		Code string `json:"code"`
-	}
-	return json.Unmarshal(v, &w, lenient()) == nil && w.Code == WarnOutputTruncated
 }

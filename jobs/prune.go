@@ -15,21 +15,19 @@ import (
 // "Jobs"): past it the oldest jobs in a final state are pruned.
 const DefaultRetention = 200
 
-// Prune keeps the newest keep jobs of workspace (keep <= 0:
-// DefaultRetention) and removes the older ones that are in a final state:
-// first their run directory (private home and output file), then their
-// record. It returns the ids removed, oldest first.
+// prune keeps the newest keep jobs of workspace (keep <= 0:
+// DefaultRetention) and removes the older ones that are in a final state,
+// run directory first, then record. It returns the ids removed, oldest
+// first.
 //
-// The rule that makes it safe against the jobs' own writers: only a
-// record read in a final state is pruned, and a record in a final state is
-// never written again (a job's last save is the one that makes it final;
-// a starting or running job, whose writer may still save, is never
-// pruned, whatever its age). A record that cannot be read is kept. A
-// crash between the two removals leaves a final record without its run
-// directory, which the next Prune removes; a job whose removal fails
-// stays for the next one, and the first such failure is returned
-// (failure.Setup) with the ids that were removed.
-func (s Store) Prune(workspace string, keep int) ([]string, error) {
+// It is safe against the jobs' own writers because only a record read in
+// a final state is pruned, and such a record is never written again; a
+// starting or running job is never pruned, whatever its age, nor is a
+// record that cannot be read. A crash between the two removals leaves a
+// final record without its run directory, which the next prune removes; a
+// job whose removal fails stays for the next one, and the first such
+// failure is returned (failure.Setup) with the ids that were removed.
+func (s Store) prune(workspace string, keep int) ([]string, error) {
 	if keep <= 0 {
 		keep = DefaultRetention
 	}
@@ -62,12 +60,11 @@ func (s Store) Prune(workspace string, keep int) ([]string, error) {
 	return removed, first
 }
 
-// Sweep removes what writers killed mid-way left behind, once it is older
-// than olderThan: the temporary file of a record save that never got
-// renamed, and the run directory (private home) of a job whose record was
-// never saved (its launching command killed between the two). Nothing a
-// record names is touched. It returns how many it removed; it is best
-// effort, for a worker to call after Prune.
+// Sweep removes what writers killed mid-way left behind, once older than
+// olderThan: a record save's temporary file that never got renamed, and
+// the run directory of a job whose record was never saved. Nothing a
+// record names is touched. It returns how many it removed; best effort,
+// for a worker to call after prune.
 func (s Store) Sweep(olderThan time.Duration) int {
 	cutoff := time.Now().Add(-olderThan)
 	old := func(path string) bool {
@@ -76,10 +73,9 @@ func (s Store) Sweep(olderThan time.Duration) int {
 	}
 	removed := 0
 	records := map[string]bool{}
-	for _, key := range s.workspaceKeys() {
-		dir := filepath.Join(s.Dir, "state", key, "jobs")
-		names, _ := readNames(dir)
-		for _, n := range names {
+	for _, key := range readNames(filepath.Join(s.Dir, "state")) {
+		dir := s.jobsDir(key)
+		for _, n := range readNames(dir) {
 			if id, ok := strings.CutSuffix(n, ".json"); ok {
 				records[id] = true
 				continue
@@ -89,9 +85,8 @@ func (s Store) Sweep(olderThan time.Duration) int {
 			}
 		}
 	}
-	runs, _ := readNames(filepath.Join(s.Dir, "runs"))
-	for _, id := range runs {
-		if CheckID(id) != nil || records[id] || !old(s.runDir(id)) {
+	for _, id := range readNames(filepath.Join(s.Dir, "runs")) {
+		if checkID(id) != nil || records[id] || !old(s.runDir(id)) {
 			continue
 		}
 		// Read again: a record saved since the listing keeps its run.

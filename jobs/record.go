@@ -26,12 +26,9 @@ const (
 	ModeWrite   Mode = "write"
 )
 
-// State is where a job is. A foreground task is running from its first
-// save until it ends done, error or cancelled. A background job is
-// starting until its worker records the agent's identity, then running;
-// died is what a reader concludes of a running job whose process is gone
-// or no longer the one recorded, or of a starting job past its grace
-// (docs/contract.md, "Jobs").
+// State is where a job is (docs/contract.md, "Jobs"). A background job is
+// starting until its worker records the agent's identity; died is what
+// Judge concludes of a job whose process is gone.
 type State string
 
 const (
@@ -44,8 +41,8 @@ const (
 )
 
 // Terminal reports whether s is a final state: done, error, cancelled or
-// died. A record in a final state is never written again (its writer's
-// last save made it so), which is what makes pruning safe.
+// died. A record in a final state is never written again, which is what
+// makes pruning safe.
 func (s State) Terminal() bool {
 	switch s {
 	case StateDone, StateError, StateCancelled, StateDied:
@@ -62,13 +59,12 @@ const (
 )
 
 // EnvSession is the launcher session an orchestrator tags its jobs with
-// (Record.LauncherSession; docs/contract.md, "Jobs"): Cleanup stops one
-// session's jobs, and ResumeFrom resumes only its sessions.
+// (Record.LauncherSession): Cleanup stops one session's jobs, and
+// ResumeFrom resumes only its sessions.
 const EnvSession = "CURSORKIT_SESSION"
 
-// ProcessRef names one process for good: its PID and its creation time, so
-// a reused PID is never taken for it (the JSON shape of package
-// internal/procid's Identity, which acts on it).
+// ProcessRef names one process for good, its PID and its creation time,
+// so a reused PID is never taken for it (procid.Identity acts on it).
 type ProcessRef struct {
 	PID     int       `json:"pid"`
 	Created time.Time `json:"created"`
@@ -82,10 +78,9 @@ type Failure struct {
 	BillingPool string       `json:"billingPool,omitempty"`
 }
 
-// Record is a job's durable record (docs/contract.md, "Tasks and reviews"),
-// written when the task starts and again when it ends. Its JSON member
-// names are the contract's; Usage is exactly as the agent reported it
-// ({"reported":false} when it did not), never a cost.
+// Record is a job's durable record (docs/contract.md, "Tasks and reviews").
+// Its JSON member names are the contract's; Usage is exactly as the agent
+// reported it ({"reported":false} when it did not), never a cost.
 type Record struct {
 	Engine    string `json:"engine"` // always "cursor"
 	ID        string `json:"id"`
@@ -102,11 +97,10 @@ type Record struct {
 
 	// RequestedModel and RequestedEffort are the flags; ResolvedModel the
 	// catalog id they resolved to ("" when none was asked: Cursor's
-	// default model, as the private home hides the user's own
-	// configuration, the model chosen there included); EffortApplied
-	// whether the effort is part of it; ObservedModel the display name the
-	// init event reported (it may differ from the catalog's for the same
-	// model: no drift).
+	// default, as the private home hides the user's configuration);
+	// EffortApplied whether the effort is part of it; ObservedModel the
+	// display name the init event reported (it may differ from the
+	// catalog's for the same model: no drift).
 	RequestedModel  string `json:"requestedModel"`
 	ResolvedModel   string `json:"resolvedModel"`
 	ObservedModel   string `json:"observedModel"`
@@ -116,9 +110,8 @@ type Record struct {
 
 	Usage event.Usage `json:"usage"`
 
-	// Sandbox is the sandbox policy the task ran under; Delivery is
-	// DeliveryForeground or DeliveryBackground;
-	// AllowedTools the allowlist sent to the agent and enforced locally.
+	// Sandbox is the policy the task ran under; AllowedTools the allowlist
+	// sent to the agent and enforced locally.
 	Sandbox      string   `json:"sandbox"`
 	Delivery     string   `json:"delivery"`
 	AllowedTools []string `json:"allowedTools"`
@@ -128,15 +121,13 @@ type Record struct {
 	State    State           `json:"state"`
 	Failure  *Failure        `json:"failure"`
 
-	// The members below are the background jobs'; all are
-	// optional, so a record written before them reads as it was.
+	// The members below are optional, so a record written before them
+	// reads as it was.
 	//
 	// Worker is the cursorkit process running the job: a background job's
-	// detached worker, or a foreground job's own command
-	// (task.Options.Owner); nil until known, and for a foreground job run
-	// without an owner.
-	// Agent is the agent's process (its direct one: a shim's interpreter
-	// on Windows), recorded as it starts.
+	// worker, or a foreground job's own command (task.Options.Owner); nil
+	// until known, and for a foreground job without an owner. Agent is
+	// the agent's direct process (a shim's interpreter on Windows).
 	Worker *ProcessRef `json:"worker,omitempty"`
 	Agent  *ProcessRef `json:"agent,omitempty"`
 	// LauncherSession is CURSORKIT_SESSION as the launching command saw
@@ -146,18 +137,27 @@ type Record struct {
 	// that session id; both "" for a fresh session.
 	ParentJob      string `json:"parentJob,omitempty"`
 	ResumedSession string `json:"resumedSession,omitempty"`
-	// Output is the file keeping the run's events (Store.OutputPath), ""
-	// when none was kept (a foreground task prints them instead).
+	// Output is the file keeping the run's events, "" when none was kept.
 	Output string `json:"output,omitempty"`
 
-	// Review is a review's validated verdict (package review), absent for
-	// a task and for a review that failed.
+	// Review is a review's validated verdict, absent for a task and for a
+	// review that failed.
 	Review jsontext.Value `json:"review,omitempty"`
 
 	CreatedAt time.Time  `json:"createdAt"`
 	UpdatedAt time.Time  `json:"updatedAt"`
 	EndedAt   *time.Time `json:"endedAt"`
 }
+
+// end makes r final in state, with a failure of kind saying message.
+func (r *Record) end(state State, kind failure.Kind, message string) {
+	now := time.Now()
+	r.State, r.UpdatedAt, r.EndedAt = state, now, &now
+	r.Failure = &Failure{Kind: kind, Message: message}
+}
+
+// fail makes r end in error with err.
+func (r *Record) fail(err error) { r.end(StateError, failure.KindOf(err), err.Error()) }
 
 // Semantic is the footer's word for the job: consult, write or review.
 func (r *Record) Semantic() string {

@@ -27,10 +27,9 @@ const EnvData = "CURSORKIT_DATA"
 const maxRecordBytes = 1 << 20
 
 // DataDir is where jobs keep their records and runs: EnvData when set
-// (it must be an absolute path), else the operating system's per-user data
-// directory + "cursorkit": $XDG_DATA_HOME or ~/.local/share on Linux and
-// the BSDs, ~/Library/Application Support on macOS, %LocalAppData% on
-// Windows. getenv is os.Getenv in production.
+// (it must be an absolute path), else the per-user data directory +
+// "cursorkit": $XDG_DATA_HOME or ~/.local/share on Linux and the BSDs,
+// ~/Library/Application Support on macOS, %LocalAppData% on Windows.
 func DataDir(getenv func(string) string) (string, error) {
 	if v := strings.TrimSpace(getenv(EnvData)); v != "" {
 		if !filepath.IsAbs(v) {
@@ -62,19 +61,18 @@ func DataDir(getenv func(string) string) (string, error) {
 }
 
 // Store keeps job records, their output and their runs' private homes
-// under one data directory. Any number of processes may use one: the
-// writers of a record take turns (Save, Update).
+// under one data directory (DataDir). Any number of processes may use one:
+// the writers of a record take turns (Save, Update).
 type Store struct {
-	// Dir is the data directory (DataDir).
 	Dir string
 }
 
-// WorkspaceKey names a workspace's directory of records: the workspace's
-// base name, reduced to letters, digits, '.', '_' and '-' (at most 40), a
-// dash, and 16 hex digits of the SHA-256 of its absolute path (folded to
-// lower case on Windows, where paths are case-insensitive), so two
-// workspaces of the same name never share records.
-func WorkspaceKey(workspace string) string {
+// workspaceKey names a workspace's directory of records: its base name
+// reduced to at most 40 letters, digits, '.', '_' and '-', a dash, and 16
+// hex digits of the SHA-256 of its path (lower case on Windows, where
+// paths are case-insensitive), so two workspaces of one name never share
+// records.
+func workspaceKey(workspace string) string {
 	p := filepath.Clean(workspace)
 	if runtime.GOOS == "windows" {
 		p = strings.ToLower(p)
@@ -99,38 +97,36 @@ func WorkspaceKey(workspace string) string {
 	return n + "-" + hex.EncodeToString(sum[:8])
 }
 
-// NewID returns a new job id: the role, the start time in UTC and eight
-// random hex digits, as in "task-20261201T180512Z-3f9a1c0b". Ids sort by
-// start time within a role.
+// idTime is the layout of a job id's start time.
+const idTime = "20060102T150405Z"
+
+// NewID returns a new job id, as in "task-20261201T180512Z-3f9a1c0b": the
+// role, the start time in UTC (ids sort by it within a role) and eight
+// random hex digits.
 func NewID(role Role, now time.Time) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return string(role) + "-" + now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+	return string(role) + "-" + now.UTC().Format(idTime) + "-" + hex.EncodeToString(b[:])
 }
 
-// CheckID refuses what NewID cannot have made: the id names files, so it
+// checkID refuses what NewID cannot have made: the id names files, so it
 // must never hold a path separator or dot-dot. The error is failure.Input
 // and quotes at most 80 bytes of the id.
-func CheckID(id string) error {
-	valid := idShape(id)
-	if valid {
-		_, rest, _ := strings.Cut(id, "-")
-		_, err := time.Parse("20060102T150405Z", rest[:16])
-		valid = err == nil
-	}
-	if !valid {
-		q := id
-		if len(q) > 80 {
-			q = q[:80] + "…"
+func checkID(id string) error {
+	if _, rest, _ := strings.Cut(id, "-"); idShape(id) {
+		if _, err := time.Parse(idTime, rest[:len(idTime)]); err == nil {
+			return nil
 		}
-		return failure.New(failure.Input, "%q is not a job id (want task-YYYYMMDDTHHMMSSZ-xxxxxxxx or review-…)", q)
 	}
-	return nil
+	q := id
+	if len(q) > 80 {
+		q = q[:80] + "…"
+	}
+	return failure.New(failure.Input, "%q is not a job id (want task-YYYYMMDDTHHMMSSZ-xxxxxxxx or review-…)", q)
 }
 
-// idShape reports whether id has the shape NewID gives (role, "-", 8
-// digits, "T", 6 digits, "Z-", 8 lowercase hex digits) without allocating:
-// listings check every file name with it. CheckID also checks the date.
+// idShape reports whether id has the shape NewID gives, without
+// allocating: listings check every file name with it.
 func idShape(id string) bool {
 	role, rest, ok := strings.Cut(id, "-")
 	if !ok || (role != string(RoleTask) && role != string(RoleReview)) || len(rest) != len("20060102T150405Z-3f9a1c0b") {
@@ -158,12 +154,11 @@ func idShape(id string) bool {
 	return true
 }
 
-// RemoveRun removes job id's run directory (its private home, output file
-// and prompt) and says what kept it from going; a missing one is gone. It
-// is for a job whose record was never saved (a launch that failed before
-// its first save): the run of a job with a record goes with Prune.
+// RemoveRun removes job id's run directory (private home, output file,
+// prompt); a missing one is gone. It is for a job whose record was never
+// saved: the run of a job with a record goes with prune.
 func (s Store) RemoveRun(id string) error {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return err
 	}
 	if err := s.removeRunDir(id); err != nil {
@@ -172,8 +167,6 @@ func (s Store) RemoveRun(id string) error {
 	return nil
 }
 
-// removeRunDir removes job id's run directory (home and output) and says
-// what kept it from going; a missing one is gone.
 func (s Store) removeRunDir(id string) error {
 	dir := s.runDir(id)
 	// The home's plugin and skill directories are read-only.
@@ -202,35 +195,36 @@ func (s Store) removeRunDir(id string) error {
 	return nil
 }
 
-// runDir holds what job id keeps besides its record: its home and output.
+// runDir holds what job id keeps besides its record.
 func (s Store) runDir(id string) string { return filepath.Join(s.Dir, "runs", id) }
 
 // HomeDir is the private home of job id.
-func (s Store) HomeDir(id string) string { return filepath.Join(s.Dir, "runs", id, "home") }
+func (s Store) HomeDir(id string) string { return filepath.Join(s.runDir(id), "home") }
 
 // RecordPath is where the record of job id of workspace lives.
 func (s Store) RecordPath(workspace, id string) string {
-	return filepath.Join(s.Dir, "state", WorkspaceKey(workspace), "jobs", id+".json")
+	return filepath.Join(s.jobsDir(workspaceKey(workspace)), id+".json")
 }
 
+// jobsDir holds the records of the workspace whose key is key.
+func (s Store) jobsDir(key string) string { return filepath.Join(s.Dir, "state", key, "jobs") }
+
 // ErrFinal is wrapped by the error of a save over a record in a final
-// state: a job ends once, and another process (jobs cancel, or the
-// judgement that its worker died) may have ended it first.
+// state: a job ends once, and another process may have ended it first.
 var ErrFinal = errors.New("the job's record is already final")
 
-// lockWait bounds the wait for a record's lock: a holder keeps it for the
-// read and the atomic write of one record, milliseconds.
+// lockWait bounds the wait for a record's lock, which a holder keeps for
+// one read and one atomic write, milliseconds.
 const lockWait = 10 * time.Second
 
-// Save writes r atomically (a temporary file renamed over the record, see
-// internal/safefile), creating its directories: a reader sees the old
+// Save writes r atomically (internal/safefile): a reader sees the old
 // record or the new one, never a torn one, and a crash mid-save leaves the
 // old one. Writers of one record take turns (a lock the operating system
-// drops when its holder dies, however it dies). A record in a final state
-// is never written again: saving over one returns an error wrapping
-// ErrFinal (kind process), unless r is that very record (a repeated save).
+// drops when its holder dies, however it dies). Saving over a record in a
+// final state is an error wrapping ErrFinal (kind process), unless r is
+// that very record (a repeated save).
 func (s Store) Save(r *Record) error {
-	if err := CheckID(r.ID); err != nil {
+	if err := checkID(r.ID); err != nil {
 		return err
 	}
 	l, err := s.lockRecord(r.Workspace, r.ID)
@@ -247,10 +241,10 @@ func (s Store) Save(r *Record) error {
 
 // Update changes the record of job id of workspace in one turn of its
 // writers: fn gets the record as it is now and says whether to save what
-// it made of it. It returns the record as saved (or as read, when fn
-// declined). An unknown job is failure.Input, as for Load.
+// it made of it. It returns the record as saved, or as read when fn
+// declined. An unknown job is failure.Input.
 func (s Store) Update(workspace, id string, fn func(*Record) bool) (*Record, error) {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return nil, err
 	}
 	if _, err := os.Lstat(s.RecordPath(workspace, id)); err != nil {
@@ -271,11 +265,10 @@ func (s Store) Update(workspace, id string, fn func(*Record) bool) (*Record, err
 	return r, s.write(r)
 }
 
-// lockRecord takes the writers' lock of job id: runs/<id>/record.lock, so
-// it goes with the run directory when the job is pruned. A run directory
-// that is missing while the record exists is a prune in progress (of a
-// final record); one missing with the record is a new record's (a
-// library caller's, or a test's), made here.
+// lockRecord takes the writers' lock of job id, runs/<id>/record.lock, so
+// that it goes with the run directory when the job is pruned. A run
+// directory missing while the record exists is a prune in progress (of a
+// final record); one missing with the record is a new record's, made here.
 func (s Store) lockRecord(workspace, id string) (*filelock.Lock, error) {
 	dir := s.runDir(id)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -313,25 +306,33 @@ func (s Store) write(r *Record) error {
 	}
 	// A writer killed mid-save leaves its temporary file; under the lock
 	// no other write of this record is under way, so any left is such.
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+r.ID+".json.*.tmp")); len(left) > 0 {
-		for _, f := range left {
-			_ = os.Remove(f)
-		}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+r.ID+".json.*.tmp"))
+	for _, f := range left {
+		_ = os.Remove(f)
 	}
 	return nil
 }
 
 // Load reads the record of job id of workspace. A missing record is
-// failure.Input ("no job ..."); a record that does not decode is
-// failure.Error naming the file.
+// failure.Input ("no job ..."); one that does not decode is
+// failure.Unclassified naming the file.
 func (s Store) Load(workspace, id string) (*Record, error) {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	path := s.RecordPath(workspace, id)
-	data, err := safefile.Read(path, maxRecordBytes)
+	r, err := s.readRecord(s.RecordPath(workspace, id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, failure.New(failure.Input, "no job %s in this workspace", id)
+	}
+	return r, err
+}
+
+// readRecord decodes one record file; a missing file's error wraps
+// fs.ErrNotExist.
+func (s Store) readRecord(path string) (*Record, error) {
+	data, err := safefile.Read(path, maxRecordBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, failure.Wrap(failure.Setup, err, "reading the job record")

@@ -62,12 +62,12 @@ func TestDataDir(t *testing.T) {
 
 func TestWorkspaceKey(t *testing.T) {
 	a, b := filepath.Join(testkit.TempDir(t), "proj"), filepath.Join(testkit.TempDir(t), "proj")
-	ka, kb := WorkspaceKey(a), WorkspaceKey(b)
+	ka, kb := workspaceKey(a), workspaceKey(b)
 	assert.NotEqual(t, ka, kb, "same name, different paths")
-	assert.Equal(t, ka, WorkspaceKey(a+string(filepath.Separator)), "cleaned")
+	assert.Equal(t, ka, workspaceKey(a+string(filepath.Separator)), "cleaned")
 	assert.True(t, strings.HasPrefix(ka, "proj-"), ka)
 	for _, name := range []string{"..", "a b/c", "ünï", strings.Repeat("x", 300), ".hidden", "C:"} {
-		k := WorkspaceKey(filepath.Join(a, name))
+		k := workspaceKey(filepath.Join(a, name))
 		assert.NotContains(t, k, string(filepath.Separator))
 		assert.NotContains(t, k, "..")
 		assert.LessOrEqual(t, len(k), 40+1+16)
@@ -79,13 +79,13 @@ func TestIDs(t *testing.T) {
 	now := time.Date(2026, 12, 1, 18, 5, 12, 0, time.FixedZone("x", 3600))
 	id := NewID(RoleTask, now)
 	assert.Regexp(t, `^task-20261201T170512Z-[0-9a-f]{8}$`, id)
-	require.NoError(t, CheckID(id))
-	require.NoError(t, CheckID(NewID(RoleReview, now)))
+	require.NoError(t, checkID(id))
+	require.NoError(t, checkID(NewID(RoleReview, now)))
 	assert.NotEqual(t, id, NewID(RoleTask, now), "random suffix")
 	for _, bad := range []string{"", "task", "job-20261201T170512Z-0123abcd", "task-20261201T170512Z-0123ABCD",
 		"task-20261301T170512Z-0123abcd", "task-20261201T170512Z-0123abc", "task-20261201T170512Z/0123abcd",
 		"task-../../../etc/passwd-xx", "review-20261201T170512Z_0123abcd", strings.Repeat("y", 500)} {
-		err := CheckID(bad)
+		err := checkID(bad)
 		assert.Equal(t, failure.Input, failure.KindOf(err), bad)
 		assert.LessOrEqual(t, len(err.Error()), 200)
 	}
@@ -96,16 +96,16 @@ func FuzzCheckID(f *testing.F) {
 	f.Add("review-20261201T170512Z-0123abcd")
 	f.Add("task-20261201T170512Z-../x")
 	f.Fuzz(func(t *testing.T, id string) {
-		if CheckID(id) != nil {
+		if checkID(id) != nil {
 			return
 		}
 		// A valid id is one file name, made only of what NewID writes.
 		if strings.ContainsAny(id, `/\:. `) || filepath.Base(id) != id {
-			t.Fatalf("CheckID accepted %q", id)
+			t.Fatalf("checkID accepted %q", id)
 		}
 		for _, r := range id {
 			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == 'T' || r == 'Z') {
-				t.Fatalf("CheckID accepted %q with %q", id, r)
+				t.Fatalf("checkID accepted %q with %q", id, r)
 			}
 		}
 	})
@@ -124,8 +124,7 @@ func sampleRecord(t *testing.T, workspace string) *Record {
 }
 
 func TestStoreSaveLoad(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
-	ws := testkit.TempDir(t)
+	s, ws := NewTestStore(t)
 	rec := sampleRecord(t, ws)
 	require.NoError(t, s.Save(rec))
 	got, err := s.Load(ws, rec.ID)
@@ -133,7 +132,7 @@ func TestStoreSaveLoad(t *testing.T) {
 	assert.Equal(t, rec, got)
 
 	path := s.RecordPath(ws, rec.ID)
-	assert.Equal(t, filepath.Join(s.Dir, "state", WorkspaceKey(ws), "jobs", rec.ID+".json"), path)
+	assert.Equal(t, filepath.Join(s.Dir, "state", workspaceKey(ws), "jobs", rec.ID+".json"), path)
 	if runtime.GOOS != "windows" {
 		info, err := os.Stat(path)
 		require.NoError(t, err)
@@ -162,8 +161,7 @@ func TestStoreSaveLoad(t *testing.T) {
 // partial file, and the writer's saves all succeed (on Windows a rename
 // waits out a reader's open handle).
 func TestConcurrentSavesNeverTear(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
-	ws := testkit.TempDir(t)
+	s, ws := NewTestStore(t)
 	rec := sampleRecord(t, ws)
 	require.NoError(t, s.Save(rec))
 	done := make(chan struct{})
@@ -206,8 +204,7 @@ func TestConcurrentSavesNeverTear(t *testing.T) {
 // TestSavesReplaceTheRecordWhole: every save replaces the record whole and
 // leaves no temporary file beside it (both lanes).
 func TestSavesReplaceTheRecordWhole(t *testing.T) {
-	s := Store{Dir: testkit.TempDir(t)}
-	ws := testkit.TempDir(t)
+	s, ws := NewTestStore(t)
 	r := *sampleRecord(t, ws)
 	for i := range 20 {
 		r.Warnings = []event.Warning{{Code: "w", Message: fmt.Sprintf("%d %s", i, strings.Repeat("x", (20-i)*300))}}

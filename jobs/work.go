@@ -17,37 +17,31 @@ const sweepAfter = time.Hour
 
 // A Worker runs a background job in the program Start detached for it.
 type Worker struct {
-	// Run runs the job and is required: rec is its record (state
-	// starting, with Worker and Output set), prompt the one Start handed
-	// over, out the job's output file, which Work closes. Run saves the
-	// record as running, then final (task.Execute does both); a failure it
-	// returns while the record is still unfinished is saved by Work as the
-	// job's error. ctx is Work's, which the worker's program cancels on
-	// its stop signals (SIGTERM, SIGINT; Cancel sends SIGTERM): Run then
-	// stops the agent's tree and records the job cancelled. On Windows,
-	// which has no polite stop for a detached process, Cancel kills the
-	// worker instead and its kill-on-close Job Object takes the agent's
-	// tree.
+	// Run runs the job and is required: rec is its record (starting, with
+	// Worker and Output set), out the job's output file, which Work
+	// closes. Run saves the record running, then final (task.Execute does
+	// both); a failure it returns while the record is unfinished is saved
+	// as the job's error. The worker's program cancels ctx on SIGTERM and
+	// SIGINT: Run then stops the agent's tree and records the job
+	// cancelled. (On Windows Cancel kills the worker instead, and its
+	// kill-on-close Job Object takes the agent's tree.)
 	Run func(ctx context.Context, rec *Record, prompt string, out *OutputWriter) error
 	// Log, when set, gets what the worker notes besides its error: a job
 	// that had ended before its worker came, a prune that failed.
 	Log *log.Logger
 }
 
-// Work runs job id of workspace ("": any workspace) of store in this
-// process, the body of a background job's worker. It first records this
-// process as the job's Worker, in one turn of the record's writers, so
-// that Cancel can reach it from then on; a job already final then
-// (cancelled, or judged died, before its worker came) runs nothing, its
-// prompt file is removed, and Work returns nil. Otherwise it reads and
-// removes the prompt file, creates the output file and calls Run; then it
-// prunes the workspace's old jobs (DefaultRetention) and sweeps what
+// Work runs job id of workspace ("": any workspace) in this process, the
+// body of a background job's worker. It first records this process as the
+// job's Worker, so that Cancel can reach it; a job already final then
+// runs nothing (its prompt file is removed) and Work returns nil.
+// Otherwise it reads and removes the prompt file, creates the output file
+// and calls Run; then it prunes the workspace's old jobs and sweeps what
 // killed writers left an hour ago or more.
 //
-// The error is Run's (nil when the job ended done), or why the job could
-// not be run, which is saved as the job's error too unless it is about the
-// record itself: an unknown job is failure.Input, a record that cannot be
-// locked or read is returned as it is.
+// The error is Run's, or why the job could not be run, which is saved as
+// the job's error too unless it is about the record itself (an unknown
+// job is failure.Input).
 func (w Worker) Work(ctx context.Context, store Store, workspace, id string) error {
 	rec, err := store.Find(workspace, id)
 	if err != nil {
@@ -93,7 +87,7 @@ func (w Worker) Work(ctx context.Context, store Store, workspace, id string) err
 	if err = w.Run(ctx, rec, string(prompt), out); err != nil {
 		recordFailure(store, rec, err)
 	}
-	if _, perr := store.Prune(rec.Workspace, DefaultRetention); perr != nil {
+	if _, perr := store.prune(rec.Workspace, DefaultRetention); perr != nil {
 		w.logf("pruning: %v", perr)
 	}
 	store.Sweep(sweepAfter)
@@ -108,9 +102,7 @@ func recordFailure(store Store, rec *Record, err error) {
 		if r.State.Terminal() {
 			return false
 		}
-		now := time.Now()
-		r.State, r.UpdatedAt, r.EndedAt = StateError, now, &now
-		r.Failure = &Failure{Kind: failure.KindOf(err), Message: err.Error()}
+		r.fail(err)
 		if r.Output == "" {
 			r.Output = rec.Output
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
-	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -21,14 +20,14 @@ import (
 // over as Start does.
 func waiting(t *testing.T, s Store, ws, prompt string) *Record {
 	t.Helper()
-	r := jobAt(ws, RoleTask, time.Now(), StateStarting, ModeConsult, "")
+	r := JobAt(ws, RoleTask, time.Now(), StateStarting, ModeConsult, "")
 	require.NoError(t, s.Save(r))
 	require.NoError(t, os.WriteFile(s.promptFile(r.ID), []byte(prompt), 0o600))
 	return r
 }
 
 func TestWork(t *testing.T) {
-	s, ws := Store{Dir: testkit.TempDir(t)}, testkit.TempDir(t)
+	s, ws := NewTestStore(t)
 	self, err := procid.Self()
 	require.NoError(t, err)
 

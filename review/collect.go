@@ -30,8 +30,8 @@ const (
 	ScopeBranch Scope = "branch"
 )
 
-// ParseScope returns the Scope named s ("" is ScopeAuto); any other value
-// is a failure.Input error.
+// ParseScope returns the Scope named s ("" is ScopeAuto); an unknown one
+// is failure.Input.
 func ParseScope(s string) (Scope, error) {
 	switch sc := Scope(strings.TrimSpace(s)); sc {
 	case "":
@@ -51,14 +51,13 @@ const (
 	BaseFromMaster   = "master"      // a local or remote-tracking master
 )
 
-// Bounds of collection (docs/contract.md, "Review").
+// Bounds of collection (docs/contract.md, "Review"): how much diff text
+// Collect keeps (the rest only counted in Diff.Size), and how many
+// untracked files get their content diffed (the rest only named in
+// Diff.Files). Diff.Truncated says either was reached.
 const (
-	// MaxCollectBytes is how much diff text Collect keeps; the rest is
-	// counted in Diff.Size and Diff.Truncated says so.
-	MaxCollectBytes = 8 << 20
-	// MaxUntrackedDiffs is how many untracked files get their content
-	// diffed; the rest are named in Diff.Files only (Diff.Truncated).
-	MaxUntrackedDiffs = 200
+	maxCollectBytes   = 8 << 20
+	maxUntrackedDiffs = 200
 )
 
 // Diff is the change under review.
@@ -88,25 +87,21 @@ type Diff struct {
 	// Text is the unified diff (git's format, a/ and b/ prefixes;
 	// binary files named, not shown). Size counts every byte git printed
 	// for it; Truncated reports that Text holds less than the whole change
-	// (MaxCollectBytes, MaxUntrackedDiffs).
+	// (maxCollectBytes, maxUntrackedDiffs).
 	Text      string `json:"-"`
 	Size      int64  `json:"size"`
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
 // Collect collects the change in the git repository holding dir
-// (docs/contract.md, "Review"). scope ScopeAuto is the working tree when
-// it has any staged, unstaged or untracked (not ignored) change, else the
-// branch. base is the branch's base ref; empty picks the current
-// branch's upstream, else origin/HEAD, else main, else master.
-//
-// Every git command runs supervised (discovery, shim, supervise), bounded
-// in time and output. Errors: failure.Input for a directory that is not
-// in a git work tree, a bad base, a HEAD without commits for a branch
-// review, and an empty change ("nothing to review: ..."); failure.Setup
-// when git is not on PATH; failure.Cancelled or failure.Timeout when ctx
-// or a command's bound ends first; failure.Process for another git
-// failure. Messages name the problem, never the diff or the environment.
+// (docs/contract.md, "Review"). base is a branch review's base ref; empty
+// picks the current branch's upstream, else origin/HEAD, else main, else
+// master. Errors: failure.Input for a directory outside a git work tree,
+// a bad scope or base, a HEAD without commits for a branch review, and an
+// empty change ("nothing to review: ..."); failure.Setup when git is not
+// on PATH; failure.Cancelled or failure.Timeout when ctx or a command's
+// bound ends first; failure.Process for another git failure. Messages
+// name the problem, never the diff or the environment.
 func Collect(ctx context.Context, dir string, scope Scope, base string) (Diff, error) {
 	return collectWith(ctx, nil, runtime.GOOS, dir, scope, base)
 }
@@ -117,12 +112,8 @@ func collectWith(ctx context.Context, env []string, goos, dir string, scope Scop
 	if err := ctx.Err(); err != nil {
 		return Diff{}, failure.Wrap(failure.Cancelled, err, "review cancelled")
 	}
-	switch scope {
-	case "":
-		scope = ScopeAuto
-	case ScopeAuto, ScopeWorkingTree, ScopeBranch:
-	default:
-		_, err := ParseScope(string(scope))
+	scope, err := ParseScope(string(scope))
+	if err != nil {
 		return Diff{}, err
 	}
 	base = strings.TrimSpace(base)
@@ -205,7 +196,7 @@ func (g *git) head(ctx context.Context) (string, error) {
 	case 1:
 		return "", nil
 	}
-	return "", r.failed("rev-parse HEAD")
+	return "", failed(r, "rev-parse HEAD")
 }
 
 // dirty reports whether the working tree has a staged, unstaged or
@@ -216,14 +207,13 @@ func (g *git) dirty(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if r.ExitCode != 0 {
-		return false, r.failed("status")
+		return false, failed(r, "status")
 	}
 	return len(r.Out) > 0 || r.Truncated, nil
 }
 
-// diffFlags returns the flags of every diff: git's own format whatever the
-// configuration (no external diff, no textconv, no colour, a/ and b/
-// prefixes), renames found.
+// diffFlags are every diff's flags: git's own format whatever the
+// configuration, renames found.
 func diffFlags() []string {
 	return []string{"--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", "--find-renames"}
 }
@@ -238,30 +228,27 @@ func (g *git) workingTree(ctx context.Context, d *Diff) error {
 			return err
 		}
 		if r.ExitCode != 0 {
-			return r.failed("hash-object")
+			return failed(r, "hash-object")
 		}
 		from = strings.TrimSpace(string(r.Out))
 	} else {
 		d.Base = "HEAD"
 	}
-	files, err := g.names(ctx, "diff", from)
+	text := &bytes.Buffer{}
+	files, err := g.diff(ctx, d, text, from)
 	if err != nil {
 		return err
 	}
-	text := &bytes.Buffer{}
-	if err := g.diffInto(ctx, d, text, append(append([]string{"diff"}, diffFlags()...), from, "--")...); err != nil {
-		return err
-	}
-	r, err := g.run(ctx, MaxCollectBytes, "ls-files", "--others", "--exclude-standard", "-z")
+	r, err := g.run(ctx, maxCollectBytes, "ls-files", "--others", "--exclude-standard", "-z")
 	if err != nil {
 		return err
 	}
 	if r.ExitCode != 0 || r.Truncated {
-		return r.failed("ls-files")
+		return failed(r, "ls-files")
 	}
 	untracked := splitZ(r.Out)
 	for i, path := range untracked {
-		if i >= MaxUntrackedDiffs || text.Len() >= MaxCollectBytes {
+		if i >= maxUntrackedDiffs || text.Len() >= maxCollectBytes {
 			d.Truncated = true
 			break
 		}
@@ -284,15 +271,15 @@ func (g *git) workingTree(ctx context.Context, d *Diff) error {
 }
 
 // diffInto runs one diff command, appending its output to text within
-// MaxCollectBytes and counting its size into d. Exit 1 is "differences
+// maxCollectBytes and counting its size into d. Exit 1 is "differences
 // found" (diff --no-index).
 func (g *git) diffInto(ctx context.Context, d *Diff, text *bytes.Buffer, args ...string) error {
-	r, err := g.run(ctx, max(MaxCollectBytes-text.Len(), 0), args...)
+	r, err := g.run(ctx, max(maxCollectBytes-text.Len(), 0), args...)
 	if err != nil {
 		return err
 	}
 	if r.ExitCode != 0 && (r.ExitCode != 1 || !slices.Contains(args, "--no-index")) {
-		return r.failed(args[0])
+		return failed(r, args[0])
 	}
 	text.Write(r.Out)
 	d.Size += r.Size
@@ -300,18 +287,17 @@ func (g *git) diffInto(ctx context.Context, d *Diff, text *bytes.Buffer, args ..
 	return nil
 }
 
-// names lists the paths a diff command touches.
-func (g *git) names(ctx context.Context, args ...string) ([]string, error) {
-	args = append(append(slices.Clone(args[:1]), "--name-only", "-z", "--no-ext-diff", "--find-renames"), args[1:]...)
-	args = append(args, "--")
-	r, err := g.run(ctx, MaxCollectBytes, args...)
+// diff appends the diff between revs (git diff's) to text and returns the
+// paths it touches.
+func (g *git) diff(ctx context.Context, d *Diff, text *bytes.Buffer, revs ...string) ([]string, error) {
+	r, err := g.run(ctx, maxCollectBytes, append(append([]string{"diff", "--name-only", "-z", "--no-ext-diff", "--find-renames"}, revs...), "--")...)
 	if err != nil {
 		return nil, err
 	}
 	if r.ExitCode != 0 || r.Truncated {
-		return nil, r.failed(args[0] + " --name-only")
+		return nil, failed(r, "diff --name-only")
 	}
-	return splitZ(r.Out), nil
+	return splitZ(r.Out), g.diffInto(ctx, d, text, append(append(append([]string{"diff"}, diffFlags()...), revs...), "--")...)
 }
 
 // branch collects the range from the merge base of base and HEAD to HEAD.
@@ -343,12 +329,9 @@ func (g *git) branch(ctx context.Context, d *Diff, base string) error {
 	default:
 		return failure.New(failure.Input, "base %q is not a commit in this repository", detail.Cut(d.Base, 120)).WithDetail(r.Why())
 	}
-	files, err := g.names(ctx, "diff", d.MergeBase, "HEAD")
-	if err != nil {
-		return err
-	}
 	text := &bytes.Buffer{}
-	if err := g.diffInto(ctx, d, text, append(append([]string{"diff"}, diffFlags()...), d.MergeBase, "HEAD", "--")...); err != nil {
+	files, err := g.diff(ctx, d, text, d.MergeBase, "HEAD")
+	if err != nil {
 		return err
 	}
 	d.Files = sortedUnique(files)

@@ -295,17 +295,17 @@ func TestCollectNotARepository(t *testing.T) {
 	assert.Equal(t, failure.Input, failure.KindOf(err), "%v", err)
 }
 
-// TestCollectTruncated: collection keeps MaxCollectBytes and says so.
+// TestCollectTruncated: collection keeps maxCollectBytes and says so.
 func TestCollectUntrackedContentBounded(t *testing.T) {
 	r := base(t)
-	big := strings.Repeat("0123456789abcdef\n", (MaxCollectBytes/17)+1000)
+	big := strings.Repeat("0123456789abcdef\n", (maxCollectBytes/17)+1000)
 	r.write("big.txt", big)
 	r.write("small.txt", "small\n")
 	d, err := collect(t, r, r.dir, ScopeWorkingTree, "")
 	require.NoError(t, err)
 	assert.True(t, d.Truncated)
-	assert.LessOrEqual(t, len(d.Text), MaxCollectBytes)
-	assert.Greater(t, d.Size, int64(MaxCollectBytes))
+	assert.LessOrEqual(t, len(d.Text), maxCollectBytes)
+	assert.Greater(t, d.Size, int64(maxCollectBytes))
 	assert.Equal(t, []string{"big.txt", "small.txt"}, d.Files, "every file is named")
 	p := NewPrompt(d, "")
 	assert.True(t, p.Cut)

@@ -12,17 +12,12 @@ import (
 // the command's tree is killed at once.
 const gitTimeout = 60 * time.Second
 
-// git runs git commands in one directory through internal/gitexec (the
-// -c settings, the environment rules, discovery, shim and supervise): each
-// under gitTimeout with its tree killed at once, stdout bounded per
-// command, stderr kept as a short tail.
+// git runs git commands in one directory through internal/gitexec, each
+// under gitTimeout.
 type git struct {
 	runner *gitexec.Runner
 	dir    string
 }
-
-// gitResult is one git command's answer.
-type gitResult struct{ gitexec.Result }
 
 // newGit resolves git on the PATH of env (nil: this process's) with goos's
 // rules. git not on PATH is failure.Setup.
@@ -43,17 +38,17 @@ func newGit(ctx context.Context, env []string, goos string) (*git, error) {
 // run runs git with args in g.dir, keeping at most limit bytes of stdout
 // (gitexec.Runner.Run: a run that did not end with an exit code is an
 // error; the exit code is the caller's to judge).
-func (g *git) run(ctx context.Context, limit int, args ...string) (gitResult, error) {
-	r, err := g.runner.Run(ctx, g.dir, gitTimeout, limit, args...)
-	return gitResult{r}, err
+func (g *git) run(ctx context.Context, limit int, args ...string) (gitexec.Result, error) {
+	return g.runner.Run(ctx, g.dir, gitTimeout, limit, args...)
 }
 
 // short runs a command whose answer is small (a ref, a commit id).
-func (g *git) short(ctx context.Context, args ...string) (gitResult, error) {
+func (g *git) short(ctx context.Context, args ...string) (gitexec.Result, error) {
 	return g.run(ctx, 64<<10, args...)
 }
 
-// failed is the error of a git command that exited with an unexpected code.
-func (r gitResult) failed(what string) error {
+// failed is the error of git command what that exited with an unexpected
+// code.
+func failed(r gitexec.Result, what string) error {
 	return failure.New(failure.Process, "git %s failed (exit %d)", what, r.ExitCode).WithDetail(r.Why())
 }

@@ -2,54 +2,51 @@ package review
 
 import (
 	_ "embed"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// promptTemplate is the review prompt, shipped inside the binary
-// (docs/contract.md, "Review"). Its placeholders are replaced in one pass,
-// so nothing in the diff or the focus is ever read as a placeholder.
+// promptTemplate is the review prompt (docs/contract.md, "Review"). Its
+// placeholders are replaced in one pass, so nothing in the diff or the
+// focus is ever read as a placeholder.
 //
 //go:embed prompt.md
 var promptTemplate string
 
-// DefaultDiffLimit is how many bytes of diff a prompt holds by default
+// defaultDiffLimit is how many bytes of diff a prompt holds by default
 // (docs/contract.md, "Review"): 256 KiB, about 64k tokens, which leaves
 // the model room to read files and reply.
-const DefaultDiffLimit = 256 << 10
+const defaultDiffLimit = 256 << 10
 
 // maxNamesInMarker bounds the files the cut marker names.
 const maxNamesInMarker = 40
 
-// Prompt is a review prompt and what it left out.
+// Prompt is a review prompt (Text, for the agent's stdin) and what it
+// left out. Cut reports that the diff was cut, which the prompt states in
+// a marker line and the caller should warn of: ShownBytes of the diff are
+// in Text, of TotalBytes (Diff.Size, more than the collected text when
+// collection was truncated too); the diffs of NotShown are not in full.
 type Prompt struct {
-	// Text is the prompt, for the agent's stdin.
-	Text string
-	// Cut reports that the diff was cut to the limit; the prompt then says
-	// so in a marker line, and the caller should warn.
-	Cut bool
-	// ShownBytes of the diff are in Text; TotalBytes is the whole diff's
-	// size (Diff.Size: more than the collected text when collection was
-	// truncated too).
+	Text                   string
+	Cut                    bool
 	ShownBytes, TotalBytes int64
-	// NotShown are the changed files whose diff is not in Text in full.
-	NotShown []string
+	NotShown               []string
 }
 
-// NewPrompt builds the review prompt for d with DefaultDiffLimit.
-func NewPrompt(d Diff, focus string) Prompt { return newPromptLimit(d, focus, DefaultDiffLimit) }
+// NewPrompt builds the review prompt for d with defaultDiffLimit.
+func NewPrompt(d Diff, focus string) Prompt { return newPromptLimit(d, focus, defaultDiffLimit) }
 
 // newPromptLimit builds the review prompt for d, holding at most limit
-// bytes of diff (DefaultDiffLimit when limit ≤ 0). focus, trimmed, is
-// quoted into the prompt when not empty. A diff over the limit, or one
-// Collect already truncated, is cut at a file boundary when it can be (at
-// a line boundary inside the first file otherwise) and the prompt states
-// it before the diff: "[diff cut: N of M bytes shown; files not shown in
-// full: ...]". It is never cut silently.
+// bytes of diff (defaultDiffLimit when limit ≤ 0), with focus, trimmed,
+// quoted in when not empty. A diff over the limit, or one Collect already
+// truncated, is cut at a file boundary when it can be (else at a line
+// boundary inside the first file), never silently: the prompt states
+// "[diff cut: N of M bytes shown; files not shown in full: ...]".
 func newPromptLimit(d Diff, focus string, limit int) Prompt {
 	if limit <= 0 {
-		limit = DefaultDiffLimit
+		limit = defaultDiffLimit
 	}
 	shown, complete := cutDiff(d.Text, limit)
 	total := max(d.Size, int64(len(d.Text)))
@@ -64,19 +61,12 @@ func newPromptLimit(d Diff, focus string, limit int) Prompt {
 		}
 		marker = cutMarker(p) + "\n\n"
 	}
-	fence := fenceFor(shown)
 	text := shown
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	r := strings.NewReplacer(
-		"{{SCOPE}}", describe(d),
-		"{{FOCUS}}", focusText(focus),
-		"{{CUT}}", marker,
-		"{{FENCE}}", fence,
-		"{{DIFF}}", text,
-	)
-	p.Text = r.Replace(promptTemplate)
+	p.Text = strings.NewReplacer("{{SCOPE}}", describe(d), "{{FOCUS}}", focusText(focus), "{{CUT}}", marker,
+		"{{FENCE}}", fenceFor(shown), "{{DIFF}}", text).Replace(promptTemplate)
 	return p
 }
 
@@ -117,22 +107,15 @@ func quoteBlock(s string) string {
 
 // cutMarker is the line stating the cut.
 func cutMarker(p Prompt) string {
-	var b strings.Builder
-	b.WriteString("[diff cut: ")
-	b.WriteString(strconv.FormatInt(p.ShownBytes, 10))
-	b.WriteString(" of ")
-	b.WriteString(strconv.FormatInt(p.TotalBytes, 10))
-	b.WriteString(" bytes shown")
+	m := fmt.Sprintf("[diff cut: %d of %d bytes shown", p.ShownBytes, p.TotalBytes)
 	if len(p.NotShown) > 0 {
-		b.WriteString("; files not shown in full: ")
 		names := p.NotShown[:min(len(p.NotShown), maxNamesInMarker)]
-		b.WriteString(strings.Join(names, ", "))
+		m += "; files not shown in full: " + strings.Join(names, ", ")
 		if more := len(p.NotShown) - len(names); more > 0 {
-			b.WriteString(" and " + strconv.Itoa(more) + " more")
+			m += fmt.Sprintf(" and %d more", more)
 		}
 	}
-	b.WriteString("; read those files yourself if you need them]")
-	return b.String()
+	return m + "; read those files yourself if you need them]"
 }
 
 // fenceFor returns a backtick fence longer than any backtick run in s.

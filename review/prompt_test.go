@@ -80,7 +80,7 @@ func TestPrompt(t *testing.T) {
 			}
 			limit := tt.limit
 			if limit <= 0 {
-				limit = DefaultDiffLimit
+				limit = defaultDiffLimit
 			}
 			assert.LessOrEqual(t, p.ShownBytes, int64(limit))
 			for _, s := range tt.contains {
@@ -111,11 +111,11 @@ func TestPromptNeverCutsSilently(t *testing.T) {
 func TestDefaultLimit(t *testing.T) {
 	big := diffOf()
 	big.Files = []string{"big.txt"}
-	big.Text = fileDiff("big.txt", DefaultDiffLimit/8)
+	big.Text = fileDiff("big.txt", defaultDiffLimit/8)
 	big.Size = int64(len(big.Text))
 	p := NewPrompt(big, "")
 	assert.True(t, p.Cut)
-	assert.LessOrEqual(t, p.ShownBytes, int64(DefaultDiffLimit))
+	assert.LessOrEqual(t, p.ShownBytes, int64(defaultDiffLimit))
 	assert.Equal(t, []string{"big.txt"}, p.NotShown)
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,8 +30,8 @@ const (
 	SeverityInfo     = "info"
 )
 
-// Severities returns the severities, most severe first.
-func Severities() []string {
+// severities returns the severities, most severe first.
+func severities() []string {
 	return []string{SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo}
 }
 
@@ -66,17 +67,13 @@ const (
 
 // ParseVerdict extracts the first JSON object from a review's result text
 // (inside prose or a ```json fence: the first '{' that starts a complete
-// JSON object) and validates it strictly (docs/contract.md, "Review"):
-// exactly the members verdict (approve or request_changes), summary (a
-// non-empty string) and findings (an array, possibly empty, of objects
-// with exactly severity (critical, high, medium, low or info), file (a
-// string), line (an integer, 0 or more; 0 with an empty file), title (a
-// non-empty string) and body (a string)); no member repeated, none
-// unknown, valid UTF-8. Text after the object is ignored.
+// JSON object; text after it is ignored) and validates it strictly, as
+// docs/contract.md, "Review", says: exactly the members of a Verdict and
+// of each Finding, no member repeated, none unknown, valid UTF-8.
 //
-// A missing or invalid object is a failure.Unclassified error (exit 1) whose
-// message names what is wrong and where ("findings[1].severity"); it
-// quotes at most a short excerpt of one value, never the reply. There is
+// A missing or invalid object is failure.Unclassified (exit 1), its
+// message naming what is wrong and where ("findings[1].severity"),
+// quoting at most a short excerpt of one value, never the reply. There is
 // no fallback to prose.
 func ParseVerdict(resultText string) (Verdict, error) {
 	obj, ok := firstObject(resultText)
@@ -104,104 +101,74 @@ func firstObject(text string) (string, bool) {
 			break
 		}
 		i += j
-		r := &countingReader{r: bytes.NewReader(b[i:])}
+		r := bytes.NewReader(b[i:])
 		dec := jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 		v, err := dec.ReadValue()
 		if err == nil {
 			return string(v), true
 		}
-		budget -= max(r.n, 1)
+		budget -= max(r.Size()-int64(r.Len()), 1) // what the decoder took
 		i++
 	}
 	return "", false
 }
 
-// countingReader counts the bytes a decoder took.
-type countingReader struct {
-	r *bytes.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// problem is a validation failure at a path.
-type problem struct{ msg string }
-
-func (p *problem) Error() string { return p.msg }
-
-func problemf(format string, args ...any) error { return &problem{msg: fmt.Sprintf(format, args...)} }
-
 // validate decodes obj (one complete JSON object) into a Verdict,
 // strictly.
 func validate(obj string) (Verdict, error) {
 	if !utf8.ValidString(obj) {
-		return Verdict{}, problemf("it is not valid UTF-8")
+		return Verdict{}, errors.New("it is not valid UTF-8")
 	}
 	dec := jsontext.NewDecoder(strings.NewReader(obj), jsontext.AllowDuplicateNames(true))
 	var v Verdict
-	seen := map[string]bool{}
-	err := readObject(dec, "", func(name, path string) error {
-		if seen[name] {
-			return problemf("%s is repeated", path)
-		}
-		seen[name] = true
-		var err error
+	err := readObject(dec, "", "a verdict", []string{"verdict", "summary", "findings"}, func(name, path string) (err error) {
 		switch name {
 		case "verdict":
 			if v.Verdict, err = readString(dec, path); err == nil && v.Verdict != VerdictApprove && v.Verdict != VerdictRequestChanges {
-				err = problemf("verdict is %s; want approve or request_changes", quote(v.Verdict))
+				err = fmt.Errorf("verdict is %s; want approve or request_changes", quote(v.Verdict))
 			}
 		case "summary":
 			if v.Summary, err = readString(dec, path); err == nil && strings.TrimSpace(v.Summary) == "" {
-				err = problemf("summary is empty")
+				err = errors.New("summary is empty")
 			}
 		case "findings":
 			v.Findings, err = readFindings(dec)
-		default:
-			err = problemf("%s is not a member of a verdict (want verdict, summary, findings)", path)
 		}
 		return err
 	})
-	if err != nil {
-		return Verdict{}, err
-	}
-	for _, name := range []string{"verdict", "summary", "findings"} {
-		if !seen[name] {
-			return Verdict{}, problemf("%s is missing", name)
-		}
-	}
-	return v, nil
+	return v, err
 }
 
-// readObject reads one object, calling member for each name (unescaped)
-// with its path; member must read the value.
-func readObject(dec *jsontext.Decoder, at string, member func(name, path string) error) error {
-	if k := dec.PeekKind(); k != '{' {
+// readObject reads one object at path at, calling member for each of
+// members (each once, all of them), with its name (unescaped) and path;
+// member must read the value. A name that is not one of members is
+// refused as not a member of what.
+func readObject(dec *jsontext.Decoder, at, what string, members []string, member func(name, path string) error) error {
+	if dec.PeekKind() != '{' {
 		return typeProblem(dec, at, "an object")
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return syntax(err)
 	}
+	seen := map[string]bool{}
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
 		if err != nil {
 			return syntax(err)
 		}
 		name := tok.String()
-		path := name
-		if at != "" {
-			path = at + "." + name
-		}
+		shown := name
 		if !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) || len(name) > excerptBytes {
-			path = at + "." + quote(name)
-			if at == "" {
-				path = quote(name)
-			}
+			shown = quote(name)
 		}
+		path := join(at, shown)
+		switch {
+		case seen[name]:
+			return fmt.Errorf("%s is repeated", path)
+		case !slices.Contains(members, name):
+			return fmt.Errorf("%s is not a member of %s (want %s)", path, what, strings.Join(members, ", "))
+		}
+		seen[name] = true
 		if err := member(name, path); err != nil {
 			return err
 		}
@@ -209,7 +176,20 @@ func readObject(dec *jsontext.Decoder, at string, member func(name, path string)
 	if _, err := dec.ReadToken(); err != nil {
 		return syntax(err)
 	}
+	for _, name := range members {
+		if !seen[name] {
+			return fmt.Errorf("%s is missing", join(at, name))
+		}
+	}
 	return nil
+}
+
+// join is the path of member name of the value at path at.
+func join(at, name string) string {
+	if at == "" {
+		return name
+	}
+	return at + "." + name
 }
 
 func readFindings(dec *jsontext.Decoder) ([]Finding, error) {
@@ -235,17 +215,11 @@ func readFindings(dec *jsontext.Decoder) ([]Finding, error) {
 
 func readFinding(dec *jsontext.Decoder, at string) (Finding, error) {
 	var f Finding
-	seen := map[string]bool{}
-	err := readObject(dec, at, func(name, path string) error {
-		if seen[name] {
-			return problemf("%s is repeated", path)
-		}
-		seen[name] = true
-		var err error
+	err := readObject(dec, at, "a finding", []string{"severity", "file", "line", "title", "body"}, func(name, path string) (err error) {
 		switch name {
 		case "severity":
-			if f.Severity, err = readString(dec, path); err == nil && !validSeverity(f.Severity) {
-				err = problemf("%s is %s; want one of %s", path, quote(f.Severity), strings.Join(Severities(), ", "))
+			if f.Severity, err = readString(dec, path); err == nil && !slices.Contains(severities(), f.Severity) {
+				err = fmt.Errorf("%s is %s; want one of %s", path, quote(f.Severity), strings.Join(severities(), ", "))
 			}
 		case "file":
 			f.File, err = readString(dec, path)
@@ -253,36 +227,17 @@ func readFinding(dec *jsontext.Decoder, at string) (Finding, error) {
 			f.Line, err = readLine(dec, path)
 		case "title":
 			if f.Title, err = readString(dec, path); err == nil && strings.TrimSpace(f.Title) == "" {
-				err = problemf("%s is empty", path)
+				err = fmt.Errorf("%s is empty", path)
 			}
 		case "body":
 			f.Body, err = readString(dec, path)
-		default:
-			err = problemf("%s is not a member of a finding (want severity, file, line, title, body)", path)
 		}
 		return err
 	})
-	if err != nil {
-		return Finding{}, err
+	if err == nil && f.File == "" && f.Line != 0 {
+		err = fmt.Errorf("%s.line is %d but %s.file is empty (a change-wide finding has line 0)", at, f.Line, at)
 	}
-	for _, name := range []string{"severity", "file", "line", "title", "body"} {
-		if !seen[name] {
-			return Finding{}, problemf("%s.%s is missing", at, name)
-		}
-	}
-	if f.File == "" && f.Line != 0 {
-		return Finding{}, problemf("%s.line is %d but %s.file is empty (a change-wide finding has line 0)", at, f.Line, at)
-	}
-	return f, nil
-}
-
-func validSeverity(s string) bool {
-	for _, known := range Severities() {
-		if s == known {
-			return true
-		}
-	}
-	return false
+	return f, err
 }
 
 // readString reads a string value.
@@ -310,31 +265,21 @@ func readLine(dec *jsontext.Decoder, path string) (int, error) {
 	s := string(raw)
 	n, perr := strconv.Atoi(s)
 	if perr != nil || n < 0 || n > maxLine || strings.ContainsAny(s, ".eE+-") {
-		return 0, problemf("%s is %s; want an integer from 0 (the whole file) to %d", path, quote(s), maxLine)
+		return 0, fmt.Errorf("%s is %s; want an integer from 0 (the whole file) to %d", path, quote(s), maxLine)
 	}
 	return n, nil
 }
 
-// typeProblem reports the value at path as the wrong type, and skips it.
+// typeProblem reports the value at path as the wrong type.
 func typeProblem(dec *jsontext.Decoder, path, want string) error {
-	got := kindName(dec.PeekKind())
-	return problemf("%s is %s; want %s", path, got, want)
+	return fmt.Errorf("%s is %s; want %s", path, kindName(dec.PeekKind()), want)
 }
 
 func kindName(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
+	names := map[jsontext.Kind]string{'n': "null", 't': "a boolean", 'f': "a boolean", '"': "a string",
+		'0': "a number", '{': "an object", '[': "an array"}
+	if name, ok := names[k]; ok {
+		return name
 	}
 	return "missing"
 }
@@ -343,13 +288,13 @@ func kindName(k jsontext.Kind) string {
 // once) without quoting the input.
 func syntax(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return problemf("it ends early")
+		return errors.New("it ends early")
 	}
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
-		return problemf("it is not valid JSON at byte %d", se.ByteOffset)
+		return fmt.Errorf("it is not valid JSON at byte %d", se.ByteOffset)
 	}
-	return problemf("it is not valid JSON")
+	return errors.New("it is not valid JSON")
 }
 
 // quote is a bounded, escaped excerpt of a value for a message.

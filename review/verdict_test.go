@@ -195,7 +195,7 @@ func FuzzParseVerdict(f *testing.F) {
 		require.NotEmpty(t, strings.TrimSpace(v.Summary))
 		require.NotNil(t, v.Findings)
 		for _, f := range v.Findings {
-			require.Contains(t, Severities(), f.Severity)
+			require.Contains(t, severities(), f.Severity)
 			require.GreaterOrEqual(t, f.Line, 0)
 			require.NotEmpty(t, strings.TrimSpace(f.Title))
 			if f.File == "" {

@@ -11,8 +11,8 @@ import (
 
 // Environment variables the simulator reads.
 const (
-	// EnvMain set to "1" makes a test binary that calls
-	// testkit.RunIfChild run as the simulator. Workers always get it.
+	// EnvMain=1 makes a test binary that calls testkit.RunIfChild run as
+	// the simulator. Workers always get it.
 	EnvMain = "CURSORKIT_SIM_MAIN"
 	// EnvScenario holds a comma-separated list of Scenario* names.
 	EnvScenario = "CURSORKIT_SIM_SCENARIO"
@@ -22,44 +22,39 @@ const (
 	EnvDelay = "CURSORKIT_SIM_DELAY"
 	// EnvEventDelay pauses between stream events (Go duration, default 0).
 	EnvEventDelay = "CURSORKIT_SIM_EVENT_DELAY"
-	// EnvLinger bounds how long the lingering scenarios (linger, setsid-escape,
-	// double-fork) stay alive after `result`, workers included (Go duration;
-	// default: until killed).
+	// EnvLinger bounds how long the lingering scenarios stay alive after
+	// `result`, workers included (Go duration; default: until killed).
 	EnvLinger = "CURSORKIT_SIM_LINGER"
 	// EnvHangLimit caps every "until killed" sleep (Go duration, default 10m).
 	EnvHangLimit = "CURSORKIT_SIM_HANG_LIMIT"
-	// EnvLineBytes is the text size of the big-line scenario's assistant
-	// event (bytes, default 10 MiB).
+	// EnvLineBytes is the big-line scenario's text size (default 10 MiB).
 	EnvLineBytes = "CURSORKIT_SIM_LINE_BYTES"
-	// EnvStreamBytes is how many bytes of assistant events big-stream emits
-	// (default 100 MiB); EnvChunkBytes is the text size of each (default 1 KiB).
+	// EnvStreamBytes is how many bytes of assistant events big-stream
+	// emits (default 100 MiB), EnvChunkBytes the text of each (1 KiB).
 	EnvStreamBytes = "CURSORKIT_SIM_STREAM_BYTES"
 	EnvChunkBytes  = "CURSORKIT_SIM_CHUNK_BYTES"
 	// EnvRecord names a file to which each invocation appends one JSON line
 	// (a Record: argv, environment, stdin, cwd, pid).
 	EnvRecord = "CURSORKIT_SIM_RECORD"
-	// EnvPIDDir names an existing directory in which every simulator process
-	// (main, workers, intermediates) leaves a file named by its pid, holding
-	// its role, so tests can check that none survives.
+	// EnvPIDDir names an existing directory where every simulator process
+	// leaves a file named by its pid, holding its role, so tests can check
+	// that none survives.
 	EnvPIDDir = "CURSORKIT_SIM_PID_DIR"
-	// EnvNetworkError is the network failure the network-error scenarios
-	// print (default DefaultNetworkError): a Node.js error such as
-	// "connect ECONNREFUSED 10.0.0.1:443" or "unable to get local issuer
-	// certificate".
+	// EnvNetworkError is the Node.js network failure the network-error
+	// scenarios print (default DefaultNetworkError).
 	EnvNetworkError = "CURSORKIT_SIM_NETWORK_ERROR"
-	// EnvMCPServer names the MCP server whose tool the mcp-tool scenario
-	// calls (default: the first server of the workspace's
-	// .cursor/mcp.json).
+	// EnvMCPServer names the MCP server the mcp-tool scenario calls
+	// (default: the first of the workspace's .cursor/mcp.json).
 	EnvMCPServer = "CURSORKIT_SIM_MCP_SERVER"
-	// EnvMarker is passed to every worker, in its environment and as
-	// `--marker=VALUE` in its argv, so tests can find survivors in the
-	// process table (default DefaultMarker).
+	// EnvMarker is in every worker's environment and argv
+	// (`--marker=VALUE`), so tests can find survivors in the process table
+	// (default DefaultMarker).
 	EnvMarker = "CURSORKIT_SIM_MARKER"
 )
 
-// Scenario names for EnvScenario. Without a scenario each command behaves
-// normally: a current build, an authenticated user, the default catalog and
-// the normal turn.
+// Scenario names for EnvScenario. Without one each command behaves
+// normally: a current build, an authenticated user, the default catalog
+// and the normal turn.
 const (
 	// --version
 	ScenarioSlowVersion           = "slow-version"            // sleeps EnvDelay (with a worker grandchild), then prints the build
@@ -140,8 +135,7 @@ const (
 	DefaultLineBytes  = 10 << 20
 	DefaultStreamSize = 100 << 20
 	DefaultChunkBytes = 1 << 10
-	// DefaultNetworkError is the DNS failure Node.js reports when
-	// Cursor's API host cannot be resolved.
+	// DefaultNetworkError is Node.js's DNS failure for Cursor's API host.
 	DefaultNetworkError = "getaddrinfo ENOTFOUND api2.cursor.sh"
 )
 
@@ -150,9 +144,9 @@ const (
 const (
 	KeychainLockedText = "Error: Your macOS login keychain is locked.\nRun security unlock-keychain and try again."
 	IDEMissingText     = "Error: No Cursor IDE installation found. Use 'cursor agent' or 'agent' to run the agent."
-	// SandboxUnavailableText is HYPOTHETICAL: Cursor documents no exact
-	// message for a sandbox it cannot create (docs/notes/research.md,
-	// "Cursor CLI: the task profile"). It holds the stable core cursor.Diagnose matches,
+	// SandboxUnavailableText is HYPOTHETICAL: Cursor documents no message
+	// for a sandbox it cannot create (docs/notes/research.md, "Cursor
+	// CLI: the task profile"). It holds what cursor.Diagnose matches,
 	// "sandbox unavailable".
 	SandboxUnavailableText = "Error: Sandbox unavailable: could not create the terminal sandbox (Linux needs Landlock ABI v3 and unprivileged user namespaces). Refusing to run without it."
 )
@@ -166,8 +160,7 @@ const (
 	// CallIDRead is the opaque call_id of the normal turn's read tool call;
 	// it contains a newline on purpose.
 	CallIDRead = "toolu_01\nread"
-	// MCPToolName and CallIDMCP are the mcp-tool scenario's tool and
-	// call_id.
+	// MCPToolName and CallIDMCP are the mcp-tool scenario's.
 	MCPToolName = "search"
 	CallIDMCP   = "toolu_mcp_1"
 	// UsageLimitText starts the usage-limit scenarios' message.
@@ -197,11 +190,10 @@ type sim struct {
 	inv       invocation // the parsed command line, once parsed
 }
 
-// Main runs the simulator with args (without the program name), as the real
-// cursor-agent would run with them, and returns the exit code. stdout and
-// stderr should be *os.File for the scenarios that start workers, because
-// workers inherit the very same stdout; with other writers they run detached
-// from it. getenv is usually os.Getenv.
+// Main runs the simulator with args (without the program name), as the
+// real cursor-agent would, and returns the exit code. stdout and stderr
+// should be *os.File for the scenarios that start workers, which inherit
+// that very stdout; with other writers they run detached from it.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	s := &sim{args: args, stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv,
 		scenarios: parseScenarios(getenv(EnvScenario))}
@@ -222,24 +214,21 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	s.notePID("main")
 	inv, err := parseArgs(args)
 	s.inv = inv
-	if err != nil {
-		s.record("")
+	if err != nil || inv.command != cmdPrint {
+		s.record("") // a print turn records its stdin
+	}
+	switch {
+	case err != nil:
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
-	}
-	switch inv.command {
-	case cmdVersion:
-		s.record("")
+	case inv.command == cmdVersion:
 		return s.version()
-	case cmdStatus:
-		s.record("")
+	case inv.command == cmdStatus:
 		return s.status(inv)
-	case cmdModels:
-		s.record("")
+	case inv.command == cmdModels:
 		return s.models()
-	default:
-		return s.print(inv)
 	}
+	return s.print(inv)
 }
 
 func parseScenarios(v string) map[string]bool {
@@ -282,7 +271,7 @@ func (s *sim) lingerTime() time.Duration { return s.duration(EnvLinger, s.hangLi
 
 func (s *sim) marker() string { return s.envOr(EnvMarker, DefaultMarker) }
 
-// hang blocks until the process is killed (or the hang limit passes).
+// hang blocks until the process is killed or the hang limit passes.
 func (s *sim) hang() int {
 	time.Sleep(s.hangLimit())
 	fmt.Fprintln(s.stderr, "cursor-agent-sim: hang limit reached, nobody killed me")
@@ -293,15 +282,17 @@ func (s *sim) hang() int {
 func (s *sim) networkError() string { return s.envOr(EnvNetworkError, DefaultNetworkError) }
 
 func (s *sim) version() int {
+	var failed string
 	switch {
 	case s.has(ScenarioVersionError):
-		fmt.Fprintln(s.stderr, "Error: Cannot find module '../build/agent-core.js'")
-		return 1
+		failed = "Error: Cannot find module '../build/agent-core.js'"
 	case s.has(ScenarioVersionKeychainLocked):
-		fmt.Fprintln(s.stderr, KeychainLockedText)
-		return 1
+		failed = KeychainLockedText
 	case s.has(ScenarioVersionIDEMissing):
-		fmt.Fprintln(s.stderr, IDEMissingText)
+		failed = IDEMissingText
+	}
+	if failed != "" {
+		fmt.Fprintln(s.stderr, failed)
 		return 1
 	}
 	if s.has(ScenarioVersionDaemon) {
@@ -331,8 +322,8 @@ func (s *sim) status(inv invocation) int {
 	if s.has(ScenarioSlowStatus) {
 		time.Sleep(s.duration(EnvDelay, 30*time.Second))
 	}
-	if code, blocked := s.blocked(); blocked {
-		return code
+	if s.blocked() {
+		return 1
 	}
 	switch {
 	case s.has(ScenarioNetworkError):
@@ -374,19 +365,19 @@ func (s *sim) status(inv invocation) int {
 	return 0
 }
 
-// blocked prints the keychain or IDE message of the keychain-locked and
-// ide-missing scenarios, as every command of the real CLI does in those
-// states, and returns exit code 1; false when neither is selected.
-func (s *sim) blocked() (int, bool) {
+// blocked prints the keychain-locked or ide-missing scenario's message,
+// as every command of the real CLI does (it then exits 1), and reports
+// whether it did.
+func (s *sim) blocked() bool {
 	switch {
 	case s.has(ScenarioKeychainLocked):
 		fmt.Fprintln(s.stderr, "Error: Your macOS login keychain is locked.")
-		return 1, true
 	case s.has(ScenarioIDEMissing):
 		fmt.Fprintln(s.stderr, "Error: No Cursor IDE installation found.")
-		return 1, true
+	default:
+		return false
 	}
-	return 0, false
+	return true
 }
 
 // Model is one entry of the simulator's catalog.
@@ -395,9 +386,9 @@ type Model struct {
 	Current, Default bool
 }
 
-// Models returns the catalog `models` prints by default, in order. It has
-// effort variants (low, default, high, extra-high), a -fast family, a model
-// without variants and the current and default markers.
+// Models returns the catalog `models` prints, in order: effort variants,
+// a -fast family, a model without variants, the current and default
+// markers.
 func Models() []Model {
 	return []Model{
 		{ID: "auto", Label: "Auto"},
@@ -432,8 +423,8 @@ func (s *sim) models() int {
 	if s.has(ScenarioSlowModels) {
 		time.Sleep(s.duration(EnvDelay, 30*time.Second))
 	}
-	if code, blocked := s.blocked(); blocked {
-		return code
+	if s.blocked() {
+		return 1
 	}
 	if s.has(ScenarioNetworkError) {
 		fmt.Fprintln(s.stderr, "Error: Failed to fetch models: "+s.networkError())

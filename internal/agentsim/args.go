@@ -1,7 +1,9 @@
 package agentsim
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -42,117 +44,133 @@ var valueOptions = map[string]bool{
 	"--sandbox": true, "--allowed-tools": true,
 }
 
+// choices are the options whose value is one of a list: their usage and
+// choices as the real CLI's option parser names them.
+var choices = map[string]struct {
+	usage   string
+	allowed []string
+}{
+	"--mode":    {"--mode <mode>", []string{"plan", "ask"}},
+	"--format":  {"--format <format>", []string{"text", "json"}},
+	"--sandbox": {"--sandbox <mode>", []string{"enabled", "disabled"}},
+}
+
 // parseArgs reads argv the way the real CLI's option parser does, strictly:
 // unknown options and a positional prompt are errors, so tests notice an
-// argv cursorkit should never build.
-func parseArgs(args []string) (invocation, error) {
-	var inv invocation
+// argv cursorkit should never build. On an error inv holds what was read
+// before it.
+func parseArgs(args []string) (inv invocation, err error) {
+	positional, err := inv.readOptions(args)
+	if err != nil || inv.command == cmdVersion {
+		return inv, err
+	}
+	return inv, inv.readCommand(positional)
+}
+
+// readOptions applies args' options to inv and returns the positional
+// arguments, those after "--" included.
+func (inv *invocation) readOptions(args []string) ([]string, error) {
 	var positional []string
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" {
-			positional = append(positional, args[i+1:]...)
-			break
+			return append(positional, args[i+1:]...), nil
 		}
 		if !strings.HasPrefix(arg, "-") || arg == "-" {
 			positional = append(positional, arg)
 			continue
 		}
 		name, value, hasValue := strings.Cut(arg, "=")
-		if valueOptions[name] {
-			if !hasValue {
-				if i+1 >= len(args) {
-					return inv, fmt.Errorf("option '%s' argument missing", name)
-				}
-				i++
-				value = args[i]
+		switch {
+		case valueOptions[name] && !hasValue:
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("option '%s' argument missing", name)
 			}
-		} else if hasValue {
-			return inv, fmt.Errorf("option '%s' takes no argument", name)
+			i++
+			value = args[i]
+		case !valueOptions[name] && hasValue:
+			return nil, fmt.Errorf("option '%s' takes no argument", name)
 		}
-		switch name {
-		case "--version", "-v":
-			inv.command = cmdVersion
-		case "--print", "-p":
-			inv.print = true
-		case "--output-format":
-			inv.outputFormat = value
-		case "--model", "-m":
-			inv.model = value
-		case "--mode":
-			if value != "plan" && value != "ask" {
-				return inv, fmt.Errorf("option '--mode <mode>' argument '%s' is invalid. Allowed choices are plan, ask", value)
-			}
-			inv.mode = value
-		case "--force", "-f":
-			inv.force = true
-		case "--trust":
-			inv.trust = true
-		case "--resume":
-			inv.resume = value
-		case "--stream-partial-output":
-			inv.streamPartialOutput = true
-		case "--workspace":
-			inv.workspace = value
-		case "--format":
-			if value != "json" && value != "text" {
-				return inv, fmt.Errorf("option '--format <format>' argument '%s' is invalid. Allowed choices are text, json", value)
-			}
-			inv.jsonFormat = value == "json"
-		case "--sandbox":
-			if value != "enabled" && value != "disabled" {
-				return inv, fmt.Errorf("option '--sandbox <mode>' argument '%s' is invalid. Allowed choices are enabled, disabled", value)
-			}
-			inv.sandbox = value
-		case "--allowed-tools":
-			tools, err := parseToolList(value)
-			if err != nil {
-				return inv, err
-			}
-			inv.allowedTools = tools
-		case "--disable-project-configs":
-			inv.disableProject = true
-		case "--single-turn":
-			inv.singleTurn = true
-		case "--disable-auto-update":
-			inv.disableAutoUpdate = true
-		case "--approve-mcps":
-			inv.approveMCPs = true
-		case "--list-models":
-			return inv, fmt.Errorf("--list-models is unreliable and unsupported by this simulator; use 'models'")
-		default:
-			return inv, fmt.Errorf("unknown option '%s'", name)
+		if err := inv.set(name, value); err != nil {
+			return nil, err
 		}
 	}
-	if inv.command == cmdVersion {
-		return inv, nil
+	return positional, nil
+}
+
+// set applies one option and its value.
+func (inv *invocation) set(name, value string) error {
+	if c, ok := choices[name]; ok && !slices.Contains(c.allowed, value) {
+		return fmt.Errorf("option '%s' argument '%s' is invalid. Allowed choices are %s", c.usage, value, strings.Join(c.allowed, ", "))
 	}
+	switch name {
+	case "--version", "-v":
+		inv.command = cmdVersion
+	case "--output-format":
+		inv.outputFormat = value
+	case "--model", "-m":
+		inv.model = value
+	case "--mode":
+		inv.mode = value
+	case "--resume":
+		inv.resume = value
+	case "--workspace":
+		inv.workspace = value
+	case "--format":
+		inv.jsonFormat = value == "json"
+	case "--sandbox":
+		inv.sandbox = value
+	case "--allowed-tools":
+		tools, err := parseToolList(value)
+		if err != nil {
+			return err
+		}
+		inv.allowedTools = tools
+	case "--list-models":
+		return errors.New("--list-models is unreliable and unsupported by this simulator; use 'models'")
+	default:
+		flag, ok := inv.flags()[name]
+		if !ok {
+			return fmt.Errorf("unknown option '%s'", name)
+		}
+		*flag = true
+	}
+	return nil
+}
+
+// flags are the options without a value, by the field each sets.
+func (inv *invocation) flags() map[string]*bool {
+	return map[string]*bool{
+		"--print": &inv.print, "-p": &inv.print, "--force": &inv.force, "-f": &inv.force, "--trust": &inv.trust,
+		"--stream-partial-output": &inv.streamPartialOutput, "--disable-project-configs": &inv.disableProject,
+		"--single-turn": &inv.singleTurn, "--disable-auto-update": &inv.disableAutoUpdate, "--approve-mcps": &inv.approveMCPs,
+	}
+}
+
+// readCommand reads the command the positional arguments name (none: a
+// print turn) and checks what a print turn requires.
+func (inv *invocation) readCommand(positional []string) error {
 	if len(positional) > 0 {
 		switch positional[0] {
 		case "status", "whoami":
-			inv.command = cmdStatus
-			positional = positional[1:]
+			inv.command, positional = cmdStatus, positional[1:]
 		case "models":
-			inv.command = cmdModels
-			positional = positional[1:]
+			inv.command, positional = cmdModels, positional[1:]
 		}
 	}
-	if len(positional) > 0 {
-		if inv.command == cmdPrint {
-			return inv, fmt.Errorf("a prompt in argv is refused: cursorkit must send it on stdin")
-		}
-		return inv, fmt.Errorf("too many arguments")
+	switch {
+	case len(positional) > 0 && inv.command == cmdPrint:
+		return errors.New("a prompt in argv is refused: cursorkit must send it on stdin")
+	case len(positional) > 0:
+		return errors.New("too many arguments")
+	case inv.command != cmdPrint:
+		return nil
+	case !inv.print:
+		return errors.New("interactive mode is not simulated: pass --print")
+	case inv.outputFormat != "stream-json":
+		return fmt.Errorf("only --output-format stream-json is simulated, got %q", inv.outputFormat)
 	}
-	if inv.command != cmdPrint {
-		return inv, nil
-	}
-	if !inv.print {
-		return inv, fmt.Errorf("interactive mode is not simulated: pass --print")
-	}
-	if inv.outputFormat != "stream-json" {
-		return inv, fmt.Errorf("only --output-format stream-json is simulated, got %q", inv.outputFormat)
-	}
-	return inv, nil
+	return nil
 }
 
 // parseToolList reads --allowed-tools: one comma-separated list of tool

@@ -34,7 +34,7 @@ const (
 // environment (launch.LaunchIDEnv), which a spawnDaemon worker drops.
 const launchIDEnv = "CURSORKIT_LAUNCH_ID"
 
-// workerEnv is the environment of a worker: the process's own plus the
+// workerEnv is a worker's environment: the process's own plus the
 // simulator's settings as Main saw them (which may differ in-process).
 func (s *sim) workerEnv() []string {
 	env := append(os.Environ(), EnvMain+"=1", EnvMarker+"="+s.marker())
@@ -46,8 +46,8 @@ func (s *sim) workerEnv() []string {
 	return env
 }
 
-// workerCmd re-executes the simulator's executable as a worker. The marker
-// is in argv as well as the environment, so a process-table scan finds it.
+// workerCmd re-executes the simulator's executable as a worker, the
+// marker in its argv too, so a process-table scan finds it.
 func (s *sim) workerCmd(first, role string, lifetime time.Duration) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -80,26 +80,43 @@ func (s *sim) startWorker(role string, lifetime time.Duration, how spawnHow) err
 		}
 		return cmd.Run() // the intermediate exits as soon as its child runs
 	}
-	cmd, err := s.workerCmd(argWorker, role, lifetime)
+	cmd, err := s.startHolder(role, lifetime, how == spawnEscape, false)
 	if err != nil {
 		return err
 	}
-	if how == spawnEscape {
-		cmd.SysProcAttr = escapeAttr()
-		if err := cmd.Start(); err != nil {
-			// Windows refuses breakaway from a job that forbids it: the
-			// attempt failing is the job doing its work; start it inside.
-			cmd, _ = s.workerCmd(argWorker, role, lifetime)
-			if err2 := cmd.Start(); err2 != nil {
-				return errors.Join(err, err2)
-			}
-		}
-	} else if err := cmd.Start(); err != nil {
-		return err
-	}
-	s.writePID(cmd.Process.Pid, role)
 	go cmd.Wait() // reap it if it dies while we live
 	return nil
+}
+
+// startHolder starts a worker and records its pid. An escaping one is
+// started with escapeAttr, a tokenless one without launchIDEnv. Windows
+// refuses breakaway from a job that forbids it: that is the job doing its
+// work, and the worker then starts inside it.
+func (s *sim) startHolder(role string, lifetime time.Duration, escape, tokenless bool) (*exec.Cmd, error) {
+	start := func(escape bool) (*exec.Cmd, error) {
+		cmd, err := s.workerCmd(argWorker, role, lifetime)
+		if err != nil {
+			return nil, err
+		}
+		if tokenless {
+			cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, launchIDEnv+"=") })
+		}
+		if escape {
+			cmd.SysProcAttr = escapeAttr()
+		}
+		return cmd, cmd.Start()
+	}
+	cmd, err := start(escape)
+	if err != nil && escape {
+		var inside error
+		if cmd, inside = start(false); inside != nil {
+			return nil, errors.Join(err, inside)
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	s.writePID(cmd.Process.Pid, role)
+	return cmd, nil
 }
 
 // workerFlags parses a worker's own argv; daemon is the intermediate's
@@ -134,27 +151,10 @@ func (s *sim) worker(args []string) int {
 func (s *sim) spawnIntermediate(args []string) int {
 	role, lifetime, daemon := workerFlags(args)
 	s.notePID(role + "-intermediate")
-	cmd, err := s.workerCmd(argWorker, role, lifetime)
-	if err == nil && daemon {
-		cmd.SysProcAttr = escapeAttr()
-		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, launchIDEnv+"=") })
-		if err = cmd.Start(); err != nil {
-			// Windows refuses breakaway from a job that forbids it (the
-			// job doing its work): the daemon starts inside it instead.
-			env := cmd.Env
-			if cmd, err = s.workerCmd(argWorker, role, lifetime); err == nil {
-				cmd.Env = env
-				err = cmd.Start()
-			}
-		}
-	} else if err == nil {
-		err = cmd.Start()
-	}
-	if err != nil {
+	if _, err := s.startHolder(role, lifetime, daemon, daemon); err != nil {
 		fmt.Fprintf(s.stderr, "cursor-agent-sim: intermediate: %v\n", err)
 		return 3
 	}
-	s.writePID(cmd.Process.Pid, role)
 	return 0
 }
 
@@ -178,27 +178,22 @@ type Record struct {
 	Cwd        string   `json:"cwd"`
 	PID        int      `json:"pid"`
 	Executable string   `json:"executable"`
-	// Home is the HOME the invocation ran with (USERPROFILE on Windows
-	// when HOME is unset), HomeFiles what was under it (at most
-	// maxHomeFiles entries; HomeFilesTruncated says more were there).
+	// Home is the HOME the invocation ran with (else USERPROFILE),
+	// HomeFiles what was under it (at most maxHomeFiles entries).
 	Home               string     `json:"home"`
 	HomeFiles          []HomeFile `json:"homeFiles"`
 	HomeFilesTruncated bool       `json:"homeFilesTruncated,omitempty"`
-	// Sandbox and AllowedTools are the parsed --sandbox and
-	// --allowed-tools values ("" and nil when absent or unparsed).
+	// Sandbox and AllowedTools are --sandbox and --allowed-tools as parsed.
 	Sandbox      string   `json:"sandbox"`
 	AllowedTools []string `json:"allowedTools"`
-	// ApproveMCPs is whether --approve-mcps was given; ProjectMCPConfig
-	// the bytes of the workspace's .cursor/mcp.json (--workspace, else the
-	// working directory) when the turn started, nil when there was none
-	// (at most maxMCPConfig bytes are read).
+	// ProjectMCPConfig is the workspace's .cursor/mcp.json when the turn
+	// started (at most maxMCPConfig bytes), nil when there was none.
 	ApproveMCPs      bool    `json:"approveMCPs"`
 	ProjectMCPConfig *string `json:"projectMCPConfig"`
 }
 
-// HomeFile is one entry under the invocation's HOME: its path relative to
-// HOME, slash-separated, and its mode as fs.FileMode prints it
-// ("-rw-------", "dr-x------", "Lrwxrwxrwx").
+// HomeFile is one entry under HOME: its slash-separated path relative to
+// HOME and its mode as fs.FileMode prints it ("dr-x------").
 type HomeFile struct {
 	Path string `json:"path"`
 	Mode string `json:"mode"`
@@ -265,8 +260,7 @@ func (s *sim) record(stdin string) {
 	f.Write(append(line, '\n'))
 }
 
-// workspace is the directory the turn works in: --workspace, else the
-// working directory.
+// workspace is --workspace, else the working directory.
 func (s *sim) workspace() string {
 	if s.inv.workspace != "" {
 		return s.inv.workspace
@@ -277,8 +271,7 @@ func (s *sim) workspace() string {
 // maxMCPConfig bounds how much of a .cursor/mcp.json is read.
 const maxMCPConfig = 1 << 20
 
-// projectMCPConfig returns the bytes of dir/.cursor/mcp.json, or nil when
-// it cannot be read.
+// projectMCPConfig is dir/.cursor/mcp.json, nil when it cannot be read.
 func projectMCPConfig(dir string) *string {
 	f, err := os.Open(filepath.Join(dir, ".cursor", "mcp.json"))
 	if err != nil {
@@ -293,8 +286,8 @@ func projectMCPConfig(dir string) *string {
 	return &str
 }
 
-// firstMCPServer returns the first key of the mcpServers object of an
-// mcp.json, in file order; "" when there is none.
+// firstMCPServer is the first key of an mcp.json's mcpServers object, in
+// file order; "" when there is none.
 func firstMCPServer(config *string) string {
 	if config == nil {
 		return ""

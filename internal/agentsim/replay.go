@@ -2,7 +2,7 @@ package agentsim
 
 import (
 	"bufio"
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,15 +19,13 @@ import (
 //
 //   - `--version` (anywhere in argv) prints EnvReplayVersion and exits 0;
 //   - anything else reads stdin to its end, appends the invocation to
-//     EnvRecord, writes EnvReplay's file to stdout line by line
-//     (EnvEventDelay between lines), EnvReplayStderr's text and
-//     EnvReplayStderrFile's bytes to stderr, and
-//     exits with EnvReplayExit (default 0); with EnvReplayHang set it then
-//     sleeps until killed (bounded by EnvHangLimit) with its stdout open,
-//     after leaving a helper worker when EnvReplayHang is "worker".
+//     EnvRecord, writes EnvReplay's file to stdout (EnvEventDelay between
+//     lines), EnvReplayStderr's text and EnvReplayStderrFile's bytes to
+//     stderr, and exits with EnvReplayExit (default 0); with EnvReplayHang
+//     set it then sleeps until killed (bounded by EnvHangLimit) with its
+//     stdout open, after leaving a helper worker when it is "worker".
 //
-// The stand-in checks nothing about its arguments: the tests read them from
-// the record file, so what the backend under test passed is what is checked.
+// It checks nothing about its arguments: tests read them from the record.
 const (
 	// EnvReplay names the file whose bytes a prompt turn writes to stdout.
 	EnvReplay = "CURSORKIT_SIM_REPLAY"
@@ -36,18 +34,17 @@ const (
 	// EnvReplayStderr is text a turn writes to stderr after its stream.
 	EnvReplayStderr = "CURSORKIT_SIM_REPLAY_STDERR"
 	// EnvReplayStderrFile names a file whose bytes a turn writes to
-	// stderr after its stream (and after EnvReplayStderr's text): a
-	// recorded stderr too long for an environment variable.
+	// stderr next: a recorded stderr too long for a variable.
 	EnvReplayStderrFile = "CURSORKIT_SIM_REPLAY_STDERR_FILE"
 	// EnvReplayExit is a turn's exit code.
 	EnvReplayExit = "CURSORKIT_SIM_REPLAY_EXIT"
 	// EnvReplayHang makes a turn hang after its output: "1", or "worker"
 	// to leave a helper process holding stdout too.
 	EnvReplayHang = "CURSORKIT_SIM_REPLAY_HANG"
-	// EnvReplayFor, when set, limits the stand-in to the copies whose
-	// file name (without .exe) is in this comma-separated list: the others
-	// stay cursor-agent simulators, so a test can run another agent and a
-	// Cursor fallback in one environment.
+	// EnvReplayFor, when set, limits the stand-in to the copies whose file
+	// name (without .exe) is in this comma-separated list; the others stay
+	// cursor-agent simulators, so one environment can run another agent
+	// and a Cursor fallback.
 	EnvReplayFor = "CURSORKIT_SIM_REPLAY_FOR"
 )
 
@@ -89,38 +86,35 @@ func (s *sim) replay(path string) int {
 		fmt.Fprintf(s.stderr, "replay: reading stdin: %v\n", err)
 		return 1
 	}
-	delay := s.duration(EnvEventDelay, 0)
-	if delay == 0 {
-		// Straight from the file (splice on Linux): a stand-in must never
-		// be what a consumer's throughput measures (line-sized writes
-		// capped a pipe at 120 MB/s, a seventh of what the cursor
-		// simulator feeds).
-		f, err := os.Open(path)
-		if err != nil {
-			fmt.Fprintf(s.stderr, "replay: %v\n", err)
-			return 1
-		}
-		_, _ = io.Copy(s.stdout, f)
-		f.Close()
-		return s.replayEnd()
-	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(s.stderr, "replay: %v\n", err)
 		return 1
 	}
-	out := bufio.NewWriter(s.stdout)
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line = data[:i+1]
+	if delay := s.duration(EnvEventDelay, 0); delay > 0 {
+		for r := bufio.NewReader(f); ; {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				_, _ = s.stdout.Write(line)
+				time.Sleep(delay)
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				f.Close()
+				fmt.Fprintf(s.stderr, "replay: %v\n", err)
+				return 1
+			}
 		}
-		data = data[len(line):]
-		_, _ = out.Write(line)
-		_ = out.Flush()
-		time.Sleep(delay)
+	} else {
+		// Straight from the file (splice on Linux): a stand-in must never
+		// be what a consumer's throughput measures (line-sized writes
+		// capped a pipe at 120 MB/s, a seventh of what the cursor
+		// simulator feeds).
+		_, _ = io.Copy(s.stdout, f)
 	}
-	_ = out.Flush()
+	f.Close() // before a hang: the file stays deletable
 	return s.replayEnd()
 }
 

@@ -22,27 +22,23 @@ type kv struct {
 
 type obj []kv
 
-// MarshalJSON writes the pairs in order, without HTML escaping.
+// MarshalJSON writes the pairs in order. json.Marshal, the only caller,
+// escapes the whole line for HTML anyway.
 func (o obj) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
 	out := []byte{'{'}
 	for i, p := range o {
+		k, err := json.Marshal(p.k)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(p.v)
+		if err != nil {
+			return nil, err
+		}
 		if i > 0 {
 			out = append(out, ',')
 		}
-		b.Reset()
-		if err := enc.Encode(p.k); err != nil {
-			return nil, err
-		}
-		out = append(out, bytes.TrimSuffix(b.Bytes(), []byte{'\n'})...)
-		out = append(out, ':')
-		b.Reset()
-		if err := enc.Encode(p.v); err != nil {
-			return nil, err
-		}
-		out = append(out, bytes.TrimSuffix(b.Bytes(), []byte{'\n'})...)
+		out = append(append(append(out, k...), ':'), v...)
 	}
 	return append(out, '}'), nil
 }
@@ -70,15 +66,13 @@ func (lw *lineWriter) raw(line []byte, eol bool) {
 	lw.err = lw.w.Flush()
 }
 
-func (lw *lineWriter) event(o obj) { lw.eventEOL(o, true) }
-
-func (lw *lineWriter) eventEOL(o obj, eol bool) {
+func (lw *lineWriter) event(o obj) {
 	line, err := json.Marshal(o)
 	if err != nil {
 		lw.err = err
 		return
 	}
-	lw.raw(line, eol)
+	lw.raw(line, true)
 }
 
 func newID(prefix string, n int) string {
@@ -98,32 +92,35 @@ func textContent(role, text string) obj {
 	return obj{{"role", role}, {"content", []obj{{{"type", "text"}, {"text", text}}}}}
 }
 
+// assistantPrefix starts an assistant event written by hand: encoding/json
+// takes seconds over megabytes of text under the race detector.
+const assistantPrefix = `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`
+
 // turn is one print-mode run's state.
 type turn struct {
 	s       *sim
 	inv     invocation
 	w       *lineWriter
 	session string
+	cwd     string // the workspace: --workspace, else the working directory
 }
 
 func (t *turn) assistant(text, modelCallID string) {
-	if t.inv.streamPartialOutput {
+	partial := t.inv.streamPartialOutput
+	if partial {
 		// Deltas first (each with timestamp_ms), then the buffered copy of
 		// the whole message: the same text twice, by design of the real CLI.
 		for _, piece := range splitText(text, 3) {
 			t.w.event(obj{{"type", "assistant"}, {"message", textContent("assistant", piece)},
 				{"session_id", t.session}, {"timestamp_ms", nowMS()}})
 		}
-		final := obj{{"type", "assistant"}, {"message", textContent("assistant", text)}, {"session_id", t.session}}
-		if modelCallID != "" {
-			final = append(final, kv{"model_call_id", modelCallID})
-		}
-		t.w.event(final)
-		return
 	}
 	e := obj{{"type", "assistant"}, {"message", textContent("assistant", text)}, {"session_id", t.session}}
 	if modelCallID != "" {
-		e = append(e, kv{"model_call_id", modelCallID}, kv{"timestamp_ms", nowMS()})
+		e = append(e, kv{"model_call_id", modelCallID})
+		if !partial {
+			e = append(e, kv{"timestamp_ms", nowMS()})
+		}
 	}
 	t.w.event(e)
 }
@@ -144,16 +141,20 @@ func splitText(text string, n int) []string {
 	return pieces
 }
 
+// toolEvent writes one tool_call event; body is what the tool's object
+// holds (its args, its result or both).
+func (t *turn) toolEvent(subtype, callID, modelCallID, tool string, body obj) {
+	t.w.event(obj{{"type", "tool_call"}, {"subtype", subtype}, {"call_id", callID}, {"tool_call", obj{{tool, body}}},
+		{"model_call_id", modelCallID}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+}
+
+// toolCall writes a call's started event and, with a result, its
+// completed one.
 func (t *turn) toolCall(callID, modelCallID, tool string, args obj, result obj) {
-	t.w.event(obj{{"type", "tool_call"}, {"subtype", "started"}, {"call_id", callID},
-		{"tool_call", obj{{tool, obj{{"args", args}}}}},
-		{"model_call_id", modelCallID}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
-	if result == nil {
-		return
+	t.toolEvent("started", callID, modelCallID, tool, obj{{"args", args}})
+	if result != nil {
+		t.toolEvent("completed", callID, modelCallID, tool, obj{{"args", args}, {"result", result}})
 	}
-	t.w.event(obj{{"type", "tool_call"}, {"subtype", "completed"}, {"call_id", callID},
-		{"tool_call", obj{{tool, obj{{"args", args}, {"result", result}}}}},
-		{"model_call_id", modelCallID}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
 }
 
 func (t *turn) result(isError bool, text string, eol bool) {
@@ -200,148 +201,185 @@ func (s *sim) print(inv invocation) int {
 		fmt.Fprintf(s.stderr, "Error: reading stdin: %v\n", err)
 		return 1
 	}
-	if !inv.trust {
-		fmt.Fprintln(s.stderr, "Error: Workspace Trust Required. Pass --trust to trust this workspace in headless mode.")
+	if s.refuses(inv, string(prompt)) {
 		return 1
-	}
-	if strings.TrimSpace(string(prompt)) == "" {
-		fmt.Fprintln(s.stderr, "Error: No prompt provided. Pass the prompt on stdin.")
-		return 1
-	}
-	if inv.sandbox == "enabled" && s.has(ScenarioSandboxUnavailable) {
-		fmt.Fprintln(s.stderr, SandboxUnavailableText)
-		return 1
-	}
-	if s.has(ScenarioUsageLimitStderr) {
-		fmt.Fprintln(s.stderr, "Error: "+usageLimitMessage)
-		return 1
-	}
-	if s.has(ScenarioNetworkErrorStderr) {
-		fmt.Fprintln(s.stderr, "Error: Connection error: "+s.networkError())
-		return 1
-	}
-	if code, blocked := s.blocked(); blocked {
-		return code
 	}
 	if s.has(ScenarioHangBeforeOutput) {
 		return s.hang()
 	}
-	eol := "\n"
-	if s.has(ScenarioCRLF) {
-		eol = "\r\n"
+	t := s.newTurn(inv)
+	t.begin(string(prompt))
+	if code, failed := t.fail(); failed {
+		return code
 	}
-	t := &turn{s: s, inv: inv, session: inv.resume,
-		w: &lineWriter{w: bufio.NewWriterSize(s.stdout, 64<<10), eol: eol, delay: s.duration(EnvEventDelay, 0)}}
-	if t.session == "" {
-		t.session = newSessionID()
-	}
-	model := inv.model
-	if model == "" {
-		model = DefaultModelID
-	}
-	cwd := inv.workspace
-	if cwd == "" {
-		cwd = osGetwd()
-	}
-	if s.has(ScenarioBanner) {
-		t.w.raw([]byte("Cursor Agent (simulated) — checking for updates…"), true)
-	}
-	if !s.has(ScenarioMissingInit) {
-		t.w.event(obj{{"type", "system"}, {"subtype", "init"}, {"apiKeySource", "login"}, {"cwd", cwd},
-			{"session_id", t.session}, {"model", modelLabel(model)}, {"permissionMode", "default"}})
-	}
-	if s.has(ScenarioUnknownEvent) {
-		t.w.event(obj{{"type", "connection"}, {"subtype", "reconnected"}, {"attempt", 1}, {"session_id", t.session}})
-	}
-	t.w.event(obj{{"type", "user"}, {"message", textContent("user", string(prompt))}, {"session_id", t.session}})
-	if s.has(ScenarioMalformedLine) {
-		t.w.raw([]byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"cut off`), true)
-	}
-	switch {
-	case s.has(ScenarioCrash):
-		fmt.Fprintln(s.stderr, "TypeError: Cannot read properties of undefined (reading 'text')\n    at AgentStream.next (agent-core.js:1:2345)")
-		return 2
-	case s.has(ScenarioHangMidStream):
-		t.assistant("Working on it…", "mc_hang")
-		return s.hang()
-	case s.has(ScenarioBigStream):
-		return t.bigStream()
-	case s.has(ScenarioUsageLimit):
-		fmt.Fprintln(s.stderr, "Error: "+usageLimitMessage)
-		t.result(true, usageLimitMessage, true)
-		return 1
-	case s.has(ScenarioRateLimited):
-		t.result(true, rateLimitMessage, true)
-		return 1
-	case s.has(ScenarioAuthError):
-		t.result(true, authErrorMessage, true)
-		return 1
-	case s.has(ScenarioNetworkError):
-		t.result(true, "Connection error: "+s.networkError(), true)
-		return 1
-	case s.has(ScenarioErrorResult):
-		t.result(true, errorMessage, true)
-		return 1
-	}
-
 	if text, ok := s.reviewText(); ok {
 		return t.review(text)
 	}
-
-	t.w.event(obj{{"type", "thinking"}, {"subtype", "delta"}, {"text", "Let me "}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
-	t.w.event(obj{{"type", "thinking"}, {"subtype", "delta"}, {"text", "look at the README."}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
-	t.w.event(obj{{"type", "thinking"}, {"subtype", "completed"}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
-
+	t.think()
 	resultText := TextResult
 	if s.has(ScenarioBigLine) {
-		// Assembled by hand: the text needs no escaping, and encoding/json
-		// takes seconds over 10 MiB under the race detector.
-		big := bigText(s.size(EnvLineBytes, DefaultLineBytes))
-		t.w.raw([]byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`+big+
-			`"}]},"session_id":"`+t.session+`","model_call_id":"mc_big","timestamp_ms":`+strconv.FormatInt(nowMS(), 10)+`}`), true)
-		resultText = big
+		resultText = t.bigLine()
 	} else {
 		t.assistant(TextBeforeTool, "mc_1")
 		if s.has(ScenarioDisallowedTool) {
 			return t.disallowedTool()
 		}
-		if s.has(ScenarioSandboxWriteOutside) {
-			t.sandboxWrites(cwd)
-		}
-		if s.has(ScenarioMCPTool) {
-			t.mcpTool(cwd)
-		}
-		t.toolCall(CallIDRead, "mc_1", "readToolCall", obj{{"path", "README.md"}},
-			obj{{"success", obj{{"content", "# Demo\nhello\n"}, {"isEmpty", false}, {"exceededLimit", false}, {"totalLines", 2}}}})
-		t.toolCall("toolu_02", "mc_1", "grepToolCall", obj{{"pattern", "TODO"}, {"path", "."}},
-			obj{{"failure", obj{{"message", "ripgrep exited with status 2"}}}})
-		t.toolCall("toolu_03", "mc_1", "lsToolCall", obj{{"path", "/etc"}},
-			obj{{"rejected", obj{{"reason", "Path is outside the workspace"}}}})
-		if s.has(ScenarioDuplicateAssistant) {
-			t.assistant(TextBeforeTool, "")
-			t.assistant(TextAfterTool, "")
-		} else {
-			t.assistant(TextAfterTool, "mc_2")
-		}
+		t.tools()
 	}
 	if t.w.err != nil {
 		return 1 // the reader went away: the real agent dies of EPIPE too
 	}
-
-	var spawnErr error
-	switch {
-	case s.has(ScenarioLinger), s.has(ScenarioOrphanStdout):
-		spawnErr = s.startWorker("linger", s.workerLifetime(), spawnPlain)
-	case s.has(ScenarioSetsidEscape):
-		spawnErr = s.startWorker("escapee", s.workerLifetime(), spawnEscape)
-	case s.has(ScenarioDoubleFork):
-		spawnErr = s.startWorker("double-fork", s.workerLifetime(), spawnDoubleFork)
-	}
-	if spawnErr != nil {
-		fmt.Fprintf(s.stderr, "cursor-agent-sim: worker: %v\n", spawnErr)
+	if err := s.leaveWorker(); err != nil {
+		fmt.Fprintf(s.stderr, "cursor-agent-sim: worker: %v\n", err)
 		return 3
 	}
+	return t.end(resultText)
+}
 
+// refuses prints why the turn cannot start, before any stream, and
+// reports whether it did.
+func (s *sim) refuses(inv invocation, prompt string) bool {
+	var msg string
+	switch {
+	case !inv.trust:
+		msg = "Error: Workspace Trust Required. Pass --trust to trust this workspace in headless mode."
+	case strings.TrimSpace(prompt) == "":
+		msg = "Error: No prompt provided. Pass the prompt on stdin."
+	case inv.sandbox == "enabled" && s.has(ScenarioSandboxUnavailable):
+		msg = SandboxUnavailableText
+	case s.has(ScenarioUsageLimitStderr):
+		msg = "Error: " + usageLimitMessage
+	case s.has(ScenarioNetworkErrorStderr):
+		msg = "Error: Connection error: " + s.networkError()
+	default:
+		return s.blocked()
+	}
+	fmt.Fprintln(s.stderr, msg)
+	return true
+}
+
+// newTurn is a turn of the session resumed, else of a new one.
+func (s *sim) newTurn(inv invocation) *turn {
+	eol := "\n"
+	if s.has(ScenarioCRLF) {
+		eol = "\r\n"
+	}
+	t := &turn{s: s, inv: inv, session: inv.resume, cwd: s.workspace(),
+		w: &lineWriter{w: bufio.NewWriterSize(s.stdout, 64<<10), eol: eol, delay: s.duration(EnvEventDelay, 0)}}
+	if t.session == "" {
+		t.session = newSessionID()
+	}
+	return t
+}
+
+// begin writes the init event and the echoed prompt, with their
+// scenarios' banner, unknown event and malformed line.
+func (t *turn) begin(prompt string) {
+	model := t.inv.model
+	if model == "" {
+		model = DefaultModelID
+	}
+	if t.s.has(ScenarioBanner) {
+		t.w.raw([]byte("Cursor Agent (simulated) — checking for updates…"), true)
+	}
+	if !t.s.has(ScenarioMissingInit) {
+		t.w.event(obj{{"type", "system"}, {"subtype", "init"}, {"apiKeySource", "login"}, {"cwd", t.cwd},
+			{"session_id", t.session}, {"model", modelLabel(model)}, {"permissionMode", "default"}})
+	}
+	if t.s.has(ScenarioUnknownEvent) {
+		t.w.event(obj{{"type", "connection"}, {"subtype", "reconnected"}, {"attempt", 1}, {"session_id", t.session}})
+	}
+	t.w.event(obj{{"type", "user"}, {"message", textContent("user", prompt)}, {"session_id", t.session}})
+	if t.s.has(ScenarioMalformedLine) {
+		t.w.raw([]byte(assistantPrefix+`cut off`), true)
+	}
+}
+
+// fail plays the scenarios that end the turn before its answer.
+func (t *turn) fail() (int, bool) {
+	s := t.s
+	var msg string
+	switch {
+	case s.has(ScenarioCrash):
+		fmt.Fprintln(s.stderr, "TypeError: Cannot read properties of undefined (reading 'text')\n    at AgentStream.next (agent-core.js:1:2345)")
+		return 2, true
+	case s.has(ScenarioHangMidStream):
+		t.assistant("Working on it…", "mc_hang")
+		return s.hang(), true
+	case s.has(ScenarioBigStream):
+		return t.bigStream(), true
+	case s.has(ScenarioUsageLimit):
+		fmt.Fprintln(s.stderr, "Error: "+usageLimitMessage)
+		msg = usageLimitMessage
+	case s.has(ScenarioRateLimited):
+		msg = rateLimitMessage
+	case s.has(ScenarioAuthError):
+		msg = authErrorMessage
+	case s.has(ScenarioNetworkError):
+		msg = "Connection error: " + s.networkError()
+	case s.has(ScenarioErrorResult):
+		msg = errorMessage
+	default:
+		return 0, false
+	}
+	t.result(true, msg, true)
+	return 1, true
+}
+
+func (t *turn) think() {
+	t.w.event(obj{{"type", "thinking"}, {"subtype", "delta"}, {"text", "Let me "}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+	t.w.event(obj{{"type", "thinking"}, {"subtype", "delta"}, {"text", "look at the README."}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+	t.w.event(obj{{"type", "thinking"}, {"subtype", "completed"}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+}
+
+// bigLine writes the big-line scenario's assistant event and returns its
+// text.
+func (t *turn) bigLine() string {
+	big := bigText(t.s.size(EnvLineBytes, DefaultLineBytes))
+	t.w.raw([]byte(assistantPrefix+big+`"}]},"session_id":"`+t.session+`","model_call_id":"mc_big","timestamp_ms":`+
+		strconv.FormatInt(nowMS(), 10)+`}`), true)
+	return big
+}
+
+// tools plays the normal turn's tool calls and closing text.
+func (t *turn) tools() {
+	if t.s.has(ScenarioSandboxWriteOutside) {
+		t.sandboxWrites(t.cwd)
+	}
+	if t.s.has(ScenarioMCPTool) {
+		t.mcpTool(t.cwd)
+	}
+	t.toolCall(CallIDRead, "mc_1", "readToolCall", obj{{"path", "README.md"}},
+		obj{{"success", obj{{"content", "# Demo\nhello\n"}, {"isEmpty", false}, {"exceededLimit", false}, {"totalLines", 2}}}})
+	t.toolCall("toolu_02", "mc_1", "grepToolCall", obj{{"pattern", "TODO"}, {"path", "."}},
+		obj{{"failure", obj{{"message", "ripgrep exited with status 2"}}}})
+	t.toolCall("toolu_03", "mc_1", "lsToolCall", obj{{"path", "/etc"}},
+		obj{{"rejected", obj{{"reason", "Path is outside the workspace"}}}})
+	if t.s.has(ScenarioDuplicateAssistant) {
+		t.assistant(TextBeforeTool, "")
+		t.assistant(TextAfterTool, "")
+	} else {
+		t.assistant(TextAfterTool, "mc_2")
+	}
+}
+
+// leaveWorker starts the stdout-holding worker of the scenarios that
+// leave one.
+func (s *sim) leaveWorker() error {
+	switch {
+	case s.has(ScenarioLinger), s.has(ScenarioOrphanStdout):
+		return s.startWorker("linger", s.workerLifetime(), spawnPlain)
+	case s.has(ScenarioSetsidEscape):
+		return s.startWorker("escapee", s.workerLifetime(), spawnEscape)
+	case s.has(ScenarioDoubleFork):
+		return s.startWorker("double-fork", s.workerLifetime(), spawnDoubleFork)
+	}
+	return nil
+}
+
+// end writes the result and what follows it, then lingers when asked to.
+func (t *turn) end(resultText string) int {
+	s := t.s
 	if s.has(ScenarioNoResult) {
 		return 0
 	}
@@ -352,8 +390,7 @@ func (s *sim) print(inv invocation) int {
 	if t.w.err != nil {
 		return 1
 	}
-	switch {
-	case s.has(ScenarioLinger), s.has(ScenarioSetsidEscape), s.has(ScenarioDoubleFork):
+	if s.has(ScenarioLinger) || s.has(ScenarioSetsidEscape) || s.has(ScenarioDoubleFork) {
 		time.Sleep(s.lingerTime())
 	}
 	return 0
@@ -403,20 +440,17 @@ func (t *turn) mcpTool(cwd string) {
 		fmt.Fprintln(t.s.stderr, "cursor-agent-sim: mcp-tool: no MCP server to call")
 		return
 	}
-	t.w.event(obj{{"type", "tool_call"}, {"subtype", "started"}, {"call_id", CallIDMCP},
-		{"tool_call", obj{{"mcpToolCall", obj{{"args", obj{{"name", server + "-" + MCPToolName},
-			{"args", obj{{"query", "hello"}}}, {"toolCallId", CallIDMCP},
-			{"providerIdentifier", server}, {"toolName", MCPToolName}}}}}}},
-		{"model_call_id", "mc_1"}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
-	t.w.event(obj{{"type", "tool_call"}, {"subtype", "completed"}, {"call_id", CallIDMCP},
-		{"tool_call", obj{{"mcpToolCall", obj{{"result", obj{{"success",
-			obj{{"content", []obj{{{"type", "text"}, {"text", "1 result"}}}}, {"isError", false}}}}}}}}},
-		{"model_call_id", "mc_1"}, {"session_id", t.session}, {"timestamp_ms", nowMS()}})
+	t.toolEvent("started", CallIDMCP, "mc_1", "mcpToolCall", obj{{"args", obj{{"name", server + "-" + MCPToolName},
+		{"args", obj{{"query", "hello"}}}, {"toolCallId", CallIDMCP}, {"providerIdentifier", server}, {"toolName", MCPToolName}}}})
+	t.toolEvent("completed", CallIDMCP, "mc_1", "mcpToolCall", obj{{"result", obj{{"success",
+		obj{{"content", []obj{{{"type", "text"}, {"text", "1 result"}}}}, {"isError", false}}}}}})
 }
 
-// bigText returns n bytes of printable ASCII that needs no JSON escaping.
+// bigAlphabet is the text of the big scenarios: printable ASCII that needs
+// no JSON escaping.
 const bigAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789 "
 
+// bigText returns n bytes of bigAlphabet.
 func bigText(n int) string {
 	b := make([]byte, n)
 	for i := range b {
@@ -425,24 +459,23 @@ func bigText(n int) string {
 	return string(b)
 }
 
-// bigStream writes EnvStreamBytes of assistant events, each with distinct
-// text (a sequence number first) so that no deduplication may drop one,
-// as fast as the reader takes them. The result carries a short summary
-// rather than the whole text, to keep the benchmark about the stream.
+// bigStream writes EnvStreamBytes of assistant events as fast as the
+// reader takes them, each text distinct (a sequence number first) so that
+// no deduplication may drop one. The result is a short summary, to keep
+// the benchmark about the stream.
 func (t *turn) bigStream() int {
 	total := t.s.size(EnvStreamBytes, DefaultStreamSize)
 	chunk := max(t.s.size(EnvChunkBytes, DefaultChunkBytes), 16)
 	filler := bigText(chunk)
-	prefix := `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`
 	suffix := `"}]},"session_id":"` + t.session + `","timestamp_ms":`
-	line := make([]byte, 0, len(prefix)+chunk+len(suffix)+32)
+	line := make([]byte, 0, len(assistantPrefix)+chunk+len(suffix)+32)
 	w := t.w.w
 	written, events := 0, 0
 	for written < total {
-		line = append(line[:0], prefix...)
+		line = append(line[:0], assistantPrefix...)
 		line = strconv.AppendInt(line, int64(events), 10)
 		line = append(line, ':')
-		line = append(line, filler[:max(chunk-(len(line)-len(prefix)), 0)]...)
+		line = append(line, filler[:max(chunk-(len(line)-len(assistantPrefix)), 0)]...)
 		line = append(line, suffix...)
 		line = strconv.AppendInt(line, nowMS(), 10)
 		line = append(line, '}')
