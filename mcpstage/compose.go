@@ -12,32 +12,25 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// This file composes the config bytes: the operator's content of the
-// current file with cursorkit's entries put in. Decisions (operator keys
-// kept in their order and spelling):
+// The config bytes are the operator's content of the current file with
+// cursorkit's entries put in:
 //
-//   - Operator content is never decoded into maps. Names and values are
-//     carried as the raw bytes of the file and only re-indented
-//     (jsontext.Value.Indent keeps strings and numbers as written), so a
-//     name written "\u0041" stays "\u0041" and 1.0E+2 stays 1.0E+2.
-//   - Names are matched in their decoded form, as JSON.parse (Cursor) sees
-//     them: "mcp\u0053ervers" is the servers object, and a server named
-//     "cursorkit\u002dtools-x" is ours.
-//   - Duplicate names are kept as they are (jsontext's AllowDuplicateNames):
-//     operator duplicates inside mcpServers or anywhere else survive
-//     verbatim, and every member whose name has the prefix is removed, all
-//     copies. Only a second top-level "mcpServers" is refused (unparsable):
-//     which one Cursor would use is not ours to guess.
-//   - The file must be UTF-8 text holding exactly one JSON object (RFC 8259).
-//     Unparsable, each a failure.Setup the caller treats as a file to
-//     quarantine: zero bytes or only whitespace; a leading byte order mark
-//     (Node's JSON.parse, Cursor's parser, rejects it); bytes that are not
-//     valid UTF-8; a syntax error; a top-level value that is not an object;
-//     anything but whitespace after the object; an mcpServers that is not
-//     an object; a second top-level mcpServers. An escaped lone surrogate
-//     ("\ud800") is valid JSON text for JSON.parse and is kept verbatim.
-//   - Error messages give a byte offset, never the file's text: mcp.json
-//     holds servers' env, which is often a token.
+//   - Operator content is never decoded into maps: names and values are the
+//     file's raw bytes, in their order, only re-indented (Indent keeps
+//     strings and numbers as written: "\u0041" and 1.0E+2 stay).
+//   - Names are matched decoded, as JSON.parse (Cursor) sees them:
+//     "mcp\u0053ervers" is the servers object, "cursorkit\u002dtools-x" ours.
+//   - Duplicate names survive verbatim, and every member with the prefix
+//     is removed, all copies. Only a second top-level "mcpServers" is
+//     unparsable: which one Cursor would use is not ours to guess.
+//   - The file must be UTF-8 holding exactly one JSON object. Unparsable
+//     (failure.Setup, which the caller quarantines): zero bytes or only
+//     whitespace; a byte order mark (JSON.parse rejects it); invalid
+//     UTF-8; a syntax error; a top-level value that is not an object;
+//     anything after it; an mcpServers that is not an object, or twice.
+//     An escaped lone surrogate ("\ud800") is valid for JSON.parse: kept.
+//   - Errors give a byte offset, never the file's text: mcp.json holds
+//     servers' env, often a token.
 
 // Entry is one MCP server as Cursor's mcp.json holds it.
 type Entry struct {
@@ -55,19 +48,17 @@ type keyedEntry struct {
 // serversName is the top-level member holding the MCP servers.
 const serversName = "mcpServers"
 
-// compose returns the config bytes: current's content (nil: there is no
-// file) with every member of "mcpServers" whose key starts with prefix
-// removed, then entries appended to "mcpServers" in the order given
-// (mcpServers created, as the last top-level member, when absent and there
-// are entries); the whole document re-indented by two spaces with a final
-// newline. An mcpServers left empty stays, as "mcpServers": {}.
+// compose returns the config bytes: current's content (nil: no file) with
+// every member of "mcpServers" whose key starts with prefix removed, then
+// entries appended to it in the order given (mcpServers created last when
+// absent and there are entries; one left empty stays); the whole document
+// indented by two spaces with a final newline.
 //
-// Every entry must pass checkEntry and have a distinct key that starts with
-// prefix and is longer than it, and the prefix must not be empty (an empty
-// prefix would claim every operator server): failure.Input otherwise.
-// An unparsable current (see the decisions above) is failure.Setup.
+// The prefix must pass checkKeyPrefix, and every entry checkEntry with a
+// distinct key that is prefix followed by a name: failure.Input otherwise.
+// An unparsable current is failure.Setup.
 func compose(current []byte, prefix string, entries []keyedEntry) ([]byte, error) {
-	if err := checkPrefix(prefix); err != nil {
+	if err := checkKeyPrefix(prefix); err != nil {
 		return nil, err
 	}
 	if err := checkKeyedEntries(prefix, entries); err != nil {
@@ -78,9 +69,12 @@ func compose(current []byte, prefix string, entries []keyedEntry) ([]byte, error
 		return nil, err
 	}
 
+	if doc.serversAt < 0 && len(entries) > 0 {
+		doc.serversAt = len(doc.members)
+		doc.members = append(doc.members, member{name: serversName, rawName: []byte(`"` + serversName + `"`)})
+	}
 	// The new document, compact; Indent formats it at the end.
-	var b []byte
-	b = append(b, '{')
+	b := []byte{'{'}
 	for i, m := range doc.members {
 		if i > 0 {
 			b = append(b, ',')
@@ -94,28 +88,16 @@ func compose(current []byte, prefix string, entries []keyedEntry) ([]byte, error
 		}
 		b = append(b, m.rawValue...)
 	}
-	if doc.serversAt < 0 && len(entries) > 0 {
-		if len(doc.members) > 0 {
-			b = append(b, ',')
-		}
-		b = append(append(b, `"`+serversName+`"`...), ':')
-		if b, err = appendServers(b, doc, prefix, entries); err != nil {
-			return nil, err
-		}
-	}
 	b = append(b, '}')
 
 	v := jsontext.Value(b)
 	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
-		// Not reached: the pieces came from a successful parse and
-		// json.Marshal. The cause is left out: its text may quote the file.
+		// The cause is left out: its text may quote the file.
 		return nil, failure.New(failure.Unclassified, "composing the MCP config failed")
 	}
 	return append(v, '\n'), nil
 }
 
-// checkKeyedEntries is compose's check of its entries: each passes
-// checkEntry, and has a distinct key that is prefix followed by a name.
 func checkKeyedEntries(prefix string, entries []keyedEntry) error {
 	seen := make(map[string]bool, len(entries))
 	for i, e := range entries {
@@ -168,12 +150,9 @@ func appendServers(b []byte, doc config, prefix string, entries []keyedEntry) ([
 }
 
 // ourKeys lists the keys of "mcpServers" that start with prefix, in file
-// order, each once (a duplicated key is listed at its first place). A nil
-// current (no file) and a file without mcpServers have none. Errors as
-// compose's: failure.Input for an empty prefix, failure.Setup for an
-// unparsable current.
+// order, each once. A nil current (no file) has none. Errors as compose's.
 func ourKeys(current []byte, prefix string) ([]string, error) {
-	if err := checkPrefix(prefix); err != nil {
+	if err := checkKeyPrefix(prefix); err != nil {
 		return nil, err
 	}
 	doc, err := parseConfig(current)
@@ -226,13 +205,6 @@ func cleanString(s string) bool {
 	return utf8.ValidString(s) && !strings.Contains(s, "\x00")
 }
 
-func checkPrefix(prefix string) error {
-	if prefix == "" || !utf8.ValidString(prefix) {
-		return failure.New(failure.Input, "the MCP server key prefix must be non-empty UTF-8")
-	}
-	return nil
-}
-
 // member is one object member as the file has it.
 type member struct {
 	name     string // decoded, for matching
@@ -240,15 +212,12 @@ type member struct {
 	rawValue []byte // the value's bytes in the file (nil for mcpServers)
 }
 
-// config is a parsed mcp.json: its top-level members and those of
-// mcpServers, in file order.
+// config is a parsed mcp.json's members, in file order.
 type config struct {
 	members   []member
 	serversAt int      // index of mcpServers in members, -1 when absent
 	servers   []member // mcpServers's members
 }
-
-var bom = []byte{0xEF, 0xBB, 0xBF}
 
 // parseConfig splits current into members; nil is a config with none.
 func parseConfig(current []byte) (config, error) {
@@ -256,7 +225,7 @@ func parseConfig(current []byte) (config, error) {
 	if current == nil {
 		return doc, nil
 	}
-	if bytes.HasPrefix(current, bom) {
+	if bytes.HasPrefix(current, []byte("\xEF\xBB\xBF")) {
 		return doc, unparsable("it starts with a byte order mark")
 	}
 	if !utf8.Valid(current) {
@@ -275,48 +244,27 @@ func parseConfig(current []byte) (config, error) {
 	case tok.Kind() != '{':
 		return doc, unparsable("its top-level value is not an object")
 	}
-	for dec.PeekKind() == '"' {
-		m, err := readName(dec)
-		if err != nil {
-			return doc, err
-		}
+	if doc.members, err = readMembers(dec, func(i int, m member) (bool, error) {
 		if m.name != serversName {
-			if m.rawValue, err = readValue(dec); err != nil {
-				return doc, err
-			}
-			doc.members = append(doc.members, m)
-			continue
+			return false, nil
 		}
 		if doc.serversAt >= 0 {
-			return doc, unparsable("it has more than one \"mcpServers\"")
+			return true, unparsable("it has more than one \"mcpServers\"")
 		}
 		if k := dec.PeekKind(); k != '{' {
 			if k == 0 { // a syntax error: let ReadValue report it
 				_, err := dec.ReadValue()
-				return doc, syntaxError(err)
+				return true, syntaxError(err)
 			}
-			return doc, unparsable("its \"mcpServers\" is not an object")
+			return true, unparsable("its \"mcpServers\" is not an object")
 		}
 		if _, err := dec.ReadToken(); err != nil {
-			return doc, syntaxError(err)
+			return true, syntaxError(err)
 		}
-		for dec.PeekKind() == '"' {
-			s, err := readName(dec)
-			if err != nil {
-				return doc, err
-			}
-			if s.rawValue, err = readValue(dec); err != nil {
-				return doc, err
-			}
-			doc.servers = append(doc.servers, s)
-		}
-		if err := endObject(dec); err != nil {
-			return doc, err
-		}
-		doc.serversAt = len(doc.members)
-		doc.members = append(doc.members, m)
-	}
-	if err := endObject(dec); err != nil {
+		doc.serversAt = i
+		doc.servers, err = readMembers(dec, nil)
+		return true, err
+	}); err != nil {
 		return doc, err
 	}
 	switch _, err := dec.ReadToken(); {
@@ -329,37 +277,40 @@ func parseConfig(current []byte) (config, error) {
 	return doc, nil
 }
 
-// readName reads an object member's name: its raw bytes and decoded form
-// (lone surrogates as U+FFFD, as JSON.parse shows them).
-func readName(dec *jsontext.Decoder) (member, error) {
-	raw, err := dec.ReadValue()
-	if err != nil {
-		return member{}, syntaxError(err)
+// readMembers reads the members of the object whose '{' dec has read,
+// through its '}': each name, raw and decoded (lone surrogates as U+FFFD,
+// as JSON.parse shows them), and its value, raw, unless own (when not nil)
+// read member i's value itself.
+func readMembers(dec *jsontext.Decoder, own func(i int, m member) (bool, error)) (ms []member, err error) {
+	for dec.PeekKind() == '"' {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return nil, syntaxError(err)
+		}
+		m := member{rawName: bytes.Clone(raw)}
+		if err := json.Unmarshal(m.rawName, &m.name, jsontext.AllowInvalidUTF8(true)); err != nil {
+			return nil, syntaxError(err)
+		}
+		if own != nil {
+			if read, err := own(len(ms), m); err != nil {
+				return nil, err
+			} else if read {
+				ms = append(ms, m)
+				continue
+			}
+		}
+		if raw, err = dec.ReadValue(); err != nil {
+			return nil, syntaxError(err)
+		}
+		m.rawValue = bytes.Clone(raw)
+		ms = append(ms, m)
 	}
-	m := member{rawName: bytes.Clone(raw)}
-	if err := json.Unmarshal(m.rawName, &m.name, jsontext.AllowInvalidUTF8(true)); err != nil {
-		return member{}, syntaxError(err)
-	}
-	return m, nil
-}
-
-// readValue reads a member's value, raw.
-func readValue(dec *jsontext.Decoder) ([]byte, error) {
-	value, err := dec.ReadValue()
-	if err != nil {
+	// The '}': PeekKind saw no name, and any other token there is a syntax
+	// error ReadToken reports.
+	if _, err := dec.ReadToken(); err != nil {
 		return nil, syntaxError(err)
 	}
-	return bytes.Clone(value), nil
-}
-
-// endObject reads the '}' that must come after an object's last member.
-func endObject(dec *jsontext.Decoder) error {
-	if _, err := dec.ReadToken(); err != nil {
-		return syntaxError(err)
-	}
-	// PeekKind saw no name, and a token other than '}' in name position
-	// is a syntax error ReadToken reports, so the token is '}'.
-	return nil
+	return ms, nil
 }
 
 // unparsable is the failure for a config compose cannot work on.

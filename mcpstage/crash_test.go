@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,18 +63,30 @@ func runCycle(args []string) int {
 	return 0
 }
 
+// crashRound is one round of the crash test: a child in a worktree of
+// kind, with the operator's config or none (baseline ""), killed the k-th
+// time it reaches point, or at a random moment (point "random").
+type crashRound struct {
+	kind, baseline, point string
+	k                     int
+}
+
 // TestKilledAtEveryStep is the staging crash test: a child runs
 // stage/heartbeat/release cycles and is killed at a named step of the
 // protocol (or at a random moment); a reconcile then must leave the
 // operator's bytes exactly, no cursorkit key, no torn file, nothing of
 // cursorkit's for git to see, and no state or lock.
+//
+// Every named step is a round, its 1st to 3rd time, in every worktree
+// shape, with and without an operator's config, besides rounds killed at
+// random moments, in a random order (under Wine or -short, the first 50).
+// Rounds run four at a time, each worker in worktrees of its own: a round
+// mostly waits on its child, git and the disk.
 func TestKilledAtEveryStep(t *testing.T) {
-	rounds := 500
+	const randomRounds = 8
+	workers := 4
 	if testkit.UnderWine() {
-		rounds = 50
-	}
-	if testing.Short() {
-		rounds = 50
+		workers = 1 // Wine runs its processes through one server: kept sequential
 	}
 	ctx := context.Background()
 	exe, err := os.Executable()
@@ -81,92 +94,140 @@ func TestKilledAtEveryStep(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 14))
-	sh := shapes(t)
+	sets := make([]map[string]string, workers)
+	for w := range sets {
+		sets[w] = shapes(t)
+	}
 	var kinds []string
 	for _, k := range []string{"repository", "worktree", "none"} {
-		if _, ok := sh[k]; ok {
+		if _, ok := sets[0][k]; ok {
 			kinds = append(kinds, k)
 		}
 	}
-	points := append([]string{"random"}, mcpstage.FaultPoints...)
-	killedAt := map[string]int{}
-	finished, stuck := 0, 0
-	for i := range rounds {
-		kind := kinds[i%len(kinds)]
-		dir := sh[kind]
-		baseline := ""
-		if rng.IntN(2) == 0 {
-			baseline = operatorConfig
-		}
-		cursorDir := filepath.Join(dir, ".cursor")
-		removeTree(t, cursorDir)
-		if baseline != "" {
-			require.NoError(t, os.MkdirAll(cursorDir, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(cursorDir, "mcp.json"), []byte(baseline), 0o644))
-		}
-		var before string
-		if kind != "none" {
-			before = porcelain(t, dir)
-		}
-		point := points[rng.IntN(len(points))]
-		k := 1 + rng.IntN(3)
-		arg := point
-		if point == "random" {
-			arg = ""
-		}
-		child := exec.Command(exe, dir, arg, strconv.Itoa(k), "3")
-		child.Env = testkit.ChildEnv("cycle")
-		var stderr strings.Builder
-		child.Stderr = &stderr
-		require.NoError(t, child.Start())
-		if point == "random" {
-			time.Sleep(time.Duration(rng.Int64N(int64(60 * time.Millisecond)))) // a random moment, not a wait
-			_ = child.Process.Kill()
-		}
-		err := child.Wait()
-		if err == nil {
-			finished++
-		} else {
-			killedAt[point]++
-			require.NotContains(t, stderr.String(), "stage:", "round %d (%s at %s #%d)", i, kind, point, k)
-		}
-
-		s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
-		require.NoError(t, err)
-		_, err = s.Reconcile(ctx)
-		if err != nil && strings.Contains(err.Error(), "has no owner file") {
-			// Killed between a lock's mkdir and its owner file: such a
-			// lock is never stolen (the protocol's rule); the error names
-			// it and the operator removes it, as here.
-			stuck++
-			lock := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(err.Error(), " has no owner file", 2)[0], "the lock "))
-			removeTree(t, lock)
-			_, err = s.Reconcile(ctx)
-		}
-		require.NoError(t, err, "round %d (%s at %s #%d)", i, kind, point, k)
-		what := fmt.Sprintf("round %d (%s, killed at %s #%d, seed %d)", i, kind, point, k, seed)
-		got, present := readMaybe(t, filepath.Join(cursorDir, "mcp.json"))
-		if baseline == "" {
-			assert.False(t, present, "%s: no config before, none after: %q", what, got)
-		} else {
-			assert.Equal(t, baseline, got, "%s: the operator's bytes", what)
-		}
-		if present {
-			var v any
-			assert.NoError(t, json.Unmarshal([]byte(got), &v), "%s: a torn config", what)
-			assert.NotContains(t, got, mcpstage.DefaultKeyPrefix, what)
-		}
-		assert.NoFileExists(t, filepath.Join(cursorDir, mcpstage.StateFile), what)
-		assert.NoDirExists(t, filepath.Join(cursorDir, mcpstage.LockDir), what)
-		if kind != "none" {
-			assert.Equal(t, before, porcelain(t, dir), "%s: git sees nothing of cursorkit's", what)
-			st, err := s.Status(ctx)
-			require.NoError(t, err)
-			assert.False(t, st.Excluded, "%s: the exclusion went", what)
-		}
-		if t.Failed() {
-			t.FailNow()
+	var rounds []crashRound
+	for _, kind := range kinds {
+		for _, baseline := range []string{"", operatorConfig} {
+			for _, point := range mcpstage.FaultPoints {
+				for k := 1; k <= 3; k++ {
+					rounds = append(rounds, crashRound{kind, baseline, point, k})
+				}
+			}
+			for range randomRounds {
+				rounds = append(rounds, crashRound{kind, baseline, "random", 1})
+			}
 		}
 	}
-	t.Logf("%d rounds: %d children finished, killed at %v; %d locks left without an owner file (killed between mkdir and the owner write: removed by hand, as the error says); after each reconcile the operator's bytes were exact, no key, no torn file, nothing for git", rounds, finished, killedAt, stuck)
+	rng.Shuffle(len(rounds), func(i, j int) { rounds[i], rounds[j] = rounds[j], rounds[i] })
+	if testkit.UnderWine() || testing.Short() {
+		rounds = rounds[:50]
+	}
+	// Each round's random moment is drawn here, on the test's goroutine.
+	delays := make([]time.Duration, len(rounds))
+	for i := range delays {
+		delays[i] = time.Duration(rng.Int64N(int64(60 * time.Millisecond)))
+	}
+
+	var mu sync.Mutex
+	killedAt := map[string]int{}
+	finished, stuck := 0, 0
+	next := make(chan int, len(rounds))
+	for i := range rounds {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for w, sh := range sets {
+		wg.Go(func() {
+			for i := range next {
+				if t.Failed() {
+					return // the first failure ends the test
+				}
+				r := rounds[i]
+				name := fmt.Sprintf("%03d/%s/%s-%d/config=%t", i, r.kind, r.point, r.k, r.baseline != "")
+				what := fmt.Sprintf("round %d (%s, killed at %s #%d, config %t, worker %d, seed %d)", i, r.kind, r.point, r.k, r.baseline != "", w, seed)
+				t.Run(name, func(t *testing.T) {
+					killed, removedLock := crashOnce(t, ctx, exe, sh[r.kind], r, delays[i], what)
+					mu.Lock()
+					defer mu.Unlock()
+					if killed {
+						killedAt[r.point]++
+					} else {
+						finished++
+					}
+					if removedLock {
+						stuck++
+					}
+				})
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d rounds: %d children finished, killed at %v; %d locks left without an owner file (killed between mkdir and the owner write: removed by hand, as the error says); after each reconcile the operator's bytes were exact, no key, no torn file, nothing for git", len(rounds), finished, killedAt, stuck)
+}
+
+// crashOnce plays round r in dir: the child killed as r says (after delay
+// for a random moment), then a reconcile and the checks. killed reports
+// that the child did not finish; removedLock that a lock left without an
+// owner file was removed by hand, as its error says.
+func crashOnce(t *testing.T, ctx context.Context, exe, dir string, r crashRound, delay time.Duration, what string) (killed, removedLock bool) {
+	cursorDir := filepath.Join(dir, ".cursor")
+	require.NoError(t, mcpstage.RemoveTree(cursorDir))
+	if r.baseline != "" {
+		require.NoError(t, os.MkdirAll(cursorDir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(cursorDir, "mcp.json"), []byte(r.baseline), 0o644))
+	}
+	var before string
+	if r.kind != "none" {
+		before = porcelain(t, dir)
+	}
+	arg := r.point
+	if r.point == "random" {
+		arg = ""
+	}
+	child := exec.Command(exe, dir, arg, strconv.Itoa(r.k), "3")
+	child.Env = testkit.ChildEnv("cycle")
+	var stderr strings.Builder
+	child.Stderr = &stderr
+	require.NoError(t, child.Start())
+	if r.point == "random" {
+		time.Sleep(delay) // a random moment, not a wait
+		_ = child.Process.Kill()
+	}
+	if killed = child.Wait() != nil; killed {
+		require.NotContains(t, stderr.String(), "stage:", what)
+	}
+
+	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+	require.NoError(t, err)
+	_, err = s.Reconcile(ctx)
+	if err != nil && strings.Contains(err.Error(), "has no owner file") {
+		// Killed between a lock's mkdir and its owner file: such a lock is
+		// never stolen (the protocol's rule); the error names it and the
+		// operator removes it, as here.
+		removedLock = true
+		lock := strings.TrimSpace(strings.TrimPrefix(strings.SplitN(err.Error(), " has no owner file", 2)[0], "the lock "))
+		require.NoError(t, mcpstage.RemoveTree(lock))
+		_, err = s.Reconcile(ctx)
+	}
+	require.NoError(t, err, what)
+	got, present := readMaybe(t, filepath.Join(cursorDir, "mcp.json"))
+	if r.baseline == "" {
+		assert.False(t, present, "%s: no config before, none after: %q", what, got)
+	} else {
+		assert.Equal(t, r.baseline, got, "%s: the operator's bytes", what)
+	}
+	if present {
+		var v any
+		assert.NoError(t, json.Unmarshal([]byte(got), &v), "%s: a torn config", what)
+		assert.NotContains(t, got, mcpstage.DefaultKeyPrefix, what)
+	}
+	assert.NoFileExists(t, filepath.Join(cursorDir, mcpstage.StateFile), what)
+	assert.NoDirExists(t, filepath.Join(cursorDir, mcpstage.LockDir), what)
+	if r.kind != "none" {
+		assert.Equal(t, before, porcelain(t, dir), "%s: git sees nothing of cursorkit's", what)
+		st, err := s.Status(ctx)
+		require.NoError(t, err)
+		assert.False(t, st.Excluded, "%s: the exclusion went", what)
+	}
+	return killed, removedLock
 }

@@ -3,9 +3,13 @@ package mcpstage
 import (
 	"bytes"
 	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -18,15 +22,13 @@ const MaxEntryFileSize = 1 << 20
 // ReadEntryFile reads the MCP server file at path: one JSON object with the
 // members command (a string), args (an array of strings) and env (an object
 // whose values are strings), and no other; args and env may be null or
-// absent, command may not, and no member may be given twice.
+// absent, command may not, and no member may be given twice. The file must
+// be a regular file of at most MaxEntryFileSize bytes; its open never
+// blocks (a FIFO does not wait for a writer).
 //
-// The file must be a regular file of at most MaxEntryFileSize bytes; its
-// open never blocks (a FIFO does not wait for a writer). Every failure is
-// failure.Input, and its message names the file and the member or the byte
-// offset that is wrong, never a value: env often holds secrets.
-//
-// ReadEntryFile checks the file's shape only. Whether the entry may be
-// staged (a command that is not blank, no NUL anywhere) is Stage's to say.
+// Every failure is failure.Input naming the file and the member or byte
+// offset that is wrong, never a value: env often holds secrets. Whether
+// the entry may be staged (a command not blank, no NUL) is Stage's to say.
 func ReadEntryFile(path string) (Entry, error) {
 	data, err := safefile.Read(path, MaxEntryFileSize)
 	if err != nil {
@@ -41,9 +43,6 @@ func ReadEntryFile(path string) (Entry, error) {
 			return Entry{}, badEntryFile(path, "it is not a regular file")
 		}
 		return Entry{}, failure.Wrap(failure.Input, err, "reading the MCP server file %s", strconv.Quote(path))
-	}
-	if err := checkOneValue(data); err != nil {
-		return Entry{}, badEntryFile(path, "%s", err)
 	}
 	e, err := parseEntry(data)
 	if err != nil {
@@ -77,10 +76,13 @@ func checkOneValue(data []byte) error {
 	return nil
 }
 
-// parseEntry reads the members of data, one valid JSON value, into an
-// Entry. Its errors name a member, never a value.
+// parseEntry reads data into an Entry. Its errors name a member or an
+// offset, never a value.
 func parseEntry(data []byte) (Entry, error) {
 	var e Entry
+	if err := checkOneValue(data); err != nil {
+		return e, err
+	}
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
 	if tok, _ := dec.ReadToken(); tok.Kind() != '{' {
 		return e, errors.New(`it must hold one JSON object {"command": ..., "args": [...], "env": {...}}`)
@@ -92,25 +94,26 @@ func parseEntry(data []byte) (Entry, error) {
 		val, _ := dec.ReadValue()
 		switch member {
 		case "command":
-			if val.Kind() != '"' {
+			if val.Kind() != '"' || json.Unmarshal(val, &e.Command) != nil {
 				return e, errors.New(`"command" must be a string`)
 			}
-			e.Command = stringOf(val)
 			seen = true
 		case "args":
-			args, ok := stringsOf(val)
-			if !ok {
+			var els []jsontext.Value
+			if json.Unmarshal(val, &els) != nil || !allStrings(slices.Values(els)) || json.Unmarshal(val, &e.Args) != nil {
 				return e, errors.New(`"args" must be an array of strings`)
 			}
-			e.Args = args
 		case "env":
-			env, ok := stringMapOf(val)
-			if !ok {
+			var els map[string]jsontext.Value
+			if json.Unmarshal(val, &els) != nil || !allStrings(maps.Values(els)) || json.Unmarshal(val, &e.Env) != nil {
 				return e, errors.New(`"env" must be an object whose values are strings`)
 			}
-			e.Env = env
 		default:
-			return e, fmt.Errorf("unknown member %s (want command, args and env)", boundedQuote(member, 64))
+			name := strconv.Quote(member)
+			if len(member) > 64 {
+				name = strconv.Quote(member[:64]) + "…"
+			}
+			return e, fmt.Errorf("unknown member %s (want command, args and env)", name)
 		}
 	}
 	if !seen {
@@ -119,60 +122,13 @@ func parseEntry(data []byte) (Entry, error) {
 	return e, nil
 }
 
-// stringOf is the string a valid JSON string value holds.
-func stringOf(v jsontext.Value) string {
-	tok, _ := jsontext.NewDecoder(bytes.NewReader(v)).ReadToken()
-	return tok.String()
-}
-
-// stringsOf reads an array of strings; null is none.
-func stringsOf(v jsontext.Value) ([]string, bool) {
-	if v.Kind() == 'n' {
-		return nil, true
-	}
-	if v.Kind() != '[' {
-		return nil, false
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(v))
-	dec.ReadToken()
-	out := []string{}
-	for dec.PeekKind() != ']' {
-		el, _ := dec.ReadValue()
-		if el.Kind() != '"' {
-			return nil, false
+// allStrings reports whether every value is a JSON string: json.Unmarshal
+// would take a null for "".
+func allStrings(values iter.Seq[jsontext.Value]) bool {
+	for v := range values {
+		if v.Kind() != '"' {
+			return false
 		}
-		out = append(out, stringOf(el))
 	}
-	return out, true
-}
-
-// stringMapOf reads an object of strings; null is none.
-func stringMapOf(v jsontext.Value) (map[string]string, bool) {
-	if v.Kind() == 'n' {
-		return nil, true
-	}
-	if v.Kind() != '{' {
-		return nil, false
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(v))
-	dec.ReadToken()
-	out := map[string]string{}
-	for dec.PeekKind() == '"' {
-		tok, _ := dec.ReadToken()
-		name := tok.String() // valid only until the next read
-		el, _ := dec.ReadValue()
-		if el.Kind() != '"' {
-			return nil, false
-		}
-		out[name] = stringOf(el)
-	}
-	return out, true
-}
-
-// boundedQuote quotes s, cut to max bytes.
-func boundedQuote(s string, max int) string {
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:max]) + "…"
+	return true
 }

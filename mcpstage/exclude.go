@@ -17,8 +17,8 @@ import (
 	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
-// The exclusion block in info/exclude. One block per exclude
-// file, shared by the linked worktrees of a repository:
+// The exclusion block in info/exclude, one per file, shared by the linked
+// worktrees of a repository:
 //
 //	# >>> cursorkit >>>
 //	/.cursor/mcp.json
@@ -28,17 +28,14 @@ import (
 //	# <<< cursorkit <<<
 //
 // When addExclusion had to end the file's last line to append the block,
-// the line excludeJoinedLine follows the start marker, so that the last
-// removal gives that byte back too: add then remove leaves the file
-// byte for byte as it was.
+// excludeJoinedLine follows the start marker, so that the last removal
+// gives that byte back too: add then remove leaves the file as it was.
 const (
 	excludeStartMarker = "# >>> cursorkit >>>"
 	excludeEndMarker   = "# <<< cursorkit <<<"
 	excludeRootPrefix  = "# worktree: "
 	excludeJoinedLine  = "# (cursorkit ended the line above this block)"
-	// excludeMaxBytes bounds the exclude file read (git's own are a few
-	// hundred bytes).
-	excludeMaxBytes = 4 << 20
+	excludeMaxBytes    = 4 << 20 // bounds the exclude file read
 	// excludeLockName is the bootstrap lock's directory, beside info/ in
 	// the git directory that holds ExcludePath (the common one for linked
 	// worktrees, so every worktree of a repository serialises on it).
@@ -46,12 +43,11 @@ const (
 )
 
 // exclusionPatterns returns the lines that keep cursorkit's files out of
-// git status: the config, the state file, the lock directory, each
-// anchored at the work tree's root.
+// git status, anchored at the work tree's root: the config, the state
+// file, the lock directory, and the temporary files of an atomic write
+// (internal/safefile) that a kill left, until a locked step sweeps them.
 func exclusionPatterns() []string {
 	return []string{"/.cursor/mcp.json", "/.cursor/.cursorkit-mcp-state.json", "/.cursor/.cursorkit-mcp.lock/",
-		// The temporary files of an atomic write (internal/safefile) that a
-		// kill left behind, until the next locked step sweeps them.
 		"/.cursor/.mcp.json.*.tmp", "/.cursor/..cursorkit-mcp-state.json.*.tmp"}
 }
 
@@ -61,15 +57,10 @@ func excludeLockDir(shape gitShape) string {
 }
 
 // addExclusion ensures the block is in shape's exclude file and lists
-// shape.Root: appended at the end of the file when there is none (after a
-// line break when the file does not end with one; info/ and the file
-// created, 0755 and 0644, when missing). The read-modify-write runs under
-// the bootstrap lock, and the file is replaced atomically keeping its mode.
-// Nothing is written when the file already says it all. No-op for gitNone.
+// shape.Root: appended at the end when there is none (after a line break
+// when the file does not end with one; info/ and the file created, 0755
+// and 0644, when missing).
 func addExclusion(ctx context.Context, shape gitShape) error {
-	if shape.Kind == gitNone {
-		return nil
-	}
 	return editExclusion(ctx, shape, func(b *excludeBlock) (keep, write bool) {
 		if !b.has(shape.Root) {
 			b.roots = append(b.roots, shape.Root)
@@ -79,14 +70,9 @@ func addExclusion(ctx context.Context, shape gitShape) error {
 }
 
 // removeExclusion drops shape.Root's line from the block, and the whole
-// block (markers included, and the line break addExclusion added before
-// it) when no worktree line remains. removed reports that the line was
-// there; nothing is written when it was not. Under the bootstrap lock, as
-// addExclusion. No-op for gitNone.
+// block (with the line break addExclusion added before it) when no
+// worktree line remains. removed reports that the line was there.
 func removeExclusion(ctx context.Context, shape gitShape) (removed bool, err error) {
-	if shape.Kind == gitNone {
-		return false, nil
-	}
 	err = editExclusion(ctx, shape, func(b *excludeBlock) (keep, write bool) {
 		before := len(b.roots)
 		b.roots = slices.DeleteFunc(b.roots, func(r string) bool { return sameRoot(r, shape.Root, runtime.GOOS) })
@@ -96,9 +82,8 @@ func removeExclusion(ctx context.Context, shape gitShape) (removed bool, err err
 	return removed, err
 }
 
-// hasExclusion reports whether shape's exclude file has the block with
-// shape.Root listed (a read without the lock: the file is only ever
-// replaced whole). False for gitNone or a missing file.
+// hasExclusion reports whether shape's exclude file lists shape.Root in
+// the block (read without the lock: the file is only ever replaced whole).
 func hasExclusion(shape gitShape) (present bool, err error) {
 	if shape.Kind == gitNone {
 		return false, nil
@@ -106,7 +91,7 @@ func hasExclusion(shape gitShape) (present bool, err error) {
 	if err := checkShape(shape); err != nil {
 		return false, err
 	}
-	data, _, err := readExclude(shape.ExcludePath)
+	data, err := readExclude(shape.ExcludePath)
 	if err != nil {
 		return false, err
 	}
@@ -128,9 +113,12 @@ func checkShape(shape gitShape) error {
 
 // editExclusion reads shape's exclude file under the bootstrap lock, lets
 // edit change the block's worktree list (keep: the block stays; write:
-// the change is to be written), and writes the file back when write and
-// its bytes changed.
+// the change is to be written), and replaces the file atomically, keeping
+// its mode, when write and its bytes changed. No-op for gitNone.
 func editExclusion(ctx context.Context, shape gitShape, edit func(*excludeBlock) (keep, write bool)) (err error) {
+	if shape.Kind == gitNone {
+		return nil
+	}
 	if err := checkShape(shape); err != nil {
 		return err
 	}
@@ -144,7 +132,7 @@ func editExclusion(ctx context.Context, shape gitShape, edit func(*excludeBlock)
 			err = failure.Wrap(failure.Setup, rerr, "cannot release the lock of %s", detail.Bound(shape.ExcludePath))
 		}
 	}()
-	data, exists, err := readExclude(shape.ExcludePath)
+	data, err := readExclude(shape.ExcludePath)
 	if err != nil {
 		return err
 	}
@@ -154,29 +142,22 @@ func editExclusion(ctx context.Context, shape gitShape, edit func(*excludeBlock)
 		return nil
 	}
 	out := b.render(keep)
-	if exists && bytes.Equal(out, data) || !exists && len(out) == 0 {
+	if bytes.Equal(out, data) { // a missing file (nil) stays missing when empty
 		return nil
 	}
 	if err := os.MkdirAll(infoDir, 0o755); err != nil {
 		return failure.Wrap(failure.Setup, err, "cannot create %s", detail.Bound(infoDir))
 	}
-	if err := safefile.Write(shape.ExcludePath, out, 0o644); err != nil {
-		return failure.Wrap(failure.Setup, err, "cannot write %s", detail.Bound(shape.ExcludePath))
-	}
-	return nil
+	return failure.Wrap(failure.Setup, safefile.Write(shape.ExcludePath, out, 0o644), "cannot write %s", detail.Bound(shape.ExcludePath))
 }
 
-// readExclude returns the exclude file's bytes; a missing file is empty
-// and not existing.
-func readExclude(path string) (data []byte, exists bool, err error) {
-	data, err = safefile.Read(path, excludeMaxBytes)
+// readExclude returns the exclude file's bytes, nil when it is missing.
+func readExclude(path string) ([]byte, error) {
+	data, err := safefile.Read(path, excludeMaxBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, nil
 	}
-	if err != nil {
-		return nil, false, failure.Wrap(failure.Setup, err, "cannot read %s", detail.Bound(path))
-	}
-	return data, true, nil
+	return data, failure.Wrap(failure.Setup, err, "cannot read %s", detail.Bound(path))
 }
 
 // sameRoot reports whether two worktree lines name one root: equal
@@ -216,64 +197,46 @@ func (b *excludeBlock) has(root string) bool {
 	return slices.ContainsFunc(b.roots, func(r string) bool { return sameRoot(r, root, runtime.GOOS) })
 }
 
-// lineContent is a line without its ending and trailing blanks (git
-// ignores trailing spaces of a pattern too).
+// lineContent is a line without its ending and trailing blanks (as git
+// reads a pattern).
 func lineContent(line []byte) string {
 	return strings.TrimRight(string(line), " \t\r\n")
 }
 
-// isPattern reports whether c is one of exclusionPatterns().
-func isPattern(c string) bool { return slices.Contains(exclusionPatterns(), c) }
-
 // isOurs reports whether a line belongs to a block's body.
 func isOurs(c string) bool {
-	return isPattern(c) || c == excludeJoinedLine || strings.HasPrefix(c, excludeRootPrefix)
-}
-
-// splitLines splits data after each '\n'; the last line may lack one.
-func splitLines(data []byte) [][]byte {
-	var lines [][]byte
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return append(lines, data)
-		}
-		lines = append(lines, data[:i+1])
-		data = data[i+1:]
-	}
-	return lines
+	return slices.Contains(exclusionPatterns(), c) || c == excludeJoinedLine || strings.HasPrefix(c, excludeRootPrefix)
 }
 
 // parseExclude splits an exclude file (see excludeBlock).
 func parseExclude(data []byte) excludeBlock {
-	lines := splitLines(data)
+	// Each line with its '\n' (the last may lack one), none after a final one.
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
 	b := excludeBlock{at: -1}
 	for i := 0; i < len(lines); {
-		c := lineContent(lines[i])
-		if c == excludeEndMarker {
-			i++ // an end marker outside any block
-			continue
-		}
-		if c != excludeStartMarker {
-			b.kept = append(b.kept, lines[i])
+		if c := lineContent(lines[i]); c != excludeStartMarker {
+			if c != excludeEndMarker { // an end marker outside any block goes
+				b.kept = append(b.kept, lines[i])
+			}
 			i++
 			continue
 		}
-		end := -1
-		for j := i + 1; j < len(lines); j++ {
-			if cj := lineContent(lines[j]); cj == excludeEndMarker {
-				end = j
-				break
-			} else if cj == excludeStartMarker {
-				break
-			}
+		// The block's body is lines[i+1:stop]; the next line to read is next.
+		stop := i + 1
+		for stop < len(lines) && lineContent(lines[stop]) != excludeEndMarker && lineContent(lines[stop]) != excludeStartMarker {
+			stop++
 		}
-		stop := end
-		if end < 0 {
+		next := stop + 1
+		if stop == len(lines) || lineContent(lines[stop]) != excludeEndMarker {
+			// No end marker: only the run of cursorkit lines after the start.
 			stop = i + 1
 			for stop < len(lines) && isOurs(lineContent(lines[stop])) {
 				stop++
 			}
+			next = stop
 		}
 		first := !b.found
 		for _, line := range lines[i+1 : stop] {
@@ -285,7 +248,7 @@ func parseExclude(data []byte) excludeBlock {
 				}
 			case c == excludeJoinedLine:
 				b.joined = b.joined || first
-			case c == "" || isPattern(c):
+			case c == "" || slices.Contains(exclusionPatterns(), c):
 			default:
 				b.kept = append(b.kept, line)
 			}
@@ -293,10 +256,7 @@ func parseExclude(data []byte) excludeBlock {
 		if first {
 			b.found, b.at = true, len(b.kept)
 		}
-		i = stop
-		if end >= 0 {
-			i = end + 1
-		}
+		i = next
 	}
 	if b.at < 0 {
 		b.at = len(b.kept)

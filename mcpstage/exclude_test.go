@@ -29,7 +29,7 @@ func newGitDir(t *testing.T) string {
 }
 
 func fakeShape(gitDir, root string) gitShape {
-	return gitShape{Kind: gitRepo, Root: root, GitDir: gitDir, ExcludePath: filepath.Join(gitDir, "info", "exclude")}
+	return gitShape{Kind: gitRepo, Root: root, ExcludePath: filepath.Join(gitDir, "info", "exclude")}
 }
 
 // block is the block listing roots, as addExclusion writes it.

@@ -16,3 +16,7 @@ func WithFault(opts Options, fn func(point string)) Options {
 // FaultPoints are the named steps, in the order a stage and a last
 // release pass them.
 var FaultPoints = []string{"bootstrap-excluded", "bootstrap-created-dir", "locked", "baseline", "journalled", "replaced", "promoted", "state-removed", "unexcluded", "unlocked"}
+
+// RemoveTree removes a directory and everything in it, as the package
+// does (os.RemoveAll uses an NT call Wine does not implement).
+var RemoveTree = removeTree

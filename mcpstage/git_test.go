@@ -108,7 +108,7 @@ func (r *testRepo) resolve(dir string) (gitShape, error) {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return resolveGitWith(ctx, r.env, runtime.GOOS, dir)
+	return resolveGit(ctx, r.env, runtime.GOOS, dir)
 }
 
 func (r *testRepo) mustResolve(dir string) gitShape {
@@ -124,8 +124,8 @@ func TestResolveGit(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(r.dir, "sub", "deeper"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(wt, "sub"), 0o755))
 	gitDir := filepath.Join(r.dir, ".git")
-	repoShape := gitShape{Kind: gitRepo, Root: r.dir, GitDir: gitDir, ExcludePath: filepath.Join(gitDir, "info", "exclude")}
-	wtShape := gitShape{Kind: gitWorktree, Root: wt, GitDir: filepath.Join(gitDir, "worktrees", "wt"), ExcludePath: filepath.Join(gitDir, "info", "exclude")}
+	repoShape := gitShape{Kind: gitRepo, Root: r.dir, ExcludePath: filepath.Join(gitDir, "info", "exclude")}
+	wtShape := gitShape{Kind: gitWorktree, Root: wt, ExcludePath: filepath.Join(gitDir, "info", "exclude")}
 	tests := []struct {
 		name string
 		dir  string
@@ -158,7 +158,7 @@ func TestResolveGit(t *testing.T) {
 			}
 			got := r.mustResolve(dir)
 			assert.Equal(t, tt.want, got)
-			assert.True(t, filepath.IsAbs(got.GitDir) && filepath.IsAbs(got.ExcludePath))
+			assert.True(t, filepath.IsAbs(got.ExcludePath))
 		})
 	}
 }
@@ -166,7 +166,7 @@ func TestResolveGit(t *testing.T) {
 func TestResolveGitOutsideAnyRepository(t *testing.T) {
 	needGit(t)
 	dir := outsideRepos(t)
-	got, err := resolveGitWith(context.Background(), gitTestEnv(t), runtime.GOOS, dir)
+	got, err := resolveGit(context.Background(), gitTestEnv(t), runtime.GOOS, dir)
 	require.NoError(t, err)
 	assert.Equal(t, gitShape{Kind: gitNone, Root: dir}, got)
 }
@@ -179,19 +179,19 @@ func TestResolveGitWithoutGit(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		env = append(env, "PATHEXT=.COM;.EXE;.BAT;.CMD")
 	}
-	got, err := resolveGitWith(context.Background(), env, runtime.GOOS, empty)
+	got, err := resolveGit(context.Background(), env, runtime.GOOS, empty)
 	require.NoError(t, err)
 	assert.Equal(t, gitShape{Kind: gitNone, Root: empty}, got)
 
 	sub := filepath.Join(empty, "repo", "sub")
 	require.NoError(t, os.MkdirAll(sub, 0o755))
 	require.NoError(t, os.Mkdir(filepath.Join(empty, "repo", ".git"), 0o755))
-	_, err = resolveGitWith(context.Background(), env, runtime.GOOS, sub)
+	_, err = resolveGit(context.Background(), env, runtime.GOOS, sub)
 	require.Error(t, err)
 	assert.Equal(t, failure.Setup, failure.KindOf(err))
 	assert.Contains(t, err.Error(), "but git is not installed: cursorkit cannot exclude its files")
 
-	tracked, err := isTrackedWith(context.Background(), env, runtime.GOOS, gitShape{Kind: gitRepo, Root: sub}, ".cursor/mcp.json")
+	tracked, err := isTracked(context.Background(), env, runtime.GOOS, gitShape{Kind: gitRepo, Root: sub}, ".cursor/mcp.json")
 	assert.False(t, tracked)
 	assert.Equal(t, failure.Setup, failure.KindOf(err))
 }
@@ -206,15 +206,21 @@ func TestResolveGitRefusals(t *testing.T) {
 		name, dir string
 		kind      failure.Kind
 		contains  string
+		viaNew    bool // New checks that dir is a directory before resolving it
 	}{
-		{"a .git git does not take", broken, failure.Setup, "git does not take"},
-		{"the inside of .git", filepath.Join(r.dir, ".git"), failure.Setup, "git cannot tell the work tree"},
-		{"a file", file, failure.Input, "not a directory"},
-		{"a missing directory", filepath.Join(r.dir, "missing"), failure.Input, "not a directory"},
+		{"a .git git does not take", broken, failure.Setup, "git does not take", false},
+		{"the inside of .git", filepath.Join(r.dir, ".git"), failure.Setup, "git cannot tell the work tree", false},
+		{"a file", file, failure.Input, "not a directory", true},
+		{"a missing directory", filepath.Join(r.dir, "missing"), failure.Input, "not a directory", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := r.resolve(tt.dir)
+			var err error
+			if tt.viaNew {
+				_, err = New(context.Background(), tt.dir, Options{})
+			} else {
+				_, err = r.resolve(tt.dir)
+			}
 			require.Error(t, err)
 			assert.Equal(t, tt.kind, failure.KindOf(err), "%v", err)
 			assert.Contains(t, err.Error(), tt.contains)
@@ -226,7 +232,7 @@ func TestResolveGitRefusals(t *testing.T) {
 func TestResolveGitCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := resolveGit(ctx, ".")
+	_, err := resolveGit(ctx, nil, runtime.GOOS, ".")
 	assert.Equal(t, failure.Cancelled, failure.KindOf(err))
 }
 
@@ -259,7 +265,7 @@ func TestIsTracked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := isTrackedWith(context.Background(), r.env, runtime.GOOS, tt.shape, tt.rel)
+			got, err := isTracked(context.Background(), r.env, runtime.GOOS, tt.shape, tt.rel)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
@@ -268,19 +274,12 @@ func TestIsTracked(t *testing.T) {
 	// In a fresh worktree with an untracked config: not tracked.
 	r2 := newTestRepo(t)
 	r2.write(r2.dir, ".cursor/mcp.json", "{}\n")
-	got, err := isTrackedWith(context.Background(), r2.env, runtime.GOOS, r2.mustResolve(r2.dir), ".cursor/mcp.json")
+	got, err := isTracked(context.Background(), r2.env, runtime.GOOS, r2.mustResolve(r2.dir), ".cursor/mcp.json")
 	require.NoError(t, err)
 	assert.False(t, got)
 
 	for _, bad := range []string{"", "..", "../x", "/abs", "."} {
-		_, err := isTrackedWith(context.Background(), r.env, runtime.GOOS, repoShape, bad)
+		_, err := isTracked(context.Background(), r.env, runtime.GOOS, repoShape, bad)
 		assert.Equal(t, failure.Input, failure.KindOf(err), "%q", bad)
 	}
-}
-
-func TestGitKindString(t *testing.T) {
-	assert.Equal(t, "none", gitNone.String())
-	assert.Equal(t, "repository", gitRepo.String())
-	assert.Equal(t, "worktree", gitWorktree.String())
-	assert.Equal(t, "gitKind(7)", gitKind(7).String())
 }

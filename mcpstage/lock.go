@@ -2,6 +2,7 @@ package mcpstage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -22,15 +23,19 @@ import (
 // A directory lock: mkdir is the acquisition (atomic on every OS and file
 // system, network ones included, unlike O_EXCL files or flock), and an
 // owner file written right after says who holds it, so a contender can
-// tell a dead or overdue owner from a live one. The OS does not drop such a
-// lock when its holder dies; reclaiming is what the owner file is for.
+// tell a dead or overdue owner (which the OS does not drop) from a live one.
 
-// ownerFile is the name of the owner file inside a lock directory.
-const ownerFile = "owner.json"
-
-// maxOwnerBytes bounds the read of an owner file: ours are ~150 bytes, so
-// anything much larger is not ours.
-const maxOwnerBytes = 4 << 10
+const (
+	ownerFile     = "owner.json" // in a lock directory
+	maxOwnerBytes = 4 << 10      // bounds an owner file read: ours are ~150 bytes
+	// maxPasses bounds the mkdir passes of one attempt (again at once after
+	// a reclaim, or a directory that vanished before the look inside): one
+	// that keeps changing hands is busy, left to the next attempt.
+	maxPasses = 3
+	// missingOwnerTries bounds how often release looks again for a missing
+	// owner file: a contender's claim holds it for microseconds.
+	missingOwnerTries = 8
+)
 
 // lockPolicy is how a contender tries and when it may reclaim.
 type lockPolicy struct {
@@ -39,16 +44,14 @@ type lockPolicy struct {
 	MinGap, MaxGap time.Duration // random wait between tries (uniform)
 }
 
-// mainLockPolicy is the policy of the worktree's main lock: its critical
-// sections are one journal step each (milliseconds), so 30 s means the
-// owner is stuck or gone, and a brief randomised retry is enough for a
-// peer's section to end.
+// mainLockPolicy is the main lock's: its critical sections are one
+// journal step each (milliseconds), so 30 s means the owner is stuck or
+// gone, and a brief randomised retry lets a peer's section end.
 func mainLockPolicy() lockPolicy {
 	return lockPolicy{TTL: 30 * time.Second, Attempts: 5, MinGap: 8 * time.Millisecond, MaxGap: 19 * time.Millisecond}
 }
 
-// bootstrapLockPolicy is the policy of the bootstrap lock in the git dir,
-// which only guards one rewrite of info/exclude.
+// bootstrapLockPolicy is the bootstrap lock's (one info/exclude rewrite).
 func bootstrapLockPolicy() lockPolicy {
 	return lockPolicy{TTL: 10 * time.Second, Attempts: 5, MinGap: 10 * time.Millisecond, MaxGap: 10 * time.Millisecond}
 }
@@ -61,20 +64,15 @@ type lockOwner struct {
 	Acquired time.Time `json:"acquiredAt"`
 }
 
-// same reports whether o and other record the same acquisition: a PID and
-// an acquisition time together name one holding, even after a reclaim by
-// the same process.
+// same reports whether o and other record the same acquisition (a PID
+// and an acquisition time name one holding, even reclaimed by itself).
 func (o lockOwner) same(other lockOwner) bool {
 	return o.PID == other.PID && o.Acquired.Equal(other.Acquired) && o.Hostname == other.Hostname
 }
 
-// describe names the owner for an error message: pid, host and age.
+// describe names the owner for an error message.
 func (o lockOwner) describe(now time.Time) string {
-	host := o.Hostname
-	if host == "" {
-		host = "an unknown host"
-	}
-	return fmt.Sprintf("pid %d on %s, acquired %s ago", o.PID, host, now.Sub(o.Acquired).Round(time.Millisecond))
+	return fmt.Sprintf("pid %d on %s, acquired %s ago", o.PID, cmp.Or(o.Hostname, "an unknown host"), now.Sub(o.Acquired).Round(time.Millisecond))
 }
 
 // dirLock is a held directory lock.
@@ -82,38 +80,31 @@ type dirLock struct {
 	dir   string
 	owner lockOwner
 
-	ownerGone bool  // release removed the owner file; only the rmdir is left
-	done      bool  // release finished; result is its outcome
-	result    error // what release returned, returned again by later calls
+	ownerGone bool  // release claimed the owner file; only the rmdir is left
+	done      bool  // release finished,
+	result    error // with this outcome, returned again by later calls
 }
 
 // acquireDirLock takes the lock directory dir (its parent must exist),
-// trying p.Attempts times with a random gap between tries, and reclaiming
-// a stale owner (see stale). Errors: failure.Resource when the lock stays
-// held (the message names the owner, or says that the directory has no
-// owner file), failure.Setup when dir cannot be a lock (missing parent,
-// not a directory, no permission), failure.Cancelled when ctx ends first.
+// trying p.Attempts times a random gap apart, reclaiming a stale owner.
+// Errors: failure.Resource when the lock stays held (naming the owner, or
+// saying there is no owner file), failure.Setup when dir cannot be a lock
+// (missing parent, not a directory, no permission), failure.Cancelled.
 func acquireDirLock(ctx context.Context, dir string, p lockPolicy, now func() time.Time) (*dirLock, error) {
-	attempts := max(p.Attempts, 1)
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, failure.Wrap(failure.Cancelled, err, "taking the lock %s cancelled", dir)
 		}
 		l, err := tryLock(ctx, dir, now, &p)
-		if err == nil || !failure.Is(err, failure.Resource) || attempt >= attempts {
+		if err == nil || !failure.Is(err, failure.Resource) || attempt >= max(p.Attempts, 1) {
 			return l, err
 		}
-		if err := wait(ctx, gap(p)); err != nil {
-			return nil, failure.Wrap(failure.Cancelled, err, "taking the lock %s cancelled", dir)
+		select {
+		case <-ctx.Done():
+			return nil, failure.Wrap(failure.Cancelled, context.Cause(ctx), "taking the lock %s cancelled", dir)
+		case <-time.After(gap(p)):
 		}
 	}
-}
-
-// tryDirLock makes one attempt at dir and never reclaims: the process-exit
-// backstop uses it, which must not take over anything. Errors as
-// acquireDirLock's.
-func tryDirLock(dir string, now func() time.Time) (*dirLock, error) {
-	return tryLock(context.Background(), dir, now, nil)
 }
 
 // gap returns a uniform random wait in [MinGap, MaxGap]: contenders that
@@ -125,42 +116,30 @@ func gap(p lockPolicy) time.Duration {
 	return p.MinGap + mathrand.N(p.MaxGap-p.MinGap+1)
 }
 
-// wait waits d or until ctx ends.
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
+// tryDirLock makes one attempt at dir and never reclaims, for the
+// process-exit backstop. Errors as acquireDirLock's.
+func tryDirLock(dir string, now func() time.Time) (*dirLock, error) {
+	return tryLock(context.Background(), dir, now, nil)
 }
 
-// maxPasses bounds the mkdir passes of one attempt: after a reclaim, or
-// when the directory vanished between the mkdir and the look inside, the
-// next mkdir decides at once; a directory that keeps changing hands is a
-// busy lock, left to the next attempt.
-const maxPasses = 3
-
-// tryLock is one attempt: mkdir, and when the directory exists, a look at
-// its owner. With p nil (tryDirLock) a stale owner is reported, not
-// reclaimed.
+// tryLock is one attempt: mkdir, else a look at the owner, reclaimed if
+// stale unless p is nil (tryDirLock).
 func tryLock(ctx context.Context, dir string, now func() time.Time, p *lockPolicy) (*dirLock, error) {
 	var busy error
 	for range maxPasses {
 		err := os.Mkdir(dir, 0o700)
-		if err == nil {
+		switch {
+		case err == nil:
 			return own(dir, now)
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, unusable(dir, err)
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, failure.Wrap(failure.Setup, err, "cannot make the lock %s: its parent directory does not exist", dir)
+		case !errors.Is(err, fs.ErrExist):
+			return nil, failure.Wrap(failure.Setup, err, "cannot make the lock %s", dir)
 		}
 		ins, err := inspect(dir)
-		if err != nil {
-			return nil, err
-		}
 		switch {
+		case err != nil:
+			return nil, err
 		case ins.vanished:
 			busy = failure.New(failure.Resource, "the lock %s changed hands repeatedly", dir)
 			continue
@@ -168,7 +147,7 @@ func tryLock(ctx context.Context, dir string, now func() time.Time, p *lockPolic
 			// Never stolen, however old: between a contender's mkdir and
 			// its owner write there is no owner file yet, and a directory
 			// with something else in it is not one of ours.
-			return nil, noOwner(dir)
+			return nil, failure.New(failure.Resource, "the lock %s has no owner file: if no cursorkit process uses this worktree, remove it", dir)
 		}
 		t := now()
 		if p == nil {
@@ -181,8 +160,7 @@ func tryLock(ctx context.Context, dir string, now func() time.Time, p *lockPolic
 		if why == "" {
 			return nil, failure.New(failure.Resource, "the lock %s is held by %s (it may be reclaimed when its process is gone or after %s)", dir, ins.owner.describe(t), p.TTL)
 		}
-		l, err := reclaim(dir, ins.raw, now)
-		if l != nil || err != nil {
+		if l, err := reclaim(dir, ins.raw, now); l != nil || err != nil {
 			return l, err
 		}
 		busy = failure.New(failure.Resource, "the lock %s is held by %s, who %s, but another process is reclaiming it", dir, ins.owner.describe(t), why)
@@ -190,8 +168,7 @@ func tryLock(ctx context.Context, dir string, now func() time.Time, p *lockPolic
 	return nil, busy
 }
 
-// own writes the owner file into dir, which this process just made or
-// took over by claiming its stale owner file.
+// own writes the owner file into dir, made or reclaimed by this process.
 func own(dir string, now func() time.Time) (*dirLock, error) {
 	o := lockOwner{PID: os.Getpid(), Acquired: now().UTC()}
 	// Without a creation time the owner is judged by its PID alone (see
@@ -215,21 +192,7 @@ func own(dir string, now func() time.Time) (*dirLock, error) {
 	return &dirLock{dir: dir, owner: o}, nil
 }
 
-// unusable turns a failed mkdir into failure.Setup.
-func unusable(dir string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		return failure.Wrap(failure.Setup, err, "cannot make the lock %s: its parent directory does not exist", dir)
-	}
-	return failure.Wrap(failure.Setup, err, "cannot make the lock %s", dir)
-}
-
-// noOwner is the error for a lock directory without a readable owner file.
-func noOwner(dir string) error {
-	return failure.New(failure.Resource,
-		"the lock %s has no owner file: if no cursorkit process uses this worktree, remove it", dir)
-}
-
-// inspection is what a look inside an existing lock directory found.
+// inspection is what a look inside a lock directory found.
 type inspection struct {
 	vanished bool      // the directory is gone: mkdir again
 	ok       bool      // a valid owner file
@@ -237,9 +200,9 @@ type inspection struct {
 	raw      []byte    // the owner file's bytes, when ok
 }
 
-// inspect reads the owner of the lock directory dir. Errors are
-// failure.Setup for a dir that is not a directory (a file, a symbolic
-// link: never followed) or cannot be read.
+// inspect reads the owner of the lock directory dir. failure.Setup for a
+// dir that is not a directory (a symbolic link is never followed) or
+// cannot be read.
 func inspect(dir string) (inspection, error) {
 	info, err := os.Lstat(dir)
 	switch {
@@ -251,12 +214,9 @@ func inspect(dir string) (inspection, error) {
 		return inspection{}, failure.New(failure.Setup, "the lock %s is not a directory (%s): remove it", dir, info.Mode().Type())
 	}
 	raw, err := safefile.Read(filepath.Join(dir, ownerFile), maxOwnerBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		// No owner file, or no directory any more: tell them apart.
-		if _, serr := os.Lstat(dir); errors.Is(serr, fs.ErrNotExist) {
-			return inspection{vanished: true}, nil
-		}
-		return inspection{}, nil
+	if errors.Is(err, fs.ErrNotExist) { // no owner file, or no directory any more
+		_, serr := os.Lstat(dir)
+		return inspection{vanished: errors.Is(serr, fs.ErrNotExist)}, nil
 	}
 	if err != nil {
 		var tooLarge *safefile.TooLargeError
@@ -270,36 +230,20 @@ func inspect(dir string) (inspection, error) {
 	return inspection{ok: ok, owner: o, raw: raw}, nil
 }
 
-// parseOwner decodes an owner file. Owner files are written atomically, so
-// one that does not decode, or lacks a PID or an acquisition time, was not
-// torn by a crash: it is foreign, and false.
+// parseOwner decodes an owner file. Owner files are written whole, so one
+// that does not decode, or lacks a PID or an acquisition time, was not
+// torn by a crash: it is foreign (false).
 func parseOwner(raw []byte) (lockOwner, bool) {
 	var o lockOwner
-	if err := json.Unmarshal(raw, &o); err != nil {
-		return lockOwner{}, false
-	}
-	if o.PID <= 0 || o.Acquired.IsZero() {
+	if err := json.Unmarshal(raw, &o); err != nil || o.PID <= 0 || o.Acquired.IsZero() {
 		return lockOwner{}, false
 	}
 	return o, true
 }
 
-// readLockOwner returns the owner of the lock directory dir, for status.
-// ok is false, with a nil error, when dir is missing, has no owner file or
-// a foreign one (not a decodable owner); the error is for a dir that
-// cannot be inspected.
-func readLockOwner(dir string) (owner lockOwner, ok bool, err error) {
-	ins, err := inspect(dir)
-	if err != nil || !ins.ok {
-		return lockOwner{}, false, err
-	}
-	return ins.owner, true, nil
-}
-
-// stale returns why owner may be reclaimed ("" when it may not): (a) it
-// is on this host and its process is gone, or (b) it was acquired more
-// than ttl before now. An owner whose liveness cannot be told (no
-// permission to inspect its process) is alive.
+// stale returns why owner may be reclaimed ("" when it may not): it was
+// acquired more than ttl before now, or it is on this host and its
+// process is gone. An owner whose liveness cannot be told is alive.
 func stale(ctx context.Context, owner lockOwner, ttl time.Duration, now time.Time) (string, error) {
 	if age := now.Sub(owner.Acquired); age > ttl {
 		return fmt.Sprintf("has held it longer than %s", ttl), nil
@@ -308,45 +252,29 @@ func stale(ctx context.Context, owner lockOwner, ttl time.Duration, now time.Tim
 	if err != nil || host == "" || owner.Hostname != host {
 		return "", nil // another host's process cannot be checked from here
 	}
-	alive, err := ownerAlive(ctx, owner)
-	if err != nil {
-		if failure.Is(err, failure.Cancelled) {
-			return "", err
-		}
-		return "", nil
+	// With a creation time a reused PID counts as gone; without one only a
+	// PID no process has does.
+	alive := true
+	if !owner.Created.IsZero() {
+		alive, err = procid.Identity{PID: owner.PID, Created: owner.Created}.Alive(ctx)
+	} else if _, err = procid.Of(ctx, owner.PID); errors.Is(err, procid.ErrGone) {
+		alive, err = false, nil
 	}
-	if !alive {
+	switch {
+	case err != nil && failure.Is(err, failure.Cancelled):
+		return "", err
+	case err == nil && !alive:
 		return "is gone", nil
 	}
 	return "", nil
 }
 
-// ownerAlive reports whether the owner's process runs. With a creation
-// time a reused PID counts as gone; without one only a PID no process has
-// does.
-func ownerAlive(ctx context.Context, owner lockOwner) (bool, error) {
-	if !owner.Created.IsZero() {
-		return procid.Identity{PID: owner.PID, Created: owner.Created}.Alive(ctx)
-	}
-	_, err := procid.Of(ctx, owner.PID)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, procid.ErrGone):
-		return false, nil
-	}
-	return false, err
-}
-
-// reclaim takes over the stale lock dir, whose owner file read raw. It
-// claims the owner file by renaming it to a unique name inside dir: of
-// several reclaimers only one rename of that file succeeds. A directory
-// without an owner file is touched by nobody (not reclaimed, not released,
-// mkdir fails on it), so once the claim is made this directory instance is
-// the claimer's: it checks that the claimed file is the one it judged
-// stale, writes its own owner file in place and drops the claim. A nil
-// lock and error mean the next pass decides (the owner file was gone or
-// was not the judged one: it is put back).
+// reclaim takes over the stale lock dir, whose owner file read raw, by
+// claiming the owner file: of several reclaimers only one rename succeeds.
+// A directory without an owner file is touched by nobody, so the claimer
+// owns this directory instance: it checks the claimed file is the one it
+// judged stale, writes its own owner file and drops the claim. A nil lock
+// and error leave the next pass to decide (the file, if any, put back).
 //
 // Renaming the directory itself to a tombstone would not do: a reclaimer
 // overtaken between its read and its rename by another that reclaimed the
@@ -357,8 +285,7 @@ func reclaim(dir string, raw []byte, now func() time.Time) (*dirLock, error) {
 	if !ok {
 		return nil, nil
 	}
-	got, err := safefile.Read(claimed, maxOwnerBytes)
-	if err != nil || !bytes.Equal(got, raw) {
+	if got, err := safefile.Read(claimed, maxOwnerBytes); err != nil || !bytes.Equal(got, raw) {
 		unclaim(dir, claimed)
 		return nil, nil
 	}
@@ -372,11 +299,12 @@ func reclaim(dir string, raw []byte, now func() time.Time) (*dirLock, error) {
 	return l, nil
 }
 
-// claim renames the owner file of dir to a unique name beside it and
-// returns that name; false when there was no owner file to claim or the
-// rename failed.
+// claim renames the owner file of dir to a unique name beside it; false
+// when that failed (no owner file).
 func claim(dir, why string) (string, bool) {
-	claimed := filepath.Join(dir, ownerFile+"."+why+"-"+randomHex())
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	claimed := filepath.Join(dir, ownerFile+"."+why+"-"+hex.EncodeToString(b[:]))
 	if err := os.Rename(filepath.Join(dir, ownerFile), claimed); err != nil {
 		return "", false
 	}
@@ -391,35 +319,26 @@ func unclaim(dir, claimed string) {
 	_ = os.Rename(claimed, filepath.Join(dir, ownerFile))
 }
 
-// writeOwner puts the owner file in place whole: written under a
-// temporary name in dir, then renamed, so no reader ever sees a part of it
-// (a kill between the two leaves no owner file, which the lock's rules
-// cover). Unlike a config or the manifest it is not synced to the disk: a
-// lock lives for milliseconds and means nothing after a reboot, and the
-// two syncs were most of what a stage spent outside git.
+// writeOwner puts the owner file in place whole (a temporary file renamed:
+// a kill between leaves no owner file, which the lock's rules cover). It is
+// not synced to the disk: a lock lives for milliseconds and means nothing
+// after a reboot.
 func writeOwner(dir string, data []byte) error {
 	tmp, err := os.CreateTemp(dir, "."+ownerFile+".*.tmp")
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(data)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), filepath.Join(dir, ownerFile))
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, ownerFile))
 	}
-	if werr != nil {
+	if err != nil {
 		_ = os.Remove(tmp.Name())
 	}
-	return werr
-}
-
-// randomHex returns 16 random hex digits, for claim names.
-func randomHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b[:])
+	return err
 }
 
 // removeTree removes dir and everything in it, deepest entries first, with
@@ -447,11 +366,10 @@ func removeTree(dir string) error {
 
 // release gives the lock up: it claims the owner file (as a reclaimer
 // does, so a concurrent reclaim and this release cannot both act on it),
-// then removes the directory with everything in it. Calling it again
-// returns the first call's result. A directory already gone is released.
-// If the owner file is not this holding's any more (a contender reclaimed
-// the lock after the TTL), it is put back untouched and the error is
-// failure.Resource.
+// then removes the directory with everything in it; one already gone is
+// released. An owner file that is not this holding's any more (reclaimed
+// after the TTL) is put back untouched: failure.Resource. Calling it again
+// returns the first call's result.
 func (l *dirLock) release() error {
 	if l == nil {
 		return nil
@@ -464,12 +382,10 @@ func (l *dirLock) release() error {
 	return l.result
 }
 
-// missingOwnerTries bounds how often release looks again for an owner
-// file that is missing: a contender's claim holds it for microseconds
-// before putting it back.
-const missingOwnerTries = 8
-
 func (l *dirLock) releaseOnce() error {
+	takenOver := failure.New(failure.Resource,
+		"the lock %s was taken over while this process held it (pid %d, acquired %s): its critical section outlasted the lock's TTL",
+		l.dir, l.owner.PID, l.owner.Acquired.Format(time.RFC3339Nano))
 	for try := 0; !l.ownerGone; try++ {
 		claimed, ok := claim(l.dir, "release")
 		if !ok {
@@ -480,7 +396,7 @@ func (l *dirLock) releaseOnce() error {
 			case ins.vanished:
 				return nil
 			case ins.ok && !ins.owner.same(l.owner), try >= missingOwnerTries:
-				return l.takenOver()
+				return takenOver
 			}
 			time.Sleep(time.Duration(try+1) * time.Millisecond) // a retry pace: the claimer puts the file back at once
 			continue
@@ -488,34 +404,23 @@ func (l *dirLock) releaseOnce() error {
 		raw, err := safefile.Read(claimed, maxOwnerBytes)
 		if o, ok := parseOwner(raw); err != nil || !ok || !o.same(l.owner) {
 			unclaim(l.dir, claimed)
-			return l.takenOver()
+			return takenOver
 		}
 		l.ownerGone = true
 	}
 	// The directory holds no owner file now, so nobody else touches it:
-	// everything in it (the claimed owner file) is this holding's.
-	if err := removeTreeRetrying(l.dir); err != nil {
-		return failure.Wrap(failure.Setup, err, "removing the lock %s", l.dir)
-	}
-	return nil
-}
-
-func (l *dirLock) takenOver() error {
-	return failure.New(failure.Resource,
-		"the lock %s was taken over while this process held it (pid %d, acquired %s): its critical section outlasted the lock's TTL",
-		l.dir, l.owner.PID, l.owner.Acquired.Format(time.RFC3339Nano))
-}
-
-// removeTreeRetrying is removeTree with a few short retries: Windows keeps
-// a deleted file's name until the last handle to it closes, so a
-// contender that was reading the owner file makes the directory look
-// non-empty for a moment.
-func removeTreeRetrying(dir string) error {
+	// everything in it (the claimed owner file) is this holding's. The
+	// removal is retried a few times: Windows keeps a deleted file's name
+	// until the last handle to it closes, so a contender that was reading
+	// the owner file makes the directory look non-empty for a moment.
 	delay := time.Millisecond
 	for attempt := 0; ; attempt++ {
-		err := removeTree(dir)
-		if err == nil || attempt >= 6 {
-			return err
+		err := removeTree(l.dir)
+		if err == nil {
+			return nil
+		}
+		if attempt >= 6 {
+			return failure.Wrap(failure.Setup, err, "removing the lock %s", l.dir)
 		}
 		time.Sleep(delay) // a retry pace for a handle another process closes within microseconds
 		delay *= 2

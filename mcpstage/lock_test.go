@@ -180,6 +180,13 @@ func others(t *testing.T, dir string) []string {
 	return left
 }
 
+// readLockOwner returns the owner of the lock directory dir, as status
+// reads it; ok is false when there is none (or a foreign one).
+func readLockOwner(dir string) (owner lockOwner, ok bool, err error) {
+	ins, err := inspect(dir)
+	return ins.owner, ins.ok, err
+}
+
 // requireOurs checks that l holds dir with this process as the owner.
 func requireOurs(t *testing.T, l *dirLock, dir string) {
 	t.Helper()

@@ -38,44 +38,30 @@ func stagedKeys(t *testing.T, config string) []string {
 // the turn's error comes back unchanged, and nothing went wrong around it.
 func TestRunStagesForTheTurn(t *testing.T) {
 	ctx := context.Background()
-	for shape, dir := range shapes(t) {
-		for _, baseline := range []string{"", operatorConfig} {
-			name := shape + "/no config"
-			if baseline != "" {
-				name = shape + "/operator config"
-			}
-			t.Run(name, func(t *testing.T) {
-				cursorDir := filepath.Join(dir, ".cursor")
-				config := filepath.Join(cursorDir, "mcp.json")
-				removeTree(t, cursorDir)
-				if baseline != "" {
-					require.NoError(t, os.MkdirAll(cursorDir, 0o755))
-					require.NoError(t, os.WriteFile(config, []byte(baseline), 0o644))
-				}
-				turnErr := failure.New(failure.Process, "the agent exited 1")
-				var called int
-				warnings, err := mcpstage.Run(ctx, dir, entry, mcpstage.RunOptions{}, func(ctx context.Context, lease mcpstage.Lease) error {
-					called++
-					assert.Equal(t, mcpstage.DefaultKeyPrefix+lease.ID, lease.Key)
-					got, ok := readMaybe(t, config)
-					require.True(t, ok, "staged while the turn runs")
-					assert.Contains(t, stagedKeys(t, got), lease.Key)
-					return turnErr
-				})
-				assert.Same(t, turnErr, err, "the turn's error, unchanged")
-				assert.Equal(t, 1, called)
-				assert.Empty(t, warnings)
-				got, ok := readMaybe(t, config)
-				if baseline == "" {
-					assert.False(t, ok, "no config before, none after")
-					assert.NoDirExists(t, cursorDir)
-				} else {
-					assert.Equal(t, baseline, got, "the baseline, byte for byte")
-				}
-				removeTree(t, cursorDir)
-			})
+	inEveryShape(t, func(t *testing.T, _, dir, baseline string) {
+		cursorDir := filepath.Join(dir, ".cursor")
+		config := filepath.Join(cursorDir, "mcp.json")
+		turnErr := failure.New(failure.Process, "the agent exited 1")
+		var called int
+		warnings, err := mcpstage.Run(ctx, dir, entry, mcpstage.RunOptions{}, func(ctx context.Context, lease mcpstage.Lease) error {
+			called++
+			assert.Equal(t, mcpstage.DefaultKeyPrefix+lease.ID, lease.Key)
+			got, ok := readMaybe(t, config)
+			require.True(t, ok, "staged while the turn runs")
+			assert.Contains(t, stagedKeys(t, got), lease.Key)
+			return turnErr
+		})
+		assert.Same(t, turnErr, err, "the turn's error, unchanged")
+		assert.Equal(t, 1, called)
+		assert.Empty(t, warnings)
+		got, ok := readMaybe(t, config)
+		if baseline == "" {
+			assert.False(t, ok, "no config before, none after")
+			assert.NoDirExists(t, cursorDir)
+		} else {
+			assert.Equal(t, baseline, got, "the baseline, byte for byte")
 		}
-	}
+	})
 }
 
 // TestRunReleasesAfterCancel: a turn that ends because ctx was cancelled

@@ -1,16 +1,20 @@
 package mcpstage
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -24,13 +28,12 @@ const (
 	ConfigFile = "mcp.json"
 	StateFile  = ".cursorkit-mcp-state.json"
 	LockDir    = ".cursorkit-mcp.lock"
-	// DefaultKeyPrefix starts every server key cursorkit stages.
-	DefaultKeyPrefix = "cursorkit-tools-"
+
+	DefaultKeyPrefix = "cursorkit-tools-" // starts every server key cursorkit stages
 )
 
-// Lease timing: a lease heartbeats every HeartbeatEvery and is dropped
-// when its last heartbeat is older than LeaseTTL (or at once when its
-// owner, on this host, is gone).
+// A lease heartbeats every HeartbeatEvery and is dropped when its last
+// heartbeat is older than LeaseTTL (at once when its owner here is gone).
 const (
 	HeartbeatEvery = 5 * time.Minute
 	LeaseTTL       = 15 * time.Minute
@@ -38,16 +41,13 @@ const (
 
 // Options configure a Stager. The zero value is cursorkit's own.
 type Options struct {
-	// KeyPrefix starts the server keys (DefaultKeyPrefix when "").
-	KeyPrefix string
+	KeyPrefix string // starts the server keys (DefaultKeyPrefix when "")
 	// OwnerPID is the process whose life a lease follows (0: this one):
-	// a command-line stage names its caller, which outlives it. A lease
-	// whose owner on this host is gone is dropped.
+	// a command-line stage names its caller, which outlives it.
 	OwnerPID int
-	// Now is the clock (nil: time.Now).
-	Now func() time.Time
+	Now      func() time.Time // the clock (nil: time.Now)
 	// fault, set by tests only (export_test.go), is called at every
-	// named step of the protocol: a crash test kills the process there.
+	// named step of the protocol.
 	fault func(point string)
 }
 
@@ -58,7 +58,7 @@ type Stager struct {
 	opts   Options
 	prefix string
 	shape  gitShape
-	// Paths in the worktree's root.
+
 	cursorDir, configPath, statePath, lockPath string
 }
 
@@ -69,8 +69,8 @@ type Lease struct {
 	Key string `json:"serverKey"`
 }
 
-// New returns the Stager of the worktree holding dir: its git shape is
-// resolved (a plain repository, a linked worktree, or no git at all).
+// New returns the Stager of the worktree holding dir (a plain repository,
+// a linked worktree, or no git at all).
 func New(ctx context.Context, dir string, opts Options) (*Stager, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -79,14 +79,14 @@ func New(ctx context.Context, dir string, opts Options) (*Stager, error) {
 	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
 		return nil, failure.New(failure.Input, "%s is not a directory", abs)
 	}
-	shape, err := resolveGit(ctx, abs)
+	shape, err := resolveGit(ctx, nil, runtime.GOOS, abs)
 	if err != nil {
 		return nil, err
 	}
-	s := &Stager{opts: opts, prefix: opts.KeyPrefix, shape: shape}
-	if s.prefix == "" {
-		s.prefix = DefaultKeyPrefix
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
+	s := &Stager{opts: opts, prefix: cmp.Or(opts.KeyPrefix, DefaultKeyPrefix), shape: shape}
 	if err := checkKeyPrefix(s.prefix); err != nil {
 		return nil, err
 	}
@@ -111,22 +111,14 @@ func checkKeyPrefix(p string) error {
 // Root is the worktree's root, where .cursor/ is.
 func (s *Stager) Root() string { return s.shape.Root }
 
-func (s *Stager) now() time.Time {
-	if s.opts.Now != nil {
-		return s.opts.Now()
-	}
-	return time.Now()
-}
-
 func (s *Stager) at(point string) {
 	if s.opts.fault != nil {
 		s.opts.fault(point)
 	}
 }
 
-// checkWritable refuses a .cursor/ or config that cursorkit must not
-// write through: a symbolic link, or something else than a directory
-// (a regular file) in its place.
+// checkWritable refuses a .cursor/ or config that is a symbolic link, or
+// something else than a directory (a regular file).
 func (s *Stager) checkWritable() error {
 	if info, err := os.Lstat(s.cursorDir); err == nil {
 		switch {
@@ -137,21 +129,21 @@ func (s *Stager) checkWritable() error {
 		}
 	}
 	if info, err := os.Lstat(s.configPath); err == nil && !info.Mode().IsRegular() {
-		return failure.New(failure.Setup, "%s is not a regular file (%s): cursorkit does not stage into it", s.configPath, info.Mode().Type())
+		return notRegular(s.configPath, info)
 	}
 	return nil
 }
 
 // bootstrap is everything before the main lock, which lives in .cursor/:
-// the tracked-config refusal, the exclusion block, and .cursor/ itself,
-// created if missing. created reports that this call made .cursor/.
+// the tracked-config refusal, the exclusion block, and .cursor/ (created
+// reports that this call made it).
 func (s *Stager) bootstrap(ctx context.Context) (created bool, err error) {
 	if err := s.checkWritable(); err != nil {
 		return false, err
 	}
 	if s.shape.Kind != gitNone {
 		rel := filepath.ToSlash(filepath.Join(ConfigDir, ConfigFile))
-		tracked, err := isTracked(ctx, s.shape, rel)
+		tracked, err := isTracked(ctx, nil, runtime.GOOS, s.shape, rel)
 		if err != nil {
 			return false, err
 		}
@@ -168,44 +160,35 @@ func (s *Stager) bootstrap(ctx context.Context) (created bool, err error) {
 	case err == nil:
 		created = true
 		s.at("bootstrap-created-dir")
-	case errors.Is(err, fs.ErrExist):
-	default:
+	case !errors.Is(err, fs.ErrExist):
 		return false, failure.Wrap(failure.Setup, err, "creating %s", s.cursorDir)
 	}
 	// Looked at again: a link or file put there meanwhile is refused.
 	return created, s.checkWritable()
 }
 
-// lock takes the worktree's main lock (.cursor/.cursorkit-mcp.lock) and
-// sweeps the temporary files a writer killed mid-write left: every write
-// of the config and the manifest happens under this lock, so any such
-// file now is a dead writer's.
+// lock takes the worktree's main lock and sweeps internal/safefile's
+// temporary files of the config and the manifest: every write of them
+// happens under this lock, so any such file now is a dead writer's.
 func (s *Stager) lock(ctx context.Context) (*dirLock, error) {
-	l, err := acquireDirLock(ctx, s.lockPath, mainLockPolicy(), s.now)
+	l, err := acquireDirLock(ctx, s.lockPath, mainLockPolicy(), s.opts.Now)
 	if err != nil {
 		return nil, err
 	}
 	s.at("locked")
-	s.sweepTemporaries()
-	return l, nil
-}
-
-// sweepTemporaries removes internal/safefile's leftover temporary files of
-// the config and the manifest.
-func (s *Stager) sweepTemporaries() {
 	for _, base := range []string{ConfigFile, StateFile} {
 		left, _ := filepath.Glob(filepath.Join(s.cursorDir, "."+base+".*.tmp"))
 		for _, f := range left {
 			_ = os.Remove(f)
 		}
 	}
+	return l, nil
 }
 
 // recover brings the journal to a decision against the config's bytes
 // now: a pending write that is on disk is promoted, one that is not is
 // discarded; bytes matching neither are an operator's edit, latched and
-// kept; unparsable bytes quarantine the worktree. It returns the config
-// as it is.
+// kept; unparsable bytes quarantine the worktree. It returns the config.
 func (s *Stager) recover(st *state) (content, error) {
 	cur, err := readConfig(s.configPath)
 	if err != nil {
@@ -221,58 +204,44 @@ func (s *Stager) recover(st *state) (content, error) {
 	case st.Confirmed != nil && st.Pending == nil && cur.same(st.Confirmed.content):
 	case st.Confirmed == nil && st.Pending == nil && (st.Baseline == nil || cur.same(*st.Baseline)):
 	default:
-		// An operator's edit: it becomes the bytes to go back to (the
-		// baseline), so the last release leaves the operator's own latest
-		// bytes, never an older version over them.
+		// An operator's edit becomes the baseline, so the last release
+		// leaves the operator's latest bytes, never an older version.
 		st.OperatorEdit = true
 		seq := int64(0)
 		if st.Confirmed != nil {
 			seq = st.Confirmed.Seq
 		}
 		st.Confirmed = &confirmed{content: cur, Seq: seq}
-		edited := cur
-		st.Baseline = &edited
+		st.Baseline = new(cur)
 	}
 	st.Pending = nil
-	if cur.Present {
-		if _, err := ourKeys(cur.Raw, s.prefix); err != nil && st.Quarantine == nil {
-			st.Quarantine = &quarantine{Since: s.now(), Reason: oneLine(err.Error())}
-		}
+	// The quarantine lifts once the config is gone (no bytes: no keys) or
+	// is valid JSON with none of cursorkit's keys.
+	switch keys, err := ourKeys(cur.Raw, s.prefix); {
+	case err != nil && st.Quarantine == nil:
+		st.Quarantine = &quarantine{Since: s.opts.Now(), Reason: oneLine(err.Error())}
+	case err == nil && len(keys) == 0:
+		st.Quarantine = nil
 	}
 	return cur, nil
 }
 
-// clearQuarantine lifts the quarantine once the config is gone or is
-// valid JSON with none of cursorkit's keys.
-func (s *Stager) clearQuarantine(st *state, cur content) {
-	if st.Quarantine == nil {
-		return
-	}
-	if !cur.Present {
-		st.Quarantine = nil
-		return
-	}
-	if keys, err := ourKeys(cur.Raw, s.prefix); err == nil && len(keys) == 0 {
-		st.Quarantine = nil
-	}
-}
-
-// quarantineError is what staging into a quarantined worktree returns.
-func (s *Stager) quarantineError(st *state) error {
-	return failure.New(failure.Setup, "%s is quarantined since %s (%s): cursorkit writes no config here. To recover: repair the JSON and remove every %s* server, or delete the file; then run `cursorkit mcp reconcile --cwd %s`",
-		s.configPath, st.Quarantine.Since.UTC().Format(time.RFC3339), st.Quarantine.Reason, s.prefix, s.shape.Root)
+// recovery says how an operator lifts a quarantine, what being the
+// config's name or "the file".
+func (s *Stager) recovery(what string) string {
+	return fmt.Sprintf("repair the JSON and remove every %s* server, or delete %s; then run `cursorkit mcp reconcile --cwd %s`", s.prefix, what, s.shape.Root)
 }
 
 // dropDead removes leases whose owner on this host is gone, or whose
-// heartbeat is older than LeaseTTL. It returns the ids dropped.
+// heartbeat is older than LeaseTTL. It returns the ids dropped, sorted.
 func (s *Stager) dropDead(ctx context.Context, st *state) []string {
 	host, _ := os.Hostname()
 	var dropped []string
 	for id, l := range st.Leases {
-		dead := s.now().Sub(l.HeartbeatAt) > LeaseTTL
-		if !dead && l.Owner.Hostname == host {
-			alive, err := procid.Identity{PID: l.Owner.PID, Created: l.Owner.Created}.Alive(ctx)
-			dead = err == nil && !alive
+		dead := s.opts.Now().Sub(l.HeartbeatAt) > LeaseTTL
+		if !dead {
+			alive, known := l.Owner.alive(ctx, host)
+			dead = known && !alive
 		}
 		if dead {
 			delete(st.Leases, id)
@@ -283,18 +252,10 @@ func (s *Stager) dropDead(ctx context.Context, st *state) []string {
 	return dropped
 }
 
-// entries are the live leases' entries, oldest lease first (then by key),
-// so the composed bytes do not depend on map order.
+// entries are the live leases' entries, oldest first (then by key).
 func entries(st *state) []keyedEntry {
-	ls := make([]*leaseRecord, 0, len(st.Leases))
-	for _, l := range st.Leases {
-		ls = append(ls, l)
-	}
-	slices.SortFunc(ls, func(a, b *leaseRecord) int {
-		if c := a.AcquiredAt.Compare(b.AcquiredAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Key, b.Key)
+	ls := slices.SortedFunc(maps.Values(st.Leases), func(a, b *leaseRecord) int {
+		return cmp.Or(a.AcquiredAt.Compare(b.AcquiredAt), strings.Compare(a.Key, b.Key))
 	})
 	out := make([]keyedEntry, 0, len(ls))
 	for _, l := range ls {
@@ -304,16 +265,18 @@ func entries(st *state) []keyedEntry {
 }
 
 // errRaced: the config changed between the read a change was decided on
-// and the write (an operator's save, which takes no lock).
+// and the write (an operator's save, which takes no lock); maxRaces bounds
+// the retries.
 var errRaced = errors.New("the config changed while cursorkit was writing it")
+
+const maxRaces = 5
 
 // mutate journals next, replaces the config with it (or removes it), and
 // promotes the journal record: a crash at any point leaves bytes that
 // recover tells apart. The config is read again right before it is
 // replaced: bytes other than was (an operator saved meanwhile) are
-// errRaced and nothing is replaced, so an operator's edit is never
-// overwritten by a change decided on older bytes (the window left is the
-// rename itself).
+// errRaced and nothing is replaced, so a change decided on older bytes
+// never overwrites an operator's edit (the window left is the rename).
 func (s *Stager) mutate(st *state, kind string, was, next content) error {
 	seq := int64(1)
 	if st.Confirmed != nil {
@@ -345,11 +308,12 @@ func (s *Stager) mutate(st *state, kind string, was, next content) error {
 	return nil
 }
 
-// sync makes the config hold exactly the live leases' entries over the
-// operator's content, writing only when the bytes differ. With no lease
-// left it puts the baseline back: the config as it was before cursorkit,
-// or the operator's latest edit; an edit that kept cursorkit's keys has
-// them stripped (the only case the operator's bytes are re-laid out).
+// sync makes the config hold the live leases' entries over the operator's
+// content, writing only when the bytes differ; with no lease left, the
+// baseline (the config before cursorkit, or the operator's latest edit,
+// cursorkit's keys stripped: the only case its bytes are re-laid out). An
+// operator's save that overtakes a change is read (and latched) and the
+// change decided again, at most maxRaces times.
 func (s *Stager) sync(st *state, cur content) error {
 	for attempt := 1; ; attempt++ {
 		err := s.syncOnce(st, cur)
@@ -359,74 +323,35 @@ func (s *Stager) sync(st *state, cur content) error {
 		if attempt == maxRaces {
 			return failure.Wrap(failure.Resource, err, "%s kept changing while cursorkit wrote it; try again", s.configPath)
 		}
-		// The operator's new bytes are read (and latched) and the change
-		// decided again on them.
 		if cur, err = s.recover(st); err != nil {
 			return err
 		}
 	}
 }
 
-// maxRaces bounds the retries of a change an operator's saves keep
-// overtaking.
-const maxRaces = 5
-
-// caughtUpLater is a heartbeat's or a release's view of a sync error: a
-// config an operator kept saving over is not a failure of the lease
-// change, which the manifest already holds (its journal record stays, and
-// the next locked step writes the config); every other error is.
-func caughtUpLater(err error) error {
-	if errors.Is(err, errRaced) {
-		return nil
-	}
-	return err
-}
-
 func (s *Stager) syncOnce(st *state, cur content) error {
-	if st.Quarantine != nil {
-		return nil
+	if st.Quarantine != nil || len(st.Leases) == 0 && st.Baseline == nil {
+		return nil // quarantined, or nothing was ever written here
 	}
-	es := entries(st)
-	if len(es) == 0 {
-		if st.Baseline == nil {
-			return nil // nothing was ever written here
+	var target content
+	kind, err := kindWrite, error(nil)
+	switch {
+	case len(st.Leases) > 0:
+		target.Present = true
+		target.Raw, err = compose(cur.Raw, s.prefix, entries(st))
+	case !st.Baseline.Present:
+		kind = kindDelete
+	default:
+		target, kind = *st.Baseline, kindRestore
+		var keys []string
+		if keys, err = ourKeys(target.Raw, s.prefix); err == nil && len(keys) > 0 {
+			target.Raw, err = compose(target.Raw, s.prefix, nil)
 		}
-		target := *st.Baseline
-		if target.Present {
-			keys, err := ourKeys(target.Raw, s.prefix)
-			if err != nil {
-				return err
-			}
-			if len(keys) > 0 {
-				out, err := compose(target.Raw, s.prefix, nil)
-				if err != nil {
-					return err
-				}
-				target = content{Present: true, Raw: out}
-			}
-		}
-		if cur.same(target) {
-			return nil
-		}
-		kind := kindRestore
-		if !target.Present {
-			kind = kindDelete
-		}
-		return s.mutate(st, kind, cur, target)
 	}
-	var base []byte
-	if cur.Present {
-		base = cur.Raw
-	}
-	out, err := compose(base, s.prefix, es)
-	if err != nil {
+	if err != nil || cur.same(target) {
 		return err
 	}
-	next := content{Present: true, Raw: out}
-	if cur.same(next) {
-		return nil
-	}
-	return s.mutate(st, kindWrite, cur, next)
+	return s.mutate(st, kind, cur, target)
 }
 
 // Stage adds entry to the worktree's config under a new lease and
@@ -435,10 +360,7 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 	if err := checkEntry(entry); err != nil {
 		return Lease{}, err
 	}
-	pid := s.opts.OwnerPID
-	if pid == 0 {
-		pid = os.Getpid()
-	}
+	pid := cmp.Or(s.opts.OwnerPID, os.Getpid())
 	self, err := procid.Of(ctx, pid)
 	if err != nil {
 		return Lease{}, failure.Wrap(failure.Input, err, "the lease's owner process %d", pid)
@@ -453,17 +375,14 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 		return Lease{}, err
 	}
 	defer l.release()
-	// A last release may have removed the exclusion line between this
-	// bootstrap and the lock (its removal is the last thing it does in the
-	// lock): looked at again, and put back, inside the lock.
-	if s.shape.Kind != gitNone {
-		if ok, err := hasExclusion(s.shape); err != nil {
-			return Lease{}, err
-		} else if !ok {
-			if err := addExclusion(ctx, s.shape); err != nil {
-				return Lease{}, err
-			}
-		}
+	// A last release may have removed the exclusion line (its last step in
+	// the lock) since this bootstrap: looked at again inside the lock.
+	excluded, err := hasExclusion(s.shape)
+	if err == nil && !excluded {
+		err = addExclusion(ctx, s.shape)
+	}
+	if err != nil {
+		return Lease{}, err
 	}
 	st, err := readState(s.statePath)
 	if err != nil {
@@ -477,31 +396,28 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 	if err != nil {
 		return Lease{}, err
 	}
-	s.clearQuarantine(st, cur)
-	if st.Quarantine != nil {
+	if q := st.Quarantine; q != nil {
 		if err := writeState(s.statePath, st); err != nil {
 			return Lease{}, err
 		}
-		return Lease{}, s.quarantineError(st)
+		return Lease{}, failure.New(failure.Setup, "%s is quarantined since %s (%s): cursorkit writes no config here. To recover: %s",
+			s.configPath, q.Since.UTC().Format(time.RFC3339), q.Reason, s.recovery("the file"))
 	}
 	s.dropDead(ctx, st)
 	if st.Baseline == nil {
-		// Stored before any config byte is written: in the same manifest
-		// write as the first journal record (mutate), or here when no
-		// write follows.
-		base := cur
-		st.Baseline = &base
+		// Stored before any config byte is written (with the first journal
+		// record, or alone when no write follows).
+		st.Baseline = new(cur)
 		s.at("baseline")
 	}
 	id := newID()
-	now := s.now()
+	now := s.opts.Now()
 	lease := Lease{ID: id, Key: s.prefix + id}
 	st.Leases[id] = &leaseRecord{Key: lease.Key, Entry: entry, AcquiredAt: now, HeartbeatAt: now,
 		Owner: LeaseOwner{PID: self.PID, Created: self.Created, Hostname: host}}
 	if err := s.sync(st, cur); err != nil {
-		// Not staged: the lease must not linger in the manifest (a
-		// journalled write that never happened is discarded by the next
-		// recovery either way).
+		// Not staged: the lease must not linger in the manifest (a journal
+		// record left is settled by the next recovery).
 		delete(st.Leases, id)
 		_ = writeState(s.statePath, st)
 		return Lease{}, err
@@ -519,9 +435,10 @@ func newID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// withState runs fn under the main lock on the recovered state; a
-// worktree without .cursor/ or without a state has nothing to do (fn is
-// not called, ok is false).
+// withState runs fn under the main lock (tryDirLock when try) on the
+// recovered state, then saves the state, or cleans up (finish) when
+// nothing is left in it. Without .cursor/ or a state, fn is not called
+// and ok is false.
 func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur content) error) (ok bool, err error) {
 	if err := s.checkWritable(); err != nil {
 		return false, err
@@ -531,21 +448,14 @@ func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur
 	}
 	var l *dirLock
 	if try {
-		l, err = tryDirLock(s.lockPath, s.now)
+		l, err = tryDirLock(s.lockPath, s.opts.Now)
 	} else {
 		l, err = s.lock(ctx)
 	}
 	if err != nil {
 		return false, err
 	}
-	released := false
-	release := func() error {
-		if released {
-			return nil
-		}
-		released = true
-		return l.release()
-	}
+	release := sync.OnceValue(l.release) // finish releases it early
 	defer release()
 	st, err := readState(s.statePath)
 	if err != nil || st == nil {
@@ -555,34 +465,29 @@ func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur
 	if err != nil {
 		return true, err
 	}
-	s.clearQuarantine(st, cur)
 	if err := fn(st, cur); err != nil {
 		return true, err
 	}
-	// A change an operator's saves kept overtaking leaves its journal
-	// record: the state is kept (never the last cleanup) and the next
-	// locked step brings the config up to date.
+	// A journal record left (an operator's saves kept overtaking a change)
+	// keeps the state for the next locked step.
 	if len(st.Leases) > 0 || st.Quarantine != nil || st.Pending != nil {
 		return true, writeState(s.statePath, st)
 	}
 	return true, s.finish(ctx, st, release, try)
 }
 
-// finish is the last cleanup, under the main lock with no lease left and
-// no quarantine: the config is already back (sync), the state goes, the
-// exclusion block is the last removal in the lock, the lock is released
-// at once, and only then the non-recursive rmdir of a .cursor/ cursorkit
-// created (removeCreatedDir: it waits out a peer's lock step). A failed
-// rmdir (an operator file, a peer that staged anew) is left as it is. try (the exit backstop) never waits for the
-// bootstrap lock: the exclusion then stays for reconcile.
+// finish is the last cleanup, under the main lock, the config already
+// back: the state goes, the exclusion line is the last removal in the
+// lock, the lock is released, and only then a .cursor/ cursorkit created
+// is removed. try (the exit backstop) never waits for the bootstrap lock:
+// the exclusion line then stays for reconcile.
 func (s *Stager) finish(ctx context.Context, st *state, release func() error, try bool) error {
 	if err := os.Remove(s.statePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return failure.Wrap(failure.Setup, err, "removing the staging state")
 	}
 	s.at("state-removed")
 	// The lease is released once the state is gone: an exclusion line
-	// that cannot be removed now (the bootstrap lock busy) is left to a
-	// later reconcile, which removes a line without a state.
+	// that cannot be removed now is left to a later reconcile.
 	if s.shape.Kind != gitNone && !try {
 		if _, err := removeExclusion(ctx, s.shape); err == nil {
 			s.at("unexcluded")
@@ -599,22 +504,18 @@ func (s *Stager) finish(ctx context.Context, st *state, release func() error, tr
 }
 
 // peerStepWait bounds how long the last release waits for a peer's lock
-// to leave .cursor/: a peer's locked step is one journal step
-// (milliseconds, mainLockPolicy), and retryGap paces the tries.
+// to leave .cursor/ (a locked step takes milliseconds); retryGap paces it.
 const (
 	peerStepWait = time.Second
 	retryGap     = 5 * time.Millisecond
 )
 
-// removeCreatedDir removes the .cursor/ cursorkit created, non-recursively:
-// only an empty one goes. A peer that took the main lock just after the
-// last release let it go (a heartbeat or release that will find nothing
-// staged) keeps .cursor/ from being empty for its step, and then nobody
-// would remove .cursor/: while the peer's lock is all there is in it (or
-// nothing, its step over), the rmdir is tried again, for at most
-// peerStepWait (never with try, which must not wait). Anything else in
-// .cursor/ (an operator's file, a peer that staged anew) leaves it where
-// it is.
+// removeCreatedDir removes the .cursor/ cursorkit created if empty (an
+// operator's file, a peer that staged anew keep it). A peer that took the
+// main lock just after the last release let it go keeps it non-empty for
+// its step, and then nobody would remove it: while that lock is all there
+// is in it (or nothing), the rmdir is tried again for at most
+// peerStepWait (never with try, which must not wait).
 func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 	limit := time.Now().Add(peerStepWait)
 	for {
@@ -623,7 +524,11 @@ func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 			return
 		}
 		s.at("cursor-dir-kept")
-		if !s.onlyALock() || ctx.Err() != nil || time.Now().After(limit) {
+		// An empty .cursor/ counts: the peer's step that made the rmdir
+		// fail may have ended before this look.
+		left, err := os.ReadDir(s.cursorDir)
+		onlyALock := err == nil && (len(left) == 0 || len(left) == 1 && left[0].Name() == LockDir)
+		if !onlyALock || ctx.Err() != nil || time.Now().After(limit) {
 			return
 		}
 		s.at("cursor-dir-locked")
@@ -631,80 +536,66 @@ func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 	}
 }
 
-// onlyALock reports whether .cursor/ holds nothing but the main lock's
-// directory. An empty .cursor/ counts: the peer's step that made the rmdir
-// fail may have ended before this look.
-func (s *Stager) onlyALock() bool {
-	entries, err := os.ReadDir(s.cursorDir)
-	return err == nil && (len(entries) == 0 || len(entries) == 1 && entries[0].Name() == LockDir)
-}
-
 // Heartbeat renews lease id. An unknown lease (released, or dropped as
 // dead) is failure.Input: its entry is no longer staged.
 func (s *Stager) Heartbeat(ctx context.Context, id string) error {
-	ok, err := s.withState(ctx, false, func(st *state, cur content) error {
-		l := st.Leases[id]
-		if l == nil {
-			return failure.New(failure.Input, "no lease %s in %s", quote(id), s.shape.Root)
-		}
-		l.HeartbeatAt = s.now()
-		s.dropDead(ctx, st)
-		return caughtUpLater(s.sync(st, cur))
-	})
-	if err == nil && !ok {
-		err = failure.New(failure.Input, "no lease %s in %s", quote(id), s.shape.Root)
-	}
-	return err
+	return s.onLease(ctx, id, false, func(st *state) { st.Leases[id].HeartbeatAt = s.opts.Now() })
 }
 
 // Release removes lease id's entry; the last release puts the config back
 // as it was (or, after an operator's edit, leaves the operator's content
 // without cursorkit's keys) and removes everything cursorkit made.
 func (s *Stager) Release(ctx context.Context, id string) error {
-	return s.release(ctx, id, false)
+	return s.onLease(ctx, id, false, func(st *state) { delete(st.Leases, id) })
 }
 
 // ReleaseOnExit is the process-exit backstop for lease id: one attempt at
-// the main lock, never waiting, never taking over a stale lock, never
-// bootstrapping, and never writing while a peer holds the lock (it then
-// returns the resource error and leaves the lease to reconcile, which
-// drops it once this process is gone).
+// the main lock, never waiting, taking over or bootstrapping; while a peer
+// holds the lock it returns the resource error and leaves the lease to
+// reconcile, which drops it once this process is gone.
 func (s *Stager) ReleaseOnExit(id string) error {
-	return s.release(context.Background(), id, true)
+	return s.onLease(context.Background(), id, true, func(st *state) { delete(st.Leases, id) })
 }
 
-func (s *Stager) release(ctx context.Context, id string, try bool) error {
+// onLease applies change to lease id under the main lock, drops dead
+// leases and syncs the config; an unknown lease is failure.Input. A config
+// an operator kept saving over does not fail the lease change, which the
+// manifest holds: the next locked step writes the config.
+func (s *Stager) onLease(ctx context.Context, id string, try bool, change func(*state)) error {
+	quoted := id
+	if len(quoted) > 80 {
+		quoted = quoted[:80] + "…"
+	}
+	unknown := failure.New(failure.Input, "no lease %q in %s", quoted, s.shape.Root)
 	ok, err := s.withState(ctx, try, func(st *state, cur content) error {
 		if st.Leases[id] == nil {
-			return failure.New(failure.Input, "no lease %s in %s", quote(id), s.shape.Root)
+			return unknown
 		}
-		delete(st.Leases, id)
+		change(st)
 		s.dropDead(ctx, st)
-		return caughtUpLater(s.sync(st, cur))
+		if err := s.sync(st, cur); !errors.Is(err, errRaced) {
+			return err
+		}
+		return nil
 	})
 	if err == nil && !ok {
-		err = failure.New(failure.Input, "no lease %s in %s", quote(id), s.shape.Root)
+		return unknown
 	}
 	return err
 }
 
 // Report is what a reconcile did.
 type Report struct {
-	// Dropped are the leases removed as dead.
-	Dropped []string `json:"dropped"`
-	// Quarantined: the worktree stays quarantined.
-	Quarantined bool `json:"quarantined"`
-	// Cleaned: no lease was left and everything cursorkit made is gone.
-	Cleaned bool `json:"cleaned"`
-	// Unexcluded: an exclusion line without any state was removed.
-	Unexcluded bool `json:"unexcluded"`
+	Dropped     []string `json:"dropped"`     // leases removed as dead
+	Quarantined bool     `json:"quarantined"` // the worktree stays quarantined
+	Cleaned     bool     `json:"cleaned"`     // no lease left, everything cursorkit made gone
+	Unexcluded  bool     `json:"unexcluded"`  // an exclusion line without a state was removed
 }
 
-// Reconcile is the crash-recovery owner: it settles the journal, latches
-// operator edits, lifts or keeps the quarantine, drops dead leases,
-// rewrites the config to the live leases, and with none left cleans up
-// as the last release would; an exclusion line left without any state
-// (a crash after the state went) is removed.
+// Reconcile is the crash-recovery owner: it settles the journal, drops
+// dead leases, rewrites the config to the live ones, and with none left
+// cleans up as the last release would; an exclusion line left without a
+// state (a crash after the state went) is removed.
 func (s *Stager) Reconcile(ctx context.Context) (Report, error) {
 	var r Report
 	ok, err := s.withState(ctx, false, func(st *state, cur content) error {
@@ -719,24 +610,13 @@ func (s *Stager) Reconcile(ctx context.Context) (Report, error) {
 	if err != nil || ok {
 		return r, err
 	}
-	// No state: nothing is staged here; a leftover exclusion line goes.
 	r.Cleaned = true
-	if s.shape.Kind != gitNone {
-		removed, err := removeExclusion(ctx, s.shape)
-		if err != nil {
-			return r, err
-		}
-		r.Unexcluded = removed
+	removed, err := removeExclusion(ctx, s.shape)
+	if err != nil {
+		return r, err
 	}
+	r.Unexcluded = removed
 	return r, nil
-}
-
-// quote bounds an id quoted in an error.
-func quote(id string) string {
-	if len(id) > 80 {
-		id = id[:80] + "…"
-	}
-	return fmt.Sprintf("%q", id)
 }
 
 func oneLine(s string) string {

@@ -80,8 +80,11 @@ func porcelain(t *testing.T, dir string) string {
 	return git(t, dir, "status", "--porcelain", "--untracked-files=all")
 }
 
-func TestStageReleaseRestoresEverything(t *testing.T) {
-	ctx := context.Background()
+// inEveryShape runs test as a subtest in every worktree shape (shapes),
+// with no config and with the operator's (baseline ""/operatorConfig),
+// .cursor/ laid anew before and removed after.
+func inEveryShape(t *testing.T, test func(t *testing.T, shape, dir, baseline string)) {
+	t.Helper()
 	for shape, dir := range shapes(t) {
 		for _, baseline := range []string{"", operatorConfig} {
 			name := shape + "/no config"
@@ -90,82 +93,74 @@ func TestStageReleaseRestoresEverything(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				cursorDir := filepath.Join(dir, ".cursor")
-				config := filepath.Join(cursorDir, "mcp.json")
-				removeTree(t, cursorDir)
+				require.NoError(t, mcpstage.RemoveTree(cursorDir))
 				if baseline != "" {
 					require.NoError(t, os.MkdirAll(cursorDir, 0o755))
-					require.NoError(t, os.WriteFile(config, []byte(baseline), 0o644))
+					require.NoError(t, os.WriteFile(filepath.Join(cursorDir, "mcp.json"), []byte(baseline), 0o644))
 				}
-				var before string
-				if shape != "none" {
-					before = porcelain(t, dir)
-				}
-				s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
-				require.NoError(t, err)
-				lease, err := s.Stage(ctx, entry)
-				require.NoError(t, err)
-				assert.Equal(t, mcpstage.DefaultKeyPrefix+lease.ID, lease.Key)
-
-				got, ok := readMaybe(t, config)
-				require.True(t, ok)
-				var doc struct {
-					MCPServers map[string]json.RawMessage `json:"mcpServers"`
-				}
-				require.NoError(t, json.Unmarshal([]byte(got), &doc))
-				assert.Contains(t, doc.MCPServers, lease.Key)
-				if baseline != "" {
-					assert.Contains(t, doc.MCPServers, "operator")
-				}
-				assert.True(t, strings.HasSuffix(got, "}\n"))
-				st, err := s.Status(ctx)
-				require.NoError(t, err)
-				assert.True(t, st.Staged)
-				require.Len(t, st.Leases, 1)
-				assert.Equal(t, []string{"TOKEN"}, st.Leases[0].EnvNames)
-				assert.NotContains(t, mustJSON(t, st), "t0k3n", "status never shows env values")
-				if shape != "none" {
-					assert.True(t, st.Excluded)
-					assert.Equal(t, withoutConfig(before), porcelain(t, dir), "git sees none of cursorkit's files (the config is excluded too)")
-				}
-
-				require.NoError(t, s.Release(ctx, lease.ID))
-				got, ok = readMaybe(t, config)
-				if baseline == "" {
-					assert.False(t, ok, "no config before, none after")
-					assert.NoDirExists(t, cursorDir, "cursorkit made .cursor/ and removed it")
-				} else {
-					assert.Equal(t, baseline, got, "the baseline, byte for byte")
-				}
-				assert.NoFileExists(t, filepath.Join(cursorDir, ".cursorkit-mcp-state.json"))
-				assert.NoDirExists(t, filepath.Join(cursorDir, ".cursorkit-mcp.lock"))
-				st, err = s.Status(ctx)
-				require.NoError(t, err)
-				assert.False(t, st.Staged)
-				assert.False(t, st.Excluded)
-				if shape != "none" {
-					assert.Equal(t, before, porcelain(t, dir))
-				}
-				removeTree(t, cursorDir)
+				test(t, shape, dir, baseline)
+				require.NoError(t, mcpstage.RemoveTree(cursorDir))
 			})
 		}
 	}
 }
 
-// removeTree removes dir and everything in it, deepest first, with
-// os.Remove: Wine answers os.RemoveAll's delete calls "Invalid function".
-func removeTree(t *testing.T, dir string) {
-	t.Helper()
-	var paths []string
-	err := filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
-		if err == nil {
-			paths = append(paths, path)
+func TestStageReleaseRestoresEverything(t *testing.T) {
+	ctx := context.Background()
+	inEveryShape(t, func(t *testing.T, shape, dir, baseline string) {
+		cursorDir := filepath.Join(dir, ".cursor")
+		config := filepath.Join(cursorDir, "mcp.json")
+		var before string
+		if shape != "none" {
+			before = porcelain(t, dir)
 		}
-		return nil
+		s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+		require.NoError(t, err)
+		lease, err := s.Stage(ctx, entry)
+		require.NoError(t, err)
+		assert.Equal(t, mcpstage.DefaultKeyPrefix+lease.ID, lease.Key)
+
+		got, ok := readMaybe(t, config)
+		require.True(t, ok)
+		var doc struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(got), &doc))
+		assert.Contains(t, doc.MCPServers, lease.Key)
+		if baseline != "" {
+			assert.Contains(t, doc.MCPServers, "operator")
+		}
+		assert.True(t, strings.HasSuffix(got, "}\n"))
+		st, err := s.Status(ctx)
+		require.NoError(t, err)
+		assert.True(t, st.Staged)
+		assert.Equal(t, shape, st.Git, "the shape as status names it")
+		require.Len(t, st.Leases, 1)
+		assert.Equal(t, []string{"TOKEN"}, st.Leases[0].EnvNames)
+		assert.NotContains(t, mustJSON(t, st), "t0k3n", "status never shows env values")
+		if shape != "none" {
+			assert.True(t, st.Excluded)
+			assert.Equal(t, withoutConfig(before), porcelain(t, dir), "git sees none of cursorkit's files (the config is excluded too)")
+		}
+
+		require.NoError(t, s.Release(ctx, lease.ID))
+		got, ok = readMaybe(t, config)
+		if baseline == "" {
+			assert.False(t, ok, "no config before, none after")
+			assert.NoDirExists(t, cursorDir, "cursorkit made .cursor/ and removed it")
+		} else {
+			assert.Equal(t, baseline, got, "the baseline, byte for byte")
+		}
+		assert.NoFileExists(t, filepath.Join(cursorDir, ".cursorkit-mcp-state.json"))
+		assert.NoDirExists(t, filepath.Join(cursorDir, ".cursorkit-mcp.lock"))
+		st, err = s.Status(ctx)
+		require.NoError(t, err)
+		assert.False(t, st.Staged)
+		assert.False(t, st.Excluded)
+		if shape != "none" {
+			assert.Equal(t, before, porcelain(t, dir))
+		}
 	})
-	require.NoError(t, err)
-	for i := len(paths) - 1; i >= 0; i-- {
-		require.NoError(t, os.Remove(paths[i]))
-	}
 }
 
 // withoutConfig is a git status without the line of an untracked

@@ -2,6 +2,7 @@ package mcpstage
 
 import (
 	"bytes"
+	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
@@ -10,16 +11,19 @@ import (
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
-// maxStateBytes bounds the state file read back: it holds the baseline
-// and the last config bytes, each bounded by maxConfigBytes.
-const maxStateBytes = 4*maxConfigBytes + 1<<20
-
-// maxConfigBytes bounds the config file read: an mcp.json is a few
-// kilobytes; past this it is not a config cursorkit should rewrite.
-const maxConfigBytes = 4 << 20
+const (
+	// maxConfigBytes bounds the config file read: an mcp.json is a few
+	// kilobytes; past this it is not a config cursorkit should rewrite.
+	maxConfigBytes = 4 << 20
+	// maxStateBytes bounds the state file: the baseline and the journal's
+	// config bytes, each bounded by maxConfigBytes.
+	maxStateBytes = 4*maxConfigBytes + 1<<20
+	stateVersion  = 1
+)
 
 // content is a config file's bytes, or its absence.
 type content struct {
@@ -34,22 +38,19 @@ func (a content) same(b content) bool {
 
 // Mutation kinds of the journal.
 const (
-	kindWrite      = "write"      // cursorkit's entries composed into the config
-	kindRestore    = "restore"    // the baseline bytes put back
-	kindDelete     = "delete"     // the config removed (the baseline had none)
-	kindQuarantine = "quarantine" // reserved: a quarantine is recorded, the config never written
+	kindWrite   = "write"   // cursorkit's entries composed into the config
+	kindRestore = "restore" // the baseline bytes put back
+	kindDelete  = "delete"  // the config removed (the baseline had none)
 )
 
-// pending is a journalled mutation: the config bytes about to be
-// written, before they are.
+// pending is a journalled mutation: the config bytes about to be written.
 type pending struct {
 	Kind string `json:"kind"`
 	content
 	Seq int64 `json:"seq"`
 }
 
-// confirmed is the last config bytes cursorkit wrote, or read and
-// accepted (an operator edit).
+// confirmed is the config bytes cursorkit last wrote or accepted (an edit).
 type confirmed struct {
 	content
 	Seq int64 `json:"seq"`
@@ -68,8 +69,17 @@ type LeaseOwner struct {
 	Hostname string    `json:"hostname"`
 }
 
-// leaseRecord is one lease in the manifest: the complete entry, so any
-// process can recompose it.
+// alive reports whether the owner's process runs; known is false for
+// another host's owner, or when that cannot be told.
+func (o LeaseOwner) alive(ctx context.Context, host string) (alive, known bool) {
+	if o.Hostname != host {
+		return false, false
+	}
+	alive, err := procid.Identity{PID: o.PID, Created: o.Created}.Alive(ctx)
+	return alive, err == nil
+}
+
+// leaseRecord is one lease in the manifest, with the complete entry.
 type leaseRecord struct {
 	Key         string     `json:"key"`
 	Entry       Entry      `json:"entry"`
@@ -81,23 +91,17 @@ type leaseRecord struct {
 // state is the manifest, .cursor/.cursorkit-mcp-state.json: the baseline,
 // the journal, the quarantine latch and every live lease.
 type state struct {
-	Version int `json:"version"`
-	// CreatedDir: cursorkit made .cursor/ (so the last cleanup may remove
-	// it, if empty).
-	CreatedDir bool `json:"createdDir"`
-	// Baseline is the config as it was before cursorkit's first write.
-	Baseline *content `json:"baseline,omitempty"`
-	// Confirmed and Pending are the journal.
-	Confirmed *confirmed `json:"confirmed,omitempty"`
-	Pending   *pending   `json:"pending,omitempty"`
+	Version    int        `json:"version"`
+	CreatedDir bool       `json:"createdDir"`         // cursorkit made .cursor/: the last cleanup may remove it
+	Baseline   *content   `json:"baseline,omitempty"` // the config before cursorkit's first write
+	Confirmed  *confirmed `json:"confirmed,omitempty"`
+	Pending    *pending   `json:"pending,omitempty"`
 	// OperatorEdit latches once the config held bytes cursorkit did not
 	// write: the baseline is never restored over them.
 	OperatorEdit bool                    `json:"operatorEdit"`
 	Quarantine   *quarantine             `json:"quarantine,omitempty"`
 	Leases       map[string]*leaseRecord `json:"leases"`
 }
-
-const stateVersion = 1
 
 // readState reads the manifest; a missing one is (nil, nil).
 func readState(path string) (*state, error) {
@@ -127,14 +131,10 @@ func writeState(path string, st *state) error {
 	if err != nil {
 		return failure.Wrap(failure.Unclassified, err, "encoding the staging state")
 	}
-	if err := safefile.Write(path, append(data, '\n'), 0o600); err != nil {
-		return failure.Wrap(failure.Setup, err, "writing the staging state")
-	}
-	return nil
+	return failure.Wrap(failure.Setup, safefile.Write(path, append(data, '\n'), 0o600), "writing the staging state")
 }
 
-// readConfig reads the config file's bytes, refusing anything but a
-// regular file (a symbolic link, a directory in its place).
+// readConfig reads the config file, refusing anything but a regular file.
 func readConfig(path string) (content, error) {
 	info, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -144,11 +144,15 @@ func readConfig(path string) (content, error) {
 		return content{}, failure.Wrap(failure.Setup, err, "inspecting %s", path)
 	}
 	if !info.Mode().IsRegular() {
-		return content{}, failure.New(failure.Setup, "%s is not a regular file (%s): cursorkit does not stage into it", path, info.Mode().Type())
+		return content{}, notRegular(path, info)
 	}
 	data, err := safefile.Read(path, maxConfigBytes)
 	if err != nil {
 		return content{}, failure.Wrap(failure.Setup, err, "reading %s", path)
 	}
 	return content{Present: true, Raw: data}, nil
+}
+
+func notRegular(path string, info fs.FileInfo) error {
+	return failure.New(failure.Setup, "%s is not a regular file (%s): cursorkit does not stage into it", path, info.Mode().Type())
 }

@@ -1,43 +1,34 @@
 package mcpstage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/cursorkit/cursorkit/internal/procid"
 )
 
 // Status is what `cursorkit mcp status` shows: read without the lock,
 // from files that are only ever replaced whole.
 type Status struct {
-	Root string `json:"root"`
-	// Git is "repository", "worktree" or "none".
-	Git string `json:"git"`
-	// Staged: a state file exists (cursorkit has staged here and not yet
-	// cleaned up).
-	Staged bool          `json:"staged"`
-	Leases []LeaseStatus `json:"leases"`
-	// Lock is the main lock's owner, when it is held.
-	Lock *LockStatus `json:"lock,omitempty"`
-	// Quarantine is set while the worktree is quarantined.
-	Quarantine *QuarantineStatus `json:"quarantine,omitempty"`
-	// Excluded: this worktree's line is in the info/exclude block.
-	Excluded bool `json:"excluded"`
+	Root       string            `json:"root"`
+	Git        string            `json:"git"`    // "repository", "worktree" or "none"
+	Staged     bool              `json:"staged"` // a state file exists: staged here and not yet cleaned up
+	Leases     []LeaseStatus     `json:"leases"`
+	Lock       *LockStatus       `json:"lock,omitempty"`       // the main lock's owner, when it is held
+	Quarantine *QuarantineStatus `json:"quarantine,omitempty"` // set while the worktree is quarantined
+	Excluded   bool              `json:"excluded"`             // this worktree's line is in the info/exclude block
 	// Baseline: whether a config existed before cursorkit's first write,
 	// and its size; nil when nothing is staged.
-	Baseline *BaselineStatus `json:"baseline,omitempty"`
-	// OperatorEdit: the config held bytes cursorkit did not write.
-	OperatorEdit bool `json:"operatorEdit"`
-	// Config: whether .cursor/mcp.json exists, and cursorkit's keys in it.
-	ConfigPresent bool     `json:"configPresent"`
-	ConfigKeys    []string `json:"configKeys"`
-	// ConfigError: the config does not parse (why), "" when it does.
-	ConfigError string `json:"configError,omitempty"`
+	Baseline      *BaselineStatus `json:"baseline,omitempty"`
+	OperatorEdit  bool            `json:"operatorEdit"`          // the config held bytes cursorkit did not write
+	ConfigPresent bool            `json:"configPresent"`         // .cursor/mcp.json exists
+	ConfigKeys    []string        `json:"configKeys"`            // cursorkit's keys in it
+	ConfigError   string          `json:"configError,omitempty"` // why the config does not parse
 	// PendingWrite: a journalled write not yet settled (a crash; the next
 	// stage, release or reconcile settles it).
 	PendingWrite string `json:"pendingWrite,omitempty"`
@@ -61,16 +52,14 @@ type LockStatus struct {
 	PID        int       `json:"pid"`
 	Hostname   string    `json:"hostname"`
 	AcquiredAt time.Time `json:"acquiredAt"`
-	// Foreign: the lock directory has no owner file cursorkit can read.
-	Foreign bool `json:"foreign,omitempty"`
+	Foreign    bool      `json:"foreign,omitempty"` // the lock directory has no owner file cursorkit can read
 }
 
 // QuarantineStatus says since when and why.
 type QuarantineStatus struct {
-	Since  time.Time `json:"since"`
-	Reason string    `json:"reason"`
-	// Recovery is what the operator does.
-	Recovery string `json:"recovery"`
+	Since    time.Time `json:"since"`
+	Reason   string    `json:"reason"`
+	Recovery string    `json:"recovery"` // what the operator does
 }
 
 // BaselineStatus describes the config as it was before cursorkit.
@@ -81,23 +70,20 @@ type BaselineStatus struct {
 
 // Status reports the worktree's staging.
 func (s *Stager) Status(ctx context.Context) (Status, error) {
-	st := Status{Root: s.shape.Root, Git: [...]string{"none", "repository", "worktree"}[s.shape.Kind], Leases: []LeaseStatus{}, ConfigKeys: []string{}}
-	if s.shape.Kind != gitNone {
-		ex, err := hasExclusion(s.shape)
-		if err != nil {
-			return st, err
-		}
-		st.Excluded = ex
+	st := Status{Root: s.shape.Root, Git: string(s.shape.Kind), Leases: []LeaseStatus{}, ConfigKeys: []string{}}
+	var err error
+	if st.Excluded, err = hasExclusion(s.shape); err != nil {
+		return st, err
 	}
 	if err := s.checkWritable(); err != nil {
 		return st, err
 	}
 	if _, err := os.Lstat(s.lockPath); err == nil {
-		owner, ok, err := readLockOwner(s.lockPath)
+		ins, err := inspect(s.lockPath)
 		if err != nil {
 			return st, err
 		}
-		st.Lock = &LockStatus{PID: owner.PID, Hostname: owner.Hostname, AcquiredAt: owner.Acquired, Foreign: !ok}
+		st.Lock = &LockStatus{PID: ins.owner.PID, Hostname: ins.owner.Hostname, AcquiredAt: ins.owner.Acquired, Foreign: !ins.ok}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return st, err
 	}
@@ -106,13 +92,10 @@ func (s *Stager) Status(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	st.ConfigPresent = cur.Present
-	if cur.Present {
-		keys, err := ourKeys(cur.Raw, s.prefix)
-		if err != nil {
-			st.ConfigError = oneLine(err.Error())
-		} else {
-			st.ConfigKeys = append(st.ConfigKeys, keys...)
-		}
+	if keys, err := ourKeys(cur.Raw, s.prefix); err != nil { // no bytes (no file): no keys
+		st.ConfigError = oneLine(err.Error())
+	} else {
+		st.ConfigKeys = append(st.ConfigKeys, keys...)
 	}
 	state, err := readState(s.statePath)
 	if err != nil || state == nil {
@@ -127,29 +110,19 @@ func (s *Stager) Status(ctx context.Context) (Status, error) {
 		st.PendingWrite = state.Pending.Kind
 	}
 	if q := state.Quarantine; q != nil {
-		st.Quarantine = &QuarantineStatus{Since: q.Since, Reason: q.Reason, Recovery: "repair the JSON and remove every " + s.prefix +
-			"* server, or delete " + s.configPath + "; then run `cursorkit mcp reconcile --cwd " + s.shape.Root + "`"}
+		st.Quarantine = &QuarantineStatus{Since: q.Since, Reason: q.Reason, Recovery: s.recovery(s.configPath)}
 	}
 	host, _ := os.Hostname()
 	for id, l := range state.Leases {
-		ls := LeaseStatus{ID: id, Key: l.Key, Command: l.Entry.Command, EnvNames: []string{}, Owner: l.Owner, AcquiredAt: l.AcquiredAt, HeartbeatAt: l.HeartbeatAt}
-		for k := range l.Entry.Env {
-			ls.EnvNames = append(ls.EnvNames, k)
-		}
-		slices.Sort(ls.EnvNames)
-		if l.Owner.Hostname == host {
-			alive, err := procid.Identity{PID: l.Owner.PID, Created: l.Owner.Created}.Alive(ctx)
-			if err == nil {
-				ls.OwnerAlive = &alive
-			}
+		ls := LeaseStatus{ID: id, Key: l.Key, Command: l.Entry.Command, Owner: l.Owner, AcquiredAt: l.AcquiredAt, HeartbeatAt: l.HeartbeatAt,
+			EnvNames: append([]string{}, slices.Sorted(maps.Keys(l.Entry.Env))...)}
+		if alive, known := l.Owner.alive(ctx, host); known {
+			ls.OwnerAlive = &alive
 		}
 		st.Leases = append(st.Leases, ls)
 	}
 	slices.SortFunc(st.Leases, func(a, b LeaseStatus) int {
-		if c := a.AcquiredAt.Compare(b.AcquiredAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+		return cmp.Or(a.AcquiredAt.Compare(b.AcquiredAt), strings.Compare(a.ID, b.ID))
 	})
 	return st, nil
 }
