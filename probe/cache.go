@@ -3,7 +3,7 @@ package probe
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -47,13 +47,15 @@ func (c cacheFiles) path(prefix, key string) string {
 
 // read decodes file into v. It is false when there is no directory or the
 // file is missing or corrupt: a corrupt file is ignored, and the next write
-// replaces it.
+// replaces it. Only what write writes is read: a member given twice, a
+// name spelled in another case, an unknown member or invalid UTF-8 makes a
+// file corrupt, not a second way to say an entry.
 func (c cacheFiles) read(file string, v any) bool {
 	if c.Dir == "" {
 		return false
 	}
 	data, err := safefile.Read(file, maxCacheFile)
-	return err == nil && json.Unmarshal(data, v) == nil
+	return err == nil && json.Unmarshal(data, v, json.RejectUnknownMembers(true)) == nil
 }
 
 // fresh reports whether an entry made at t is younger than ttl and not
@@ -63,7 +65,10 @@ func (c cacheFiles) fresh(t time.Time, ttl time.Duration) bool {
 	return !t.After(now) && now.Sub(t) < ttl
 }
 
-// write replaces file with v; what names the cache in errors.
+// write replaces file with v; what names the cache in errors. A value
+// holding invalid UTF-8 (an agent's output, a path) is an error, not an
+// entry: JSON cannot hold it as it is, and an entry read back must answer
+// what the binary would.
 func (c cacheFiles) write(file, what string, v any) error {
 	if c.Dir == "" {
 		return failure.New(failure.Setup, "the %s has no directory", what)
@@ -143,8 +148,8 @@ type fileIdentity struct {
 	Size    int64    `json:"size"`
 	ModTime int64    `json:"modTimeNs"`
 	// Dev and Ino identify the final target on POSIX; zero elsewhere.
-	Dev uint64 `json:"dev,omitempty"`
-	Ino uint64 `json:"ino,omitempty"`
+	Dev uint64 `json:"dev,omitzero"`
+	Ino uint64 `json:"ino,omitzero"`
 }
 
 func (a fileIdentity) equal(b fileIdentity) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
@@ -107,4 +108,86 @@ func TestConfigCacheDir(t *testing.T) {
 	vc := Config{ReuseVersion: true, CacheDir: "/c"}.versionCache()
 	require.NotNil(t, vc)
 	assert.Equal(t, filepath.Join("/c", "version"), vc.Dir)
+}
+
+// TestCacheFilesReadOnlyWhatTheyWrite: encoding/json/v2 reads a cache
+// file strictly, so a member given twice, a name in another case, an
+// unknown member, invalid UTF-8 or a null catalog is a corrupt entry, ignored and rewritten; what
+// JSON cannot hold as it is (invalid UTF-8) is never written.
+func TestCacheFilesReadOnlyWhatTheyWrite(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	c := &catalogCache{cacheFiles{Dir: testkit.TempDir(t), Now: clock.Now}}
+	file := c.file("/bin/cursor-agent", "b")
+	require.NoError(t, c.Store("/bin/cursor-agent", "b", []Model{{ID: "x", Label: "X"}}))
+	good, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, `{"format":1,"binaryPath":"/bin/cursor-agent","build":"b","fetchedAt":"2026-11-30T09:00:00Z",`+
+		`"models":[{"id":"x","label":"X","current":false,"default":false}]}`, string(good))
+
+	tests := []struct {
+		name, old, new string
+	}{
+		{"a member given twice", `"build":"b"`, `"build":"b","build":"b"`},
+		{"the format given twice, the last one right", `"format":1`, `"format":2,"format":1`},
+		{"a name in another case", `"binaryPath"`, `"BinaryPath"`},
+		{"a model's name in another case", `"id"`, `"ID"`},
+		{"an unknown member", `"build":"b"`, `"build":"b","extra":1`},
+		{"invalid UTF-8", `"X"`, "\"X\xff\""},
+		{"an escaped lone surrogate", `"X"`, `"X\ud800"`},
+		{"a null catalog", `[{"id":"x","label":"X","current":false,"default":false}]`, `null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			corrupt := strings.Replace(string(good), tt.old, tt.new, 1)
+			require.NotEqual(t, string(good), corrupt)
+			require.NoError(t, os.WriteFile(file, []byte(corrupt), 0o600))
+			_, _, ok := c.Load("/bin/cursor-agent", "b")
+			assert.False(t, ok, "%s is corrupt", corrupt)
+			require.NoError(t, c.Store("/bin/cursor-agent", "b", []Model{{ID: "x", Label: "X"}}))
+			_, _, ok = c.Load("/bin/cursor-agent", "b")
+			assert.True(t, ok, "rewritten")
+		})
+	}
+
+	t.Run("no models is an empty array", func(t *testing.T) {
+		require.NoError(t, c.Store("/bin/cursor-agent", "b", nil))
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), `"models":[]`)
+		got, _, ok := c.Load("/bin/cursor-agent", "b")
+		require.True(t, ok)
+		assert.Equal(t, []Model{}, got)
+	})
+
+	versions := &versionCache{cacheFiles{Dir: testkit.TempDir(t), Now: clock.Now}}
+	writes := []struct {
+		name  string
+		store func() error
+		file  string
+	}{
+		{"a model id", func() error { return c.Store("/bin/other", "b", []Model{{ID: "x\xff", Label: "X"}}) }, c.file("/bin/other", "b")},
+		{"a binary path", func() error { return c.Store("/bin/\xff", "b", []Model{}) }, c.file("/bin/\xff", "b")},
+		{"a --version output", func() error {
+			return versions.store(fileIdentity{Path: "/a", Size: 1, ModTime: 2}, []byte("2026.10.15-a1b2c3d \xff\n"))
+		}, versions.file("/a")},
+	}
+	for _, tt := range writes {
+		t.Run("invalid UTF-8 in "+tt.name+" is not written", func(t *testing.T) {
+			err := tt.store()
+			require.Error(t, err)
+			assert.Equal(t, failure.Unclassified, failure.KindOf(err))
+			assert.NoFileExists(t, tt.file)
+		})
+	}
+
+	t.Run("a file identity without device and inode has neither member", func(t *testing.T) {
+		id := fileIdentity{Path: "/a", Size: 1, ModTime: 2}
+		require.NoError(t, versions.store(id, []byte("2026.10.15-a1b2c3d\n")))
+		data, err := os.ReadFile(versions.file("/a"))
+		require.NoError(t, err)
+		assert.Contains(t, string(data), `"file":{"path":"/a","size":1,"modTimeNs":2}`)
+		out, _, ok := versions.load(id)
+		require.True(t, ok)
+		assert.Equal(t, "2026.10.15-a1b2c3d\n", out)
+	})
 }

@@ -2,7 +2,7 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"io/fs"
 	"strings"
 	"sync"

@@ -2,11 +2,13 @@ package probe
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"strconv"
 
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // AuthState is the auth verdict, the `authState` field of docs/contract.md
@@ -52,10 +54,11 @@ type Auth struct {
 	Detail string `json:"detail,omitempty"`
 
 	// The other fields of the status object, kept as the agent reported
-	// them when it printed one.
-	Status         string          `json:"status,omitempty"`
-	HasAccessToken *bool           `json:"hasAccessToken,omitempty"`
-	UserInfo       json.RawMessage `json:"userInfo,omitempty"`
+	// them when it printed one. UserInfo is compact, valid UTF-8 and free
+	// of repeated names, so it always marshals; one that is not is left out.
+	Status         string         `json:"status,omitempty"`
+	HasAccessToken *bool          `json:"hasAccessToken,omitempty"`
+	UserInfo       jsontext.Value `json:"userInfo,omitempty"`
 }
 
 // causeAuth is the verdict for a cause the agent's words name.
@@ -156,14 +159,18 @@ func judgeStatus(stdout []byte, message string, exitCode int, notLoggedIn bool) 
 	}
 	a := Auth{State: AuthUnauthenticated}
 	var status string
-	if json.Unmarshal(obj["status"], &status) == nil {
+	// Read as the agent's own JSON.parse reads (turn.UnmarshalOptions): a
+	// stricter reading would fail a logged-in user closed, or skip the object
+	// for one nested inside it.
+	if json.Unmarshal(obj["status"], &status, turn.UnmarshalOptions()) == nil {
 		a.Status = detail.Bound(status)
 	}
 	var hasToken bool
-	if json.Unmarshal(obj["hasAccessToken"], &hasToken) == nil && obj["hasAccessToken"] != nil {
+	if json.Unmarshal(obj["hasAccessToken"], &hasToken, turn.UnmarshalOptions()) == nil {
 		a.HasAccessToken = &hasToken
 	}
-	if info, ok := obj["userInfo"]; ok && !bytes.Equal(bytes.TrimSpace(info), []byte("null")) {
+	// Invalid UTF-8 becomes U+FFFD; repeated names leave userInfo out.
+	if info, ok := obj["userInfo"]; ok && info.Kind() != 'n' && info.Format(jsontext.AllowInvalidUTF8(true)) == nil {
 		a.UserInfo = info
 	}
 	raw, ok := obj["isAuthenticated"]
@@ -172,7 +179,7 @@ func judgeStatus(stdout []byte, message string, exitCode int, notLoggedIn bool) 
 		return a
 	}
 	var authenticated bool
-	if err := json.Unmarshal(raw, &authenticated); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	if err := json.Unmarshal(raw, &authenticated, turn.UnmarshalOptions()); err != nil || raw.Kind() == 'n' {
 		a.Reason, a.Detail = reasonNotBoolean, "status JSON isAuthenticated is not a boolean"
 		return a
 	}
@@ -191,18 +198,18 @@ const maxJSONAttempts = 32
 // findJSONObject returns the first JSON object embedded in text: a BOM,
 // ANSI escapes, banner lines and trailing noise are skipped. It prefers an
 // object that has isAuthenticated, falling back to the first object found.
-func findJSONObject(text []byte) (map[string]json.RawMessage, bool) {
+func findJSONObject(text []byte) (map[string]jsontext.Value, bool) {
 	text = []byte(detail.StripANSI(string(bytes.ReplaceAll(text, []byte("\uFEFF"), nil))))
-	var first map[string]json.RawMessage
+	var first map[string]jsontext.Value
 	for attempts, off := 0, 0; attempts < maxJSONAttempts; attempts++ {
 		i := bytes.IndexByte(text[off:], '{')
 		if i < 0 {
 			break
 		}
 		start := off + i
-		var obj map[string]json.RawMessage
-		dec := json.NewDecoder(bytes.NewReader(text[start:]))
-		if err := dec.Decode(&obj); err == nil && obj != nil {
+		var obj map[string]jsontext.Value
+		dec := jsontext.NewDecoder(bytes.NewReader(text[start:]), turn.UnmarshalOptions())
+		if json.UnmarshalDecode(dec, &obj) == nil {
 			if _, ok := obj["isAuthenticated"]; ok {
 				return obj, true
 			}

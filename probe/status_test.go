@@ -1,7 +1,7 @@
 package probe
 
 import (
-	"encoding/json"
+	"encoding/json/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -153,4 +153,48 @@ func FuzzParseStatus(f *testing.F) {
 			t.Fatalf("detail of %d runes", n)
 		}
 	})
+}
+
+// TestParseStatusReadsAsNode: the status object is read as the agent's
+// JSON.parse reads it (a member given twice keeps the last, invalid UTF-8
+// becomes U+FFFD, names are matched exactly), and what is kept of it
+// always marshals with encoding/json/v2's defaults.
+func TestParseStatusReadsAsNode(t *testing.T) {
+	tests := []struct {
+		name, stdout string
+		state        AuthState
+		reason       string
+		status       string
+		userInfo     string // "" when left out
+	}{
+		{"isAuthenticated given twice, the last true", `{"isAuthenticated":false,"isAuthenticated":true}`,
+			AuthAuthenticated, reasonLoggedIn, "", ""},
+		{"isAuthenticated given twice, the last false", `{"isAuthenticated":true,"isAuthenticated":false}`,
+			AuthUnauthenticated, reasonNotLoggedIn, "", ""},
+		{"a duplicate does not skip to a nested object", `{"userInfo":{"isAuthenticated":true},"isAuthenticated":false,"isAuthenticated":false}`,
+			AuthUnauthenticated, reasonNotLoggedIn, "", `{"isAuthenticated":true}`},
+		{"isAuthenticated in another case is missing", `{"IsAuthenticated":true}`,
+			AuthUnauthenticated, reasonMissingField, "", ""},
+		{"invalid UTF-8 in userInfo", "{\"isAuthenticated\":true,\"userInfo\":{\"name\":\"A\xff\"}}",
+			AuthAuthenticated, reasonLoggedIn, "", `{"name":"A` + "\uFFFD" + `"}`},
+		{"an escaped lone surrogate in userInfo", `{"isAuthenticated":true,"userInfo":{"name":"A\ud83d"}}`,
+			AuthAuthenticated, reasonLoggedIn, "", `{"name":"A` + "\uFFFD" + `"}`},
+		{"invalid UTF-8 in status", "{\"isAuthenticated\":true,\"status\":\"ok\xff\"}",
+			AuthAuthenticated, reasonLoggedIn, "ok", ""},
+		{"userInfo with a name given twice is left out", `{"isAuthenticated":true,"userInfo":{"a":1,"a":2}}`,
+			AuthAuthenticated, reasonLoggedIn, "", ""},
+		{"userInfo is compacted", `{"isAuthenticated":true,"userInfo": { "email" : "a@b.c" } }`,
+			AuthAuthenticated, reasonLoggedIn, "", `{"email":"a@b.c"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := parseStatus([]byte(tt.stdout), nil, 0)
+			assert.Equal(t, tt.state, a.State)
+			assert.Equal(t, tt.reason, a.Reason)
+			assert.Equal(t, tt.status, a.Status)
+			assert.Equal(t, tt.userInfo, string(a.UserInfo))
+			_, err := json.Marshal(a)
+			assert.NoError(t, err)
+		})
+	}
 }

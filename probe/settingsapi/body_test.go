@@ -1,7 +1,8 @@
 package settingsapi
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"strings"
 	"testing"
 	"unicode"
@@ -22,6 +23,11 @@ func TestDecodeSettings(t *testing.T) {
 		{`{"binaryPath":null}`, "", true},
 		{`{"binaryPath":""}`, "", true},
 		{`{"binaryPath":"\u00e9t\u00e9"}`, "été", true},
+		{`{"binaryPath":"\ud83d\ude00"}`, "\U0001F600", true},
+		{`{"binaryPath":"\ud800"}`, "", false},
+		{"{\"binaryPath\":\"\xff\"}", "", false},
+		{`{"binaryPath":"a","binaryPath":"a"}`, "", false},
+		{`{"BinaryPath":"a"}`, "", false},
 		{`{"binaryPath":1e3}`, "", false},
 		{`{"binaryPath":"a"`, "", false},
 		{`[]`, "", false},
@@ -47,7 +53,7 @@ func TestDecodeSettings(t *testing.T) {
 
 // FuzzDecodeSettings checks that the decoder never panics, accepts only
 // valid JSON, and that an accepted path is trimmed, free of control
-// characters and equal to what encoding/json reads from the same body.
+// characters and equal to what encoding/json/v2 reads from the same body.
 func FuzzDecodeSettings(f *testing.F) {
 	for _, seed := range []string{
 		`{"binaryPath":"/a/b"}`, `{"binaryPath":null}`, `{"binaryPath":42}`, `{}`,
@@ -63,7 +69,7 @@ func FuzzDecodeSettings(f *testing.F) {
 			assert.LessOrEqual(t, len(err.Error()), 200, "errors stay bounded")
 			return
 		}
-		require.True(t, json.Valid(body), "accepted invalid JSON %q", body)
+		require.True(t, jsontext.Value(body).IsValid(), "accepted invalid JSON %q", body)
 		assert.Equal(t, strings.TrimSpace(got), got)
 		assert.False(t, strings.ContainsFunc(got, unicode.IsControl))
 		var ref struct {

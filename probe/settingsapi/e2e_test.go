@@ -3,7 +3,7 @@ package settingsapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"net/http"
 	"os"
@@ -125,8 +125,10 @@ func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
 	r = do(t, "GET", base+"/v1/cursor-cli/models?refresh=true", testToken, nil)
 	require.Equal(t, 200, r.status, "body %s", r.body)
 	var models struct {
-		Models []struct{ ID string } `json:"models"`
-		Source string                `json:"source"`
+		Models []struct {
+			ID string `json:"id"`
+		} `json:"models"`
+		Source string `json:"source"`
 	}
 	require.NoError(t, json.Unmarshal(r.body, &models))
 	assert.NotEmpty(t, models.Models)

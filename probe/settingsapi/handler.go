@@ -22,7 +22,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
@@ -477,12 +479,21 @@ func boundDiagnostics(lines []string) []string {
 	return out
 }
 
+// writeJSON writes v and a newline. Map members are sorted, so an error
+// comes before the partial report beside it; nil slices are [] (the
+// contract's shapes are arrays, never null); invalid UTF-8 (a path, an
+// agent's words) becomes U+FFFD rather than failing the response. A value
+// that cannot be written at all is a 500 error object instead.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	opts := json.JoinOptions(json.Deterministic(true), jsontext.AllowInvalidUTF8(true))
+	body, err := json.Marshal(v, opts)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body, _ = json.Marshal(map[string]any{"error": newErrorDetail(failure.Wrap(failure.Unclassified, err, "writing the response"), nil)}, opts)
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // the client is gone when this fails; nothing to tell it
+	_, _ = w.Write(append(body, '\n')) // the client is gone when this fails; nothing to tell it
 }
 
 // jsonMediaType reports whether a Content-Type header value is
@@ -517,67 +528,63 @@ func readSettingsRequest(w http.ResponseWriter, r *http.Request) (path string, s
 }
 
 // decodeSettings parses a PUT /v1/cursor-cli/settings body: exactly one JSON
-// object whose only key is "binaryPath" (matched case-sensitively, once),
-// holding a string or null. It returns the trimmed path; "" means clear.
-// Every error is of kind input and never echoes more than a bounded field
-// name.
+// object, valid UTF-8, whose only key is "binaryPath" (matched
+// case-sensitively, once), holding a string or null. It returns the trimmed
+// path; "" means clear. Every error is of kind input and never echoes more
+// than a bounded field name.
 func decodeSettings(body []byte) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if !utf8.Valid(body) {
+		return "", failure.New(failure.Input, "the request body is not valid UTF-8")
+	}
+	// binaryPath given twice and an escaped lone surrogate in it (raw
+	// invalid UTF-8 was refused above) are refused below, each by name;
+	// inside a value that is not a string neither matters.
+	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return "", failure.New(failure.Input, "the request body must be a JSON object")
 	}
-	var (
-		raw  json.RawMessage
-		seen bool
-	)
-	for dec.More() {
-		tok, err := dec.Token()
+	var raw jsontext.Value
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
 		if err != nil {
-			return "", malformed(err)
+			return "", malformed()
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return "", failure.New(failure.Input, "the request body is not valid JSON")
-		}
-		if key != "binaryPath" {
+		if key := tok.String(); key != "binaryPath" {
 			return "", failure.New(failure.Input, "unknown field %q; the only field is binaryPath", detail.Cut(key, 64))
 		}
-		if seen {
+		if raw != nil {
 			return "", failure.New(failure.Input, "binaryPath appears more than once")
 		}
-		seen = true
-		if err := dec.Decode(&raw); err != nil {
-			return "", malformed(err)
+		if raw, err = dec.ReadValue(); err != nil {
+			return "", malformed()
 		}
+		raw = raw.Clone()
 	}
-	if _, err := dec.Token(); err != nil { // the closing '}'
-		return "", malformed(err)
+	if _, err := dec.ReadToken(); err != nil { // the closing '}'
+		return "", malformed()
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return "", failure.New(failure.Input, "the request body must hold exactly one JSON object")
 	}
-	if !seen {
+	switch raw.Kind() {
+	case 0:
 		return "", failure.New(failure.Input, "binaryPath is required (null or \"\" clears it)")
-	}
-	if string(raw) == "null" {
+	case 'n':
 		return "", nil
+	case '"':
+		var path string
+		if json.Unmarshal(raw, &path) != nil {
+			return "", failure.New(failure.Input, "binaryPath holds an escaped lone surrogate (\\uD800 to \\uDFFF), which is no character")
+		}
+		path = strings.TrimSpace(path)
+		if strings.ContainsFunc(path, unicode.IsControl) {
+			return "", failure.New(failure.Input, "binaryPath must not contain control characters")
+		}
+		return path, nil
 	}
-	var path string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &path) != nil {
-		return "", failure.New(failure.Input, "binaryPath must be a string or null") // the contract's exact words
-	}
-	path = strings.TrimSpace(path)
-	if strings.ContainsFunc(path, unicode.IsControl) {
-		return "", failure.New(failure.Input, "binaryPath must not contain control characters")
-	}
-	return path, nil
+	return "", failure.New(failure.Input, "binaryPath must be a string or null") // the contract's exact words
 }
 
-func malformed(err error) error {
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return failure.New(failure.Input, "the request body is not valid JSON")
-	}
-	return failure.Wrap(failure.Input, err, "the request body is not valid JSON")
+func malformed() error {
+	return failure.New(failure.Input, "the request body is not valid JSON")
 }

@@ -3,12 +3,14 @@ package settingsapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/probe"
 )
 
 const testToken = "test-token-0123456789abcdef"
@@ -412,6 +415,13 @@ func TestPutRefusals(t *testing.T) {
 		{name: "wrong case", body: `{"BinaryPath":"/a"}`, want: 400, wantKind: failure.Input, wantMessage: `unknown field "BinaryPath"; the only field is binaryPath`, wantDiags: []string{}},
 		{name: "missing field", body: `{}`, want: 400, wantKind: failure.Input, wantMessage: `binaryPath is required (null or "" clears it)`, wantDiags: []string{}},
 		{name: "duplicate field", body: `{"binaryPath":"/a","binaryPath":"/b"}`, want: 400, wantKind: failure.Input, wantMessage: "binaryPath appears more than once", wantDiags: []string{}},
+		{name: "duplicate null", body: `{"binaryPath":null,"binaryPath":null}`, want: 400, wantKind: failure.Input, wantMessage: "binaryPath appears more than once", wantDiags: []string{}},
+		{name: "duplicate in another case", body: `{"binaryPath":"/a","BINARYPATH":"/b"}`, want: 400, wantKind: failure.Input, wantMessage: `unknown field "BINARYPATH"; the only field is binaryPath`, wantDiags: []string{}},
+		{name: "duplicate inside a non-string", body: `{"binaryPath":{"p":"/a","p":"/b"}}`, want: 400, wantKind: failure.Input, wantMessage: "binaryPath must be a string or null", wantDiags: []string{}},
+		{name: "invalid UTF-8 in the value", body: "{\"binaryPath\":\"/a\xff\"}", want: 400, wantKind: failure.Input, wantMessage: "the request body is not valid UTF-8", wantDiags: []string{}},
+		{name: "invalid UTF-8 in a name", body: "{\"binary\xffPath\":\"/a\"}", want: 400, wantKind: failure.Input, wantMessage: "the request body is not valid UTF-8", wantDiags: []string{}},
+		{name: "escaped lone surrogate", body: `{"binaryPath":"/a\ud800"}`, want: 400, wantKind: failure.Input, wantMessage: `binaryPath holds an escaped lone surrogate (\uD800 to \uDFFF), which is no character`, wantDiags: []string{}},
+		{name: "escaped surrogate pair is a character", body: `{"binaryPath":"\ud83d\ude00"}`, want: 400, wantKind: failure.Input, wantMessage: notAbsolute, wantDiags: []string{}},
 		{name: "not JSON", body: `binaryPath=/a`, want: 400, wantKind: failure.Input, wantMessage: "the request body must be a JSON object", wantDiags: []string{}},
 		{name: "truncated", body: `{"binaryPath":"/a"`, want: 400, wantKind: failure.Input, wantMessage: "the request body is not valid JSON", wantDiags: []string{}},
 		{name: "two objects", body: `{"binaryPath":"/a"}{}`, want: 400, wantKind: failure.Input, wantMessage: "the request body must hold exactly one JSON object", wantDiags: []string{}},
@@ -692,4 +702,47 @@ func TestPutNeedsAJSONContentType(t *testing.T) {
 		})
 	}
 	assert.EqualValues(t, 4, store.saves.Load(), "only the JSON requests saved")
+}
+
+// TestResponseBytes pins what encoding/json/v2 writes for the endpoint:
+// one line, nil slices as [] (the contract's arrays), no HTML escaping,
+// invalid UTF-8 as U+FFFD, map members sorted (the error before the
+// partial report), and a value that cannot be written as a 500 error.
+func TestResponseBytes(t *testing.T) {
+	tests := []struct {
+		name   string
+		report any
+		err    error
+		want   int
+		body   string
+	}{
+		{"nil slices are empty arrays", probe.ModelsReport{}, nil, 200,
+			`{"models":[],"source":"","empty":false,"fetchedAt":"0001-01-01T00:00:00Z","diagnostics":[]}`},
+		{"HTML characters are not escaped", map[string]any{"diagnostics": []string{"<a> & <b>"}}, nil, 200,
+			`{"diagnostics":["<a> & <b>"]}`},
+		{"invalid UTF-8 becomes U+FFFD", map[string]any{"diagnostics": []string{"a\xffb"}}, nil, 200,
+			`{"diagnostics":["a` + "\uFFFD" + `b"]}`},
+		{"the error comes before the partial report", probe.ModelsReport{Source: "cli"}, failure.New(failure.Timeout, "models did not answer"), 504,
+			`{"error":{"kind":"timeout","message":"models did not answer","diagnostics":[]},` +
+				`"models":{"models":[],"source":"cli","empty":false,"fetchedAt":"0001-01-01T00:00:00Z","diagnostics":[]}}`},
+		{"a value that cannot be written is a 500", map[string]any{"raw": jsontext.Value(`{"a":1,"a":2}`)}, nil, 500, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prober := &fakeProber{modelsF: func(bool) (any, error) { return tt.report, tt.err }}
+			h := newTestHandler(t, &memStore{}, prober)
+			req := httptest.NewRequest("GET", "/v1/cursor-cli/models", nil)
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			assert.Equal(t, tt.want, rec.Code)
+			assert.Equal(t, "application/json; charset=utf-8", rec.Header().Get("Content-Type"))
+			if tt.body == "" {
+				r := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+				assert.Equal(t, failure.Unclassified, r.errorBody(t).Kind)
+				return
+			}
+			assert.Equal(t, tt.body+"\n", rec.Body.String())
+		})
+	}
 }

@@ -3,7 +3,8 @@ package settingsapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"mime"
 	"net"
 	"net/http/httptest"
@@ -125,7 +126,7 @@ func FuzzPutSavesOnlyAbsoluteCursorPaths(f *testing.F) {
 		f.Add(seed, false)
 	}
 	f.Fuzz(func(t *testing.T, path string, cursorBuild bool) {
-		body, err := json.Marshal(map[string]string{"binaryPath": path})
+		body, err := json.Marshal(map[string]string{"binaryPath": path}, jsontext.AllowInvalidUTF8(true))
 		if err != nil {
 			return
 		}
