@@ -12,6 +12,7 @@ import (
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/childenv"
 	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/shim"
 )
@@ -70,14 +71,7 @@ func (c Config) getenv(key string) string {
 	if c.Environ == nil {
 		return os.Getenv(key)
 	}
-	value := ""
-	for _, kv := range c.Environ {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && (k == key || runtime.GOOS == "windows" && strings.EqualFold(k, key)) {
-			value = v
-		}
-	}
-	return value
+	return childenv.Lookup(c.Environ, key, runtime.GOOS)
 }
 
 // machine is the machine resolution applies its rules to: this one, with

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/childenv"
 	"github.com/cursorkit/cursorkit/internal/safefile"
 	"github.com/cursorkit/cursorkit/turn"
 )
@@ -35,7 +36,7 @@ func checkCredentials(env []string, goos string) error {
 	if goos != "linux" {
 		return nil
 	}
-	if strings.TrimSpace(lookupEnv(env, EnvAPIKey, goos)) == "" {
+	if strings.TrimSpace(childenv.Lookup(env, EnvAPIKey, goos)) == "" {
 		return failure.New(failure.Auth, "%s is not set: a sandboxed task runs the Cursor CLI in a private home, where its login is not visible; create an API key in the Cursor dashboard and export %s", EnvAPIKey, EnvAPIKey)
 	}
 	return nil
@@ -71,7 +72,7 @@ func privateEnv(env []string, home, goos string) []string {
 // KeychainDir is the user's keychain directory on macOS (HOME in env +
 // Library/Keychains), which a private home links to; "" without HOME.
 func KeychainDir(env []string) string {
-	if h := lookupEnv(env, "HOME", runtime.GOOS); h != "" {
+	if h := childenv.Lookup(env, "HOME", runtime.GOOS); h != "" {
 		return filepath.Join(h, "Library", "Keychains")
 	}
 	return ""
@@ -193,16 +194,6 @@ func widens(data []byte, mode Mode) string {
 		}
 	}
 	return ""
-}
-
-func lookupEnv(env []string, name, goos string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && envKeyEqual(k, name, goos) {
-			v = val // the last one wins, as in os/exec
-		}
-	}
-	return v
 }
 
 func envKeyEqual(a, b, goos string) bool {

@@ -52,3 +52,16 @@ func isSecret(n string, foldCase bool) bool {
 	}
 	return false
 }
+
+// Lookup returns the value of name in env (NAME=value entries), "" when
+// absent: the last entry wins, as with os/exec, and names compare as goos
+// compares them (case-insensitively on Windows).
+func Lookup(env []string, name, goos string) string {
+	val := ""
+	for _, kv := range env {
+		if n, v, ok := strings.Cut(kv, "="); ok && (n == name || goos == "windows" && strings.EqualFold(n, name)) {
+			val = v
+		}
+	}
+	return val
+}

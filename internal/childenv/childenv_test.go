@@ -76,3 +76,22 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+// TestLookup: the last entry wins; names fold only on Windows.
+func TestLookup(t *testing.T) {
+	env := []string{"PATH=/a", "Path=/b", "ODD", "EMPTY="}
+	tests := []struct {
+		name, goos, want string
+	}{
+		{"PATH", "linux", "/a"},
+		{"PATH", "windows", "/b"},
+		{"path", "linux", ""},
+		{"path", "windows", "/b"},
+		{"ODD", "linux", ""},
+		{"EMPTY", "linux", ""},
+		{"MISSING", "windows", ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Lookup(env, tt.name, tt.goos), "%s on %s", tt.name, tt.goos)
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/childenv"
 	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/supervise"
@@ -106,19 +107,6 @@ func Env(env []string, foldCase bool) []string {
 	return append(out, set...)
 }
 
-// Lookup returns the value of name in env (case-insensitively when goos is
-// windows; the last one wins), "" when absent.
-func Lookup(env []string, name, goos string) string {
-	val := ""
-	for _, kv := range env {
-		n, v, ok := strings.Cut(kv, "=")
-		if ok && (n == name || goos == "windows" && strings.EqualFold(n, name)) {
-			val = v
-		}
-	}
-	return val
-}
-
 // Runner runs git commands: one resolved git, its shim options and the
 // environment every command gets. It is safe for concurrent use.
 type Runner struct {
@@ -140,7 +128,7 @@ func New(ctx context.Context, env []string, goos string) (*Runner, error) {
 	}
 	denv := discovery.EnvFromOS()
 	denv.GOOS = goos
-	denv.Path, denv.PathExt = Lookup(env, "PATH", goos), Lookup(env, "PATHEXT", goos)
+	denv.Path, denv.PathExt = childenv.Lookup(env, "PATH", goos), childenv.Lookup(env, "PATHEXT", goos)
 	res, err := discovery.Resolve(ctx, discovery.Candidate{Value: "git", Source: discovery.SourcePath}, denv, discovery.OSFS())
 	if err != nil {
 		return nil, err

@@ -69,24 +69,6 @@ func TestEnvListsAreFresh(t *testing.T) {
 	assert.Equal(t, []string{"-c", "core.quotepath=off", "-c", "core.fsmonitor=false", "-c", "color.ui=false", "--no-pager"}, Config())
 }
 
-func TestLookup(t *testing.T) {
-	env := []string{"PATH=/a", "Path=/b", "ODD", "EMPTY="}
-	tests := []struct {
-		name, goos, want string
-	}{
-		{"PATH", "linux", "/a"},
-		{"PATH", "windows", "/b"},
-		{"path", "linux", ""},
-		{"path", "windows", "/b"},
-		{"ODD", "linux", ""},
-		{"EMPTY", "linux", ""},
-		{"MISSING", "windows", ""},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, Lookup(env, tt.name, tt.goos), "%s on %s", tt.name, tt.goos)
-	}
-}
-
 func TestWhy(t *testing.T) {
 	tests := []struct {
 		stderr string
