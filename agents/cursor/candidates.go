@@ -20,35 +20,10 @@ const (
 // Candidates returns the Cursor CLI candidates in the order they are
 // tried (docs/contract.md, "Resolution"): the configured override (the
 // settings file's cursorCliBinaryPath or --binary), then EnvBinary read
-// through getenv, then cursor-agent and cursor on PATH.
-//
-// Values are trimmed of surrounding white space and otherwise kept
-// verbatim: never split, unquoted or expanded, so a Windows path with
-// spaces is one candidate. Empty values are dropped. A value already
-// listed is not repeated, so a configured value of exactly cursor-agent or
-// cursor is that PATH candidate, tried once, at the configured position
-// and with the configured source. getenv may be nil (no environment).
+// through getenv (nil: none), then cursor-agent and cursor on PATH, as
+// discovery.Candidates lists them.
 func Candidates(override string, getenv func(string) string) []discovery.Candidate {
-	cands := make([]discovery.Candidate, 0, 4)
-	add := func(c discovery.Candidate) {
-		c.Value = strings.TrimSpace(c.Value)
-		if c.Value == "" {
-			return
-		}
-		for _, have := range cands {
-			if have.Value == c.Value {
-				return
-			}
-		}
-		cands = append(cands, c)
-	}
-	add(discovery.Candidate{Value: override, Source: discovery.SourceOverride, Origin: "configured binary"})
-	if getenv != nil {
-		add(discovery.Candidate{Value: getenv(EnvBinary), Source: discovery.SourceEnv, Origin: EnvBinary})
-	}
-	add(discovery.Candidate{Value: nameCursorAgent, Source: discovery.SourcePath})
-	add(discovery.Candidate{Value: nameCursor, Source: discovery.SourcePath})
-	return cands
+	return discovery.Candidates(override, EnvBinary, getenv, nameCursorAgent, nameCursor)
 }
 
 // CheckCandidate refuses a candidate that is the bare name agent (on
