@@ -18,33 +18,27 @@ const procThreadAttributeJobList = 0x0002000D
 
 // createSpec is what createProcess starts.
 type createSpec struct {
-	program string     // absolute path, CreateProcess's lpApplicationName
-	cmdLine string     // verbatim command line
-	env     []string   // the child's whole environment
-	dir     string     // working directory; "" for this process's
-	flags   uint32     // creation flags (CREATE_SUSPENDED is added)
-	stdio   [3]uintptr // the child's stdin, stdout and stderr, in this process
-	job     windows.Handle
-	// noJobList makes createProcess behave as on Windows before 10 1607
-	// (tests only).
-	noJobList bool
+	program   string     // absolute path, CreateProcess's lpApplicationName
+	cmdLine   string     // verbatim command line
+	env       []string   // the child's whole environment
+	dir       string     // working directory; "" for this process's
+	flags     uint32     // creation flags (CREATE_SUSPENDED is added)
+	stdio     [3]uintptr // the child's stdin, stdout and stderr, in this process
+	job       windows.Handle
+	noJobList bool // as before Windows 10 1607 (tests only)
 }
 
 // created is a process createProcess started, suspended.
 type created struct {
-	process windows.Handle
-	thread  windows.Handle
-	pid     int
-	inJob   bool // created inside spec.job
+	windows.ProcessInformation
+	inJob bool // created inside spec.job
 }
 
-// createProcess starts spec suspended with exactly its three standard
-// handles inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST, as os/exec does) and,
-// where the system supports it, as a member of spec.job from its creation
-// (PROC_THREAD_ATTRIBUTE_JOB_LIST). os/exec cannot pass a job list, hence this
-// CreateProcess of our own. When the job list is unsupported, or refused
-// (ERROR_ACCESS_DENIED: a job that cannot be nested), it starts the child
-// outside the job and says so (inJob false): the caller assigns it.
+// createProcess starts spec suspended, inheriting exactly its three standard
+// handles (PROC_THREAD_ATTRIBUTE_HANDLE_LIST, as os/exec does) and, where
+// supported, in spec.job from its creation (PROC_THREAD_ATTRIBUTE_JOB_LIST,
+// which os/exec cannot pass); where that is unsupported or refused (a job
+// that cannot be nested), outside the job (inJob false).
 func createProcess(spec createSpec) (created, error) {
 	app, err := windows.UTF16PtrFromString(spec.program)
 	if err != nil {
@@ -67,18 +61,18 @@ func createProcess(spec createSpec) (created, error) {
 	// Inheritable duplicates of the three handles, inherited through the
 	// handle list alone and closed once the child has its copies.
 	self := windows.CurrentProcess()
-	var inherit []windows.Handle
+	var std [3]windows.Handle
 	defer func() {
-		for _, h := range inherit {
-			windows.CloseHandle(h)
+		for _, h := range std {
+			if h != 0 {
+				windows.CloseHandle(h)
+			}
 		}
 	}()
-	var std [3]windows.Handle
 	for i, h := range spec.stdio {
 		if err := windows.DuplicateHandle(self, windows.Handle(h), self, &std[i], 0, true, windows.DUPLICATE_SAME_ACCESS); err != nil {
 			return created{}, os.NewSyscallError("DuplicateHandle", err)
 		}
-		inherit = append(inherit, std[i])
 	}
 
 	start := func(job windows.Handle) (created, error) {
@@ -87,7 +81,7 @@ func createProcess(spec createSpec) (created, error) {
 			return created{}, os.NewSyscallError("InitializeProcThreadAttributeList", err)
 		}
 		defer attrs.Delete()
-		if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_HANDLE_LIST, unsafe.Pointer(&inherit[0]), uintptr(len(inherit))*unsafe.Sizeof(inherit[0])); err != nil {
+		if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_HANDLE_LIST, unsafe.Pointer(&std[0]), uintptr(len(std))*unsafe.Sizeof(std[0])); err != nil {
 			return created{}, os.NewSyscallError("UpdateProcThreadAttribute", err)
 		}
 		inJob := false
@@ -100,18 +94,14 @@ func createProcess(spec createSpec) (created, error) {
 		si.Flags = windows.STARTF_USESTDHANDLES
 		si.StdInput, si.StdOutput, si.StdErr = std[0], std[1], std[2]
 		flags := spec.flags | windows.CREATE_SUSPENDED | windows.CREATE_UNICODE_ENVIRONMENT | windows.EXTENDED_STARTUPINFO_PRESENT
-		var pi windows.ProcessInformation
-		err = windows.CreateProcess(app, &cmdLine[0], nil, nil, true, flags, &env[0], dir, &si.StartupInfo, &pi)
-		if err != nil {
-			return created{inJob: inJob}, os.NewSyscallError("CreateProcess", err)
-		}
-		return created{process: pi.Process, thread: pi.Thread, pid: int(pi.ProcessId), inJob: inJob}, nil
+		c := created{inJob: inJob}
+		err = windows.CreateProcess(app, &cmdLine[0], nil, nil, true, flags, &env[0], dir, &si.StartupInfo, &c.ProcessInformation)
+		return c, os.NewSyscallError("CreateProcess", err)
 	}
 	c, err := start(spec.job)
 	if err != nil && c.inJob && errors.Is(err, windows.ERROR_ACCESS_DENIED) {
-		// The job could not take the child (a job this process is in
-		// that forbids nesting): start it outside, as the caller's
-		// AssignProcessToJobObject will find out again.
+		// The job could not take the child (this process's job forbids
+		// nesting): start it outside, for the caller's assignment to try.
 		c, err = start(0)
 	}
 	return c, err

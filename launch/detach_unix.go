@@ -19,13 +19,10 @@ func startDetached(ctx context.Context, cmd *exec.Cmd, _ shim.Command) (Detached
 	if err := cmd.Start(); err != nil {
 		return Detached{}, startError(err)
 	}
-	// Unreaped until the identity is read, so its PID names it even if it
-	// exited at once.
+	// Unreaped until its identity is read: its PID names it even if it exited.
 	id, err := procid.Of(ctx, cmd.Process.Pid)
 	go func() { _ = cmd.Wait() }()
-	if err != nil {
-		// Started, but its creation time could not be read: the PID
-		// alone is all there is.
+	if err != nil { // started, but the PID alone is all there is
 		return Detached{Identity: procid.Identity{PID: cmd.Process.Pid}}, err
 	}
 	return Detached{Identity: id}, nil

@@ -17,19 +17,16 @@ import (
 // startDetached starts cmd without a console in a new process group,
 // breaking away from this process's job when it may.
 func startDetached(_ context.Context, cmd *exec.Cmd, plan shim.Command) (Detached, error) {
-	flags := uint32(windows.DETACHED_PROCESS | windows.CREATE_NEW_PROCESS_GROUP)
+	breakaway, forbidden := breakawayFlag()
+	flags := windows.DETACHED_PROCESS | windows.CREATE_NEW_PROCESS_GROUP | breakaway
 	var warnings []failure.Warning
-	switch breakawayAllowed() {
-	case breakawayNeeded:
-		flags |= windows.CREATE_BREAKAWAY_FROM_JOB
-	case breakawayForbidden:
+	if forbidden {
 		warnings = append(warnings, warning(WarnNoBreakaway))
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: plan.CommandLine, CreationFlags: flags}
 	err := cmd.Start()
 	if err != nil && flags&windows.CREATE_BREAKAWAY_FROM_JOB != 0 && errors.Is(err, windows.ERROR_ACCESS_DENIED) {
-		// The job said breakaway is fine, CreateProcess says no: start
-		// inside it rather than not at all.
+		// The job allowed breakaway, CreateProcess refused: start inside it.
 		retry := exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
 			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr,
 			SysProcAttr: &syscall.SysProcAttr{CmdLine: plan.CommandLine, CreationFlags: flags &^ windows.CREATE_BREAKAWAY_FROM_JOB}}
@@ -50,36 +47,30 @@ func startDetached(_ context.Context, cmd *exec.Cmd, plan shim.Command) (Detache
 	return Detached{Identity: id, Warnings: warnings}, nil
 }
 
-type breakaway int
-
-const (
-	breakawayNotInJob  breakaway = iota // not in a job: nothing to leave
-	breakawaySilent                     // the job lets children out by itself
-	breakawayNeeded                     // the job allows CREATE_BREAKAWAY_FROM_JOB
-	breakawayForbidden                  // the job keeps its children
-)
-
-// breakawayAllowed says whether this process is in a job and what that job
-// lets a child do. A job that cannot be queried is treated as allowing
-// breakaway (StartDetached retries without it if CreateProcess refuses).
-func breakawayAllowed() breakaway {
+// breakawayFlag returns the creation flag a child needs to leave this
+// process's job: CREATE_BREAKAWAY_FROM_JOB when the job allows it, 0 when
+// there is no job or it lets children out by itself; forbidden reports a
+// job that keeps its children. A job that cannot be queried is taken to
+// allow breakaway (StartDetached retries without it if CreateProcess
+// refuses).
+func breakawayFlag() (flag uint32, forbidden bool) {
 	isProcessInJob := windows.NewLazySystemDLL("kernel32.dll").NewProc("IsProcessInJob")
 	var inJob int32
 	if isProcessInJob.Find() == nil {
 		if r, _, _ := isProcessInJob.Call(uintptr(windows.CurrentProcess()), 0, uintptr(unsafe.Pointer(&inJob))); r != 0 && inJob == 0 {
-			return breakawayNotInJob
+			return 0, false // not in a job: nothing to leave
 		}
 	}
 	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
 	if err := windows.QueryInformationJobObject(0, windows.JobObjectExtendedLimitInformation,
 		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil); err != nil {
-		return breakawayNeeded
+		return windows.CREATE_BREAKAWAY_FROM_JOB, false
 	}
-	switch flags := info.BasicLimitInformation.LimitFlags; {
-	case flags&windows.JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK != 0:
-		return breakawaySilent
-	case flags&windows.JOB_OBJECT_LIMIT_BREAKAWAY_OK != 0:
-		return breakawayNeeded
+	switch limits := info.BasicLimitInformation.LimitFlags; {
+	case limits&windows.JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK != 0:
+		return 0, false
+	case limits&windows.JOB_OBJECT_LIMIT_BREAKAWAY_OK != 0:
+		return windows.CREATE_BREAKAWAY_FROM_JOB, false
 	}
-	return breakawayForbidden
+	return 0, true
 }

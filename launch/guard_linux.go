@@ -9,45 +9,39 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// The guard's entry point: when this binary runs as a launch guard, it
-// never reaches main (docs/architecture.md "The launch guard").
+// When this binary runs as a launch guard it never reaches main.
 func init() {
 	if len(os.Args) == 1 && os.Args[0] == guardName && os.Getenv(guardEnv) == guardProtocol {
 		os.Exit(runGuard())
 	}
 }
 
-// guard owns the trees of one host program. It is the parent of every
-// child the host asks for and a child subreaper, so every orphan of those
-// trees is reparented to it: its descendants are exactly the trees,
-// whatever they do (setsid, double forks, an empty environment). It
-// signals a tree only on the host's request, and when the host's end of
-// the socket closes, for whatever reason (the host exited, or was killed),
-// it kills everything it holds and exits.
+// guard owns the trees of one host program. As the parent of every child
+// the host asks for and a child subreaper, which every orphan of those
+// trees is reparented to, its descendants are exactly the trees, whatever
+// they do (setsid, double forks, an empty environment). It signals a tree
+// only on the host's request, and kills everything when the host's end of
+// the socket closes (the host exited or was killed).
 type guard struct {
-	conn int  // the socket to the host, blocking
-	self proc // the guard itself, the root of every descendant walk
-	// subreaper reports that orphans are reparented to the guard.
-	subreaper bool
-	out       outbox // to the host, in order
+	conn      int  // the socket to the host, blocking
+	self      proc // the root of every descendant walk
+	subreaper bool // orphans are reparented to the guard
+	out       outbox
 
 	mu    sync.Mutex // guards what follows, and serialises signals with reaping
 	trees map[uint64]*guardTree
-	// history holds the trees that were open during the life of some
-	// orphan that might still run, for attributing tokenless orphans
-	// (see owner); closed trees leave it once no orphan needs them.
+	// history holds the trees open during the life of some orphan that
+	// might still run, to attribute tokenless orphans (see owner).
 	history []*guardTree
 	spawned chan struct{} // signalled at each spawn, for a reaper with no child
 }
 
-// guardTree is one child of the host and its tree.
 type guardTree struct {
 	id         uint64
 	root       proc
@@ -57,11 +51,10 @@ type guardTree struct {
 	rootReaped bool
 }
 
-// runGuard is the guard's whole life; it returns the guard's exit code.
+// runGuard is the guard's whole life; it returns its exit code.
 func runGuard() int {
 	// The guard acts on the socket alone: signals that would stop it are
-	// caught (a handler, unlike SIG_IGN, is reset to the default in the
-	// children it execs).
+	// caught (a handler, unlike SIG_IGN, is reset in the children it execs).
 	signal.Notify(make(chan os.Signal, 1), unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGPIPE)
 	unix.CloseOnExec(guardFD) // no child may hold the host's link
 	self, err := readProc(os.Getpid())
@@ -76,19 +69,19 @@ func runGuard() int {
 	}
 	g.out.cond = sync.NewCond(&g.out.mu)
 	g.subreaper = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
-	writerDone := make(chan struct{})
-	go g.write(writerDone)
-	g.send(guardMsg{Op: opReady, Pid: self.Pid, StartTime: self.StartTime})
+	g.out.put(guardMsg{Op: opReady, Pid: self.Pid, StartTime: self.StartTime})
 	go g.reap()
-	g.serve()
-	g.killAll()
-	g.out.close()
-	<-writerDone
+	go func() {
+		g.serve()
+		g.killAll()
+		g.out.close()
+	}()
+	g.write()
 	return 0
 }
 
-// outbox is an unbounded queue of messages: the guard must never stop
-// reaping, or answering, because the host is slow to read.
+// outbox is an unbounded queue of messages to the host: the guard must
+// never stop reaping, or answering, because the host is slow to read.
 type outbox struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -110,8 +103,7 @@ func (o *outbox) close() {
 	o.cond.Signal()
 }
 
-// take returns the queued messages, waiting for some; ok is false once the
-// queue is closed and empty.
+// take waits for queued messages; ok is false once closed and empty.
 func (o *outbox) take() (ms []guardMsg, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -122,43 +114,32 @@ func (o *outbox) take() (ms []guardMsg, ok bool) {
 	return ms, len(ms) > 0 || !o.closed
 }
 
-// write sends the queued messages in order. A failed write drops the rest:
-// the host is gone, and serve sees the socket close.
-func (g *guard) write(done chan<- struct{}) {
-	defer close(done)
-	broken := false
-	for {
-		ms, ok := g.out.take()
-		if !ok {
-			return
-		}
+// write sends the queued messages in order. After a failed write the host
+// is gone: the rest are dropped, and serve sees the socket close.
+func (g *guard) write() {
+	var err error
+	for ms, ok := g.out.take(); ok; ms, ok = g.out.take() {
 		for _, m := range ms {
-			if broken {
-				break
-			}
-			frame, err := encodeFrame(m)
+			var frame []byte
 			if err == nil {
-				err = sendFrame(g.conn, frame, nil)
+				frame, err = encodeFrame(m)
 			}
-			broken = err != nil
+			if err == nil {
+				_, err = sendFrame(g.conn, frame, nil, 0)
+			}
 		}
 	}
 }
 
-// send queues a message for the host.
-func (g *guard) send(m guardMsg) { g.out.put(m) }
-
-// reap reaps every child of the guard as it exits, the host's children and
-// the orphans reparented to the guard alike, and reports each host child's
-// exit. It peeks with WNOWAIT and reaps under g.mu, so a group signal never
-// races with the reaping of the group's leader.
+// reap reaps every child of the guard, the host's and adopted orphans
+// alike, and reports each host child's exit. It peeks with WNOWAIT and
+// reaps under g.mu, so a group signal never races with the reaping of the
+// group's leader.
 func (g *guard) reap() {
 	for {
 		var info unix.Siginfo
-		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		err := ignoringEINTR(func() error { return unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil) })
 		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
 		case errors.Is(err, unix.ECHILD):
 			<-g.spawned // no child: wait for the next one
 			continue
@@ -167,24 +148,21 @@ func (g *guard) reap() {
 		}
 		pid := childPid(&info)
 		g.mu.Lock()
-		var ws unix.WaitStatus
-		for {
-			if _, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); !errors.Is(err, unix.EINTR) {
-				break
-			}
-		}
+		_ = ignoringEINTR(func() error {
+			_, err := unix.Wait4(pid, nil, unix.WNOHANG, nil)
+			return err
+		})
 		for _, t := range g.trees {
 			if t.root.Pid == pid && !t.rootReaped {
 				t.rootReaped = true
 				status := childStatus(&info)
-				g.send(guardMsg{Op: opExited, ID: t.id, Status: &status})
+				g.out.put(guardMsg{Op: opExited, ID: t.id, Status: &status})
 			}
 		}
 		g.mu.Unlock()
 	}
 }
 
-// serve answers the host's requests until its end of the socket closes.
 func (g *guard) serve() {
 	for {
 		m, fds, err := recvFrame(g.conn)
@@ -195,13 +173,13 @@ func (g *guard) serve() {
 		case opSpawn:
 			g.spawn(m, fds)
 		case opTerminate:
-			g.send(g.terminate(m.ID))
+			g.out.put(g.terminate(m.ID))
 		case opKill:
 			report, err := g.kill(m.ID, false)
-			g.send(replyWith(guardMsg{Op: opKilled, ID: m.ID, Report: &report}, err))
+			g.out.put(replyWith(guardMsg{Op: opKilled, ID: m.ID, Report: &report}, err))
 		case opClose:
 			report, err := g.kill(m.ID, true)
-			g.send(replyWith(guardMsg{Op: opClosed, ID: m.ID, Report: &report}, err))
+			g.out.put(replyWith(guardMsg{Op: opClosed, ID: m.ID, Report: &report}, err))
 		default:
 			closeAllFds(fds)
 			return // not a host of this protocol
@@ -216,12 +194,11 @@ func replyWith(m guardMsg, err error) guardMsg {
 	return m
 }
 
-// spawn starts a child with the three descriptors that came with the
-// request as its stdin, stdout and stderr, which the guard then closes.
+// spawn starts a child on the request's three descriptors, then closes them.
 func (g *guard) spawn(m guardMsg, fds []int) {
 	defer closeAllFds(fds)
 	if len(fds) != 3 {
-		g.send(guardMsg{Op: opFailed, ID: m.ID, Errno: int(syscall.EBADF)})
+		g.out.put(guardMsg{Op: opFailed, ID: m.ID, Errno: int(syscall.EBADF)})
 		return
 	}
 	g.mu.Lock()
@@ -233,54 +210,44 @@ func (g *guard) spawn(m guardMsg, fds []int) {
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	if err != nil {
-		g.send(guardMsg{Op: opFailed, ID: m.ID, Errno: int(errnoOf(err))})
+		errno := syscall.EIO
+		_ = errors.As(err, &errno) // else EIO
+		g.out.put(guardMsg{Op: opFailed, ID: m.ID, Errno: int(errno)})
 		return
 	}
-	t := &guardTree{id: m.ID, token: m.Token, root: proc{Pid: pid, PPid: g.self.Pid, Group: pid}}
-	if st, err := startTimeOf(pid); err == nil {
-		t.root.StartTime = st
-	}
-	t.opened = t.root.StartTime
+	st, _ := startTimeOf(pid) // 0, unknown, when unreadable
+	t := &guardTree{id: m.ID, token: m.Token, root: proc{Pid: pid, PPid: g.self.Pid, Group: pid, StartTime: st}, opened: st}
 	g.trees[m.ID] = t
 	g.history = append(g.history, t)
 	var warnings []failure.Warning
 	if !g.subreaper {
 		warnings = append(warnings, warning(WarnNoSubreaper))
 	}
-	g.send(guardMsg{Op: opStarted, ID: m.ID, Pid: pid, StartTime: t.root.StartTime, Warnings: warnings})
+	g.out.put(guardMsg{Op: opStarted, ID: m.ID, Pid: pid, StartTime: t.root.StartTime, Warnings: warnings})
 	select {
 	case g.spawned <- struct{}{}:
 	default:
 	}
 }
 
-// terminate sends SIGTERM to the tree's process group, when that is safe.
 func (g *guard) terminate(id uint64) guardMsg {
-	reply := guardMsg{Op: opTerminated, ID: id}
 	g.mu.Lock()
-	t := g.trees[id]
-	var err error
-	if t == nil {
-		err = os.ErrProcessDone
-	} else {
+	err := os.ErrProcessDone
+	if t := g.trees[id]; t != nil {
 		err = terminateGroup(t.root.Pid, t.rootReaped)
 	}
 	g.mu.Unlock()
-	switch {
-	case errors.Is(err, os.ErrProcessDone):
-		reply.Done = true
-	case err != nil:
-		reply.Err = err.Error()
+	if errors.Is(err, os.ErrProcessDone) {
+		return guardMsg{Op: opTerminated, ID: id, Done: true}
 	}
-	return reply
+	return replyWith(guardMsg{Op: opTerminated, ID: id}, err)
 }
 
 // kill is KillTree (or, with closing, Close) inside the guard: it kills
-// tree id's process group, the root's descendants by parent chain, and the
-// orphans adopted by the guard that belong to the tree (see owner), with
-// their descendants. Closing also marks the tree closed and forgets it,
-// which may settle the owner of orphans that could have been the tree's or
-// an already closed tree's: those are killed too.
+// tree id's group, the root's descendants by parent chain, and the adopted
+// orphans the tree owns (see owner) with their descendants. Closing also
+// marks the tree closed and forgets it, which may settle the owner of
+// orphans that could have been this or a closed tree's: those die too.
 func (g *guard) kill(id uint64, closing bool) (KillReport, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -290,36 +257,27 @@ func (g *guard) kill(id uint64, closing bool) (KillReport, error) {
 	}
 	if closing {
 		t.closedAt = ticksNow()
+		defer func() {
+			delete(g.trees, id)
+			g.prune()
+		}()
 		if t.rootReaped && !g.adoptedAny() {
 			// Nothing of the tree can be left: every living descendant
 			// of a reaped root is below an orphan the guard adopted.
-			delete(g.trees, id)
-			g.prune()
 			return KillReport{Method: MethodProcessGroup}, nil
 		}
 	}
-	report, killed, err := freezeAndKill(t.root.Pid, func(table []proc, tableErr error) bool {
-		return groupSignalSafe(t.root.Pid, t.rootReaped, table, tableErr)
-	}, func(table []proc) []proc { return g.victims(t, table) })
-	deadline := time.Now().Add(reapWait)
-	for _, pn := range killed {
-		// A pidfd turns readable when its process dies, before it is
-		// reaped; reap, blocked on g.mu meanwhile, reaps it afterwards.
-		if pn.awaitExit(deadline) && pn.proc.PPid == g.self.Pid && pn.proc.Pid != t.root.Pid {
+	report, killed, err := freezeAndKill(t.root.Pid, func() bool { return t.rootReaped }, func(table []proc) []proc { return g.victims(t, table) })
+	// A pidfd turns readable when its process dies, before it is reaped;
+	// reap, blocked on g.mu meanwhile, reaps it afterwards.
+	for _, e := range awaitKilled(killed) {
+		if e.PPid == g.self.Pid && e.Pid != t.root.Pid {
 			report.Reaped++ // an orphan the guard adopted
 		}
-		pn.release()
-	}
-	if closing {
-		delete(g.trees, id)
-		g.prune()
 	}
 	return report, err
 }
 
-// victims returns the processes of table to kill for tree t: the root's
-// descendants by parent chain and the guard's adopted orphans that t owns,
-// with their descendants.
 func (g *guard) victims(t *guardTree, table []proc) []proc {
 	out := descendants(t.root, table)
 	seen := map[int]bool{t.root.Pid: true}
@@ -345,7 +303,6 @@ func (g *guard) victims(t *guardTree, table []proc) []proc {
 	return out
 }
 
-// isRoot reports whether e is the root of an open tree.
 func (g *guard) isRoot(e proc) bool {
 	for _, t := range g.trees {
 		if e.Same(t.root) {
@@ -355,13 +312,12 @@ func (g *guard) isRoot(e proc) bool {
 	return false
 }
 
-// owner returns the tree an orphan adopted by the guard belongs to, or nil
-// while that cannot be told. A launch token in its environment names the
-// tree. Without one (an orphan that cleared its environment, or one being
-// replaced by exec), only trees open when the orphan started can have made
-// it: when the one still open among them is being killed, or none is open,
-// it is that tree's (or a closed tree's, which makes it anybody's to kill);
-// while another candidate is open it waits for that tree to close.
+// owner returns the tree an adopted orphan belongs to, or nil while that
+// cannot be told. A launch token in its environment names the tree. Without
+// one (it cleared its environment, or is being replaced by exec), only
+// trees open when it started can have made it: when just one of them is
+// still open it is that tree's; when none is, a closed tree's, anybody's to
+// kill; while several are, it waits until one is left.
 func (g *guard) owner(e proc) *guardTree {
 	if tokens := launchTokens(e.Pid); len(tokens) > 0 {
 		for _, t := range g.history {
@@ -393,10 +349,9 @@ func (g *guard) owner(e proc) *guardTree {
 }
 
 // adoptedAny reports whether the guard has a child that is not the root of
-// an open tree: an orphan it adopted (living or not yet reaped). The
-// kernel's children lists can skip an entry while they change, so they are
-// read until two reads agree; when they never do, or cannot be read, the
-// answer is true.
+// an open tree: an adopted orphan, living or not yet reaped. The kernel's
+// children lists can skip an entry while they change, so they are read
+// until two reads agree; when they never do, or cannot be read, it is true.
 func (g *guard) adoptedAny() bool {
 	var children []int
 	for read := 0; ; read++ {
@@ -421,26 +376,20 @@ func (g *guard) adoptedAny() bool {
 	return false
 }
 
-// childrenReads bounds how often ownChildren is read while looking for two
-// reads that agree.
+// childrenReads bounds adoptedAny's reads of ownChildren.
 const childrenReads = 4
 
 // ownChildren returns the sorted PIDs of this process's children, living
-// or zombie, from /proc/self/task/<tid>/children of every thread (a child
-// belongs to the thread that forked it or adopted it).
+// or zombie, from every thread's /proc/self/task/<tid>/children (a child
+// belongs to the thread that forked or adopted it).
 func ownChildren() ([]int, error) {
-	dir, err := os.Open("/proc/self/task")
-	if err != nil {
-		return nil, err
-	}
-	tids, err := dir.Readdirnames(-1)
-	dir.Close()
+	tids, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return nil, err
 	}
 	var out []int
 	for _, tid := range tids {
-		task := "/proc/self/task/" + tid
+		task := "/proc/self/task/" + tid.Name()
 		data, err := os.ReadFile(task + "/children")
 		if err != nil {
 			if _, statErr := os.Stat(task); os.IsNotExist(err) && os.IsNotExist(statErr) {
@@ -461,8 +410,8 @@ func ownChildren() ([]int, error) {
 }
 
 // prune drops closed trees from the history once no orphan of the guard
-// started before they closed. It reads the process table, so it waits
-// until closed trees outnumber open ones by a margin.
+// started before they closed. It reads the process table, so only once
+// closed trees outnumber open ones by a margin.
 func (g *guard) prune() {
 	if len(g.history) < 2*len(g.trees)+16 {
 		return
@@ -482,23 +431,15 @@ func (g *guard) prune() {
 	})
 }
 
-// killAll kills every descendant of the guard (the host is gone), then
-// waits a little for the reaper to see them go.
+// killAll kills every descendant of the guard: the host is gone.
 func (g *guard) killAll() {
 	g.mu.Lock()
-	_, killed, _ := freezeAndKill(0, func([]proc, error) bool { return false }, func(table []proc) []proc {
-		return descendants(g.self, table)
-	})
-	deadline := time.Now().Add(reapWait)
-	for _, pn := range killed {
-		pn.awaitExit(deadline)
-		pn.release()
-	}
+	_, killed, _ := freezeAndKill(0, nil, func(table []proc) []proc { return descendants(g.self, table) })
+	awaitKilled(killed)
 	g.mu.Unlock()
 }
 
-// ticksNow returns the time since boot in the clock ticks of
-// /proc/<pid>/stat's start times (USER_HZ, 100 on Linux).
+// ticksNow returns the time since boot in the clock ticks of start times.
 func ticksNow() uint64 {
 	var ts unix.Timespec
 	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {

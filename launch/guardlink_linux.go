@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -15,40 +16,35 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// guardStartTimeout bounds a guard's start: exec of this binary and its
-// runtime and package initialisation.
+// guardStartTimeout bounds a guard's exec and runtime initialisation.
 const guardStartTimeout = 10 * time.Second
 
-// guardReplyTimeout bounds the wait for the guard's answer to a request it
-// answers at once (a spawn; a kill waits for its victims, reapWait).
+// guardReplyTimeout bounds the wait for an answer the guard owes at once (a
+// kill's waits for its victims, reapWait).
 const guardReplyTimeout = reapWait + 10*time.Second
 
 // theGuard is this program's launch guard, started by the first Start and
-// shared by every later one; another is started after it is lost. It is
-// the one piece of package-level state in launch, on purpose: a child
-// subreaper is a process-wide role, and one guard per program keeps a
-// launch to a message and a fork instead of an exec of this whole binary
+// shared by every later one; another starts after it is lost. The one
+// piece of package-level state in launch, on purpose: a child subreaper is
+// a process-wide role, and one guard per program keeps a launch to a
+// message and a fork instead of an exec of this whole binary
 // (docs/architecture.md "The launch guard").
 var theGuard guardSlot
 
-// guardSlot holds the current guard.
 type guardSlot struct {
-	mu sync.Mutex
-	g  *guardConn
-	// unavailable records that a guard could not start here (no
-	// /proc/self/exe, say): later Starts do not try again.
-	unavailable bool
+	mu          sync.Mutex
+	g           *guardConn
+	unavailable bool // no guard can start here (no /proc/self/exe, say): never try again
 }
 
-// get returns a live guard, starting one if needed. errNoGuard means none
-// can run here.
+// get returns a live guard, starting one if needed, or errNoGuard.
 func (s *guardSlot) get(ctx context.Context) (*guardConn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.unavailable {
 		return nil, errNoGuard
 	}
-	if s.g != nil && s.g.alive() {
+	if s.g != nil && s.g.lostErr() == nil {
 		return s.g, nil
 	}
 	g, err := startGuard(ctx)
@@ -82,8 +78,7 @@ func startGuard(ctx context.Context) (*guardConn, error) {
 		Env:        []string{guardEnv + "=" + guardProtocol, "GOMAXPROCS=1"},
 		ExtraFiles: []*os.File{guardEnd},
 		// A group of its own: a signal to this program's group (a
-		// terminal's, say) does not reach the guard, which must outlive
-		// this program to clean up after it.
+		// terminal's) must not reach the guard, which cleans up after it.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	if err := cmd.Start(); err != nil {
@@ -106,8 +101,7 @@ func startGuard(ctx context.Context) (*guardConn, error) {
 	g.reap()
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || err == nil:
-		// What ran is not a guard of this protocol (this binary run
-		// through a loader, say); it exited.
+		// Not a guard of this protocol (this binary run through a loader, say).
 		return nil, errNoGuard
 	case ctx.Err() != nil:
 		return nil, failure.Wrap(failure.Cancelled, ctx.Err(), "launch cancelled while the launch guard started")
@@ -115,10 +109,9 @@ func startGuard(ctx context.Context) (*guardConn, error) {
 	return nil, failure.Wrap(failure.Process, err, "the launch guard did not start")
 }
 
-// guardConn is this program's side of its guard. Nobody reads the socket
-// for long: a goroutine that waits for a message takes the read token,
-// reads one message, files it with its tree and gives the token back,
-// so no goroutine is left reading when nobody waits.
+// guardConn is this program's side of its guard. A goroutine that waits
+// for a message takes the read token, reads one message, files it with its
+// tree and gives the token back, so none is left reading when nobody waits.
 type guardConn struct {
 	conn *os.File
 	cmd  *exec.Cmd // the guard
@@ -134,15 +127,7 @@ type guardConn struct {
 	lostCh chan struct{} // closed with lost
 }
 
-// alive reports whether the guard has not been lost.
-func (g *guardConn) alive() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.lost == nil
-}
-
-// fail records that the guard is lost and ends the link: its trees fall
-// back to killing from here (killWithoutGuard).
+// fail records that the guard is lost; its trees are then killed from here.
 func (g *guardConn) fail(err error) {
 	g.mu.Lock()
 	first := g.lost == nil
@@ -157,10 +142,9 @@ func (g *guardConn) fail(err error) {
 	}
 }
 
-// reap waits for the guard process to exit and reaps it.
 func (g *guardConn) reap() { _ = g.cmd.Wait() }
 
-// send writes one frame, with fds as SCM_RIGHTS.
+// send writes one frame, with fds as SCM_RIGHTS; a failure loses the guard.
 func (g *guardConn) send(m guardMsg, fds []int) error {
 	frame, err := encodeFrame(m)
 	if err != nil {
@@ -169,35 +153,16 @@ func (g *guardConn) send(m guardMsg, fds []int) error {
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
 	rc, err := g.conn.SyscallConn()
-	if err != nil {
-		g.fail(err)
-		return g.lostErr()
-	}
-	sent := 0
-	var werr error
-	err = rc.Write(func(fd uintptr) bool {
-		for sent < len(frame) {
-			var n int
-			if sent == 0 && len(fds) > 0 {
-				n, werr = unix.SendmsgN(int(fd), frame, unix.UnixRights(fds...), nil, 0)
-			} else {
-				n, werr = unix.Write(int(fd), frame[sent:])
-			}
-			switch {
-			case errors.Is(werr, unix.EINTR):
-				continue
-			case errors.Is(werr, unix.EAGAIN):
-				werr = nil
-				return false // wait until the socket is writable
-			case werr != nil:
-				return true
-			}
-			sent += n
-		}
-		return true
-	})
 	if err == nil {
-		err = werr
+		sent := 0
+		var werr error
+		err = rc.Write(func(fd uintptr) bool {
+			sent, werr = sendFrame(int(fd), frame, fds, sent)
+			return !errors.Is(werr, unix.EAGAIN) // else wait until the socket is writable
+		})
+		if err == nil {
+			err = werr
+		}
 	}
 	if err != nil {
 		g.fail(err)
@@ -212,8 +177,7 @@ func (g *guardConn) lostErr() error {
 	return g.lost
 }
 
-// readOne reads one message and files it with its tree; the caller holds
-// the read token.
+// readOne reads one message and files it; the caller holds the token.
 func (g *guardConn) readOne() {
 	m, err := readGuardMsg(g.conn)
 	if err != nil {
@@ -228,31 +192,18 @@ func (g *guardConn) readOne() {
 	} // else about a tree nobody waits for any more
 }
 
-// spawn starts a child through the guard: its stdio are the three
-// descriptors, which the guard receives a copy of.
-func (g *guardConn) spawn(cmd *exec.Cmd, token string, stdio [3]*os.File) (*guardedTree, guardMsg, error) {
+// newTree registers a tree, so the guard's answers about it are filed.
+func (g *guardConn) newTree() *guardedTree {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.nextID++
 	t := &guardedTree{g: g, id: g.nextID, changed: make(chan struct{})}
 	g.trees[t.id] = t
-	g.mu.Unlock()
-	fds := []int{int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd())}
-	err := g.send(guardMsg{Op: opSpawn, ID: t.id, Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Token: token}, fds)
-	if err == nil {
-		err = t.await(func() bool { return t.started != nil }, guardReplyTimeout)
-	}
-	if err != nil || t.started.Op == opFailed {
-		t.forget()
-	}
-	if err != nil {
-		return nil, guardMsg{}, err
-	}
-	return t, *t.started, nil
+	return t
 }
 
-// guardedTree is one child owned by the guard; it implements treeOwner.
-// What the guard says about it is filed here by whichever goroutine read
-// it, and every goroutine waiting for it looks.
+// guardedTree is one child owned by the guard (a treeOwner). What the
+// guard says about it is filed here by whichever goroutine read it.
 type guardedTree struct {
 	g    *guardConn
 	id   uint64
@@ -260,42 +211,33 @@ type guardedTree struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed, and replaced, whenever a message is filed
-	started *guardMsg     // opStarted or opFailed
 	status  *ExitStatus   // the child's exit, once reported
 	reply   *guardMsg     // the answer to the pending request
 
-	// closed reports that the guard forgot the tree: it and its tree are
-	// gone. Like the requests, it is only touched under the Process's
-	// mutex.
-	closed bool
+	closed bool // the guard forgot the tree; under the Process's mutex, like requests
 }
 
 // file records m and wakes whoever waits.
 func (t *guardedTree) file(m guardMsg) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch m.Op {
-	case opStarted, opFailed:
-		t.started = &m
-	case opExited:
+	if m.Op == opExited {
 		t.status = m.Status
-	default:
+	} else {
 		t.reply = &m
 	}
 	close(t.changed)
 	t.changed = make(chan struct{})
 }
 
-// forget drops the tree from the guard's table.
 func (t *guardedTree) forget() {
 	t.g.mu.Lock()
 	delete(t.g.trees, t.id)
 	t.g.mu.Unlock()
 }
 
-// await waits until ready (called with t.mu held) reports true, reading
-// the socket itself while no other goroutine does. A limit above zero
-// bounds the wait for an answer the guard owes at once.
+// await waits until ready (called with t.mu held) reports true, reading the
+// socket itself while no other goroutine does, for at most a limit above 0.
 func (t *guardedTree) await(ready func() bool, limit time.Duration) error {
 	var timeout <-chan time.Time
 	if limit > 0 {
@@ -330,13 +272,14 @@ func (t *guardedTree) await(ready func() bool, limit time.Duration) error {
 	}
 }
 
-// request sends m and returns the guard's answer, whose Op is answer.
+// request sends m and fds and returns the guard's answer, one of answers.
 // Requests of one tree are serialised by its Process's mutex.
-func (t *guardedTree) request(op, answer string) (guardMsg, error) {
-	if err := t.g.send(guardMsg{Op: op, ID: t.id}, nil); err != nil {
+func (t *guardedTree) request(m guardMsg, fds []int, answers ...string) (guardMsg, error) {
+	m.ID = t.id
+	if err := t.g.send(m, fds); err != nil {
 		return guardMsg{}, err
 	}
-	if err := t.await(func() bool { return t.reply != nil && t.reply.Op == answer }, guardReplyTimeout); err != nil {
+	if err := t.await(func() bool { return t.reply != nil && slices.Contains(answers, t.reply.Op) }, guardReplyTimeout); err != nil {
 		return guardMsg{}, err
 	}
 	t.mu.Lock()
@@ -348,52 +291,53 @@ func (t *guardedTree) request(op, answer string) (guardMsg, error) {
 
 func (t *guardedTree) terminate() error {
 	if t.closed {
-		return failure.Wrap(failure.Process, os.ErrProcessDone, "process group has exited")
+		return errGroupExited()
 	}
-	reply, err := t.request(opTerminate, opTerminated)
+	reply, err := t.request(guardMsg{Op: opTerminate}, nil, opTerminated)
 	switch {
 	case err != nil:
 		// The guard is gone: signal the group from here, if that is safe.
 		return terminateGroup(t.root.Pid, true)
 	case reply.Done:
-		return failure.Wrap(failure.Process, os.ErrProcessDone, "process group has exited")
-	case reply.Err != "":
-		return failure.New(failure.Process, "%s", reply.Err)
+		return errGroupExited()
 	}
-	return nil
+	return replyError(reply)
 }
 
 func (t *guardedTree) killTree() (KillReport, error) {
 	if t.closed {
 		return KillReport{Method: MethodProcessGroup}, nil // close killed it all
 	}
-	reply, err := t.request(opKill, opKilled)
+	return t.kill(opKill, opKilled)
+}
+
+// kill has the guard kill the tree (op), or kills it here when it is lost.
+func (t *guardedTree) kill(op, answer string) (KillReport, error) {
+	reply, err := t.request(guardMsg{Op: op}, nil, answer)
 	if err != nil {
 		return t.killWithoutGuard()
 	}
-	return reportOf(reply)
-}
-
-// reportOf returns the report and error of a kill's answer.
-func reportOf(reply guardMsg) (KillReport, error) {
 	report := KillReport{Method: MethodProcessGroup}
 	if reply.Report != nil {
 		report = *reply.Report
 	}
-	if reply.Err != "" {
-		return report, failure.New(failure.Process, "%s", reply.Err)
-	}
-	return report, nil
+	return report, replyError(reply)
 }
 
-// killWithoutGuard kills the child's tree from here after the guard was
-// lost (someone killed it): the child and its descendants by parent chain,
-// and its group when a snapshot shows that is safe. Orphans the guard had
-// adopted went to another reaper with it and are out of reach.
+// replyError is the failure the guard met while answering, nil for none.
+func replyError(reply guardMsg) error {
+	if reply.Err == "" {
+		return nil
+	}
+	return failure.New(failure.Process, "%s", reply.Err)
+}
+
+// killWithoutGuard kills the tree from here after the guard was lost: the
+// child and its descendants by parent chain, and its group when a snapshot
+// shows that is safe. The guard's adopted orphans went to another reaper
+// and are out of reach.
 func (t *guardedTree) killWithoutGuard() (KillReport, error) {
-	report, killed, err := freezeAndKill(t.root.Pid, func(table []proc, tableErr error) bool {
-		return groupSignalSafe(t.root.Pid, true, table, tableErr)
-	}, func(table []proc) []proc {
+	report, killed, err := freezeAndKill(t.root.Pid, func() bool { return true }, func(table []proc) []proc {
 		victims := descendants(t.root, table)
 		for _, e := range table {
 			if e.Same(t.root) {
@@ -402,19 +346,14 @@ func (t *guardedTree) killWithoutGuard() (KillReport, error) {
 		}
 		return victims
 	})
-	deadline := time.Now().Add(reapWait)
-	for _, pn := range killed {
-		pn.awaitExit(deadline)
-		pn.release()
-	}
+	awaitKilled(killed)
 	return report, errors.Join(failure.New(failure.Process, "the launch guard was lost: killed the tree without it"), err)
 }
 
 func (t *guardedTree) wait() (ExitStatus, error) {
 	if err := t.await(func() bool { return t.status != nil }, 0); err != nil {
-		// The guard is gone and the child, if it still runs, is not this
-		// program's to wait for: wait for its death through a pidfd,
-		// without its status.
+		// The guard is gone and the child is not this program's to wait
+		// for: wait for its death through a pidfd, without its status.
 		if pn, _ := pinProcess(t.root); pn != nil {
 			for !pn.awaitExit(time.Now().Add(time.Hour)) {
 			}
@@ -428,27 +367,20 @@ func (t *guardedTree) wait() (ExitStatus, error) {
 }
 
 // close tells the guard the child exited and was waited for: the guard
-// kills whatever is left of the tree (a daemon the child left behind, say)
-// and forgets it.
+// kills what is left of the tree and forgets it.
 func (t *guardedTree) close() error {
 	if t.closed {
 		return nil
 	}
 	t.closed = true
-	reply, err := t.request(opClose, opClosed)
-	t.forget()
-	if err != nil {
-		_, kerr := t.killWithoutGuard()
-		return kerr
-	}
-	_, err = reportOf(reply)
+	defer t.forget()
+	_, err := t.kill(opClose, opClosed)
 	return err
 }
 
-// startGuarded starts cmd through this program's launch guard, which
-// becomes the child's parent and owns its tree (docs/architecture.md "The
-// launch guard"). errNoGuard (with WarnNoGuard recorded) means no guard
-// can run here and nothing started: the caller starts cmd directly.
+// startGuarded starts cmd through the launch guard, which becomes the
+// child's parent and owns its tree. errNoGuard (with WarnNoGuard recorded)
+// means nothing started: the caller starts cmd directly.
 func (p *Process) startGuarded(ctx context.Context, cmd *exec.Cmd) (treeOwner, error) {
 	g, err := theGuard.get(ctx)
 	if errors.Is(err, errNoGuard) {
@@ -458,36 +390,29 @@ func (p *Process) startGuarded(ctx context.Context, cmd *exec.Cmd) (treeOwner, e
 	if err != nil {
 		return nil, err
 	}
-	token, err := newLaunchToken()
-	if err != nil {
-		return nil, err
-	}
+	token := newLaunchToken()
 	cmd.Env = withLaunchToken(cmd.Env, token)
 	stdio, err := p.stdioPipes()
 	if err != nil {
 		return nil, err
 	}
-	t, reply, err := g.spawn(cmd, token, stdio)
-	for _, f := range stdio {
-		f.Close() // the guard holds its copies, and the child its own
+	t := g.newTree()
+	reply, err := t.request(guardMsg{Op: opSpawn, Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Token: token},
+		[]int{int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd())}, opStarted, opFailed)
+	closeFiles(stdio[:]...) // the guard holds its copies, and the child its own
+	switch {
+	case err != nil:
+		err = failure.Wrap(failure.Process, err, "the launch guard did not start the child")
+	case reply.Op == opFailed:
+		err = startError(&os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.Errno(reply.Errno)})
 	}
 	if err != nil {
+		t.forget()
 		p.closePipes()
-		return nil, failure.Wrap(failure.Process, err, "the launch guard did not start the child")
-	}
-	if reply.Op == opFailed {
-		p.closePipes()
-		return nil, startError(&os.PathError{Op: "fork/exec", Path: cmd.Path, Err: syscall.Errno(reply.Errno)})
+		return nil, err
 	}
 	p.root = proc{Pid: reply.Pid, PPid: g.pid, Group: reply.Pid, StartTime: reply.StartTime}
 	t.root = p.root
 	p.warnings = append(p.warnings, reply.Warnings...)
 	return t, nil
-}
-
-// closePipes closes this program's ends of the child's pipes.
-func (p *Process) closePipes() {
-	p.stdin.Close()
-	p.stdout.Close()
-	p.stderr.Close()
 }

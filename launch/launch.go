@@ -1,29 +1,15 @@
-// Package launch starts a shim.Command as a supervised child and kills its whole
-// process tree on request, on every OS.
-//
-// POSIX: no shell, a new process group, explicit environment and working
-// directory, and stdin a pipe (the prompt travels only there, never in argv or
-// the environment). Windows: a kill-on-close Job Object without breakaway; the
-// child is created suspended in a new process group already inside the job
-// (PROC_THREAD_ATTRIBUTE_JOB_LIST; before Windows 10 1607 it is assigned
-// right after CreateProcess) and only then resumed, so no grandchild can
-// start outside the job, and a kill of this program at any point takes it.
-//
-// KillTree finds descendants that left the group (setsid) by parent chain in
-// process-table snapshots, checking PID and start time before any signal.
-//
-// Linux: the child is started by the launch guard, this program's binary
-// run again as a small child subreaper that every launch of the program
-// shares (docs/architecture.md "The launch guard"). Every orphan of the
-// tree is reparented to it, so double-forked daemons are killed with their
-// tree whatever they did to their environment, and when this program dies
-// in any way, SIGKILL included, the guard kills every tree it holds. The
-// guard runs from this package's init, before main, when the binary is
-// executed as one: any program that imports launch carries it.
-//
-// Launch never reads the child's output and never decides a verdict: the
-// caller (package supervise) owns the pipes' read ends, deadlines and the
-// graceful-then-forceful stop sequence built from Terminate and KillTree.
+// Package launch starts a shim.Command as a supervised child and kills its
+// whole process tree on request: no shell, an explicit environment and
+// working directory, stdin a pipe (the prompt travels only there). POSIX: a
+// new process group. Linux: the child is started by the launch guard, this
+// program's binary run again as a child subreaper (from this package's
+// init, before main) that adopts every orphan of a tree and kills every
+// tree it holds when this program dies in any way, SIGKILL included
+// (docs/architecture.md "The launch guard"). Windows: the child is created
+// suspended inside a kill-on-close Job Object and only then resumed, so no
+// grandchild starts outside the job and a kill of this program at any point
+// takes it. Launch never reads the output nor decides a verdict: package
+// supervise does, with Terminate and KillTree.
 package launch
 
 import (
@@ -44,41 +30,32 @@ import (
 
 // Options says how to start a plan.
 type Options struct {
-	// Dir is the child's working directory. Empty means the current
-	// directory; a Dir that is missing or not a directory is a failure.Input
-	// error returned before anything starts.
+	// Dir is the child's working directory, empty for the current one; a
+	// missing or non-directory Dir is a failure.Input error.
 	Dir string
-	// Env is the child's full environment. Nil means os.Environ(); an empty
-	// non-nil slice means an empty environment. Either way cursorkit's own
-	// secrets (childenv.Secrets: CURSORKIT_TOKEN) are removed: no child
-	// inherits them (docs/contract.md, "Security"). On Linux, Start adds one
-	// variable, LaunchIDEnv, holding a random token that tells the launch
-	// guard which tree an orphan it adopts belongs to (a value inherited
-	// from an outer cursorkit is kept, the new token appended).
+	// Env is the child's full environment: nil for os.Environ(), empty
+	// non-nil for none. Either way cursorkit's own secrets
+	// (childenv.Secrets) are removed (docs/contract.md, "Security"). On
+	// Linux, Start adds LaunchIDEnv, which tells the launch guard which
+	// tree an orphan it adopts belongs to.
 	Env []string
-	// Stdin is copied to the child's stdin pipe, which is then closed: the
-	// prompt travels only here. Nil closes the child's stdin at once. The
-	// copy runs in its own goroutine; it ends when Stdin returns EOF or an
-	// error, or when a write fails because the child closed its end or Close
-	// was called (a Stdin blocked in Read keeps that goroutine until the
-	// Read returns, as with os/exec).
+	// Stdin is copied to the child's stdin pipe by a goroutine, which then
+	// closes it; nil closes it at once. The copy ends at Stdin's EOF or
+	// error, or when the child or Close closed the pipe (a Stdin blocked in
+	// Read keeps the goroutine until the Read returns, as with os/exec).
 	Stdin io.Reader
 }
 
 // LaunchIDEnv names the variable Start adds to the child's environment on
-// Linux. Its value is a comma-separated list of random tokens, the last one
-// specific to one Process (earlier ones come from outer cursorkit
-// processes); it carries no other information.
+// Linux: comma-separated random tokens, the last one this Process's (earlier
+// ones an outer cursorkit's).
 const LaunchIDEnv = "CURSORKIT_LAUNCH_ID"
 
 // ExitStatus is how the direct child ended.
 type ExitStatus struct {
-	// Code is the exit code; -1 when the child was killed by a signal.
-	Code int `json:"code"`
-	// Signal is the signal number that killed the child (POSIX), else 0.
-	Signal int `json:"signal,omitempty"`
-	// Signaled reports whether a signal ended the child (POSIX only).
-	Signaled bool `json:"signaled,omitempty"`
+	Code     int  `json:"code"`               // -1 when a signal killed the child
+	Signal   int  `json:"signal,omitempty"`   // the signal that killed it (POSIX)
+	Signaled bool `json:"signaled,omitempty"` // a signal ended it (POSIX)
 }
 
 // String renders the status as "exit status N" or "signal N".
@@ -99,52 +76,36 @@ const (
 	MethodTreeWalk     = "taskkill+tree-walk" // Windows without a job
 )
 
-// The codes of the warnings a launch records (Process.Warnings,
-// Detached.Warnings).
+// The codes of the warnings a launch records; warning has their messages.
 const (
-	// WarnNoJob (Windows): the child could not be put in a job object, so
-	// KillTree falls back to MethodTreeWalk.
+	// WarnNoJob (Windows): no job object, so KillTree walks the tree.
 	WarnNoJob = "no_job_object"
-	// WarnJobAfterStart (Windows before 10 1607, without
-	// PROC_THREAD_ATTRIBUTE_JOB_LIST): the child was put in its job after
-	// it was created; had this program been killed in between, it would
-	// have stayed outside any job.
+	// WarnJobAfterStart (Windows before 10 1607): the child joined its job
+	// after it was created; a kill of this program in between would have
+	// left it outside any job.
 	WarnJobAfterStart = "job_after_start"
-	// WarnNoGuard (Linux): the launch guard could not be started, so the
-	// child is this program's own: a descendant that leaves the process
-	// group and outlives its parent, or the whole tree after a SIGKILL of
-	// this program, may survive a stop.
+	// WarnNoGuard (Linux): no launch guard, so a descendant that leaves the
+	// group and its parent, or the tree after a SIGKILL of this program,
+	// may survive.
 	WarnNoGuard = "no_guard"
-	// WarnNoSubreaper (Linux): the guard is not a child subreaper, so
-	// orphaned descendants are not reparented to it and may survive a
-	// stop.
+	// WarnNoSubreaper (Linux): orphans are not reparented to the guard.
 	WarnNoSubreaper = "no_subreaper"
-	// WarnNoBreakaway (Windows): this process's job object forbids
-	// breakaway, so a detached child dies with it.
+	// WarnNoBreakaway (Windows): a detached child dies with this process's
+	// job, which forbids breakaway.
 	WarnNoBreakaway = "no_breakaway"
 )
 
 // KillReport says what KillTree did.
 type KillReport struct {
-	// Method is one of the Method constants.
-	Method string `json:"method"`
-	// Group reports that the process group (POSIX) or the job (Windows) was
-	// signalled or terminated.
-	Group bool `json:"group"`
-	// Swept counts descendants killed individually by the sweep, beyond the
-	// group or job.
-	Swept int `json:"swept"`
-	// Reaped counts orphans of the tree reparented to the launch guard
-	// (Linux) that KillTree killed and the guard reaped.
-	Reaped int `json:"reaped,omitempty"`
-	// Skipped counts candidates left alone because their identity (PID and
-	// start time) could not be confirmed, so a reused PID is never hit.
-	Skipped int `json:"skipped,omitempty"`
+	Method  string `json:"method"`            // one of the Method constants
+	Group   bool   `json:"group"`             // the group (POSIX) or job (Windows) was signalled or terminated
+	Swept   int    `json:"swept"`             // descendants killed one by one, beyond the group or job
+	Reaped  int    `json:"reaped,omitempty"`  // orphans the launch guard adopted, killed and reaped
+	Skipped int    `json:"skipped,omitempty"` // candidates whose PID and start time could not be confirmed, left alone
 }
 
-// Process is a started plan. Its methods are safe for concurrent use, except
-// that the read ends returned by Stdout and Stderr follow the usual rules of
-// *os.File.
+// Process is a started plan. Its methods are safe for concurrent use; the
+// read ends from Stdout and Stderr follow *os.File's rules.
 type Process struct {
 	stdout *os.File
 	stderr *os.File
@@ -165,14 +126,12 @@ type Process struct {
 // Pid returns the child's process ID (the process group ID on POSIX).
 func (p *Process) Pid() int { return p.root.Pid }
 
-// Stdout returns the read end of the child's stdout pipe. The caller owns
-// it: read it until EOF or close it to stop reading. Because it is a plain
-// pipe and not tied to Wait, a grandchild holding the write end can delay its
+// Stdout returns the read end of the child's stdout pipe, which the caller
+// owns. Not tied to Wait: a grandchild holding the write end can delay its
 // EOF but never Wait.
 func (p *Process) Stdout() io.ReadCloser { return p.stdout }
 
-// Stderr returns the read end of the child's stderr pipe, with the same
-// ownership rules as Stdout.
+// Stderr returns the read end of the child's stderr pipe, like Stdout.
 func (p *Process) Stderr() io.ReadCloser { return p.stderr }
 
 // Warnings returns what the launch had to give up on (the Warn codes).
@@ -182,15 +141,12 @@ func (p *Process) Warnings() []failure.Warning {
 	return append([]failure.Warning(nil), p.warnings...)
 }
 
-// Wait waits for the direct child to exit and returns how it ended. It never
-// waits for the pipes or for descendants. A non-zero exit is not an error:
-// the error is non-nil only when waiting itself failed (failure.Process).
-// Wait may be called more than once and from several goroutines; every call
-// returns the same result. On Linux the launch guard reaps the child and
-// sends every group signal itself, so none races with the reaping; without
-// a guard the child stays unreaped (a zombie) until Close, so its PID, which
-// is also the group ID, cannot be reused while KillTree may still signal
-// the group.
+// Wait waits for the direct child to exit (never for the pipes or
+// descendants) and returns how it ended, the same to every call; the error
+// is for a failed wait (failure.Process), not a non-zero exit. The launch
+// guard reaps the child and sends every group signal itself, so none races
+// with the reaping; without a guard the child stays a zombie until Close,
+// so its PID, the group ID, cannot be reused while KillTree may signal it.
 func (p *Process) Wait() (ExitStatus, error) {
 	p.waitOnce.Do(func() {
 		p.status, p.waitErr = p.waitExit()
@@ -200,47 +156,33 @@ func (p *Process) Wait() (ExitStatus, error) {
 	return p.status, p.waitErr
 }
 
-// Exited returns a channel closed once Wait has observed the child's exit.
-// It lets other goroutines select on the exit; it closes only after some
-// goroutine has called Wait (or Close).
+// Exited returns a channel closed once some Wait (or Close) saw the exit.
 func (p *Process) Exited() <-chan struct{} { return p.waitDone }
 
 // Terminate asks the whole tree to stop. POSIX: SIGTERM, then SIGCONT so
-// stopped members can act on it, to the process group. Windows: a
-// CTRL_BREAK_EVENT to the child's process group, which only reaches it when
-// it shares this process's console (best effort). An error wrapping
-// os.ErrProcessDone means nothing was left to ask.
+// stopped members can act on it, to the group. Windows: a CTRL_BREAK_EVENT
+// to the child's group, which reaches it only when it shares this
+// process's console. An error wrapping os.ErrProcessDone means nothing was
+// left to ask.
 func (p *Process) Terminate() error { return p.terminate() }
 
-// KillTree forcefully kills the child and every descendant it can identify,
-// and is idempotent: calling it again repeats the sweep, which is harmless.
-// POSIX: descendants are found in a process-table snapshot by parent chain
-// (so setsid escapees are included) and, on Linux, among the orphans the
-// launch guard adopted (by the child's launch token, or by when they
-// started); each is pinned by PID and start time (a pidfd on Linux) before
-// any signal, so a reused PID is never hit. The group and the pinned
-// victims are frozen with SIGSTOP and the table is read again until it
-// shows no new victim (at most a few snapshots); then SIGKILL goes to the
-// group, the root and each victim, and the guard reaps the orphans. The
-// group is signalled only while its ID provably still names the child's
-// group.
-// Windows: TerminateJobObject; without a job, taskkill /T /F by absolute path
-// while the root is still alive, then a native tree walk with creation-time
-// checks.
+// KillTree kills the child and every descendant it can identify; again, it
+// repeats the sweep. POSIX: descendants by parent chain (setsid escapees
+// included) and the orphans the launch guard adopted for the tree, each
+// checked by PID and start time, are frozen, then SIGKILLed with the group.
+// Windows: TerminateJobObject; without a job, taskkill /T /F by absolute
+// path while the root lives, then a tree walk with creation-time checks.
 func (p *Process) KillTree() (KillReport, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.killTree()
 }
 
-// Close kills whatever is left of the tree (like closing a kill-on-close job),
-// waits for the direct child, reaps it, and releases every handle: the job,
-// the stdin write end and the read ends of stdout and stderr. It is
-// idempotent. POSIX: when Wait had already seen the child exit by itself,
-// Close runs KillTree's sweep only if something may be left (an orphan the
-// launch guard adopted, on Linux, or a member of the process group), so
-// closing after a clean run reads no process table; what a child left
-// behind (a daemon) is killed.
+// Close kills whatever is left of the tree (like closing a kill-on-close
+// job), waits for and reaps the direct child, and releases every handle and
+// pipe end; it is idempotent. POSIX: after the child exited by itself, the
+// sweep runs only if something may be left (an orphan the guard adopted, a
+// group member), so a clean run reads no process table.
 func (p *Process) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -248,9 +190,7 @@ func (p *Process) Close() error {
 		return nil
 	}
 	p.closed = true
-	// Whether the child had exited by itself before Close decides how the
-	// rest is killed (see closeKill and closeSweep).
-	exited := p.exited()
+	exited := p.exited() // by itself, before Close: see closeKill, closeSweep
 	killErr := p.closeKill(exited)
 	p.mu.Unlock()
 
@@ -261,13 +201,10 @@ func (p *Process) Close() error {
 		killErr = err
 	}
 	p.mu.Unlock()
-	p.stdin.Close()
-	p.stdout.Close()
-	p.stderr.Close()
+	p.closePipes()
 	return errors.Join(killErr, waitErr, reapErr)
 }
 
-// exited reports whether Wait has observed the child's exit.
 func (p *Process) exited() bool {
 	select {
 	case <-p.waitDone:
@@ -277,13 +214,12 @@ func (p *Process) exited() bool {
 	}
 }
 
-// Start validates plan and opts, then starts plan: without a shell, without
-// any PATH lookup (plan.Program must be absolute), with opts.Env and
-// opts.Dir, in a new process group (POSIX) or a kill-on-close job (Windows).
-// ctx bounds only the start itself; once Start returns, stopping the child is
-// the caller's job (Terminate, KillTree, Close). Errors: failure.Input for a
-// bad plan or options (nothing started), failure.MissingCLI when the program
-// file does not exist (errors.Is(err, fs.ErrNotExist) also holds),
+// Start validates plan and opts, then starts plan without a shell or PATH
+// lookup (plan.Program must be absolute), in a new process group (POSIX) or
+// a kill-on-close job (Windows). ctx bounds only the start; then stopping
+// the child is the caller's job (Terminate, KillTree, Close). Errors:
+// failure.Input for a bad plan or options (nothing started),
+// failure.MissingCLI for a missing program (errors.Is fs.ErrNotExist too),
 // failure.Setup when it cannot be executed, failure.Process otherwise.
 func Start(ctx context.Context, plan shim.Command, opts Options) (*Process, error) {
 	p, cmd, err := prepare(ctx, plan, opts)
@@ -296,17 +232,16 @@ func Start(ctx context.Context, plan shim.Command, opts Options) (*Process, erro
 	return p, nil
 }
 
-// prepare is Start's validation: the Process to start and its command.
+// prepare validates Start's plan and options: the Process and its command.
 func prepare(ctx context.Context, plan shim.Command, opts Options) (*Process, *exec.Cmd, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, failure.Wrap(failure.Cancelled, err, "launch cancelled before start")
+	if err := cancelledBeforeStart(ctx); err != nil {
+		return nil, nil, err
 	}
 	if plan.Program == "" {
 		return nil, nil, failure.New(failure.Input, "launch plan has no program")
 	}
 	if !filepath.IsAbs(plan.Program) {
-		// A relative Path would be resolved against Dir by os/exec but
-		// checked against the current directory here; plans are absolute.
+		// os/exec would resolve it against Dir, these checks against the cwd.
 		return nil, nil, failure.New(failure.Input, "launch plan program %q is not an absolute path", plan.Program)
 	}
 	if opts.Dir != "" {
@@ -339,26 +274,27 @@ func prepare(ctx context.Context, plan shim.Command, opts Options) (*Process, *e
 	return p, &exec.Cmd{Path: plan.Program, Args: args, Env: env, Dir: opts.Dir}, nil
 }
 
-// stdioPipes creates the child's stdin, stdout and stderr pipes, keeps our
-// ends in p and returns the child's.
+// stdioPipes creates the three pipes, keeps our ends in p, returns the child's.
 func (p *Process) stdioPipes() (child [3]*os.File, err error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return child, failure.Wrap(failure.Resource, err, "cannot create stdin pipe")
+	var ours [3]*os.File
+	for i, name := range [3]string{"stdin", "stdout", "stderr"} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeFiles(child[:i]...)
+			closeFiles(ours[:i]...)
+			return [3]*os.File{}, failure.Wrap(failure.Resource, err, "cannot create %s pipe", name)
+		}
+		if i == 0 {
+			child[i], ours[i] = r, w
+		} else {
+			child[i], ours[i] = w, r
+		}
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeFiles(inR, inW)
-		return child, failure.Wrap(failure.Resource, err, "cannot create stdout pipe")
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeFiles(inR, inW, outR, outW)
-		return child, failure.Wrap(failure.Resource, err, "cannot create stderr pipe")
-	}
-	p.stdin, p.stdout, p.stderr = inW, outR, errR
-	return [3]*os.File{inR, outW, errW}, nil
+	p.stdin, p.stdout, p.stderr = ours[0], ours[1], ours[2]
+	return child, nil
 }
+
+func (p *Process) closePipes() { closeFiles(p.stdin, p.stdout, p.stderr) }
 
 func closeFiles(files ...*os.File) {
 	for _, f := range files {
@@ -366,9 +302,13 @@ func closeFiles(files ...*os.File) {
 	}
 }
 
-// feedStdin copies src to the child's stdin and closes it. Write errors
-// (the child closed its stdin, or Close closed our end) end the copy
-// silently: whether the child read its input is the caller's verdict.
+// cancelledBeforeStart is a start's error once ctx ended, nil while it lives.
+func cancelledBeforeStart(ctx context.Context) error {
+	return failure.Wrap(failure.Cancelled, ctx.Err(), "launch cancelled before start")
+}
+
+// feedStdin copies src to the child's stdin and closes it. Write errors end
+// the copy silently: whether the child read it is the caller's verdict.
 func (p *Process) feedStdin(src io.Reader) {
 	w := p.stdin
 	if src == nil {
@@ -381,7 +321,7 @@ func (p *Process) feedStdin(src io.Reader) {
 	}()
 }
 
-// startError classifies an exec start failure.
+// startError classifies an exec start failure; nil for nil.
 func startError(err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

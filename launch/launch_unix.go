@@ -17,92 +17,73 @@ import (
 )
 
 // sweepRounds bounds the snapshots of one KillTree: each round freezes the
-// victims it found, and the next looks for children forked before the
-// freeze.
+// victims it found, the next looks for children forked before the freeze.
 const sweepRounds = 4
 
-// reapWait bounds how long KillTree waits for the processes it SIGKILLed
-// (and the root) to exit.
+// reapWait bounds KillTree's wait for what it SIGKILLed to exit.
 const reapWait = 2 * time.Second
 
-// sysProcess is the POSIX-specific state of a Process.
 type sysProcess struct {
-	// cmd is the started child (POSIX starts it through os/exec; Windows
-	// through a CreateProcess of launch's own).
-	cmd *exec.Cmd
-	// owner signals and reaps the tree when a launch guard owns it (Linux,
-	// docs/architecture.md "The launch guard"); nil when this process is
-	// the child's parent and does it itself.
-	owner treeOwner
-	// reaped reports that this process reaped the root (no guard): its
-	// PID, which is the group ID, may then be reused.
-	reaped atomic.Bool
+	cmd    *exec.Cmd   // the started child, without a guard
+	owner  treeOwner   // the launch guard, nil when this process is the parent
+	reaped atomic.Bool // by this process, so its PID, the group ID, may be reused
 }
 
-// treeOwner is what signals, waits for and reaps the child's tree on this
-// process's behalf: the launch guard. Its methods run with p.mu held,
-// except wait.
+// treeOwner signals, waits for and reaps the child's tree on this process's
+// behalf: the launch guard. Its methods run with p.mu held, except wait.
 type treeOwner interface {
 	terminate() error
 	killTree() (KillReport, error)
 	wait() (ExitStatus, error)
-	// close ends the guard after the child exited: whatever is left of the
-	// tree is killed and reaped, then the guard itself.
-	close() error
+	close() error // after the child exited: kill and reap what is left
 }
 
-// errNoGuard is startGuarded's answer when no launch guard could start
-// and nothing did: the child is then started directly.
+// errNoGuard: no launch guard can run here and nothing started.
 var errNoGuard = errors.New("no launch guard")
 
 func (p *Process) reaped() bool { return p.sys.reaped.Load() }
 
-func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Command, stdin io.Reader) error {
+func (p *Process) start(ctx context.Context, cmd *exec.Cmd, _ shim.Command, stdin io.Reader) error {
 	owner, err := p.startGuarded(ctx, cmd)
-	switch {
-	case err == nil:
-		p.sys.owner = owner
-		p.feedStdin(stdin)
-		return nil
-	case !errors.Is(err, errNoGuard):
-		return err
+	if errors.Is(err, errNoGuard) {
+		return p.startDirect(ctx, cmd, stdin)
 	}
-	return p.startDirect(ctx, cmd, stdin)
-}
-
-// startDirect starts the child as this process's own child, in a new
-// process group: where no launch guard can be used.
-func (p *Process) startDirect(ctx context.Context, cmd *exec.Cmd, stdin io.Reader) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	afterStart, onFailure, err := p.pipes(cmd)
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		onFailure()
-		return failure.Wrap(failure.Cancelled, err, "launch cancelled before start")
-	}
-	if err := cmd.Start(); err != nil {
-		onFailure()
-		return startError(err)
-	}
-	afterStart()
-	cmd.Env = nil // the child has it; many sessions at once need not keep copies
-	p.sys.cmd = cmd
-	p.root = proc{Pid: cmd.Process.Pid, PPid: os.Getpid(), Group: cmd.Process.Pid}
-	if st, err := startTimeOf(cmd.Process.Pid); err == nil {
-		p.root.StartTime = st
-	}
+	p.sys.owner = owner
 	p.feedStdin(stdin)
 	return nil
 }
 
-// groupSignalSafe reports whether kill(-leader) can only reach the group
-// that leader leads. While the leader is unreaped its PID, which is the
-// group ID, cannot be reused, so the group ID cannot name another group.
-// After reaping, a snapshot must show members of the group and no process
-// holding the group ID as its PID (a new group with that ID would be led by
-// such a process).
+// startDirect starts the child as this process's own, in a new group.
+func (p *Process) startDirect(ctx context.Context, cmd *exec.Cmd, stdin io.Reader) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	child, err := p.stdioPipes()
+	if err != nil {
+		return err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = child[0], child[1], child[2]
+	if err = cancelledBeforeStart(ctx); err == nil {
+		err = startError(cmd.Start())
+	}
+	closeFiles(child[:]...)
+	if err != nil {
+		p.closePipes()
+		return err
+	}
+	cmd.Env = nil // the child has it; many sessions at once need not keep copies
+	p.sys.cmd = cmd
+	st, _ := startTimeOf(cmd.Process.Pid) // 0, unknown, when unreadable
+	p.root = proc{Pid: cmd.Process.Pid, PPid: os.Getpid(), Group: cmd.Process.Pid, StartTime: st}
+	p.feedStdin(stdin)
+	return nil
+}
+
+// groupSignalSafe reports whether kill(-leader) can only reach leader's
+// group. While the leader is unreaped its PID, the group ID, cannot be
+// reused. After reaping, a snapshot must show members of the group and no
+// process holding the group ID as its PID (it would lead a new group).
 func groupSignalSafe(leader int, reaped bool, table []proc, tableErr error) bool {
 	if !reaped {
 		return true
@@ -123,7 +104,7 @@ func groupSignalSafe(leader int, reaped bool, table []proc, tableErr error) bool
 }
 
 // terminateGroup sends SIGTERM, then SIGCONT so stopped members can act on
-// it, to the group leader leads, when that is safe (groupSignalSafe).
+// it, to leader's group when groupSignalSafe.
 func terminateGroup(leader int, reaped bool) error {
 	var table []proc
 	var tableErr error
@@ -131,16 +112,21 @@ func terminateGroup(leader int, reaped bool) error {
 		table, tableErr = snapshot()
 	}
 	if !groupSignalSafe(leader, reaped, table, tableErr) {
-		return failure.Wrap(failure.Process, os.ErrProcessDone, "process group has exited")
+		return errGroupExited()
 	}
 	if err := syscall.Kill(-leader, syscall.SIGTERM); err != nil {
 		if errors.Is(err, syscall.ESRCH) {
-			return failure.Wrap(failure.Process, os.ErrProcessDone, "process group has exited")
+			return errGroupExited()
 		}
 		return failure.Wrap(failure.Process, err, "cannot signal the process group")
 	}
 	_ = syscall.Kill(-leader, syscall.SIGCONT)
 	return nil
+}
+
+// errGroupExited means no process of the group is left to ask to stop.
+func errGroupExited() error {
+	return failure.Wrap(failure.Process, os.ErrProcessDone, "process group has exited")
 }
 
 func (p *Process) terminate() error {
@@ -170,9 +156,8 @@ func (p *Process) release() error {
 }
 
 // closeKill is Close's tree kill before the child is reaped, with p.mu
-// held. A child still running gets the full KillTree. A child that exited
-// by itself is left to closeSweep, which can tell cheaply, once the child
-// is reaped, whether anything is left to kill.
+// held: a child that exited by itself is left to closeSweep, which can tell
+// cheaply, once it is reaped, whether anything is left to kill.
 func (p *Process) closeKill(exited bool) error {
 	if exited {
 		return nil
@@ -181,11 +166,10 @@ func (p *Process) closeKill(exited bool) error {
 	return err
 }
 
-// closeSweep runs with p.mu held after the child was reaped. A guard is
-// told to finish: it kills and reaps whatever is left of the tree (a
-// daemon the child left behind, say) and exits. Without a guard, the full
-// KillTree runs when the child had exited by itself and its process group
-// still has members; descendants that left the group are then out of
+// closeSweep runs with p.mu held after the child was reaped. A guard kills
+// and reaps what is left of the tree (a daemon the child left, say).
+// Without one, KillTree runs when the child had exited by itself and its
+// group still has members; descendants that left the group are then out of
 // reach (docs/contract.md "Supervision").
 func (p *Process) closeSweep(exited bool) error {
 	if p.sys.owner != nil {
@@ -198,11 +182,10 @@ func (p *Process) closeSweep(exited bool) error {
 	return err
 }
 
-// groupHasMembers reports, once the child was reaped, whether its process
-// group still has members: kill(-pgid, 0) fails with ESRCH only when the
-// group is empty. After reaping, members keep the group ID, the child's
-// PID, from being reused, so ESRCH cannot come from another group; a
-// reused PID that leads a new group only makes the answer a false alarm.
+// groupHasMembers reports, once the child was reaped, whether its group
+// still has members (kill(-pgid, 0) fails with ESRCH only for an empty
+// group). Members keep the group ID from being reused, so ESRCH cannot come
+// from another group; a reused PID leading a new group is a false alarm.
 func (p *Process) groupHasMembers() bool {
 	return !errors.Is(syscall.Kill(-p.root.Pid, 0), syscall.ESRCH)
 }
@@ -212,38 +195,30 @@ func (p *Process) killTree() (KillReport, error) {
 	if p.sys.owner != nil {
 		return p.sys.owner.killTree()
 	}
-	report, killed, err := freezeAndKill(p.root.Pid, func(table []proc, tableErr error) bool {
-		return groupSignalSafe(p.root.Pid, p.reaped(), table, tableErr)
-	}, func(table []proc) []proc { return descendants(p.root, table) })
+	report, killed, err := freezeAndKill(p.root.Pid, p.reaped, func(table []proc) []proc { return descendants(p.root, table) })
 	// The root itself, through os.Process (a pidfd on Linux), which is a
 	// no-op once it has been reaped.
 	_ = p.sys.cmd.Process.Signal(syscall.SIGKILL)
 	// Waiting for every exit, the root's included, means the tree is gone
 	// when KillTree returns. The root is never reaped here: it is os/exec's.
-	deadline := time.Now().Add(reapWait)
 	if !p.reaped() {
 		if rootPin, _ := pinProcess(p.root); rootPin != nil {
-			rootPin.awaitExit(deadline)
-			rootPin.release()
+			killed = append([]*pin{rootPin}, killed...)
 		}
 	}
-	for _, pn := range killed {
-		pn.awaitExit(deadline)
-		pn.release()
-	}
+	awaitKilled(killed)
 	return report, err
 }
 
-// freezeAndKill is KillTree's sweep, for this process's own child and for
-// the launch guard alike. It freezes before it kills: the group that
-// leader leads (when groupSafe says a signal to it can reach no other
-// group) and every victim get SIGSTOP, and the table is read again until a
-// snapshot shows no new victim, so a process forked during the sweep cannot
-// slip out of the parent chain. Then SIGKILL goes to the group and to every
-// pinned victim. Each victim is pinned by PID and start time (a pidfd on
+// freezeAndKill is KillTree's sweep, with or without a guard. It freezes
+// before it kills: leader's group (none for leader 0, and only when
+// groupSignalSafe) and every victim get SIGSTOP, and the table is read
+// again until it shows no new victim, so a process forked during the sweep
+// cannot slip out of the parent chain. Then SIGKILL goes to the group and
+// every victim. Each victim is pinned by PID and start time (a pidfd on
 // Linux) before any signal, so a reused PID is never hit. It returns the
-// pins of the victims it killed, for the caller to await and release.
-func freezeAndKill(leader int, groupSafe func([]proc, error) bool, victims func([]proc) []proc) (KillReport, []*pin, error) {
+// pins of the victims it killed, for awaitKilled.
+func freezeAndKill(leader int, leaderReaped func() bool, victims func([]proc) []proc) (KillReport, []*pin, error) {
 	report := KillReport{Method: MethodProcessGroup}
 	var errs []error
 	pins := map[int]*pin{}
@@ -255,7 +230,7 @@ func freezeAndKill(leader int, groupSafe func([]proc, error) bool, victims func(
 			errs = append(errs, failure.Wrap(failure.Process, tableErr, "cannot read the process table"))
 		}
 		if round == 0 {
-			signalGroup = groupSafe(table, tableErr)
+			signalGroup = leader > 0 && groupSignalSafe(leader, leaderReaped(), table, tableErr)
 			if signalGroup {
 				_ = syscall.Kill(-leader, syscall.SIGSTOP)
 			}
@@ -304,16 +279,15 @@ func freezeAndKill(leader int, groupSafe func([]proc, error) bool, victims func(
 	return report, killed, errors.Join(errs...)
 }
 
-// pipes creates the three pipes and wires the child's ends into cmd. It
-// returns the function that closes the child's ends after start (or on
-// failure) and our ends on failure.
-func (p *Process) pipes(cmd *exec.Cmd) (afterStart func(), onFailure func(), err error) {
-	child, err := p.stdioPipes()
-	if err != nil {
-		return nil, nil, err
+// awaitKilled waits up to reapWait for the pinned processes to exit and
+// releases their pins; it returns those that exited.
+func awaitKilled(killed []*pin) (exited []proc) {
+	deadline := time.Now().Add(reapWait)
+	for _, pn := range killed {
+		if pn.awaitExit(deadline) {
+			exited = append(exited, pn.proc)
+		}
+		pn.release()
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = child[0], child[1], child[2]
-	afterStart = func() { closeFiles(child[:]...) }
-	onFailure = func() { closeFiles(append(child[:], p.stdin, p.stdout, p.stderr)...) }
-	return afterStart, onFailure, nil
+	return exited
 }

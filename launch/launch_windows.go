@@ -22,60 +22,67 @@ import (
 // taskkillTimeout bounds the taskkill fallback.
 const taskkillTimeout = 10 * time.Second
 
-// sysProcess is the Windows-specific state of a Process.
 type sysProcess struct {
-	job windows.Handle // 0 without a job, and once Close released it
-	// jobbed records that the tree ran in a job: once Close terminated
-	// and released it, nothing of the tree is left to kill.
-	jobbed bool
-	// process is the child's handle from CreateProcess, held until Close
-	// (so its PID cannot be reused while KillTree may still use it); 0
-	// once released.
-	process windows.Handle
-	// afterCreate, set by tests only (export_windows_test.go), runs with
-	// the child's PID right after CreateProcess created it, suspended:
-	// before it is resumed, and in the fallback before its job assignment.
+	job     windows.Handle // 0 without a job, and once Close released it
+	jobbed  bool           // the tree ran in a job: once released, nothing is left
+	process windows.Handle // held until Close, so KillTree never meets its PID reused
+	// Tests only: afterCreate runs with the PID of the child created
+	// suspended, before its job assignment and resume; noJobList takes
+	// the fallback of Windows before 10 1607.
 	afterCreate func(pid int)
-	// noJobList makes start take the fallback of Windows before 10 1607
-	// (tests only).
-	noJobList bool
+	noJobList   bool
 }
 
 // start creates the child suspended and inside its kill-on-close job at
 // once (PROC_THREAD_ATTRIBUTE_JOB_LIST), then resumes it: from the instant
 // the child exists, closing the job's handle, which this process's death
 // does, kills it, so no kill of this program at any point leaves a child
-// outside a job. Where the job list is unsupported (before Windows 10 1607)
-// the child is assigned to the job after CreateProcess, before it runs, and
-// the launch records WarnJobAfterStart; where the job is refused
-// (nesting forbidden) the child runs without a job (WarnNoJob).
+// outside a job. See joinJobAfterCreate for where that cannot be.
 func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Command, stdin io.Reader) error {
 	job, err := newKillOnCloseJob()
 	if err != nil {
 		return failure.Wrap(failure.Process, err, "cannot create a job object")
 	}
-	flags := uint32(windows.CREATE_NEW_PROCESS_GROUP)
-	if !hasConsole() {
-		// With a console the child shares it, which is what lets
-		// Terminate's CTRL_BREAK_EVENT reach it; without one, do not
-		// open a window.
-		flags |= windows.CREATE_NO_WINDOW
-	}
-	child, err := p.stdioPipes()
+	c, err := p.createSuspended(ctx, cmd, plan, job)
 	if err != nil {
 		windows.CloseHandle(job)
 		return err
 	}
-	failed := func() {
-		closeFiles(p.stdin, p.stdout, p.stderr)
-		if job != 0 {
-			windows.CloseHandle(job)
+	// Resumed only once it is in its job, or known to run without one.
+	job, err = p.joinJobAfterCreate(job, c)
+	if err == nil {
+		if _, rerr := windows.ResumeThread(c.Thread); rerr != nil {
+			err = failure.Wrap(failure.Process, os.NewSyscallError("ResumeThread", rerr), "cannot resume the child")
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	windows.CloseHandle(c.Thread)
+	if err != nil {
+		p.abandon(c, job)
+		return err
+	}
+	p.sys.process = c.Process
+	p.sys.job, p.sys.jobbed = job, job != 0
+	p.feedStdin(stdin)
+	return nil
+}
+
+// createSuspended creates the child suspended, in job where the system
+// allows it. A failure leaves nothing behind but job, the caller's.
+func (p *Process) createSuspended(ctx context.Context, cmd *exec.Cmd, plan shim.Command, job windows.Handle) (created, error) {
+	flags := uint32(windows.CREATE_NEW_PROCESS_GROUP)
+	if !hasConsole() {
+		// With a console the child shares it, so Terminate's
+		// CTRL_BREAK_EVENT reaches it; without one, open no window.
+		flags |= windows.CREATE_NO_WINDOW
+	}
+	child, err := p.stdioPipes()
+	if err != nil {
+		return created{}, err
+	}
+	if err := cancelledBeforeStart(ctx); err != nil {
 		closeFiles(child[:]...)
-		failed()
-		return failure.Wrap(failure.Cancelled, err, "launch cancelled before start")
+		p.closePipes()
+		return created{}, err
 	}
 	cmdLine := plan.CommandLine
 	if cmdLine == "" {
@@ -88,50 +95,47 @@ func (p *Process) start(ctx context.Context, cmd *exec.Cmd, plan shim.Command, s
 	})
 	closeFiles(child[:]...)
 	if err != nil {
-		failed()
-		return startError(err)
+		p.closePipes()
+		return created{}, startError(err)
 	}
-	p.root = proc{Pid: c.pid, PPid: os.Getpid(), StartTime: creationTime(c.process)}
+	p.root = proc{Pid: int(c.ProcessId), PPid: os.Getpid(), StartTime: creationTime(c.Process)}
 	if p.sys.afterCreate != nil {
-		p.sys.afterCreate(c.pid)
+		p.sys.afterCreate(int(c.ProcessId))
 	}
+	return c, nil
+}
 
-	var assignErr, resumeErr error
-	if !c.inJob {
-		assignErr = windows.AssignProcessToJobObject(job, c.process)
-		switch {
-		case assignErr == nil:
-			p.warnings = append(p.warnings, warning(WarnJobAfterStart))
-		case errors.Is(assignErr, windows.ERROR_ACCESS_DENIED):
-			// Nested jobs refused (before Windows 8, or a job that
-			// forbids it): run without a job rather than not at all.
-			windows.CloseHandle(job)
-			job = 0
-			assignErr = nil
-			p.warnings = append(p.warnings, warning(WarnNoJob))
-		}
+// joinJobAfterCreate is the fallback for a child created outside its job
+// (no PROC_THREAD_ATTRIBUTE_JOB_LIST): it assigns the still suspended child
+// and records WarnJobAfterStart. It returns the child's job, 0 when nested
+// jobs are refused (before Windows 8, or a job that forbids it): the job is
+// closed and the child runs without one rather than not at all (WarnNoJob).
+func (p *Process) joinJobAfterCreate(job windows.Handle, c created) (windows.Handle, error) {
+	if c.inJob {
+		return job, nil
 	}
-	if assignErr == nil {
-		if _, err := windows.ResumeThread(c.thread); err != nil {
-			resumeErr = os.NewSyscallError("ResumeThread", err)
-		}
+	err := windows.AssignProcessToJobObject(job, c.Process)
+	switch {
+	case err == nil:
+		p.warnings = append(p.warnings, warning(WarnJobAfterStart))
+	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
+		windows.CloseHandle(job)
+		p.warnings = append(p.warnings, warning(WarnNoJob))
+		return 0, nil
 	}
-	windows.CloseHandle(c.thread)
-	if assignErr == nil && resumeErr == nil {
-		p.sys.process = c.process
-		p.sys.job, p.sys.jobbed = job, job != 0
-		p.feedStdin(stdin)
-		return nil
+	return job, failure.Wrap(failure.Process, err, "cannot assign the child to its job object")
+}
+
+// abandon kills a child that could not be set up (never left suspended or
+// loose), waits for it, and releases its handle, our pipe ends and job.
+func (p *Process) abandon(c created, job windows.Handle) {
+	_ = windows.TerminateProcess(c.Process, 1)
+	_, _ = windows.WaitForSingleObject(c.Process, windows.INFINITE)
+	windows.CloseHandle(c.Process)
+	p.closePipes()
+	if job != 0 {
+		windows.CloseHandle(job)
 	}
-	// Never leave the child suspended or loose.
-	_ = windows.TerminateProcess(c.process, 1)
-	_, _ = windows.WaitForSingleObject(c.process, windows.INFINITE)
-	windows.CloseHandle(c.process)
-	failed()
-	if assignErr != nil {
-		return failure.Wrap(failure.Process, assignErr, "cannot assign the child to its job object")
-	}
-	return failure.Wrap(failure.Process, resumeErr, "cannot resume the child")
 }
 
 // newKillOnCloseJob creates an unnamed, non-inheritable job whose members
@@ -161,8 +165,7 @@ func hasConsole() bool {
 	return hwnd != 0
 }
 
-// creationTime returns a process's creation time as FILETIME ticks, 0 when
-// it cannot be read.
+// creationTime returns a process's creation time in FILETIME ticks, or 0.
 func creationTime(h windows.Handle) uint64 {
 	var created, exited, kernel, user windows.Filetime
 	if windows.GetProcessTimes(h, &created, &exited, &kernel, &user) != nil {
@@ -186,8 +189,7 @@ func (p *Process) waitExit() (ExitStatus, error) {
 	return ExitStatus{Code: int(code)}, nil
 }
 
-// release closes the child's handle and the job's; Close has already
-// terminated the job and waited for the child.
+// release closes the child's and the job's handles once Close waited.
 func (p *Process) release() error {
 	var err error
 	if p.sys.process != 0 {
@@ -205,45 +207,36 @@ func (p *Process) terminate() error {
 	if p.exited() {
 		return failure.Wrap(failure.Process, os.ErrProcessDone, "process has exited")
 	}
-	if err := windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(p.root.Pid)); err != nil {
-		return failure.Wrap(failure.Process, err, "cannot send CTRL_BREAK_EVENT")
-	}
-	return nil
+	err := windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(p.root.Pid))
+	return failure.Wrap(failure.Process, err, "cannot send CTRL_BREAK_EVENT")
 }
 
-// closeKill is Close's tree kill before the child is reaped, with p.mu
-// held: the job is terminated (or the tree walked) whether or not the child
-// exited by itself, since a dead child's job can still hold descendants.
+// closeKill is Close's tree kill, with p.mu held, whether or not the child
+// exited by itself: a dead child's job can still hold descendants.
 func (p *Process) closeKill(bool) error {
 	_, err := p.killTree()
 	return err
 }
 
-// closeSweep has nothing left to do: closeKill did it all.
 func (p *Process) closeSweep(bool) error { return nil }
 
 // killTree runs with p.mu held.
 func (p *Process) killTree() (KillReport, error) {
 	if p.sys.job != 0 {
-		report := KillReport{Method: MethodJobObject}
-		if err := windows.TerminateJobObject(p.sys.job, 1); err != nil {
-			return report, failure.Wrap(failure.Process, err, "cannot terminate the job object")
-		}
-		report.Group = true
-		return report, nil
+		err := windows.TerminateJobObject(p.sys.job, 1)
+		return KillReport{Method: MethodJobObject, Group: err == nil}, failure.Wrap(failure.Process, err, "cannot terminate the job object")
 	}
 	if p.sys.jobbed {
-		// Close terminated the job and released it: its kill-on-close
-		// limit took every member, so a walk would find nothing of ours.
+		// Close terminated and released the job: nothing of ours is left.
 		return KillReport{Method: MethodJobObject}, nil
 	}
 	return p.killTreeWithoutJob(true)
 }
 
 // killTreeWithoutJob pins the descendants found by one snapshot (an open
-// handle keeps a PID from being reused), runs taskkill /T (when useTaskkill)
-// while the root is still alive so it can still walk the tree, then
-// terminates the pinned descendants and finally the root.
+// handle keeps a PID from being reused), runs taskkill /T (when
+// useTaskkill) while the root lives so it can walk the tree, then
+// terminates the pinned descendants and the root.
 func (p *Process) killTreeWithoutJob(useTaskkill bool) (KillReport, error) {
 	report := KillReport{Method: MethodTreeWalk}
 	var errs []error
@@ -276,9 +269,8 @@ func (p *Process) killTreeWithoutJob(useTaskkill bool) (KillReport, error) {
 		windows.CloseHandle(h)
 	}
 	if h := p.sys.process; h != 0 {
-		// Released (0) only after Close waited for the child: then
-		// nothing is left to kill. TerminateProcess of a child that has
-		// exited fails (ERROR_ACCESS_DENIED), which is no error here.
+		// (0 once Close waited for the child.) TerminateProcess of an
+		// exited child fails (ERROR_ACCESS_DENIED): no error here.
 		if err := windows.TerminateProcess(h, 1); err != nil && !processExited(h) {
 			errs = append(errs, failure.Wrap(failure.Process, err, "cannot kill the child"))
 		}

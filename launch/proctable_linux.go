@@ -9,12 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// snapshot reads the process table from /proc once. Processes that vanish
-// while it is read are left out. The sweep takes one per round, so it
-// allocates little: the directory is read with getdents into one buffer,
-// PIDs are parsed from the entries' bytes, and every /proc/<pid>/stat is
-// opened through a reused path buffer (os.ReadFile and Readdirnames would
-// allocate a string, a File and a buffer per process).
+// snapshot reads the process table from /proc once, leaving out processes
+// that vanish meanwhile. The sweep takes one per round, so it allocates
+// little: getdents into one buffer, PIDs parsed from its bytes, every
+// /proc/<pid>/stat opened through a reused path buffer (os.ReadFile and
+// Readdirnames would allocate a string, a File and a buffer per process).
 func snapshot() ([]proc, error) {
 	dir, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -25,11 +24,8 @@ func snapshot() ([]proc, error) {
 	dents := make([]byte, 16<<10)
 	var table []proc
 	for {
-		n, err := unix.Getdents(dir, dents)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
+		var n int
+		if err := ignoringEINTR(func() (err error) { n, err = unix.Getdents(dir, dents); return err }); err != nil {
 			return nil, err
 		}
 		if n <= 0 {
@@ -64,8 +60,7 @@ func forEachDirentPid(buf []byte, f func(pid int)) {
 	}
 }
 
-// parsePid parses a NUL-terminated (or NUL-padded) directory name made of
-// decimal digits only.
+// parsePid parses a NUL-terminated or NUL-padded all-digit directory name.
 func parsePid(name []byte) (int, bool) {
 	pid, digits := 0, 0
 	for _, c := range name {
@@ -81,15 +76,11 @@ func parsePid(name []byte) (int, bool) {
 	return pid, digits > 0 && pid > 0
 }
 
-// statBufSize holds any /proc/<pid>/stat line (52 numeric fields and a
-// command name of at most 64 bytes).
-const statBufSize = 1024
-
 // statReader reads /proc/<pid>/stat files with raw system calls into
-// buffers of its own, reused from one process to the next.
+// buffers it reuses from one process to the next.
 type statReader struct {
-	path [32]byte // "/proc/<pid>/stat" and a NUL
-	buf  [statBufSize]byte
+	path [32]byte   // "/proc/<pid>/stat" and a NUL
+	buf  [1024]byte // 52 numeric fields and a command name of at most 64 bytes
 }
 
 // readProc reads one /proc/<pid>/stat.
@@ -98,7 +89,6 @@ func readProc(pid int) (proc, error) {
 	return sr.read(pid)
 }
 
-// read reads /proc/<pid>/stat.
 func (sr *statReader) read(pid int) (proc, error) {
 	path := append(sr.path[:0], "/proc/"...)
 	path = strconv.AppendInt(path, int64(pid), 10)
@@ -110,11 +100,8 @@ func (sr *statReader) read(pid int) (proc, error) {
 	defer unix.Close(fd)
 	n := 0
 	for n < len(sr.buf) {
-		m, err := unix.Read(fd, sr.buf[n:])
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
+		var m int
+		if err := ignoringEINTR(func() (err error) { m, err = unix.Read(fd, sr.buf[n:]); return err }); err != nil {
 			return proc{}, err
 		}
 		if m == 0 {
@@ -125,8 +112,8 @@ func (sr *statReader) read(pid int) (proc, error) {
 	return parseProcStat(sr.buf[:n])
 }
 
-// openReadOnly opens the NUL-terminated path for reading. unix.Open would
-// copy the path into a fresh allocation on every call.
+// openReadOnly opens the NUL-terminated path for reading (unix.Open would
+// copy it into a fresh allocation).
 func openReadOnly(path []byte) (int, error) {
 	cwd := unix.AT_FDCWD // a variable: the negative constant has no uintptr value
 	for {
@@ -141,16 +128,14 @@ func openReadOnly(path []byte) (int, error) {
 	}
 }
 
-// startTimeOf returns pid's start time in clock ticks since boot.
 func startTimeOf(pid int) (uint64, error) {
 	e, err := readProc(pid)
 	return e.StartTime, err
 }
 
-// pin holds a victim between its identity check and its signal. With a
-// pidfd the identity cannot change in between: once the pidfd is open and
-// the start time still matches, the pidfd names that very process even if
-// it dies and its PID is reused.
+// pin holds a victim between its identity check and its signal. Once its
+// pidfd is open and the start time still matches, the pidfd names that very
+// process even if it dies and its PID is reused.
 type pin struct {
 	proc proc
 	fd   int // pidfd, or -1 where the kernel has none
@@ -176,7 +161,6 @@ func pinProcess(v proc) (pn *pin, mismatch bool) {
 	return &pin{proc: v, fd: fd}, false
 }
 
-// signal sends sig and reports whether it was delivered.
 func (pn *pin) signal(sig unix.Signal) bool {
 	if pn.fd >= 0 {
 		return unix.PidfdSendSignal(pn.fd, sig, nil, 0) == nil
@@ -184,7 +168,7 @@ func (pn *pin) signal(sig unix.Signal) bool {
 	return unix.Kill(pn.proc.Pid, sig) == nil
 }
 
-// awaitExit waits until the pinned process has exited or deadline passes.
+// awaitExit reports whether the pinned process exited before deadline.
 func (pn *pin) awaitExit(deadline time.Time) bool {
 	if pn.fd < 0 {
 		return true // no pidfd to wait on: the caller's own wait decides

@@ -4,8 +4,7 @@ package launch
 
 import "errors"
 
-// snapshot is not implemented on this OS: KillTree then relies on the
-// process group alone.
+// snapshot is not implemented here: KillTree relies on the group alone.
 func snapshot() ([]proc, error) {
 	return nil, errors.ErrUnsupported
 }

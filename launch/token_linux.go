@@ -7,17 +7,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/cursorkit/cursorkit/failure"
 )
 
-// newLaunchToken returns a fresh random launch token.
-func newLaunchToken() (string, error) {
+// newLaunchToken returns a fresh random token; crypto/rand never fails.
+func newLaunchToken() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", failure.Wrap(failure.Resource, err, "cannot generate a launch token")
-	}
-	return hex.EncodeToString(b[:]), nil
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // withLaunchToken returns env with token added to LaunchIDEnv: appended to

@@ -11,34 +11,29 @@ type proc struct {
 	PPid int `json:"ppid"`
 	// Group is the process group ID (POSIX); 0 when unknown (Windows).
 	Group int `json:"group,omitempty"`
-	// StartTime is the start or creation time in the OS's native units
-	// (clock ticks since boot on Linux, FILETIME on Windows, microseconds on
-	// macOS); 0 means unknown. Together with Pid it identifies a process: a
-	// reused PID has a different start time.
+	// StartTime is the start time in the OS's units (clock ticks since boot
+	// on Linux, FILETIME on Windows, microseconds on macOS), 0 when unknown;
+	// with Pid it identifies a process, as a reused PID has another.
 	StartTime uint64 `json:"startTime"`
 }
 
-// Same reports whether p and q are the same process: same PID and same,
-// known, start time.
+// Same reports whether p and q share a PID and a known start time.
 func (p proc) Same(q proc) bool {
 	return p.Pid == q.Pid && p.StartTime != 0 && p.StartTime == q.StartTime
 }
 
 // descendants returns every process of table that descends from root by
-// parent chain, root excluded, in breadth-first order. It never trusts a bare
-// PID:
+// parent chain, root excluded, in breadth-first order. It never trusts a
+// bare PID:
 //   - an edge parent -> child counts only when the child started no earlier
-//     than the parent, so a process whose recorded parent PID has since been
-//     reused by a younger process is not adopted through it;
-//   - when table holds a different process under a node's PID (the node died
-//     and its PID was reused), only children started before that reuser can
-//     be the node's;
+//     than the parent (a parent PID since reused by a younger process);
+//   - when table holds a different process under a node's PID (it died and
+//     its PID was reused), only children older than that reuser are its;
 //   - entries with an unknown start time are never returned nor followed;
-//   - cycles and self-parented entries (possible in Windows snapshots) are
-//     visited once.
+//   - cycles and self-parented entries (Windows snapshots) are visited once.
 //
 // root need not be in table: on Windows a dead root's children keep its PID
-// as their parent, and the root's recorded start time still identifies them.
+// as their parent, and its recorded start time still identifies them.
 func descendants(root proc, table []proc) []proc {
 	// Two sorted copies instead of maps: children of a PID are a contiguous
 	// run of byParent, and the current holder of a PID is found in byPid.

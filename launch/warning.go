@@ -4,10 +4,8 @@ package launch
 
 import "github.com/cursorkit/cursorkit/failure"
 
-// Only Linux (the guard) and Windows (the job) have a protection that can
-// be missing; elsewhere no launch warns.
-
-// warning is the warning of code, with its message for people.
+// warning is the warning of code, with its message for people. Only Linux
+// (the guard) and Windows (the job) have a protection that can be missing.
 func warning(code string) failure.Warning {
 	var msg string
 	switch code {

@@ -6,48 +6,41 @@ import (
 	"time"
 )
 
-// Read buffer sizes: a stream starts with a small buffer, which is all a
-// turn of a few short events ever needs (and many sessions may run at
-// once). The buffer doubles, up to maxReadBuffer, when a read fills it (a
-// fast producer, for which fewer, larger reads matter) or a line does not
-// fit; a hot stream may raise that limit (see hotStream). Lines up to the
-// buffer's length are delivered straight from it with no copy; longer
-// ones are assembled in a reused side buffer.
+// Read buffer sizes: a stream starts small, which is all a turn of a few
+// short events needs (and many sessions may run at once). The buffer
+// doubles, up to maxReadBuffer, when a read fills it or a line does not
+// fit; a hot stream may raise that limit. Lines that fit are delivered
+// straight from it; longer ones are assembled in a reused side buffer.
 const (
 	initialReadBuffer = 1 << 10
 	maxReadBuffer     = 64 << 10
 )
 
-// A hot stream (see hotStream) may take a larger pipe and read buffer:
-// hotPipeSize is asked of the kernel once, and the buffer may then double
-// up to the pipe's new capacity, at most hotReadBuffer.
+// A hot stream asks the kernel once for a pipe of hotPipeSize; its buffer
+// may then double up to the pipe's new capacity, at most hotReadBuffer.
 const (
 	hotPipeSize   = 1 << 20
 	hotReadBuffer = 1 << 20
 )
 
 // A stream is hot when at least hotBytes arrive within hotWindow (over
-// 40 MB/s), far beyond an agent's token rate: a child that floods its
-// pipe, for which fewer context switches and larger reads matter. Only
-// such a stream gets a large pipe, because pipe memory is counted per
-// user (fs/pipe-user-pages-soft): past the soft limit the kernel gives
-// every new pipe of the user a single page, so hundreds of quiet
-// sessions must not each hold a large one.
+// 40 MB/s, far beyond an agent's token rate). Only such a stream gets a
+// large pipe, because pipe memory is counted per user: past
+// fs/pipe-user-pages-soft every new pipe of the user gets a single page,
+// so hundreds of quiet sessions must not each hold a large one.
 const (
 	hotBytes  = 4 << 20
 	hotWindow = 100 * time.Millisecond
 )
 
-// hotStream decides, from the size and time of each read, when a stream
-// is hot. Pure logic: the clock is the caller's.
+// hotStream decides from each read's size and time when a stream is hot.
 type hotStream struct {
 	windowStart time.Duration
 	windowBytes int64
 }
 
-// observe counts a read of n bytes at now (a monotonic offset) and
-// reports whether hotBytes arrived within the current window, which
-// starts afresh once older than hotWindow.
+// observe counts a read of n bytes at now and reports whether hotBytes
+// arrived within the current window (afresh once older than hotWindow).
 func (h *hotStream) observe(n int, now time.Duration) bool {
 	if now-h.windowStart > hotWindow {
 		h.windowStart, h.windowBytes = now, 0
@@ -57,21 +50,19 @@ func (h *hotStream) observe(n int, now time.Duration) bool {
 }
 
 // pipeGrowth enlarges a hot stream's pipe, once: grow asks for a pipe of
-// the given size and returns its capacity afterwards, or 0 when it could
-// not enlarge it (not a pipe, not Linux, refused by the kernel's limits).
+// size bytes and returns its capacity, or 0 when it could not enlarge it.
 type pipeGrowth struct {
 	grow func(size int) int
 	now  func() time.Duration
 	hot  hotStream
 }
 
-// longBufferKeep caps the side buffer kept between long lines, so one
-// huge line does not pin MaxLineBytes of memory for the rest of a run.
+// longBufferKeep caps the side buffer kept, so one huge line is not pinned.
 const longBufferKeep = 1 << 20
 
-// lineSplitter reads a stream to its end, line by line, never stopping
-// early: an oversized line is reported and skipped up to its newline, and
-// draining continues. It allocates nothing per line once warmed up.
+// lineSplitter reads a stream to its end, line by line: an oversized line
+// is reported and skipped up to its newline. It allocates nothing per line
+// once warmed up.
 type lineSplitter struct {
 	max        int
 	keepEnding bool
@@ -80,18 +71,14 @@ type lineSplitter struct {
 	onOversize func(int64)
 	onDrained  func()      // after a line, when nothing more is buffered
 	growth     *pipeGrowth // nil: the pipe and buffer limits stay as they are
-	// cutShort, when set and true at EOF, drops an unterminated last line:
-	// the child was stopped while writing it (never with passLong, whose
-	// output stays byte-for-byte).
-	cutShort func() bool
+	cutShort   func() bool // at EOF: drop an unterminated last line (never with passLong)
 
 	long     []byte // the line assembled so far when it outgrew the buffer
 	skipping bool   // inside an oversized line (skipped, or passed on in pieces)
 	skipped  int64  // bytes of the oversized line so far
 }
 
-// run reads r until EOF or an error (a closed pipe) and returns the number
-// of lines delivered and of oversized lines skipped.
+// run reads r to EOF or an error and counts lines delivered and oversized.
 func (ls *lineSplitter) run(r io.Reader) (lines, oversized int64) {
 	lr := newLineReader(r)
 	lr.growth = ls.growth
@@ -105,11 +92,10 @@ func (ls *lineSplitter) run(r io.Reader) (lines, oversized int64) {
 			return lines, oversized // a line the stopped child never finished
 		}
 		if len(chunk) > 0 || len(ls.long) > 0 || ls.skipping {
-			switch ls.complete(chunk) {
-			case lineDelivered:
-				lines++
-			case lineOversized:
+			if ls.complete(chunk) {
 				oversized++
+			} else {
+				lines++
 			}
 			if ls.onDrained != nil && lr.buffered() == 0 {
 				ls.onDrained()
@@ -121,9 +107,7 @@ func (ls *lineSplitter) run(r io.Reader) (lines, oversized int64) {
 	}
 }
 
-// lineReader is bufio.Reader's ReadSlice('\n') over a buffer that starts
-// small and grows (see initialReadBuffer) up to limit: maxReadBuffer, or
-// more once growth has enlarged a hot stream's pipe.
+// lineReader is bufio.Reader's ReadSlice('\n') over a buffer growing to limit.
 type lineReader struct {
 	rd     io.Reader
 	buf    []byte
@@ -133,7 +117,6 @@ type lineReader struct {
 	growth *pipeGrowth // nil once tried, or when there is nothing to grow
 }
 
-// newLineReader reads r with the initial buffer and the usual limit.
 func newLineReader(r io.Reader) lineReader {
 	return lineReader{rd: r, buf: make([]byte, initialReadBuffer), limit: maxReadBuffer}
 }
@@ -144,9 +127,8 @@ const maxEmptyReads = 100
 
 // readLine returns the next line, "\n" included, as a slice of the buffer
 // valid until the next call. full reports a piece of a line that filled
-// the whole buffer at its largest; the rest of the line follows. At the
-// end of the stream it returns what is left (possibly empty) and the
-// error.
+// the buffer at its largest. At the end of the stream it returns what is
+// left (possibly empty) and the error.
 func (lr *lineReader) readLine() (chunk []byte, full bool, err error) {
 	searched := 0 // bytes of buf[r:w] known to hold no newline
 	for {
@@ -173,8 +155,7 @@ func (lr *lineReader) readLine() (chunk []byte, full bool, err error) {
 }
 
 // fill reads once into the free end of the buffer, first moving what is
-// buffered to its start; a read that fills the buffer doubles it for the
-// next one.
+// buffered to its start; a read that fills the buffer doubles it.
 func (lr *lineReader) fill() {
 	if lr.r > 0 {
 		lr.w = copy(lr.buf, lr.buf[lr.r:lr.w])
@@ -205,8 +186,7 @@ func (lr *lineReader) fill() {
 }
 
 // observe feeds a read of n bytes to the hot-stream decision; when the
-// stream turns hot it tries, once, to enlarge the pipe, and lets the
-// buffer grow as far as the pipe's new capacity.
+// stream turns hot it tries, once, to enlarge the pipe and the limit.
 func (lr *lineReader) observe(n int) {
 	g := lr.growth
 	if !g.hot.observe(n, g.now()) {
@@ -218,8 +198,6 @@ func (lr *lineReader) observe(n int) {
 	}
 }
 
-// grow replaces the buffer with one of size bytes (at most lr.limit),
-// keeping what is buffered.
 func (lr *lineReader) grow(size int) {
 	buf := make([]byte, min(size, lr.limit))
 	lr.w = copy(buf, lr.buf[lr.r:lr.w])
@@ -227,7 +205,6 @@ func (lr *lineReader) grow(size int) {
 	lr.buf = buf
 }
 
-// buffered returns how many bytes are buffered and not yet returned.
 func (lr *lineReader) buffered() int { return lr.w - lr.r }
 
 // partial takes a piece of a line that filled the whole read buffer.
@@ -249,26 +226,15 @@ func (ls *lineSplitter) partial(chunk []byte) {
 	ls.long = append(ls.long, chunk...)
 }
 
-type lineResult int
-
-const (
-	lineDelivered lineResult = iota
-	lineOversized
-)
-
-// complete takes the end of a line: chunk ends with "\n", or is the final
-// unterminated piece at EOF (possibly empty when the line so far was
-// assembled in ls.long).
-func (ls *lineSplitter) complete(chunk []byte) lineResult {
+// complete takes the end of a line, ending with "\n" or the final piece at
+// EOF (possibly empty), and reports whether the line was oversized.
+func (ls *lineSplitter) complete(chunk []byte) (oversized bool) {
 	if ls.skipping {
 		ls.pass(chunk)
 		size := ls.skipped + int64(len(chunk))
 		size -= int64(len(chunk) - len(trimEnding(chunk)))
 		ls.skipping, ls.skipped = false, 0
-		if ls.onOversize != nil {
-			ls.onOversize(size)
-		}
-		return lineOversized
+		return ls.oversize(size)
 	}
 	line := chunk
 	if len(ls.long) > 0 {
@@ -279,10 +245,7 @@ func (ls *lineSplitter) complete(chunk []byte) lineResult {
 	if len(content) > ls.max {
 		ls.pass(line)
 		ls.release()
-		if ls.onOversize != nil {
-			ls.onOversize(int64(len(content)))
-		}
-		return lineOversized
+		return ls.oversize(int64(len(content)))
 	}
 	if ls.onLine != nil {
 		if ls.keepEnding {
@@ -292,7 +255,14 @@ func (ls *lineSplitter) complete(chunk []byte) lineResult {
 		}
 	}
 	ls.release()
-	return lineDelivered
+	return false
+}
+
+func (ls *lineSplitter) oversize(size int64) bool {
+	if ls.onOversize != nil {
+		ls.onOversize(size)
+	}
+	return true
 }
 
 // pass hands a piece of an oversized line to onLine when passLong is set.
@@ -311,7 +281,6 @@ func (ls *lineSplitter) release() {
 	ls.long = ls.long[:0]
 }
 
-// trimEnding drops a trailing "\n" and one "\r" before it.
 func trimEnding(line []byte) []byte {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	return bytes.TrimSuffix(line, []byte{'\r'})

@@ -6,14 +6,10 @@ import (
 	"time"
 )
 
-// Graces a caller may want; Options never applies them by itself (a zero
-// duration means none, like os/exec's WaitDelay).
+// Graces a caller may want (Options.StopGrace, Options.ExitGrace); Options
+// never applies them by itself, like os/exec's WaitDelay.
 const (
-	// DefaultStopGrace is a common wait between the polite stop request and
-	// the tree kill.
 	DefaultStopGrace = 5 * time.Second
-	// DefaultExitGrace is a common wait, after the work is done, for the
-	// child to exit by itself.
 	DefaultExitGrace = 15 * time.Second
 )
 
@@ -26,25 +22,20 @@ const (
 // ErrFinished is what OnLine returns when the line ended the child's work
 // (for an agent, its final result event). It is not an error of the run:
 // from then on only ExitGrace applies, after which a child still running
-// is stopped with a late_close warning and the run still succeeds.
+// is stopped with a late_close warning and the run still succeeds; so does
+// a cancel in that window.
 var ErrFinished = errors.New("supervise: the child's work is finished")
 
 // LineMode says how stdout is cut into the lines OnLine receives.
 type LineMode int
 
+// A line longer than MaxLineBytes is skipped and reported to
+// OnOversizedLine, except with PassThrough.
 const (
-	// TrimEndings delivers each line without its "\n" and one "\r" before
-	// it. A line longer than MaxLineBytes is skipped and reported to
-	// OnOversizedLine.
-	TrimEndings LineMode = iota
-	// KeepEndings delivers each line exactly as read, terminator included.
-	// Oversized lines are skipped as with TrimEndings.
-	KeepEndings
-	// PassThrough is KeepEndings for a byte-for-byte pass-through: an
-	// oversized line is delivered in pieces as it is read, the last piece
-	// ending with its terminator, so no output is ever lost and no more
-	// than a read buffer of it is held. OnOversizedLine is still called at
-	// its end.
+	TrimEndings LineMode = iota // each line without its "\n" and one "\r" before it
+	KeepEndings                 // each line exactly as read, terminator included
+	// PassThrough is KeepEndings byte for byte: an oversized line is
+	// delivered in pieces as it is read, and still reported at its end.
 	PassThrough
 )
 
@@ -52,42 +43,34 @@ const (
 // behaves like os/exec: no deadlines, and a stop kills the whole tree at
 // once. Every duration is off when zero.
 type Options struct {
-	// Dir, Env and Stdin are passed to launch: the working directory, the
-	// complete environment of the child (nil: this process's), and what its
-	// stdin receives (launch closes the child's stdin once Stdin is
-	// exhausted).
+	// Dir, Env and Stdin are launch.Options'.
 	Dir   string
 	Env   []string
 	Stdin io.Reader
 
-	// FirstLineTimeout bounds the time from start to the first complete
-	// stdout line. IdleTimeout bounds stdout silence: every byte read from
-	// stdout resets it, so a long line still arriving counts as activity;
-	// while a FirstLineTimeout is pending it governs alone, and the
-	// inactivity deadline counts from the first line (without one, from
-	// start). TotalTimeout bounds the whole run. After the work is
-	// finished only ExitGrace applies.
+	// FirstLineTimeout bounds the time to the first complete stdout line.
+	// IdleTimeout bounds stdout silence, reset by every byte; while a
+	// FirstLineTimeout is pending it governs alone, so inactivity counts
+	// from the first line (without one, from start). TotalTimeout bounds
+	// the whole run. After the work is finished only ExitGrace applies.
 	FirstLineTimeout time.Duration
 	IdleTimeout      time.Duration
 	TotalTimeout     time.Duration
 
 	// StopGrace is the wait between the polite stop request (SIGTERM and
 	// SIGCONT to the group; CTRL_BREAK on Windows) and the tree kill after
-	// a deadline or a cancel. Zero kills at once.
+	// a deadline or a cancel; zero kills at once.
 	StopGrace time.Duration
-	// ExitGrace is how long the child may take to exit by itself after
-	// OnLine returned ErrFinished before it is stopped with a late_close
-	// warning. Zero stops it at once.
+	// ExitGrace is how long the child may take to exit after ErrFinished
+	// before it is stopped (late_close); zero stops it at once.
 	ExitGrace time.Duration
-	// DrainGrace is how long stdout and stderr may stay open after the
-	// child exited by itself (held by a leftover process) before the tree
-	// is killed and the pipes closed; a couple of seconds suits an agent.
-	// Zero (or anything shorter) still lets 100 ms pass, the time a clean
-	// exit's pipes take to reach EOF, before leftovers are killed.
+	// DrainGrace is how long the pipes may stay open after the child
+	// exited by itself (held by a leftover) before the tree is killed and
+	// they are closed. It is at least 100 ms, the time a clean exit's pipes
+	// take to reach EOF.
 	DrainGrace time.Duration
 
-	// MaxLineBytes is the longest stdout line delivered, terminator
-	// excluded; 16 MiB when zero.
+	// MaxLineBytes bounds a stdout line, terminator excluded; 16 MiB when zero.
 	MaxLineBytes int
 	// StderrTailBytes bounds Outcome.StderrTail; 16 KiB when zero.
 	StderrTailBytes int
@@ -95,36 +78,28 @@ type Options struct {
 	Lines LineMode
 
 	// OnStarted, when set, is called once with the direct child's PID
-	// after it started and before any of its output is read (from the
-	// starting goroutine: it delays the reading, so it must be quick). A
-	// caller records the process there (an identity for a later stop).
+	// before any of its output is read (so it must be quick): where a
+	// caller records the process for a later stop.
 	OnStarted func(pid int)
-	// OnLine is called sequentially, from one goroutine, for every stdout
-	// line, including a final line without a terminator. line is only
-	// valid during the call. OnLine must not block for long: stdout is not
-	// read while it runs. It returns nil to go on, ErrFinished when the work
-	// is done, or any other error to stop the whole tree at once and end
-	// the run as Aborted with that error (its failure kind is kept; an
-	// error without one counts as failure.Unclassified). After an error other
-	// than ErrFinished, OnLine is not called again (stdout is still drained).
+	// OnLine is called from one goroutine for every stdout line, a final
+	// unterminated one included; line is valid only during the call, and
+	// stdout is not read while it runs. It returns nil to go on,
+	// ErrFinished, or another error to stop the whole tree at once and end
+	// the run as Aborted with it (see Session.Abort); then it is not
+	// called again (stdout is still drained).
 	OnLine func(line []byte) error
-	// OnDrained, when set, is called (from the same goroutine as OnLine)
-	// after a line whenever every stdout byte read so far has been
-	// delivered, just before the reader may wait for the child again. A
-	// pass-through that buffers its writes flushes there: output leaves
-	// promptly, yet a burst of lines costs one write.
+	// OnDrained, when set, is called (like OnLine) after a line whenever
+	// every stdout byte read so far was delivered, before the reader may
+	// wait again: a buffering pass-through flushes there, so a burst of
+	// lines costs one write.
 	OnDrained func()
-	// OnOversizedLine is called (from the same goroutine as OnLine) with
-	// the length of each line longer than MaxLineBytes, terminator
-	// excluded.
+	// OnOversizedLine is called (like OnLine) with each oversized line's length.
 	OnOversizedLine func(size int64)
 	// Stderr, when set, receives every stderr byte as it arrives, besides
-	// the bounded tail. Write errors are ignored so a broken pass-through
-	// never stalls the child.
+	// the tail; its write errors are ignored, never stalling the child.
 	Stderr io.Writer
 }
 
-// normalized returns o with the size defaults applied.
 func (o Options) normalized() Options {
 	if o.MaxLineBytes <= 0 {
 		o.MaxLineBytes = defaultMaxLineBytes
@@ -134,6 +109,3 @@ func (o Options) normalized() Options {
 	}
 	return o
 }
-
-// nonNegative reads a negative duration as zero: none.
-func nonNegative(d time.Duration) time.Duration { return max(d, 0) }

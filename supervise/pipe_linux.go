@@ -10,8 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pipeMaxSizeFile holds the largest pipe an unprivileged process may ask
-// for with F_SETPIPE_SZ.
+// pipeMaxSizeFile holds the largest pipe F_SETPIPE_SZ grants unprivileged.
 const pipeMaxSizeFile = "/proc/sys/fs/pipe-max-size"
 
 // growPipe asks the kernel, best effort, to enlarge the pipe behind r to

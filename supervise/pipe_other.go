@@ -4,6 +4,5 @@ package supervise
 
 import "io"
 
-// growPipe cannot resize pipes outside Linux: it reports 0, which keeps
-// the stream's read buffer at its usual limit.
+// growPipe cannot resize pipes outside Linux: 0 keeps the usual buffer limit.
 func growPipe(io.Reader, int) int { return 0 }

@@ -1,24 +1,12 @@
 // Package supervise runs a launch plan as a child process and watches it
-// until a verdict: it streams stdout line by line, keeps a bounded stderr
-// tail, enforces the first-line, inactivity and total deadlines, honours
-// cancellation, stops the whole process tree (polite request, grace, tree
-// kill, sweep) and classifies how the run ended. It knows nothing about
-// the child's output format.
-//
-// The caller steers a run only through what Options.OnLine returns for a
-// line (nil, ErrFinished when the work is done, or an error that stops the
-// tree at once), through ctx, and through Session.Abort from another
-// goroutine, so nothing ever calls into a session that does not exist yet.
-// Like os/exec, the zero Options is usable and a zero duration means none:
-// no deadline, no grace before the tree kill.
-//
-// Reading never stops while the child lives, so a chatty child never
-// blocks on a full pipe. Deadlines use one timer and the monotonic clock;
-// the stdout hot path stores an atomic timestamp per read and allocates
-// nothing per line. On Linux a stream that proves busy (megabytes within a
-// fraction of a second) gets a 1 MiB pipe and read buffer once, so a fast
-// agent costs fewer wake-ups; quiet sessions keep the default pipe, which
-// matters because the kernel caps a user's total pipe memory.
+// until a verdict: stdout line by line, a bounded stderr tail, the
+// first-line, inactivity and total deadlines, cancellation, the stop of the
+// whole tree (polite request, grace, tree kill, sweep). It knows nothing of
+// the output's format. The caller steers a run only through what
+// Options.OnLine returns, ctx and Session.Abort. Reading never stops while
+// the child lives, so it never blocks on a full pipe; the stdout hot path
+// allocates nothing per line, and on Linux a busy stream gets a 1 MiB pipe
+// (see hotStream).
 package supervise
 
 import (
@@ -35,43 +23,29 @@ import (
 	"github.com/cursorkit/cursorkit/shim"
 )
 
-// child is what a Session needs of a started process. launchChild adapts
-// *launch.Process; tests use fakes.
+// child is what a Session needs of *launch.Process (launchChild) or a fake.
 type child interface {
-	// stdout and stderr are the read ends of the child's pipes, owned by
-	// the Session, which closes them.
-	stdout() io.ReadCloser
+	stdout() io.ReadCloser // read ends, which the Session closes
 	stderr() io.ReadCloser
-	// wait blocks until the direct child exits (never on the pipes).
-	wait() exitStatus
-	// terminate asks the whole group to stop (SIGTERM+SIGCONT, CTRL_BREAK).
+	wait() exitStatus // the direct child's exit, never the pipes'
 	terminate() error
-	// killTree forcefully kills the whole tree and sweeps leftovers. It is
-	// idempotent and safe after the direct child exited.
-	killTree() error
-	// close kills whatever is left of the tree (like closing a kill-on-close
-	// job), reaps the direct child and releases every handle. Idempotent.
-	close() error
-	// warnings are launch's own remarks (a fallback used, for example).
+	killTree() error // idempotent, safe after the child exited
+	close() error    // kills what is left, reaps, releases; idempotent
 	warnings() []failure.Warning
-	// pid is the direct child's process id.
 	pid() int
 }
 
-// exitStatus is how the direct child ended.
+// exitStatus is how the direct child ended; with err, waiting failed.
 type exitStatus struct {
-	code   int   // exit code, -1 when killed by a signal
-	signal int   // POSIX signal number, 0 when none
-	err    error // waiting failed; code and signal are meaningless
+	code, signal int // code -1 for a signal
+	err          error
 }
 
-// killWaitLimit bounds the wait for the direct child after a tree kill;
-// past it the run ends with an error rather than hanging.
+// killWaitLimit bounds the wait for the child after a tree kill, not to hang.
 const killWaitLimit = 10 * time.Second
 
-// pipeCloseWait is how long the pipes may take to reach EOF after the
-// tree was killed before supervise closes its ends; a process the kill
-// missed (one that escaped the group and the sweep) may still hold them.
+// pipeCloseWait is how long the pipes may take to reach EOF after the tree
+// was killed before supervise closes its ends: an escapee may hold them.
 const pipeCloseWait = 100 * time.Millisecond
 
 // Session is one supervised child. Its methods are safe for concurrent use.
@@ -81,25 +55,19 @@ type Session struct {
 	c     child
 	start time.Time
 
-	// lastActivity and firstLine are nanoseconds since start, written by
-	// the stdout reader and read by the single deadline timer.
+	// Nanoseconds since start, written by the stdout reader, read by the timer.
 	lastActivity atomic.Int64
 	firstLine    atomic.Int64 // -1 until the first complete line
 	bytes        atomic.Int64
 
-	// firstLineCh is closed by the stdout reader on the first line, once,
-	// so the control loop re-arms the timer for the inactivity deadline.
-	firstLineCh chan struct{}
+	firstLineCh chan struct{} // closed on the first line: re-arm the timer
 
 	finishOnce sync.Once
 	finishCh   chan struct{}
-	abortCh    chan error // capacity 1: the first abort wins
-	// stopping is set once the control loop stops the tree: the stdout
-	// reader then drops an unterminated last line (see lineSplitter).
-	stopping atomic.Bool
+	abortCh    chan error  // capacity 1: the first abort wins
+	stopping   atomic.Bool // the tree is being stopped: drop an unterminated last line
 
-	// Set by the reader goroutines before readersDone closes.
-	lines, oversized int64
+	lines, oversized int64 // set by the stdout reader before readersDone
 	tail             *tailRing
 
 	done    chan struct{}
@@ -107,17 +75,15 @@ type Session struct {
 }
 
 // Start launches plan and supervises it until Wait returns. A launch
-// failure is returned as a typed error (missing_cli, input, setup...) and
-// nothing is left running; a ctx already done is a cancelled error.
-// Cancelling ctx later stops the tree (graceful, then forced) and ends
-// the run as Cancelled.
+// failure is a typed error (missing_cli, input, setup...; cancelled for a
+// ctx already done) and nothing is left running. Cancelling ctx later
+// stops the tree and ends the run as Cancelled.
 func Start(ctx context.Context, plan shim.Command, opts Options) (*Session, error) {
 	return start(ctx, opts, func() (child, error) { return startLaunch(ctx, plan, opts) })
 }
 
-// Run is Start followed by Wait. A launch failure becomes an Outcome with
-// Ending SpawnFailed and the typed error in Err. The supervision runs on
-// the calling goroutine, so a run costs one goroutine less than Start.
+// Run is Start followed by Wait, supervising on the calling goroutine (one
+// goroutine less than Start). A launch failure is NotStarted's Outcome.
 func Run(ctx context.Context, plan shim.Command, opts Options) Outcome {
 	s, supervise, err := newSession(ctx, opts, func() (child, error) { return startLaunch(ctx, plan, opts) })
 	if err != nil {
@@ -127,10 +93,9 @@ func Run(ctx context.Context, plan shim.Command, opts Options) Outcome {
 	return s.Wait()
 }
 
-// NotStarted is the Outcome of a run whose child never started: Start's
-// error err, Ending SpawnFailed (Cancelled for a failure.Cancelled err:
-// the context ended first), exit code -1. Run returns it for a launch
-// failure; a caller of Start builds its Outcome with it.
+// NotStarted is the Outcome of a run whose child never started with
+// Start's error err: Ending SpawnFailed (Cancelled for a failure.Cancelled
+// err), exit code -1.
 func NotStarted(err error) Outcome {
 	ending := SpawnFailed
 	if failure.Is(err, failure.Cancelled) {
@@ -139,7 +104,7 @@ func NotStarted(err error) Outcome {
 	return Outcome{Ending: ending, Err: err, ExitCode: -1, Stop: StopNone}
 }
 
-// start is Start with the process creation injected.
+// start is Start with the process creation injected (tests).
 func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Session, error) {
 	s, supervise, err := newSession(ctx, opts, spawn)
 	if err != nil {
@@ -149,8 +114,7 @@ func start(ctx context.Context, opts Options, spawn func() (child, error)) (*Ses
 	return s, nil
 }
 
-// newSession starts the child and its readers, and returns the session and
-// its control loop, for the caller to run on a goroutine of its choice.
+// newSession starts the child and its readers and returns its control loop.
 func newSession(ctx context.Context, opts Options, spawn func() (child, error)) (*Session, func(), error) {
 	if ctx.Err() != nil {
 		return nil, nil, failure.Wrap(failure.Cancelled, context.Cause(ctx), "cancelled before the child started")
@@ -180,43 +144,31 @@ func newSession(ctx context.Context, opts Options, spawn func() (child, error)) 
 
 	exitCh := make(chan exitStatus, 1)
 	go func() { exitCh <- c.wait() }()
-	// The last reader to finish closes readersDone (no goroutine of its
-	// own waits for them: many sessions may run at once).
+	// The last reader to finish closes readersDone, not a goroutine of its own.
 	readersDone := make(chan struct{})
 	var readersLeft atomic.Int32
 	readersLeft.Store(2)
-	readerDone := func() {
-		if readersLeft.Add(-1) == 0 {
-			close(readersDone)
-		}
+	for _, read := range []func(){func() { s.readStdout(c.stdout()) }, func() { s.readStderr(c.stderr()) }} {
+		go func() {
+			read()
+			if readersLeft.Add(-1) == 0 {
+				close(readersDone)
+			}
+		}()
 	}
-	go func() {
-		defer readerDone()
-		s.readStdout(c.stdout())
-	}()
-	go func() {
-		defer readerDone()
-		s.readStderr(c.stderr())
-	}()
 	return s, func() { s.supervise(exitCh, readersDone) }, nil
 }
 
-// finish marks the work done (OnLine returned ErrFinished): from now on only
-// ExitGrace applies, after which a child still running is stopped with a
-// late_close warning and the run still counts as a success; a cancel in
-// that window stops it the same way. An abort still ends the run as
-// Aborted. Calls after the first have no effect.
+// finish marks the work done (see ErrFinished); an abort still wins.
 func (s *Session) finish() {
 	s.finishOnce.Do(func() { close(s.finishCh) })
 }
 
-// Abort stops the whole tree at once (no grace) and ends the run as
-// Aborted with err, whose failure kind the Outcome keeps (failure.Unclassified
-// when it has none; a nil err is failure.Unclassified "aborted by the caller").
-// Only the first abort counts, whether it came from here or from OnLine;
-// one after the run ended has no effect. Abort is for another goroutine
-// that must stop a run it started; the line handler returns its error
-// instead.
+// Abort stops the whole tree at once and ends the run as Aborted with err,
+// whose failure kind the Outcome keeps (failure.Unclassified without one; a
+// nil err is "aborted by the caller"). Only the first abort counts, from
+// here or from OnLine; one after the run ended has no effect. It is for
+// another goroutine; the line handler returns its error instead.
 func (s *Session) Abort(err error) {
 	select {
 	case s.abortCh <- err:
@@ -224,10 +176,9 @@ func (s *Session) Abort(err error) {
 	}
 }
 
-// Wait waits for the verdict and returns it; every call returns the same
-// Outcome. It returns promptly after a stop even when an escaped
-// grandchild still holds the pipes: supervise then closes its ends. Once
-// Wait returns, OnLine and OnOversizedLine are never called again.
+// Wait waits for the verdict and returns it; every call returns the same.
+// It returns promptly after a stop even when an escapee holds the pipes.
+// Once Wait returns, OnLine and OnOversizedLine are never called again.
 func (s *Session) Wait() Outcome {
 	<-s.done
 	o := s.outcome
@@ -235,7 +186,6 @@ func (s *Session) Wait() Outcome {
 	return o
 }
 
-// finishCalled reports whether Finish was called.
 func (s *Session) finishCalled() bool {
 	select {
 	case <-s.finishCh:
@@ -248,11 +198,9 @@ func (s *Session) finishCalled() bool {
 // Done is closed when the verdict is ready.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
-// since returns the monotonic time elapsed since start.
 func (s *Session) since() time.Duration { return time.Since(s.start) }
 
-// activityReader stamps every successful stdout read: bytes still arriving
-// within a long line count as activity.
+// activityReader stamps every stdout read: a long line's bytes are activity.
 type activityReader struct {
 	r io.Reader
 	s *Session
@@ -271,10 +219,8 @@ func (s *Session) readStdout(r io.Reader) {
 	if r == nil {
 		return
 	}
-	first := false
 	markFirst := func() {
-		if !first {
-			first = true
+		if s.firstLine.Load() < 0 { // only this reader writes it
 			s.firstLine.Store(int64(s.since()))
 			close(s.firstLineCh)
 		}
@@ -314,9 +260,8 @@ func (s *Session) readStdout(r io.Reader) {
 	s.lines, s.oversized = ls.run(activityReader{r: r, s: s})
 }
 
-// Stderr read buffer sizes: most children write little or nothing there,
-// and many sessions may run at once, so reading starts small; a read that
-// fills the buffer means a chatty child, and the buffer grows for it.
+// Stderr read buffer sizes: most children write little there and many
+// sessions run at once, so reading starts small until a read fills it.
 const (
 	initialStderrBuffer = 1 << 10
 	maxStderrBuffer     = 32 << 10
@@ -346,23 +291,19 @@ func (s *Session) readStderr(r io.Reader) {
 
 // verdict is what the control loop decided, before the outcome is built.
 type verdict struct {
-	ending   Ending
-	err      error
-	status   exitStatus
-	stop     StopResult
-	stopTook time.Duration
-	finished bool
-	// lateClose: the exit grace after Finish ran out and supervise stopped
-	// the child; the run stays a success.
-	lateClose bool
+	ending    Ending
+	err       error
+	status    exitStatus
+	stop      StopResult
+	stopTook  time.Duration
+	lateClose bool // stopped after the work finished: still a success
 	warnings  []failure.Warning
 }
 
-// supervise is the control loop: it owns the one deadline timer and every
-// decision, then drains, sweeps and publishes the outcome.
+// supervise, the control loop, owns the one timer and every decision.
 func (s *Session) supervise(exitCh <-chan exitStatus, readersDone <-chan struct{}) {
 	v := s.watch(exitCh)
-	v.warnings = append(v.warnings, s.drain(readersDone, v.stop != StopNone)...)
+	s.drain(&v, readersDone)
 	s.publish(v)
 }
 
@@ -370,66 +311,60 @@ func (s *Session) supervise(exitCh <-chan exitStatus, readersDone <-chan struct{
 func (s *Session) watch(exitCh <-chan exitStatus) verdict {
 	var v verdict
 	finishCh, firstLineCh := s.finishCh, s.firstLineCh
-	var finishedAt time.Duration
+	finished, finishedAt := false, time.Duration(0)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	s.arm(timer, v.finished, finishedAt)
 	for {
+		s.arm(timer, finished, finishedAt)
 		select {
 		case v.status = <-exitCh:
-			v.ending = Exited
-			v.stop = StopNone
+			v.ending, v.stop = Exited, StopNone
 			return v
 		case <-timer.C:
-			ending, err := s.expired(v.finished, finishedAt)
+			ending, err := s.expired(finished, finishedAt)
 			if ending == "" {
-				s.arm(timer, v.finished, finishedAt)
 				continue
 			}
-			grace := nonNegative(s.opts.StopGrace)
-			s.stopTree(&v, exitCh, grace)
-			if v.stop == StopAlreadyExited {
-				v.ending = Exited
-				return v
+			v = s.stopFor(v, exitCh, s.opts.StopGrace, ending, err)
+			if ending == Exited && v.stop != StopAlreadyExited { // the exit grace ran out
+				v.closeLate(fmt.Sprintf("the child was still running %s after the work finished; stopped it", max(s.opts.ExitGrace, 0)))
 			}
-			if ending == Exited { // the exit grace after Finish ran out
-				v.ending, v.lateClose = Exited, true
-				v.warnings = append(v.warnings, failure.Warning{Code: WarnLateClose, Message: fmt.Sprintf("the child was still running %s after the work finished; stopped it", nonNegative(s.opts.ExitGrace))})
-				return v
-			}
-			v.ending, v.err = ending, err
 			return v
 		case <-s.ctx.Done():
-			s.stopTree(&v, exitCh, s.opts.StopGrace)
-			if v.stop == StopAlreadyExited {
-				v.ending = Exited
-				return v
-			}
+			v = s.stopFor(v, exitCh, s.opts.StopGrace, Cancelled, failure.Wrap(failure.Cancelled, context.Cause(s.ctx), "cancelled"))
 			// Finish may not have been through the loop yet: ask it directly.
-			if s.finishCalled() { // the work was done; only the exit was pending
-				v.finished = true
-				v.ending, v.lateClose = Exited, true
-				v.warnings = append(v.warnings, failure.Warning{Code: WarnLateClose, Message: "cancelled while the child was still running after the work finished; stopped it"})
-				return v
+			if v.stop != StopAlreadyExited && s.finishCalled() {
+				v.closeLate("cancelled while the child was still running after the work finished; stopped it")
 			}
-			v.ending = Cancelled
-			v.err = failure.Wrap(failure.Cancelled, context.Cause(s.ctx), "cancelled")
 			return v
 		case <-firstLineCh:
 			firstLineCh = nil
-			s.arm(timer, v.finished, finishedAt)
 		case <-finishCh:
 			finishCh = nil
-			v.finished = true
-			finishedAt = s.since()
-			s.arm(timer, v.finished, finishedAt)
+			finished, finishedAt = true, s.since()
 		case err := <-s.abortCh:
 			s.stopTree(&v, exitCh, 0)
-			v.ending = Aborted
-			v.err = abortError(err)
+			v.ending, v.err = Aborted, abortError(err)
 			return v
 		}
 	}
+}
+
+// stopFor stops the tree for ending and err, unless the child exited first.
+func (s *Session) stopFor(v verdict, exitCh <-chan exitStatus, grace time.Duration, ending Ending, err error) verdict {
+	s.stopTree(&v, exitCh, grace)
+	if v.stop == StopAlreadyExited {
+		ending, err = Exited, nil
+	}
+	v.ending, v.err = ending, err
+	return v
+}
+
+// closeLate makes v a success whose child was stopped after the work was
+// finished, saying why in a late_close warning.
+func (v *verdict) closeLate(why string) {
+	v.ending, v.err, v.lateClose = Exited, nil, true
+	v.warnings = append(v.warnings, failure.Warning{Code: WarnLateClose, Message: why})
 }
 
 // abortError is the run's error for an abort with err: err itself when it
@@ -454,7 +389,7 @@ func (s *Session) deadline(finished bool, finishedAt time.Duration) (at time.Dur
 		}
 	}
 	if finished {
-		consider(finishedAt+nonNegative(s.opts.ExitGrace), Exited)
+		consider(finishedAt+max(s.opts.ExitGrace, 0), Exited)
 		return at, ending, ok
 	}
 	firstPending := s.opts.FirstLineTimeout > 0 && s.firstLine.Load() < 0
@@ -470,7 +405,6 @@ func (s *Session) deadline(finished bool, finishedAt time.Duration) (at time.Dur
 	return at, ending, ok
 }
 
-// arm sets the one timer to the earliest active deadline.
 func (s *Session) arm(timer *time.Timer, finished bool, finishedAt time.Duration) {
 	timer.Stop()
 	at, _, ok := s.deadline(finished, finishedAt)
@@ -510,51 +444,59 @@ func (s *Session) stopTree(v *verdict, exitCh <-chan exitStatus, grace time.Dura
 			v.stopTook = max(time.Since(decided), time.Nanosecond)
 		}
 	}()
-	select {
-	case v.status = <-exitCh:
-		v.stop = StopAlreadyExited
+	if st, ok := receiveWithin(exitCh, 0, nil, nil); ok {
+		v.status, v.stop = st, StopAlreadyExited
 		return
-	default:
 	}
 	if grace > 0 {
-		err := s.c.terminate()
-		switch {
+		switch err := s.c.terminate(); {
 		case errors.Is(err, os.ErrProcessDone):
 			// Nothing left to ask: the child exited and Wait will say so.
-			t := time.NewTimer(killWaitLimit)
-			select {
-			case v.status = <-exitCh:
-				t.Stop()
-				v.stop = StopAlreadyExited
+			if st, ok := receiveWithin(exitCh, killWaitLimit, nil, nil); ok {
+				v.status, v.stop = st, StopAlreadyExited
 				return
-			case <-t.C:
 			}
 		case err != nil:
 			v.warnings = append(v.warnings, failure.Warning{Code: warnStopFailed, Message: "the polite stop failed, killing the tree: " + err.Error()})
 		default:
-			t := time.NewTimer(grace)
-			select {
-			case v.status = <-exitCh:
-				t.Stop()
+			if st, ok := receiveWithin(exitCh, grace, nil, s.abortCh); ok {
 				// What is left of the group dies in drain's close.
-				v.stop = StopGraceful
+				v.status, v.stop = st, StopGraceful
 				return
-			case <-t.C:
-			case <-s.abortCh:
-				t.Stop()
 			}
 		}
 	}
 	v.stop = StopForced
 	s.sweep(v)
-	t := time.NewTimer(killWaitLimit)
+	if st, ok := receiveWithin(exitCh, killWaitLimit, nil, nil); ok {
+		v.status = st
+		return
+	}
+	v.status = exitStatus{code: -1, err: failure.New(failure.Process, "the child did not exit within %s of the tree kill", killWaitLimit)}
+	v.warnings = append(v.warnings, failure.Warning{Code: warnKillFailed, Message: v.status.err.Error()})
+}
+
+// receiveWithin waits up to d for a value from ch (a closed ch counts); a
+// receive from cancel or abort cuts the wait short.
+func receiveWithin[T any](ch <-chan T, d time.Duration, cancel <-chan struct{}, abort <-chan error) (v T, ok bool) {
+	select {
+	case v = <-ch:
+		return v, true
+	default:
+	}
+	if d <= 0 {
+		return v, false
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case v.status = <-exitCh:
+	case v = <-ch:
+		return v, true
 	case <-t.C:
-		v.status = exitStatus{code: -1, err: failure.New(failure.Process, "the child did not exit within %s of the tree kill", killWaitLimit)}
-		v.warnings = append(v.warnings, failure.Warning{Code: warnKillFailed, Message: v.status.err.Error()})
+	case <-cancel:
+	case <-abort:
 	}
+	return v, false
 }
 
 // sweep kills the whole tree, recording a failure as a warning.
@@ -565,20 +507,19 @@ func (s *Session) sweep(v *verdict) {
 }
 
 // drain lets the readers reach EOF after the child exited, then has the
-// tree killed and the pipes closed, so that nothing the child started
-// outlives the verdict and Wait cannot hang on a pipe held by an escapee.
-// After a natural exit the pipes get DrainGrace (at least pipeCloseWait);
-// after a stop the tree was already killed, so they only get pipeCloseWait.
-func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []failure.Warning {
-	var v verdict
+// tree killed and the pipes closed, so nothing the child started outlives
+// the verdict and Wait cannot hang on a pipe an escapee holds. After a
+// natural exit the pipes get DrainGrace (at least pipeCloseWait); after a
+// stop, which killed the tree, only pipeCloseWait.
+func (s *Session) drain(v *verdict, readersDone <-chan struct{}) {
 	held := false
-	if !stopped {
-		held = !s.waitReaders(readersDone, max(s.opts.DrainGrace, pipeCloseWait), true)
-		if held {
-			s.sweep(&v) // kill the holders; their ends close with them
+	if v.stop == StopNone {
+		_, drained := receiveWithin(readersDone, max(s.opts.DrainGrace, pipeCloseWait), s.ctx.Done(), s.abortCh)
+		if held = !drained; held {
+			s.sweep(v) // kill the holders; their ends close with them
 		}
 	}
-	if !s.waitReaders(readersDone, pipeCloseWait, false) {
+	if _, drained := receiveWithin(readersDone, pipeCloseWait, nil, nil); !drained {
 		held = true
 		if r := s.c.stdout(); r != nil {
 			_ = r.Close()
@@ -595,38 +536,8 @@ func (s *Session) drain(readersDone <-chan struct{}, stopped bool) []failure.War
 	if err := s.c.close(); err != nil {
 		v.warnings = append(v.warnings, failure.Warning{Code: warnKillFailed, Message: "releasing the process: " + err.Error()})
 	}
-	return v.warnings
 }
 
-// waitReaders waits up to d for both readers to finish; with interruptible
-// a cancel or Abort cuts the wait short.
-func (s *Session) waitReaders(readersDone <-chan struct{}, d time.Duration, interruptible bool) bool {
-	select {
-	case <-readersDone:
-		return true
-	default:
-	}
-	if d <= 0 {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	var ctxDone <-chan struct{}
-	var abortCh <-chan error
-	if interruptible {
-		ctxDone, abortCh = s.ctx.Done(), s.abortCh
-	}
-	select {
-	case <-readersDone:
-		return true
-	case <-t.C:
-	case <-ctxDone:
-	case <-abortCh:
-	}
-	return false
-}
-
-// publish builds the Outcome and releases Wait.
 func (s *Session) publish(v verdict) {
 	o := Outcome{
 		Ending:     v.ending,
@@ -644,9 +555,6 @@ func (s *Session) publish(v verdict) {
 	if first := s.firstLine.Load(); first >= 0 {
 		// A coarse clock (Windows) can read zero; zero means "no line".
 		o.TimeToFirstLine = max(time.Duration(first), time.Nanosecond)
-	}
-	if o.Stop == "" {
-		o.Stop = StopNone
 	}
 	if o.Ending == Exited && v.err == nil && !v.lateClose {
 		o.Err = exitError(v.status)

@@ -2,16 +2,13 @@ package supervise
 
 import "unicode/utf8"
 
-// tailRing keeps the last size bytes written to it. Its buffer grows with
-// what is written, up to size, and only then becomes a ring: a child that
-// writes little to stderr costs little, however large the bound.
+// tailRing keeps the last size bytes written to it. Its buffer grows up to
+// size and only then becomes a ring: a quiet stderr costs little.
 type tailRing struct {
 	size int
-	// buf holds everything written while that is less than size bytes;
-	// from then on it is a ring of size bytes.
-	buf  []byte
-	next int  // where the next byte goes
-	full bool // the ring has wrapped at least once
+	buf  []byte // all that was written while under size bytes, then a ring
+	next int    // where the next byte goes
+	full bool   // the ring has wrapped at least once
 }
 
 func newTailRing(size int) *tailRing {
@@ -25,8 +22,11 @@ func (r *tailRing) Write(p []byte) (int, error) {
 		return n, nil
 	}
 	if len(r.buf) < r.size {
-		if len(r.buf)+n < r.size {
-			r.buf = appendWithin(r.buf, p, r.size)
+		if need := len(r.buf) + n; need < r.size {
+			if need > cap(r.buf) { // double from a small start, never beyond size
+				r.buf = append(make([]byte, 0, min(max(need, 2*cap(r.buf), 256), r.size)), r.buf...)
+			}
+			r.buf = append(r.buf, p...)
 			r.next = len(r.buf)
 			return n, nil
 		}
@@ -51,17 +51,6 @@ func (r *tailRing) Write(p []byte) (int, error) {
 		r.full = true
 	}
 	return n, nil
-}
-
-// appendWithin appends p to buf, whose capacity grows by doubling (from a
-// small start) but never beyond limit.
-func appendWithin(buf, p []byte, limit int) []byte {
-	if need := len(buf) + len(p); need > cap(buf) {
-		grown := make([]byte, len(buf), min(max(need, 2*cap(buf), 256), limit))
-		copy(grown, buf)
-		buf = grown
-	}
-	return append(buf, p...)
 }
 
 // String returns the kept tail, starting at a UTF-8 character boundary
