@@ -203,9 +203,9 @@ func (g *guard) spawn(m guardMsg, fds []int) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	pid, err := syscall.ForkExec(m.Path, m.Args, &syscall.ProcAttr{
-		Dir:   m.Dir,
-		Env:   m.Env,
+	pid, err := syscall.ForkExec(string(m.Path), fromWire(m.Args), &syscall.ProcAttr{
+		Dir:   string(m.Dir),
+		Env:   fromWire(m.Env),
 		Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})

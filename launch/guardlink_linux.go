@@ -397,7 +397,7 @@ func (p *Process) startGuarded(ctx context.Context, cmd *exec.Cmd) (treeOwner, e
 		return nil, err
 	}
 	t := g.newTree()
-	reply, err := t.request(guardMsg{Op: opSpawn, Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Token: token},
+	reply, err := t.request(guardMsg{Op: opSpawn, Path: []byte(cmd.Path), Args: wireStrings(cmd.Args), Env: wireStrings(cmd.Env), Dir: []byte(cmd.Dir), Token: token},
 		[]int{int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd())}, opStarted, opFailed)
 	closeFiles(stdio[:]...) // the guard holds its copies, and the child its own
 	switch {

@@ -2,7 +2,8 @@ package launch
 
 import (
 	"encoding/binary"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"io"
@@ -50,11 +51,14 @@ const (
 type guardMsg struct {
 	Op string `json:"op"`
 	ID uint64 `json:"id,omitempty"` // the child's, except for opReady
-	// opSpawn: the child to start, and the launch token in its Env.
-	Path  string   `json:"path,omitempty"`
-	Args  []string `json:"args,omitempty"`
-	Env   []string `json:"env,omitempty"`
-	Dir   string   `json:"dir,omitempty"`
+	// opSpawn: the child to start, and the launch token in its Env. Path,
+	// Args, Env and Dir travel as bytes (base64 in JSON): POSIX allows any
+	// byte but NUL in them, and a JSON string would replace what is not
+	// UTF-8.
+	Path  []byte   `json:"path,omitempty"`
+	Args  [][]byte `json:"args,omitempty"`
+	Env   [][]byte `json:"env,omitempty"`
+	Dir   []byte   `json:"dir,omitempty"`
 	Token string   `json:"token,omitempty"`
 	// opStarted: the child's identity and warnings; opReady: the guard's own.
 	Pid       int               `json:"pid,omitempty"`
@@ -67,8 +71,26 @@ type guardMsg struct {
 	Err       string            `json:"err,omitempty"`    // a failure the guard met while answering
 }
 
+// wireStrings and fromWire carry a []string as the bytes guardMsg holds.
+func wireStrings(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func fromWire(bs [][]byte) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
+}
+
 func encodeFrame(m guardMsg) ([]byte, error) {
-	body, err := json.Marshal(m)
+	// Err is a message for people: what is not UTF-8 in it is replaced.
+	body, err := json.Marshal(m, jsontext.AllowInvalidUTF8(true))
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,10 @@ package launch_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -63,4 +65,21 @@ func TestKilledStatusAndTerminateAfterExit(t *testing.T) {
 	report, err := p.KillTree()
 	require.NoError(t, err, "KillTree after Close is harmless")
 	assert.False(t, report.Group, "a reaped group is not signalled: %+v", report)
+}
+
+// TestEnvironmentBytesReachTheChildExactly: POSIX allows any byte but NUL in
+// an environment value, and the child gets exactly those bytes (through the
+// launch guard on Linux too).
+func TestEnvironmentBytesReachTheChildExactly(t *testing.T) {
+	t.Setenv(testkit.RoleEnv, "env")
+	const odd = "ODD_BYTES=\xff\xfe-\xc3(-\xed\xa0\x80-ok"
+	p, err := launch.Start(context.Background(), selfPlan(), launch.Options{Env: append(testkit.ChildEnv("env"), odd)})
+	require.NoError(t, err)
+	defer p.Close()
+	out, err := io.ReadAll(p.Stdout())
+	require.NoError(t, err)
+	status, err := p.Wait()
+	require.NoError(t, err)
+	require.True(t, status.Success(), status.String())
+	assert.Contains(t, strings.Split(string(out), "\n"), odd)
 }
