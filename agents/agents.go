@@ -9,6 +9,7 @@ package agents
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -21,13 +22,87 @@ import (
 // Turn is one prompt turn, whatever the agent: the prompt (on the agent's
 // stdin only), the mode, the model id ("" is the agent's configured one),
 // the session to resume ("" starts one) and tools allowed besides the
-// mode's, by the agent's own tool names.
+// mode's, by the agent's own tool names. The fields after Tools are
+// options only the Cursor CLI has (cursor.Turn says what each does):
+// another agent refuses a turn that sets one (Option).
 type Turn struct {
 	Prompt string
 	Mode   turn.Mode
 	Model  string
 	Resume string
 	Tools  []string
+
+	// MCPServers are the keys of MCP servers whose tools the turn may
+	// call (--approve-mcps).
+	MCPServers []string
+	// PartialOutput asks for text as deltas (--stream-partial-output).
+	PartialOutput bool
+	// Sandboxed selects the task profile (docs/contract.md, "The task
+	// profile").
+	Sandboxed bool
+}
+
+// Option is something a caller may ask of an agent beyond the turn every
+// agent runs, named as docs/contract.md, "Agents", names it. The Cursor
+// CLI has all of them; the others none.
+type Option string
+
+// The options only the Cursor CLI has. OptionEffort is no field of Turn:
+// a reasoning effort is resolved with the model through Cursor's catalog
+// (package probe) into the model id the turn carries.
+const (
+	OptionMCPServer     Option = "--mcp-server"
+	OptionPartialOutput Option = "--partial"
+	OptionEffort        Option = "--effort"
+	OptionTaskProfile   Option = "the task profile"
+)
+
+// UnsupportedError is the failure.Input error of an agent asked for an
+// Option it does not have.
+type UnsupportedError struct {
+	Agent  string
+	Option Option
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("%s is the Cursor CLI's only: %s has no such option (docs/contract.md, \"Agents\")", e.Option, e.Agent)
+}
+
+// Unwrap gives the error its failure kind.
+func (e *UnsupportedError) Unwrap() error { return failure.New(failure.Input, "%s", e.Error()) }
+
+// Offers returns nil when the agent has option o (the Cursor CLI has them
+// all), else an *UnsupportedError naming both.
+func (a Agent) Offers(o Option) error {
+	if a.Name == cursor.Name {
+		return nil
+	}
+	return &UnsupportedError{Agent: a.Name, Option: o}
+}
+
+// options are the Options t asks for.
+func (t Turn) options() []Option {
+	var asked []Option
+	if len(t.MCPServers) > 0 {
+		asked = append(asked, OptionMCPServer)
+	}
+	if t.PartialOutput {
+		asked = append(asked, OptionPartialOutput)
+	}
+	if t.Sandboxed {
+		asked = append(asked, OptionTaskProfile)
+	}
+	return asked
+}
+
+// check refuses a turn that asks the agent for an option it has not.
+func (a Agent) check(t Turn) error {
+	for _, o := range t.options() {
+		if err := a.Offers(o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Agent is one agent CLI. Its zero value is not usable: take one from All
@@ -130,8 +205,15 @@ func (a Agent) Find(ctx context.Context, override string, getenv func(string) st
 	return res, nil
 }
 
-// Args returns the argv after the program that runs t.
-func (a Agent) Args(t Turn) ([]string, error) { return a.args(t) }
+// Args returns the argv after the program that runs t. Its error is the
+// one Run refuses t with before starting anything: an option the agent
+// has not (*UnsupportedError), a bad mode, tool name, model or session id.
+func (a Agent) Args(t Turn) ([]string, error) {
+	if err := a.check(t); err != nil {
+		return nil, err
+	}
+	return a.args(t)
+}
 
 // ParseVersion reads the agent's --version output.
 func (a Agent) ParseVersion(output string) (string, error) { return a.version(output) }

@@ -232,3 +232,40 @@ func TestSessionHistoryIsBounded(t *testing.T) {
 		assert.Greater(t, len(m.Text), fallback.MaxTurnChars, "%s: enough to be cut with a marker", m.Role)
 	}
 }
+
+func TestInspectAll(t *testing.T) {
+	in := install(t, "cursor")
+	t.Setenv("PATH", testkit.TempDir(t)) // no other agent
+	getenv := func(k string) string {
+		if k == in.agent.EnvBinary {
+			return in.res.Path
+		}
+		return ""
+	}
+	reports := agents.InspectAll(context.Background(), "", getenv, in.env, waitLong)
+	require.Len(t, reports, len(agents.All()))
+	for i, r := range reports {
+		a := agents.All()[i]
+		assert.Equal(t, a.Name, r.Name, "All's order")
+		assert.Equal(t, a.Provider, r.Provider)
+		if a.Name != "cursor" {
+			assert.False(t, r.Found, r.Name)
+			assert.Equal(t, a.InstallHint, r.Install, "how to install a missing agent")
+			assert.Nil(t, r.Error, "a missing agent is no failure")
+			continue
+		}
+		require.True(t, r.Found)
+		assert.Nil(t, r.Error)
+		assert.Equal(t, in.res.Path, r.Path)
+		assert.Equal(t, string(discovery.SourceEnv), r.Source)
+		assert.NotEmpty(t, r.Version)
+		require.NotNil(t, r.Launch)
+		assert.Contains(t, r.Launch.CommandLine, "--mode plan", "a plan-mode turn's launch")
+	}
+
+	broken := install(t, "cursor", agentsim.Scenario(agentsim.ScenarioVersionKeychainLocked))
+	r := broken.agent.Inspect(context.Background(), broken.res.Path, nil, broken.env, waitLong)
+	assert.True(t, r.Found)
+	require.NotNil(t, r.Error, "a found agent whose --version fails is unusable")
+	assert.Equal(t, failure.Auth, r.Error.Kind)
+}

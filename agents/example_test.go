@@ -10,6 +10,7 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -29,6 +30,41 @@ func Example() {
 	out, err := a.Run(ctx, bin, false, req, opts)
 	if err != nil {
 		log.Fatalf("%s: %v", failure.KindOf(err), err) // timeout, policy, auth, quota, ...
+	}
+	fmt.Println("\nstatus:", out.Status, "model:", out.Model)
+}
+
+// A turn of Codex with Cursor as its fallback: on a retryable failure
+// (a login, a limit, a model Codex cannot use) the prompt goes to Cursor,
+// with what was said so far. Cursor is probed before Codex starts; when
+// it is unusable Codex runs alone, with a fallback_dropped warning.
+func ExampleWithFallback() {
+	ctx := context.Background()
+	codex, _ := agents.Lookup("codex")
+	bin, err := codex.Find(ctx, "", os.Getenv, discovery.EnvFromOS(), discovery.OSFS())
+	if err != nil {
+		log.Fatalf("%s: %v", failure.KindOf(err), err)
+	}
+	print := func(e event.Event) { fmt.Print(e.Text) }
+	opts := codex.TurnDefaults()
+	opts.OnEvent = print
+	primary := agents.NewSession(codex, bin, false, agents.Turn{Mode: turn.ModeAsk}, opts)
+
+	fb := agents.Fallback{Options: agents.Cursor().TurnDefaults(), Purpose: "example", OnEvent: print}
+	fb.Options.OnEvent = print
+	if report, err := probe.Probe(ctx, probe.Config{ReuseVersion: true}); err != nil {
+		fb.Unusable = err
+	} else {
+		fb.Resolution, fb.Configured = report.Binary.Resolution, report.Binary.Configured
+	}
+	conv, err := agents.WithFallback(ctx, primary, fb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conv.Close()
+	out, err := conv.Prompt(ctx, "Summarise README.md")
+	if err != nil {
+		log.Fatalf("%s: %v", failure.KindOf(err), err)
 	}
 	fmt.Println("\nstatus:", out.Status, "model:", out.Model)
 }

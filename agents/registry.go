@@ -18,14 +18,18 @@ func All() []Agent {
 	return []Agent{cursorAgent(), claudeAgent(), codexAgent(), geminiAgent()}
 }
 
+// Cursor returns the Cursor CLI's agent: Lookup(cursor.Name), which
+// cannot fail.
+func Cursor() Agent { return cursorAgent() }
+
 func claudeAgent() Agent {
 	return Agent{
 		Name: claude.Name, Provider: claude.Provider, Command: claude.Command,
 		EnvBinary: claude.EnvBinary, InstallHint: claude.InstallHint,
 		candidates: genericCandidates(claude.EnvBinary, claude.Command),
-		args:       func(t Turn) ([]string, error) { return claude.Args(claude.Turn(t)) },
+		args:       func(t Turn) ([]string, error) { return claude.Args(claude.Turn(t.common())) },
 		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := claude.NewDecoder(claude.Turn(t))
+			d, err := claude.NewDecoder(claude.Turn(t.common()))
 			if err != nil {
 				return nil, err
 			}
@@ -42,9 +46,9 @@ func geminiAgent() Agent {
 		Name: gemini.Name, Provider: gemini.Provider, Command: gemini.Command,
 		EnvBinary: gemini.EnvBinary, InstallHint: gemini.InstallHint,
 		candidates: genericCandidates(gemini.EnvBinary, gemini.Command),
-		args:       func(t Turn) ([]string, error) { return gemini.Args(gemini.Turn(t)) },
+		args:       func(t Turn) ([]string, error) { return gemini.Args(gemini.Turn(t.common())) },
 		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := gemini.NewDecoder(gemini.Turn(t))
+			d, err := gemini.NewDecoder(gemini.Turn(t.common()))
 			if err != nil {
 				return nil, err
 			}
@@ -61,9 +65,9 @@ func codexAgent() Agent {
 		Name: codex.Name, Provider: codex.Provider, Command: codex.Command,
 		EnvBinary: codex.EnvBinary, InstallHint: codex.InstallHint,
 		candidates: genericCandidates(codex.EnvBinary, codex.Command),
-		args:       func(t Turn) ([]string, error) { return codex.Args(codex.Turn(t)) },
+		args:       func(t Turn) ([]string, error) { return codex.Args(codex.Turn(t.common())) },
 		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := codex.NewDecoder(codex.Turn(t))
+			d, err := codex.NewDecoder(codex.Turn(t.common()))
 			if err != nil {
 				return nil, err
 			}
@@ -103,6 +107,21 @@ func cursorAgent() Agent {
 	}
 }
 
+// common is the part of a Turn every agent's own Turn has, field for
+// field (a conversion to claude.Turn, codex.Turn and gemini.Turn).
+type common struct {
+	Prompt string
+	Mode   turn.Mode
+	Model  string
+	Resume string
+	Tools  []string
+}
+
+func (t Turn) common() common {
+	return common{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools}
+}
+
 func cursorTurn(t Turn) cursor.Turn {
-	return cursor.Turn{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools}
+	return cursor.Turn{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools,
+		MCPServers: t.MCPServers, PartialOutput: t.PartialOutput, Sandboxed: t.Sandboxed}
 }

@@ -21,8 +21,16 @@ import (
 // or policy failure, and opts' deadlines (start from TurnDefaults). The
 // outcome's model is the one the agent said answered, else the turn's
 // Model. The error is nil exactly when the turn is done; it carries the
-// failure kind.
+// failure kind. A turn Args refuses never starts.
+//
+// Run is the one way a turn of any agent runs: Session, the fallback's
+// conversations and package task's jobs all run theirs through it. A
+// Cursor turn is cursor.Run's, with its retry of the cursor candidate
+// when the cursor-agent found on PATH vanished before the start.
 func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts turn.Options) (turn.Outcome, error) {
+	if err := a.check(t); err != nil {
+		return turn.Refused(err), err
+	}
 	if a.run != nil {
 		return a.run(ctx, res, configured, t, opts)
 	}

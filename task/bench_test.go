@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/jobs"
@@ -16,7 +17,7 @@ import (
 // BenchmarkTaskOverhead measures what a task adds to a plain turn of the
 // same sandboxed profile: the private home, the hooks check and the two
 // record saves. Each iteration runs pairs of turns against the simulator,
-// a plain cursor.Run and a task.Run, interleaved so both see the same
+// a plain Cursor turn (agents.Agent.Run) and a task.Run, interleaved so both see the same
 // machine, and reports the medians and their difference (the goal is at
 // most 5 ms; scripts/bench prints PASS or MISS).
 func BenchmarkTaskOverhead(b *testing.B) {
@@ -24,7 +25,7 @@ func BenchmarkTaskOverhead(b *testing.B) {
 	f := newFixture(b)
 	opts := f.options()
 	spec := f.spec(jobs.ModeConsult, "benchmark prompt")
-	req := cursor.Turn{Prompt: spec.Prompt, Mode: cursor.ModeAsk, Sandboxed: true}
+	req := agents.Turn{Prompt: spec.Prompt, Mode: cursor.ModeAsk, Sandboxed: true}
 	// The plain turn gets a private home made once, so both agents read
 	// the same profile; what differs is the task's own work.
 	home := filepath.Join(testkit.TempDir(b), "home")
@@ -39,7 +40,7 @@ func BenchmarkTaskOverhead(b *testing.B) {
 			start := time.Now()
 			plain := opts.Turn
 			plain.Dir, plain.Env = f.workspace, plainEnv
-			if _, err := cursor.Run(ctx, f.bin, req, plain); err != nil {
+			if _, err := agents.Cursor().Run(ctx, f.bin.Resolution, f.bin.Configured, req, plain); err != nil {
 				b.Fatal(err)
 			}
 			runs = append(runs, ms(time.Since(start)))

@@ -4,8 +4,9 @@
 // and with a durable record of every run.
 //
 // A task is one foreground turn of package cursor's sandboxed profile
-// (cursor.Turn.Sandboxed). Before it starts, Run checks the workspace and
-// the credentials, and makes the private home; from the moment the agent may
+// (cursor.Turn.Sandboxed), run as every agent's turn runs
+// (agents.Agent.Run). Before it starts, Run checks the workspace and the
+// credentials, and makes the private home; from the moment the agent may
 // start until the tree is gone, the task's jobs.Record is on disk, written
 // atomically: first in state running, then with the outcome. A background
 // job is the same task split in two: Prepare saves it starting, and a

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
@@ -158,8 +159,8 @@ func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*j
 	if err != nil {
 		return nil, err
 	}
-	req := cursor.Turn{Prompt: spec.Prompt, Mode: cmode, Model: spec.ResolvedModel, Sandboxed: true, PartialOutput: spec.PartialOutput}
-	if _, err := cursor.Args(req); err != nil {
+	req := agents.Turn{Prompt: spec.Prompt, Mode: cmode, Model: spec.ResolvedModel, Sandboxed: true, PartialOutput: spec.PartialOutput}
+	if _, err := agents.Cursor().Args(req); err != nil {
 		return nil, err
 	}
 	env := opts.Env
@@ -277,7 +278,7 @@ func Execute(ctx context.Context, store jobs.Store, rec *jobs.Record, prompt str
 	if opts.OnStart != nil {
 		opts.OnStart(rec)
 	}
-	req := cursor.Turn{Prompt: prompt, Mode: cmode, Model: rec.ResolvedModel, Resume: rec.ResumedSession, Sandboxed: true}
+	req := agents.Turn{Prompt: prompt, Mode: cmode, Model: rec.ResolvedModel, Resume: rec.ResumedSession, Sandboxed: true}
 	topts := opts.Turn
 	topts.Dir = rec.Workspace
 	topts.Env = cursor.PrivateEnv(env, rec.HomeDir)
@@ -310,7 +311,7 @@ func Execute(ctx context.Context, store jobs.Store, rec *jobs.Record, prompt str
 			}
 		}
 	}
-	o, err := cursor.Run(ctx, bin, req, topts)
+	o, err := agents.Cursor().Run(ctx, bin.Resolution, bin.Configured, req, topts)
 	tee.flush()
 	if err == nil && opts.Check != nil {
 		var v jsontext.Value

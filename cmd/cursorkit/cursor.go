@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
@@ -58,71 +60,75 @@ func (a *app) failWith(asJSON bool, err error, key string, partial any) int {
 	return failure.ExitCode(kind)
 }
 
-const probeUsage = "probe [--json]"
-
-func runProbe(ctx context.Context, a *app, args []string) int {
-	fs := newFlags("probe")
-	asJSON := fs.Bool("json", a.json, "print one JSON object")
-	if code, ok := a.parseFlags(fs, probeUsage, args); !ok {
-		return code
+// probeCommand parses the flags of probe, status, models and doctor
+// (--json, and those more adds), which take no arguments, and returns the
+// probe configuration. ok false: exit with code.
+func (a *app) probeCommand(name, usage string, args []string, more func(*pflag.FlagSet)) (cfg probe.Config, asJSON bool, code int, ok bool) {
+	fs := newFlags(name)
+	fs.BoolVar(&asJSON, "json", a.json, "print one JSON object")
+	if more != nil {
+		more(fs)
+	}
+	if code, ok := a.parseFlags(fs, usage, args); !ok {
+		return cfg, asJSON, code, false
 	}
 	if fs.NArg() > 0 {
-		return a.fail(*asJSON, failure.New(failure.Input, "probe takes no arguments"))
+		return cfg, asJSON, a.fail(asJSON, failure.New(failure.Input, "%s takes no arguments", name)), false
 	}
 	cfg, err := a.probeConfig()
 	if err != nil {
-		return a.fail(*asJSON, err)
+		return cfg, asJSON, a.fail(asJSON, err), false
 	}
-	report, err := probe.Probe(ctx, cfg)
-	if *asJSON {
+	return cfg, asJSON, 0, true
+}
+
+// printReport prints what a probe command learned, v (the JSON object,
+// kept under key beside the error object of a failure) or the lines print
+// writes, then err.
+func (a *app) printReport(asJSON bool, key string, v any, print func(io.Writer), err error) int {
+	if asJSON {
 		if err != nil {
-			return a.failWith(true, err, "probe", report)
+			return a.failWith(true, err, key, v)
 		}
-		a.writeJSON(report)
+		a.writeJSON(v)
 		return failure.ExitOK
 	}
-	printProbe(a.stdout, report)
+	print(a.stdout)
 	if err != nil {
 		return a.fail(false, err)
 	}
 	return failure.ExitOK
 }
 
+const probeUsage = "probe [--json]"
+
+func runProbe(ctx context.Context, a *app, args []string) int {
+	cfg, asJSON, code, ok := a.probeCommand("probe", probeUsage, args, nil)
+	if !ok {
+		return code
+	}
+	report, err := probe.Probe(ctx, cfg)
+	return a.printReport(asJSON, "probe", report, func(w io.Writer) { printProbe(w, report) }, err)
+}
+
 const statusUsage = "status [--json]"
 
 func runStatus(ctx context.Context, a *app, args []string) int {
-	fs := newFlags("status")
-	asJSON := fs.Bool("json", a.json, "print one JSON object")
-	if code, ok := a.parseFlags(fs, statusUsage, args); !ok {
+	cfg, asJSON, code, ok := a.probeCommand("status", statusUsage, args, nil)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return a.fail(*asJSON, failure.New(failure.Input, "status takes no arguments"))
-	}
-	cfg, err := a.probeConfig()
-	if err != nil {
-		return a.fail(*asJSON, err)
-	}
 	report, auth, err := statusOf(ctx, cfg)
-	if *asJSON {
-		merged, merr := jsonobj.Merge(report, auth)
-		if merr != nil {
-			return a.fail(true, failure.Wrap(failure.Unclassified, merr, "encoding the status"))
+	merged, merr := jsonobj.Merge(report, auth)
+	if merr != nil && asJSON {
+		return a.fail(true, failure.Wrap(failure.Unclassified, merr, "encoding the status"))
+	}
+	return a.printReport(asJSON, "status", merged, func(w io.Writer) {
+		printProbe(w, report)
+		if report.Available {
+			printAuth(w, auth)
 		}
-		if err != nil {
-			return a.failWith(true, err, "status", merged)
-		}
-		a.writeJSON(merged)
-		return failure.ExitOK
-	}
-	printProbe(a.stdout, report)
-	if report.Available {
-		printAuth(a.stdout, auth)
-	}
-	if err != nil {
-		return a.fail(false, err)
-	}
-	return failure.ExitOK
+	}, err)
 }
 
 // statusOf is `cursorkit status`: the probe, then the auth status of the
@@ -159,32 +165,15 @@ func modelsOf(ctx context.Context, cfg probe.Config, refresh bool) (probe.Models
 const modelsUsage = "models [--json] [--refresh]"
 
 func runModels(ctx context.Context, a *app, args []string) int {
-	fs := newFlags("models")
-	asJSON := fs.Bool("json", a.json, "print one JSON object")
-	refresh := fs.Bool("refresh", false, "ask the CLI again instead of using the cached catalog")
-	if code, ok := a.parseFlags(fs, modelsUsage, args); !ok {
+	var refresh bool
+	cfg, asJSON, code, ok := a.probeCommand("models", modelsUsage, args, func(fs *pflag.FlagSet) {
+		fs.BoolVar(&refresh, "refresh", false, "ask the CLI again instead of using the cached catalog")
+	})
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return a.fail(*asJSON, failure.New(failure.Input, "models takes no arguments"))
-	}
-	cfg, err := a.probeConfig()
-	if err != nil {
-		return a.fail(*asJSON, err)
-	}
-	report, err := modelsOf(ctx, cfg, *refresh)
-	if *asJSON {
-		if err != nil {
-			return a.failWith(true, err, "models", report)
-		}
-		a.writeJSON(report)
-		return failure.ExitOK
-	}
-	printModels(a.stdout, report)
-	if err != nil {
-		return a.fail(false, err)
-	}
-	return failure.ExitOK
+	report, err := modelsOf(ctx, cfg, refresh)
+	return a.printReport(asJSON, "models", report, func(w io.Writer) { printModels(w, report) }, err)
 }
 
 func printProbe(w io.Writer, r probe.Report) {
@@ -283,14 +272,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// cursorCandidates are the candidates of one call, in cursor.Candidates'
-// order.
-func (a *app) cursorCandidates() ([]discovery.Candidate, error) {
-	cfg, err := a.probeConfig()
-	if err != nil {
-		return nil, err
-	}
-	return cursor.Candidates(cfg.Override, a.getenv), nil
 }

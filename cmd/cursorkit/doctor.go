@@ -129,24 +129,16 @@ func kindCause(k failure.Kind) cursor.Cause {
 }
 
 func runDoctor(ctx context.Context, a *app, args []string) int {
-	fs := newFlags("doctor")
-	asJSON := fs.Bool("json", a.json, "print one JSON object")
-	if code, ok := a.parseFlags(fs, doctorUsage, args); !ok {
+	cfg, asJSON, code, ok := a.probeCommand("doctor", doctorUsage, args, nil)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return a.fail(*asJSON, failure.New(failure.Input, "doctor takes no arguments"))
-	}
-	cfg, err := a.probeConfig()
-	if err != nil {
-		return a.fail(*asJSON, err)
-	}
 	rep := a.doctor(ctx, cfg)
-	code := failure.ExitOK
+	code = failure.ExitOK
 	if len(rep.Problems) > 0 {
 		code = failure.ExitCode(rep.Problems[0].Kind)
 	}
-	if *asJSON {
+	if asJSON {
 		if len(rep.Problems) > 0 {
 			first := rep.Problems[0]
 			a.writeJSON(map[string]any{"error": errorObject{Kind: first.Kind, Message: first.Message}, "doctor": rep})

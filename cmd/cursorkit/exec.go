@@ -44,10 +44,6 @@ type execFlags struct {
 	dryRun                        bool
 }
 
-// runExec supervises any program: it resolves TARGET, plans its launch,
-// runs it under supervise with the deadlines asked for, passes stdin,
-// stdout and stderr through, and exits GNU-timeout style. A cancelled ctx
-// (SIGINT or SIGTERM to cursorkit) stops the child's whole tree first.
 // parseExecFlags parses exec's flags and checks them: ok is false when
 // exec must exit with code at once.
 func (a *app) parseExecFlags(args []string) (f execFlags, rest []string, code int, ok bool) {
@@ -84,6 +80,10 @@ func (a *app) parseExecFlags(args []string) (f execFlags, rest []string, code in
 	return f, rest, 0, true
 }
 
+// runExec supervises any program: it resolves TARGET, plans its launch,
+// runs it under supervise with the deadlines asked for, passes stdin,
+// stdout and stderr through, and exits GNU-timeout style. A cancelled ctx
+// (SIGINT or SIGTERM to cursorkit) stops the child's whole tree first.
 func runExec(ctx context.Context, a *app, args []string) int {
 	f, rest, code, ok := a.parseExecFlags(args)
 	if !ok {

@@ -36,10 +36,11 @@ func (a *app) explain(ctx context.Context, target string, args []string) (explai
 	var err error
 	whereName := target
 	if target == "" {
-		cands, cerr := a.cursorCandidates()
+		cfg, cerr := a.probeConfig()
 		if cerr != nil {
 			return explainReport{Warnings: []string{}}, cerr
 		}
+		cands := cursor.Candidates(cfg.Override, a.getenv)
 		for _, c := range cands {
 			if cerr := cursor.CheckCandidate(c, env.GOOS); cerr != nil {
 				return explainReport{Warnings: []string{}}, cerr

@@ -292,19 +292,7 @@ func (a *app) printOutput(store jobs.Store, rec *jobs.Record, asJSON bool) error
 		_, err = fmt.Fprintln(a.stdout, string(line))
 		return err
 	}
-	// The foreground's layout: the text ended by a newline, the verdict of
-	// a review, a blank line, the footer.
-	if text > 0 && !textEnded {
-		fmt.Fprintln(a.stdout)
-	}
-	verdict := rec.Role == jobs.RoleReview && len(rec.Review) > 0
-	if verdict {
-		renderVerdict(a.stdout, rec.Review)
-	}
-	if text > 0 || verdict {
-		fmt.Fprintln(a.stdout)
-	}
-	printJobFooter(a.stdout, rec)
+	printJobEnd(a.stdout, rec, text > 0, textEnded)
 	return nil
 }
 

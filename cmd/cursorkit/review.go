@@ -57,7 +57,7 @@ func runReview(ctx context.Context, a *app, args []string) int {
 	// repository's root, whose paths the diff uses, even when --cwd named
 	// a directory below it.
 	spec := task.Spec{Role: jobs.RoleReview, Mode: jobs.ModeConsult, Prompt: p.Text, Workspace: diff.Root}
-	return a.runJob(ctx, f, spec, jobExtras{check: checkVerdict, warnings: warnings, render: renderVerdict})
+	return a.runJob(ctx, f, spec, jobExtras{check: checkVerdict, warnings: warnings})
 }
 
 // checkVerdict is a review's task.Options.Check: the reply's verdict,

@@ -1,22 +1,22 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/agents/cursor"
-	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/mcpstage"
 	"github.com/cursorkit/cursorkit/probe"
-	"github.com/cursorkit/cursorkit/supervise"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -71,10 +71,11 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
-	if f.agentName != "cursor" || f.fallback != "" || f.transcript != "" || fs.Changed("fallback-after-retries") {
-		return a.runAgentTurn(ctx, fs, f, prompt)
+	p, err := a.planRun(ctx, fs, f, prompt)
+	if err != nil {
+		return a.fail(f.asJSON, err)
 	}
-	return a.runTurn(ctx, f, prompt)
+	return a.runTurn(ctx, fs, f, p)
 }
 
 // readPrompt takes the prompt from the one positional argument or, when it
@@ -128,53 +129,156 @@ func readAllOrCancel(ctx context.Context, r io.Reader) ([]byte, error) {
 	}
 }
 
-// planTurn checks the flags, probes the binary (its --version answer may
-// come from the version cache) and resolves the model: everything that can
-// fail before the agent starts, which --json reports as an error object
-// rather than a turn.
-func (a *app) planTurn(ctx context.Context, f runFlags, prompt string) (probe.Report, cursor.Turn, error) {
-	t := cursor.Turn{Prompt: prompt, Resume: f.resume, PartialOutput: f.partial}
-	mode, err := cursor.ParseMode(f.mode)
+// runPlan is a turn `run` is ready to start: everything that can fail
+// before the agent starts has been checked, which --json reports as an
+// error object rather than a turn.
+type runPlan struct {
+	agent      agents.Agent
+	res        discovery.Resolution
+	configured bool
+	turn       agents.Turn
+	// mcp is the --mcp-server entry, staged around the turn.
+	mcp *mcpstage.Entry
+	// fallback is --fallback's, nil without one.
+	fallback *agents.Fallback
+}
+
+// cursorOnlyFlags are the run flags that ask for an option only the
+// Cursor CLI has: each option is named by its flag.
+func cursorOnlyFlags() []agents.Option {
+	return []agents.Option{agents.OptionMCPServer, agents.OptionPartialOutput, agents.OptionEffort}
+}
+
+// checkRunFlags refuses the flags that mean nothing together, before any
+// file is read.
+func checkRunFlags(fs *pflag.FlagSet, f runFlags, ag agents.Agent) error {
+	for _, o := range cursorOnlyFlags() {
+		if fs.Changed(strings.TrimPrefix(string(o), "--")) {
+			if err := ag.Offers(o); err != nil {
+				return err
+			}
+		}
+	}
+	withFallback := f.fallback != "" || f.transcript != "" || fs.Changed("fallback-after-retries")
+	switch {
+	case fs.Changed("mcp-server") && withFallback:
+		return failure.New(failure.Input, "--mcp-server cannot be combined with --agent or --fallback")
+	case f.transcript != "" && f.fallback == "":
+		return failure.New(failure.Input, "--transcript needs --fallback: it is what the fallback is told of the conversation")
+	case fs.Changed("fallback-after-retries") && f.fallback == "":
+		return failure.New(failure.Input, "--fallback-after-retries needs --fallback: it says when to hand off")
+	}
+	return nil
+}
+
+// planRun checks the flags, reads the files they name, finds the agent
+// (Cursor through its probe; the others by discovery alone: their
+// --version is `cursorkit agents`', and a turn reports a broken binary
+// itself), resolves the model and prepares the fallback.
+func (a *app) planRun(ctx context.Context, fs *pflag.FlagSet, f runFlags, prompt string) (runPlan, error) {
+	p := runPlan{}
+	var err error
+	if p.agent, err = agents.Lookup(f.agentName); err != nil {
+		return p, err
+	}
+	if err := checkRunFlags(fs, f, p.agent); err != nil {
+		return p, err
+	}
+	fbModel, err := parseFallback(f.fallback)
 	if err != nil {
-		return probe.Report{}, t, err
+		return p, err
+	}
+	var history []fallback.Message
+	if f.transcript != "" {
+		if history, err = readTranscript(f.transcript); err != nil {
+			return p, err
+		}
+	}
+	if f.mcpServer != "" {
+		e, err := readMCPServer(f.mcpServer)
+		if err != nil {
+			return p, err
+		}
+		p.mcp = &e
+	}
+	if p.turn, err = turnOf(f, prompt); err != nil {
+		return p, err
+	}
+	if err := a.findAgent(ctx, f, &p); err != nil {
+		return p, err
+	}
+	if f.fallback != "" {
+		fb := a.planFallback(ctx, fbModel)
+		fb.Transcript, fb.AfterRetries, fb.Purpose = history, f.fallbackAfterRetries, "run"
+		p.fallback = &fb
+	}
+	return p, nil
+}
+
+// turnOf is the turn the flags ask for, the model aside.
+func turnOf(f runFlags, prompt string) (agents.Turn, error) {
+	t := agents.Turn{Prompt: prompt, Resume: f.resume, Tools: splitTools(f.allowTools), PartialOutput: f.partial}
+	mode, err := turn.ParseMode(f.mode)
+	if err != nil {
+		return t, err
 	}
 	if f.write {
 		if f.mode != "" {
-			return probe.Report{}, t, failure.New(failure.Input, "--write and --mode %s exclude each other", f.mode)
+			return t, failure.New(failure.Input, "--write and --mode %s exclude each other", f.mode)
 		}
-		mode = cursor.ModeWrite
+		mode = turn.ModeWrite
 	}
 	t.Mode = mode
-	t.Tools = splitTools(f.allowTools)
+	return t, nil
+}
+
+// findAgent finds p's agent and sets the turn's model, checking the turn
+// (mode, tools, ids) before anything runs.
+func (a *app) findAgent(ctx context.Context, f runFlags, p *runPlan) error {
+	if p.agent.Name != cursor.Name {
+		p.turn.Model = f.model
+		if _, err := p.agent.Args(p.turn); err != nil {
+			return err
+		}
+		res, err := p.agent.Find(ctx, "", a.getenv, discovery.EnvFromOS(), discovery.OSFS())
+		p.res, p.configured = res, res.Source != discovery.SourcePath
+		return err
+	}
 	if f.effort != "" && f.model == "" {
-		return probe.Report{}, t, failure.New(failure.Input, "--effort needs --model")
+		return failure.New(failure.Input, "--effort needs --model")
 	}
-	// The turn's own checks (mode, tools, ids) before anything runs.
-	if _, err := cursor.Args(t); err != nil {
-		return probe.Report{}, t, err
+	if _, err := p.agent.Args(p.turn); err != nil {
+		return err
 	}
-	cfg, err := a.probeConfig()
+	cfg, report, err := a.probeCursor(ctx)
 	if err != nil {
-		return probe.Report{}, t, err
+		return err
 	}
-	// A turn skips the --version spawn (a Node.js start for the real
-	// agent) when the binary's file is unchanged since it last answered.
-	cfg.ReuseVersion = true
-	report, err := probe.Probe(ctx, cfg)
-	if err != nil {
-		return report, t, err
-	}
+	p.res, p.configured = report.Binary.Resolution, report.Binary.Configured
 	if f.model != "" {
-		if t.Model, err = a.resolveModel(ctx, cfg, report, f.model, f.effort); err != nil {
-			return report, t, err
+		if p.turn.Model, _, err = a.resolveModel(ctx, cfg, report, f.model, f.effort); err != nil {
+			return err
 		}
 	}
-	_, err = cursor.Args(t)
-	return report, t, err
+	_, err = p.agent.Args(p.turn)
+	return err
+}
+
+// probeCursor probes the Cursor CLI for a turn: the binary's --version
+// answer is reused while its file is unchanged, sparing a Node.js start
+// for the real agent.
+func (a *app) probeCursor(ctx context.Context) (probe.Config, probe.Report, error) {
+	cfg, err := a.probeConfig()
+	if err != nil {
+		return cfg, probe.Report{}, err
+	}
+	cfg.ReuseVersion = true
+	report, err := probe.Probe(ctx, cfg)
+	return cfg, report, err
 }
 
 // splitTools splits --allow-tools at commas, trimming each name; the names
-// themselves are checked by cursor.Args.
+// themselves are checked by the agent's Args.
 func splitTools(list string) []string {
 	if strings.TrimSpace(list) == "" {
 		return nil
@@ -186,187 +290,49 @@ func splitTools(list string) []string {
 	return names
 }
 
-// resolveModel maps --model and --effort to a catalog id. A bracketed id
-// passes through untouched, so it needs no catalog.
-func (a *app) resolveModel(ctx context.Context, cfg probe.Config, report probe.Report, model, effort string) (string, error) {
+// resolveModel maps --model and --effort to a catalog id, and says whether
+// the effort is part of it. A bracketed id passes through untouched, so it
+// needs no catalog.
+func (a *app) resolveModel(ctx context.Context, cfg probe.Config, report probe.Report, model, effort string) (string, bool, error) {
 	if strings.Contains(model, "[") && effort == "" {
-		return model, nil
+		return model, false, nil
 	}
 	catalog, err := probe.Models(ctx, cfg, report, false)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	id, _, err := probe.ResolveModel(catalog.Models, model, effort)
-	return id, err
+	return probe.ResolveModel(catalog.Models, model, effort)
 }
 
-// turnWriter renders a turn's events as they arrive: NDJSON on stdout for
-// --json; otherwise the assistant's text on stdout and everything else,
-// compact, on stderr. Rendering runs on a goroutine of its own, so on a
-// busy stream decoding (the reader's goroutine) and encoding overlap: the
-// reader collects the events of each burst of lines and hands the batch
-// over when it has decoded everything read so far (agent's OnDrained).
-type turnWriter struct {
-	asJSON bool
-	// quiet drops the agent's text from human output (a review prints its
-	// verdict instead).
-	quiet  bool
-	out    *bufio.Writer
-	events *event.Writer // --json: event.NewWriter on out
-	errOut io.Writer
-
-	mu      sync.Mutex         // guards pending: the reader's, and a heartbeat's warnings
-	pending []event.Event      // events of the current burst
-	batches chan []event.Event // to the writer goroutine
-	done    chan struct{}      // closed when the writer has written every batch
-
-	// stop ends the turn when stdout cannot be written (the reader went
-	// away): the writer's, which then drops everything, so the reader is
-	// never left waiting.
-	stop    context.CancelCauseFunc
-	stopped bool
-
-	// The writer's: the bytes of assistant text written, and whether human
-	// output ended with a newline.
-	text      int64
-	textEnded bool
-}
-
-// writerBatches bounds the batches in flight: a writer that falls behind
-// makes the reader wait, so memory stays bounded.
-const writerBatches = 4
-
-func newTurnWriter(asJSON bool, stdout, stderr io.Writer, stop context.CancelCauseFunc) *turnWriter {
-	w := &turnWriter{asJSON: asJSON, out: bufio.NewWriterSize(stdout, 64<<10), errOut: stderr,
-		batches: make(chan []event.Event, writerBatches), done: make(chan struct{}), stop: stop}
-	if asJSON {
-		w.events = event.NewWriter(w.out)
+// supervision is the turn options of an agent whose defaults are defaults:
+// the duration flags given override them, the total bound is always the
+// flag's.
+func (f runFlags) supervision(fs *pflag.FlagSet, defaults turn.Options, w *turnWriter) turn.Options {
+	opts := defaults
+	if fs.Changed("first-line-timeout") {
+		opts.FirstLineTimeout = f.firstLine
 	}
-	go w.write()
-	return w
-}
-
-// maxBatch bounds the events of one batch: a fast agent's stream is one
-// endless burst, handed over in pieces this size.
-const maxBatch = 64
-
-// event is turn.Options.OnEvent: it collects, and hands over a full batch.
-func (w *turnWriter) event(e event.Event) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.pending = append(w.pending, e)
-	if len(w.pending) == maxBatch {
-		w.handOver()
+	if fs.Changed("idle-timeout") {
+		opts.IdleTimeout = f.idle
 	}
-}
-
-// warning renders a warning of cursorkit's own, from any goroutine, until
-// close.
-func (w *turnWriter) warning(warn event.Warning) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.pending = append(w.pending, event.Event{Type: event.TypeWarning, Warning: &warn})
-	w.handOver()
-}
-
-// drained is turn.Options.OnDrained: the burst is over, hand it over.
-func (w *turnWriter) drained() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.handOver()
-}
-
-func (w *turnWriter) handOver() {
-	if len(w.pending) > 0 {
-		w.batches <- w.pending
-		w.pending = make([]event.Event, 0, maxBatch)
+	if fs.Changed("exit-grace") {
+		opts.ExitGrace = f.exitGrace
 	}
-}
-
-// close hands over what is left and waits until everything is written;
-// the caller then owns out again.
-func (w *turnWriter) close() {
-	w.drained()
-	close(w.batches)
-	<-w.done
-}
-
-// write is the writer goroutine: every batch rendered, then flushed. A
-// write that fails stops the turn; later batches are dropped.
-func (w *turnWriter) write() {
-	defer close(w.done)
-	for batch := range w.batches {
-		if w.stopped {
-			continue
-		}
-		for _, e := range batch {
-			w.render(e)
-		}
-		if err := w.out.Flush(); err != nil {
-			w.stopped = true
-			w.stop(errStdoutClosed)
-		}
-	}
-}
-
-func (w *turnWriter) render(e event.Event) {
-	if w.asJSON {
-		_ = w.events.Write(e) // a failed write shows at the Flush
-		return
-	}
-	switch e.Type {
-	case event.TypeText:
-		if w.quiet {
-			return
-		}
-		_, _ = w.out.WriteString(e.Text)
-		w.text += int64(len(e.Text))
-		w.textEnded = strings.HasSuffix(e.Text, "\n")
-	case event.TypeThinking:
-		if e.Subtype == "completed" {
-			fmt.Fprintln(w.errOut, "· thinking done")
-		}
-	case event.TypeToolStarted:
-		fmt.Fprintf(w.errOut, "· %s\n", e.Tool.Summary())
-	case event.TypeToolCompleted:
-		status := e.Tool.Status
-		if status == "" {
-			status = "done"
-		}
-		fmt.Fprintf(w.errOut, "· tool %s %s\n", e.Tool.Name, status)
-	case event.TypeWarning:
-		fmt.Fprintf(w.errOut, "· warning %s: %s\n", e.Warning.Code, e.Warning.Message)
-	case event.TypeInit:
-		fmt.Fprintf(w.errOut, "· session %s, model %s\n", e.Init.SessionID, orDash(e.Init.Model))
-	case event.TypeFallbackEngaged:
-		f := e.Fallback
-		fmt.Fprintf(w.errOut, "· fallback: %s failed (%s); the prompt goes to %s now (transcript: %v)\n",
-			f.PrimaryAgent, f.FailureCategory, f.FallbackAgent, f.ContextTransferred)
-	}
-}
-
-func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
-	var entry *mcpstage.Entry
-	if f.mcpServer != "" {
-		e, err := readMCPServer(f.mcpServer)
-		if err != nil {
-			return a.fail(f.asJSON, err)
-		}
-		entry = &e
-	}
-	report, req, err := a.planTurn(ctx, f, prompt)
-	if err != nil {
-		return a.fail(f.asJSON, err)
-	}
-	opts := cursor.TurnDefaults()
-	opts.FirstLineTimeout, opts.IdleTimeout, opts.TotalTimeout = f.firstLine, f.idle, f.total
-	opts.ExitGrace = f.exitGrace
+	opts.TotalTimeout = f.total
 	opts.Dir = f.cwd
 	opts.Env = os.Environ()
+	opts.OnEvent, opts.OnDrained = w.event, w.drained
+	return opts
+}
+
+// runTurn runs the planned turn and prints it: through agents.Agent.Run,
+// around the staged MCP server when there is one, or in a conversation
+// with the fallback.
+func (a *app) runTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p runPlan) int {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	w := newTurnWriter(f.asJSON, a.stdout, a.stderr, stop)
-	opts.OnEvent, opts.OnDrained = w.event, w.drained
+	opts := f.supervision(fs, p.agent.TurnDefaults(), w)
 
 	// A turn can stream hundreds of megabytes through a live heap of about
 	// two: at the default GOGC the collector would run every few
@@ -377,70 +343,36 @@ func (a *app) runTurn(ctx context.Context, f runFlags, prompt string) int {
 	}
 	started := time.Now()
 	var o turn.Outcome
-	if entry == nil {
-		o, err = cursor.Run(ctx, report.Binary, req, opts)
-	} else {
+	var err error
+	switch {
+	case p.mcp != nil:
 		// The MCP server is staged last, when nothing else can refuse the
 		// turn before it starts; only then is its key approved
 		// (--approve-mcps) and its tools allowed. It is released once the
 		// agent's tree is gone, whatever ended the turn (a stop signal
 		// included).
 		var ran bool
-		o, ran, err = a.runStaged(ctx, f.cwd, *entry, req, w, func(ctx context.Context, req cursor.Turn) (turn.Outcome, error) {
+		o, ran, err = a.runStaged(ctx, f.cwd, p, w, func(ctx context.Context, t agents.Turn) (turn.Outcome, error) {
 			started = time.Now()
-			return cursor.Run(ctx, report.Binary, req, opts)
+			return p.agent.Run(ctx, p.res, p.configured, t, opts)
 		})
 		if !ran {
 			w.close()
 			return a.fail(f.asJSON, err)
 		}
+	case p.fallback != nil:
+		fb := *p.fallback
+		fb.Options, fb.OnEvent = f.supervision(fs, cursor.TurnDefaults(), w), w.event
+		conv, cerr := agents.WithFallback(ctx, agents.NewSession(p.agent, p.res, p.configured, p.turn, opts), fb)
+		if cerr != nil {
+			w.close()
+			return a.fail(f.asJSON, cerr)
+		}
+		o, err = conv.Prompt(ctx, p.turn.Prompt)
+		_ = conv.Close()
+	default:
+		o, err = p.agent.Run(ctx, p.res, p.configured, p.turn, opts)
 	}
 	w.close()
-	if f.asJSON {
-		a.writeOutcome(w, o)
-	} else if !w.textEnded && w.text > 0 {
-		_ = w.out.WriteByte('\n')
-	}
-	_ = w.out.Flush()
-	if !f.asJSON {
-		printFooter(a.stderr, o, time.Since(started), err)
-	}
-	return failure.ExitCodeOf(err)
-}
-
-func printFooter(w io.Writer, o turn.Outcome, took time.Duration, verdict error) {
-	status := o.Status
-	if verdict != nil {
-		status = fmt.Sprintf("%s (%s): %s", o.Status, failure.KindOf(verdict), verdict.Error())
-	}
-	fmt.Fprintf(w, "── %s in %s", status, took.Round(time.Millisecond))
-	if o.SessionID != "" {
-		fmt.Fprintf(w, " · session %s (--resume %s)", o.SessionID, o.SessionID)
-	}
-	if o.Model != "" {
-		fmt.Fprintf(w, " · model %s", o.Model)
-	}
-	if u := o.Usage; u.Reported {
-		fmt.Fprintf(w, " · tokens in %s out %s", tokens(u.InputTokens), tokens(u.OutputTokens))
-	}
-	fmt.Fprintln(w)
-	p := o.Process
-	if verdict != nil && p.StderrTail != "" && (p.Ending == supervise.Exited || p.Ending == supervise.SpawnFailed) {
-		fmt.Fprintf(w, "agent stderr (last lines):\n%s\n", lastLines(p.StderrTail, 10))
-	}
-}
-
-func tokens(n *int64) string {
-	if n == nil {
-		return "?"
-	}
-	return fmt.Sprint(*n)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return a.finishTurn(w, f.asJSON, o, time.Since(started), err)
 }

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cursorkit/cursorkit/agents/cursor"
+	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/mcpstage"
@@ -30,14 +30,14 @@ func readMCPServer(path string) (mcpstage.Entry, error) {
 	return e, failure.Wrap(failure.Input, err, "--mcp-server")
 }
 
-// runStaged runs the turn with entry staged into the worktree of dir
-// (docs/contract.md, "run --mcp-server"): play runs the agent once the
+// runStaged runs p's turn with its MCP server staged into the worktree of
+// dir (docs/contract.md, "run --mcp-server"): play runs the agent once the
 // lease's key is the turn's one MCP server. The lease's warnings are
 // events on w from then on, and all of them are in the outcome. started is
 // false when the agent never started (a refused stage): err is then the
 // run's failure, the error object alone, so no warning is rendered.
-func (a *app) runStaged(ctx context.Context, dir string, entry mcpstage.Entry, req cursor.Turn, w *turnWriter,
-	play func(context.Context, cursor.Turn) (turn.Outcome, error)) (o turn.Outcome, started bool, err error) {
+func (a *app) runStaged(ctx context.Context, dir string, p runPlan, w *turnWriter,
+	play func(context.Context, agents.Turn) (turn.Outcome, error)) (o turn.Outcome, started bool, err error) {
 	var playing atomic.Bool // the OnWarning of the heartbeat's goroutine reads it
 	opts := mcpstage.RunOptions{
 		HeartbeatEvery: a.mcpHeartbeatEvery(),
@@ -47,9 +47,10 @@ func (a *app) runStaged(ctx context.Context, dir string, entry mcpstage.Entry, r
 			}
 		},
 	}
-	warns, err := mcpstage.Run(ctx, dir, entry, opts, func(ctx context.Context, lease mcpstage.Lease) error {
+	warns, err := mcpstage.Run(ctx, dir, *p.mcp, opts, func(ctx context.Context, lease mcpstage.Lease) error {
+		req := p.turn
 		req.MCPServers = []string{lease.Key}
-		if _, err := cursor.Args(req); err != nil {
+		if _, err := p.agent.Args(req); err != nil {
 			return err
 		}
 		playing.Store(true)

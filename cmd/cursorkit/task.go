@@ -14,7 +14,6 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/jobs"
-	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/task"
 	"github.com/cursorkit/cursorkit/turn"
 )
@@ -99,8 +98,6 @@ func runTask(ctx context.Context, a *app, args []string) int {
 type jobExtras struct {
 	check    func(string) (jsontext.Value, error)
 	warnings []event.Warning
-	// render prints the verdict of a done review (human output).
-	render func(w io.Writer, verdict jsontext.Value)
 }
 
 // planJob probes the binary and resolves the model: everything that can
@@ -109,31 +106,16 @@ func (a *app) planJob(ctx context.Context, f jobFlags, spec *task.Spec) error {
 	if f.effort != "" && f.model == "" {
 		return failure.New(failure.Input, "--effort needs --model")
 	}
-	cfg, err := a.probeConfig()
-	if err != nil {
-		return err
-	}
-	cfg.ReuseVersion = true
-	report, err := probe.Probe(ctx, cfg)
+	cfg, report, err := a.probeCursor(ctx)
 	if err != nil {
 		return err
 	}
 	spec.Binary, spec.Version = report.Binary, report.Version
 	spec.RequestedModel, spec.RequestedEffort = f.model, f.effort
-	if strings.Contains(f.model, "[") && f.effort == "" {
-		// A bracketed id passes through untouched (probe.ResolveModel):
-		// no catalog needed.
-		spec.ResolvedModel = f.model
-	} else if f.model != "" {
-		catalog, err := probe.Models(ctx, cfg, report, false)
-		if err != nil {
-			return err
-		}
-		if spec.ResolvedModel, spec.EffortApplied, err = probe.ResolveModel(catalog.Models, f.model, f.effort); err != nil {
-			return err
-		}
+	if f.model != "" {
+		spec.ResolvedModel, spec.EffortApplied, err = a.resolveModel(ctx, cfg, report, f.model, f.effort)
 	}
-	return nil
+	return err
 }
 
 // runJob runs a planned task or review in the foreground and prints it:
@@ -190,21 +172,29 @@ func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtra
 		_ = w.out.Flush()
 		return failure.ExitCodeOf(err)
 	}
-	if !w.textEnded && w.text > 0 {
-		_ = w.out.WriteByte('\n')
-	}
-	if err == nil && x.render != nil {
-		x.render(w.out, rec.Review)
-	}
-	if w.text > 0 || (err == nil && x.render != nil) {
-		_ = w.out.WriteByte('\n')
-	}
-	printJobFooter(w.out, rec)
+	printJobEnd(w.out, rec, w.text > 0, w.textEnded)
 	_ = w.out.Flush()
 	if err != nil && o.Process.StderrTail != "" {
 		fmt.Fprintf(a.stderr, "agent stderr (last lines):\n%s\n", lastLines(o.Process.StderrTail, 10))
 	}
 	return failure.ExitCodeOf(err)
+}
+
+// printJobEnd is how a job's human output ends, in the foreground as in
+// jobs result: the text ended by a newline, the verdict of a review, a
+// blank line, the footer.
+func printJobEnd(w io.Writer, rec *jobs.Record, text, textEnded bool) {
+	if text && !textEnded {
+		fmt.Fprintln(w)
+	}
+	verdict := rec.Role == jobs.RoleReview && len(rec.Review) > 0
+	if verdict {
+		renderVerdict(w, rec.Review)
+	}
+	if text || verdict {
+		fmt.Fprintln(w)
+	}
+	printJobFooter(w, rec)
 }
 
 // printJobFooter writes the companion contract's footer block.
@@ -246,16 +236,9 @@ func writeJobOutcome(enc *jsontext.Encoder, o turn.Outcome, rec *jobs.Record) er
 	if err != nil {
 		return err
 	}
-	job, err := json.Marshal(rec)
+	line, err := outcomeWithJob(base, rec)
 	if err != nil {
 		return err
 	}
-	line := append(base[:len(base)-1:len(base)-1], `,"job":`...)
-	line = append(line, job...)
-	if len(rec.Review) > 0 {
-		line = append(line, `,"review":`...)
-		line = append(line, rec.Review...)
-	}
-	line = append(line, '}')
 	return enc.WriteValue(jsontext.Value(line))
 }
