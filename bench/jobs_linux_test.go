@@ -3,7 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"io/fs"
 	"os"
@@ -64,7 +64,10 @@ func BenchmarkBackground(b *testing.B) {
 	store := jobs.Store{Dir: data}
 	start := func() time.Duration {
 		d, out := cli.timedRun(b, "task", "--background", "--json", "--cwd", ws, "--binary", t.sim, "summarise the README")
-		var started struct{ ID, State string }
+		var started struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		}
 		require.NoError(b, json.Unmarshal(out, &started), "task --background printed %q", out)
 		require.Equal(b, "starting", started.State)
 		waitJob(b, store, ws, started.ID)
@@ -134,7 +137,10 @@ func BenchmarkJobsStatusCLI(b *testing.B) {
 			versions = append(versions, d)
 			d, out := cli.timedRun(b, "jobs", "status", id, "--json")
 			statuses = append(statuses, d)
-			var rec struct{ ID, State string }
+			var rec struct {
+				ID    string `json:"id"`
+				State string `json:"state"`
+			}
 			require.NoError(b, json.Unmarshal(out, &rec), "jobs status printed %q", out)
 			require.Equal(b, id, rec.ID)
 			require.Equal(b, string(jobs.StateDone), rec.State)
@@ -164,7 +170,11 @@ func BenchmarkJobsHistoryCLI(b *testing.B) {
 			versions = append(versions, d)
 			d, out := cli.timedRun(b, "jobs", "history", "--all", "--limit", "20", "--json")
 			histories = append(histories, d)
-			var h struct{ Jobs []struct{ ID string } }
+			var h struct {
+				Jobs []struct {
+					ID string `json:"id"`
+				} `json:"jobs"`
+			}
 			require.NoError(b, json.Unmarshal(out, &h), "jobs history printed %q", out)
 			require.Len(b, h.Jobs, 20)
 			require.Equal(b, newest, h.Jobs[0].ID, "newest first")

@@ -2,7 +2,7 @@ package agentsim_test
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -229,6 +229,31 @@ func TestNormalTurnInProcess(t *testing.T) {
 		assert.Equal(t, "sess-42", e.SessionID)
 	}
 	assert.Equal(t, "Claude 4.5 Sonnet", events[0].Model, "the current model by default")
+}
+
+// TestEncodingIsNodes checks that stream lines are what JSON.stringify
+// prints, the echoed prompt standing for any text: no HTML or U+2028
+// escapes, and invalid UTF-8 read as U+FFFD.
+func TestEncodingIsNodes(t *testing.T) {
+	tests := []struct {
+		name, prompt, want string
+	}{
+		{name: "HTML is not escaped", prompt: "<b>a & b</b>", want: "<b>a & b</b>"},
+		{name: "line and paragraph separators are not escaped", prompt: "a\u2028b\u2029c", want: "a\u2028b\u2029c"},
+		{name: "invalid UTF-8 is U+FFFD", prompt: "a\xffb\xed\xa0\x80c", want: "a\uFFFDb\uFFFD\uFFFD\uFFFDc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := agentsim.Main(printArgs, strings.NewReader(tt.prompt), &stdout, &stderr, func(string) string { return "" })
+			require.Equal(t, 0, code, stderr.String())
+			events, nonJSON := decodeLines(t, stdout.String())
+			require.Empty(t, nonJSON)
+			require.Equal(t, "user", events[1].Type)
+			assert.Equal(t, tt.want, events[1].text())
+			assert.Contains(t, events[1].raw, `"text":"`+tt.want+`"`, "as it is, unescaped")
+		})
+	}
 }
 
 func TestStreamScenarios(t *testing.T) {

@@ -2,7 +2,8 @@ package agentsim_test
 
 import (
 	"bufio"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"io"
 	"os"
 	"os/exec"
@@ -190,18 +191,18 @@ func truncate(s string) string {
 
 // event is the loose shape of a stream line, for assertions.
 type event struct {
-	Type        string          `json:"type"`
-	Subtype     string          `json:"subtype"`
-	SessionID   string          `json:"session_id"`
-	Model       string          `json:"model"`
-	CallID      string          `json:"call_id"`
-	ModelCallID string          `json:"model_call_id"`
-	TimestampMS int64           `json:"timestamp_ms"`
-	IsError     bool            `json:"is_error"`
-	Result      string          `json:"result"`
-	Text        string          `json:"text"`
-	ToolCall    json.RawMessage `json:"tool_call"`
-	Usage       map[string]int  `json:"usage"`
+	Type        string         `json:"type"`
+	Subtype     string         `json:"subtype"`
+	SessionID   string         `json:"session_id"`
+	Model       string         `json:"model"`
+	CallID      string         `json:"call_id"`
+	ModelCallID string         `json:"model_call_id"`
+	TimestampMS int64          `json:"timestamp_ms"`
+	IsError     bool           `json:"is_error"`
+	Result      string         `json:"result"`
+	Text        string         `json:"text"`
+	ToolCall    jsontext.Value `json:"tool_call"`
+	Usage       map[string]int `json:"usage"`
 	Message     struct {
 		Role    string `json:"role"`
 		Content []struct {

@@ -1,7 +1,8 @@
 package agentsim_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,8 +30,8 @@ func mcpCalls(t *testing.T, out string) []mcpCall {
 			continue
 		}
 		var tc map[string]struct {
-			Args   map[string]any  `json:"args"`
-			Result json.RawMessage `json:"result"`
+			Args   map[string]any `json:"args"`
+			Result jsontext.Value `json:"result"`
 		}
 		require.NoError(t, json.Unmarshal(e.ToolCall, &tc))
 		if c, ok := tc["mcpToolCall"]; ok {

@@ -2,8 +2,8 @@ package agentsim
 
 import (
 	"bufio"
-	"encoding/json"
 	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"io"
@@ -244,7 +244,7 @@ func (s *sim) record(stdin string) {
 	exe, _ := os.Executable()
 	home := s.homeDir()
 	files, truncated := listHome(home)
-	line, err := json.Marshal(Record{Args: append([]string{}, s.args...), Env: os.Environ(), Stdin: stdin,
+	line, err := marshal(Record{Args: append([]string{}, s.args...), Env: os.Environ(), Stdin: stdin,
 		Cwd: osGetwd(), PID: os.Getpid(), Executable: exe, Home: home, HomeFiles: files, HomeFilesTruncated: truncated,
 		Sandbox: s.inv.sandbox, AllowedTools: s.inv.allowedTools, ApproveMCPs: s.inv.approveMCPs,
 		ProjectMCPConfig: projectMCPConfig(s.workspace())})

@@ -1,7 +1,8 @@
 package agentsim
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,9 @@ func (s *sim) loadSandboxPolicy() sandboxPolicy {
 	if err != nil {
 		return p
 	}
-	if json.Unmarshal(data, &p) != nil || p.Type == "" {
+	// Read as Node's JSON.parse reads it: names match exactly, a member
+	// given twice keeps its last value, invalid UTF-8 becomes U+FFFD.
+	if json.Unmarshal(data, &p, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) != nil || p.Type == "" {
 		p.Type = "workspace_readwrite"
 	}
 	return p

@@ -2,7 +2,8 @@ package agentsim_test
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -118,7 +119,7 @@ func toolResults(t *testing.T, out string) map[string]string {
 			continue
 		}
 		var call map[string]struct {
-			Result map[string]json.RawMessage `json:"result"`
+			Result map[string]jsontext.Value `json:"result"`
 		}
 		require.NoError(t, json.Unmarshal(e.ToolCall, &call))
 		for key, v := range call {
@@ -148,6 +149,11 @@ func TestSandboxEnforcement(t *testing.T) {
 			inside: "editToolCall:success", outside: "editToolCall:rejected"},
 		{name: "readonly rejects both", sandbox: `{"type":"workspace_readonly"}`, enabled: true,
 			inside: "editToolCall:rejected", outside: "editToolCall:rejected", wantReason: "workspace_readonly"},
+		{name: "read as JSON.parse: a member given twice keeps its last value", enabled: true,
+			sandbox: `{"type":"workspace_readwrite","type":"workspace_readonly"}`,
+			inside:  "editToolCall:rejected", outside: "editToolCall:rejected", wantReason: "workspace_readonly"},
+		{name: "read as JSON.parse: names match exactly", sandbox: `{"Type":"workspace_readonly"}`, enabled: true,
+			inside: "editToolCall:success", outside: "editToolCall:rejected", wantReason: "outside the workspace"},
 		{name: "an extra read-write path", sandbox: "extra", enabled: true, extraRW: true,
 			inside: "editToolCall:success", outside: "editToolCall:success"},
 		{name: "without --sandbox enabled nothing is enforced", sandbox: `{"type":"workspace_readonly"}`,

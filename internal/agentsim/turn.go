@@ -5,7 +5,8 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,7 +15,7 @@ import (
 )
 
 // kv and obj build JSON objects whose keys keep the order the real agent
-// prints them in (type first), which encoding/json's maps would sort.
+// prints them in (type first), which a Go map would not.
 type kv struct {
 	k string
 	v any
@@ -22,25 +23,30 @@ type kv struct {
 
 type obj []kv
 
-// MarshalJSON writes the pairs in order. json.Marshal, the only caller,
-// escapes the whole line for HTML anyway.
-func (o obj) MarshalJSON() ([]byte, error) {
-	out := []byte{'{'}
-	for i, p := range o {
-		k, err := json.Marshal(p.k)
-		if err != nil {
-			return nil, err
-		}
-		v, err := json.Marshal(p.v)
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(append(append(out, k...), ':'), v...)
+// MarshalJSONTo writes the pairs in order, with the encoder's options.
+func (o obj) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
 	}
-	return append(out, '}'), nil
+	for _, p := range o {
+		if err := enc.WriteToken(jsontext.String(p.k)); err != nil {
+			return err
+		}
+		if err := json.MarshalEncode(enc, p.v); err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// marshal encodes v as the real agent, a Node program, prints it:
+// JSON.stringify escapes neither HTML nor U+2028 and U+2029, and invalid
+// UTF-8 (a prompt's, an argument's) became U+FFFD when Node read the bytes
+// into a string (Go replaces each invalid byte, Node a truncated sequence
+// as one). Records use it too, so that bytes which are not UTF-8 never
+// leave an invocation unrecorded.
+func marshal(v any) ([]byte, error) {
+	return json.Marshal(v, jsontext.AllowInvalidUTF8(true))
 }
 
 // lineWriter writes stream lines, flushing each one so that a reader sees
@@ -67,7 +73,7 @@ func (lw *lineWriter) raw(line []byte, eol bool) {
 }
 
 func (lw *lineWriter) event(o obj) {
-	line, err := json.Marshal(o)
+	line, err := marshal(o)
 	if err != nil {
 		lw.err = err
 		return
@@ -162,8 +168,9 @@ func (t *turn) result(isError bool, text string, eol bool) {
 	if isError {
 		subtype = "error"
 	}
-	// The text is spliced in after encoding: json.Marshal would re-validate
-	// a 10 MiB text, which takes seconds under the race detector.
+	// The text is spliced in after encoding: a big text of bigAlphabet
+	// needs no escaping, and encoding 10 MiB takes a second under the race
+	// detector.
 	const placeholder = "\x00result\x00"
 	e := obj{{"type", "result"}, {"subtype", subtype}, {"is_error", isError},
 		{"duration_ms", 1234}, {"duration_api_ms", 1200}, {"result", placeholder},
@@ -171,7 +178,7 @@ func (t *turn) result(isError bool, text string, eol bool) {
 	if !t.s.has(ScenarioNoUsage) {
 		e = append(e, kv{"usage", obj{{"inputTokens", 10}, {"outputTokens", 20}, {"cacheReadTokens", 0}, {"cacheWriteTokens", 0}}})
 	}
-	line, err := json.Marshal(e)
+	line, err := marshal(e)
 	if err != nil {
 		t.w.err = err
 		return
@@ -180,7 +187,7 @@ func (t *turn) result(isError bool, text string, eol bool) {
 	if strings.Trim(text, bigAlphabet) == "" {
 		encoded = []byte(`"` + text + `"`)
 	} else {
-		encoded, _ = json.Marshal(text)
+		encoded, _ = marshal(text)
 	}
 	t.w.raw(bytes.Replace(line, []byte(`"\u0000result\u0000"`), encoded, 1), eol)
 }
