@@ -159,25 +159,7 @@ func (a Agent) Candidates(override string, getenv func(string) string) []discove
 // genericCandidates is Candidates of an agent found by one bare name.
 func genericCandidates(envName, command string) func(string, func(string) string) []discovery.Candidate {
 	return func(override string, getenv func(string) string) []discovery.Candidate {
-		var cands []discovery.Candidate
-		add := func(c discovery.Candidate) {
-			c.Value = strings.TrimSpace(c.Value)
-			if c.Value == "" {
-				return
-			}
-			for _, have := range cands {
-				if have.Value == c.Value {
-					return
-				}
-			}
-			cands = append(cands, c)
-		}
-		add(discovery.Candidate{Value: override, Source: discovery.SourceOverride, Origin: "configured binary"})
-		if getenv != nil {
-			add(discovery.Candidate{Value: getenv(envName), Source: discovery.SourceEnv, Origin: envName})
-		}
-		add(discovery.Candidate{Value: command, Source: discovery.SourcePath})
-		return cands
+		return discovery.Candidates(override, envName, getenv, command)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/childenv"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/turn"
@@ -184,7 +185,7 @@ func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*j
 	hs := cursor.HomeSpec{Mode: cmode, Workspace: spec.Workspace, GitDir: gitDir, GitCommonDir: commonDir}
 	if spec.Mode == jobs.ModeWrite {
 		denv := discovery.EnvFromOS()
-		denv.Path = envValue(env, "PATH")
+		denv.Path = childenv.Lookup(env, "PATH", runtime.GOOS)
 		hs.RuntimeRoot = cursor.RuntimeRoot(ctx, denv)
 	}
 	if runtime.GOOS == "darwin" {
@@ -202,7 +203,7 @@ func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*j
 		RequestedEffort: spec.RequestedEffort, EffortApplied: spec.EffortApplied, BillingPool: cursor.BillingPool(spec.ResolvedModel),
 		Sandbox: policy, Delivery: jobs.DeliveryForeground, AllowedTools: cursor.SandboxedTools(cmode), HomeDir: home,
 		Warnings: slices.Clone(opts.Warnings), State: jobs.StateRunning, CreatedAt: created, UpdatedAt: created,
-		LauncherSession: strings.TrimSpace(envValue(env, jobs.EnvSession)),
+		LauncherSession: strings.TrimSpace(childenv.Lookup(env, jobs.EnvSession, runtime.GOOS)),
 	}
 	if spec.Background {
 		rec.Delivery, rec.State = jobs.DeliveryBackground, jobs.StateStarting
@@ -449,16 +450,4 @@ func finish(rec *jobs.Record, o turn.Outcome, err error, at time.Time) {
 			rec.Failure.BillingPool = rec.BillingPool
 		}
 	}
-}
-
-// envValue is the last value of name in env (case-insensitively on
-// Windows), as os/exec would pass it.
-func envValue(env []string, name string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && (k == name || runtime.GOOS == "windows" && strings.EqualFold(k, name)) {
-			v = val
-		}
-	}
-	return v
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/cursorkit/cursorkit/agents"
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
@@ -33,8 +34,8 @@ func SimBinary(sim string) cursor.Binary {
 	}
 }
 
-// Run is one prompt turn as `cursorkit run --json` drives it: cursor.Run
-// on bin with cursor.TurnDefaults and env, every event written with w
+// Run is one prompt turn as `cursorkit run --json` drives it:
+// agents.Agent.Run of Cursor on bin with cursor.TurnDefaults and env, every event written with w
 // (an event.Writer, as run's is), onDrained (when not nil) called
 // whenever every stdout byte read so far is decoded, where run flushes its
 // buffered stdout. started (when not nil) is called at the first event.
@@ -58,7 +59,7 @@ func Run(ctx context.Context, bin cursor.Binary, env []string, w *event.Writer, 
 			encErr = err
 		}
 	}
-	o, err := cursor.Run(ctx, bin, Turn(), opts)
+	o, err := agents.Cursor().Run(ctx, bin.Resolution, bin.Configured, agents.Turn{Prompt: Prompt}, opts)
 	lines := o.Process.Lines
 	switch {
 	case err != nil:
