@@ -156,8 +156,15 @@ func (r *Record) end(state State, kind failure.Kind, message string) {
 	r.Failure = &Failure{Kind: kind, Message: message}
 }
 
-// fail makes r end in error with err.
-func (r *Record) fail(err error) { r.end(StateError, failure.KindOf(err), err.Error()) }
+// fail makes r end with err: cancelled when err is a cancel (a stop that
+// came before the turn could record its own end), else in error.
+func (r *Record) fail(err error) {
+	state := StateError
+	if failure.KindOf(err) == failure.Cancelled {
+		state = StateCancelled
+	}
+	r.end(state, failure.KindOf(err), err.Error())
+}
 
 // Semantic is the footer's word for the job: consult, write or review.
 func (r *Record) Semantic() string {

@@ -65,6 +65,19 @@ func TestWork(t *testing.T) {
 		assert.Equal(t, failure.MissingCLI, got.Failure.Kind)
 		assert.NotNil(t, got.EndedAt)
 	})
+	t.Run("a run cancelled before it ended the job is recorded cancelled", func(t *testing.T) {
+		r := waiting(t, s, ws, "p")
+		w := Worker{Run: func(context.Context, *Record, string, *OutputWriter) error {
+			return failure.New(failure.Cancelled, "resolution cancelled: context canceled")
+		}}
+		err := w.Work(t.Context(), s, ws, r.ID)
+		assert.Equal(t, failure.Cancelled, failure.KindOf(err))
+		got, lerr := s.Load(ws, r.ID)
+		require.NoError(t, lerr)
+		assert.Equal(t, StateCancelled, got.State)
+		assert.Equal(t, failure.Cancelled, got.Failure.Kind)
+		assert.NotNil(t, got.EndedAt)
+	})
 	t.Run("a job that ended before its worker came runs nothing", func(t *testing.T) {
 		r := waiting(t, s, ws, "p")
 		_, err := s.Update(ws, r.ID, func(cur *Record) bool { markCancelled(cur); return true })
