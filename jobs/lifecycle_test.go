@@ -182,8 +182,10 @@ func TestJudge(t *testing.T) {
 }
 
 // TestADiedJobHasLeftNoAgent: the agent of a job whose worker is gone is
-// killed through its identity before the job is died.
+// killed through its identity before the job is died. It mostly waits out
+// Judge's 2 s for the agent to go, so it runs beside the crash test.
 func TestADiedJobHasLeftNoAgent(t *testing.T) {
+	t.Parallel()
 	store, ws := jobs.NewTestStore(t)
 	w := testkit.NewWatch(t)
 	agentProc, _ := child(t, w)

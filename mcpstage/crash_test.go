@@ -91,9 +91,7 @@ func TestKilledAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 14))
+	rng := testkit.Rand(t)
 	sets := make([]map[string]string, workers)
 	for w := range sets {
 		sets[w] = shapes(t)
@@ -121,12 +119,6 @@ func TestKilledAtEveryStep(t *testing.T) {
 	if testkit.UnderWine() || testing.Short() {
 		rounds = rounds[:50]
 	}
-	// Each round's random moment is drawn here, on the test's goroutine.
-	delays := make([]time.Duration, len(rounds))
-	for i := range delays {
-		delays[i] = time.Duration(rng.Int64N(int64(60 * time.Millisecond)))
-	}
-
 	var mu sync.Mutex
 	killedAt := map[string]int{}
 	finished, stuck := 0, 0
@@ -144,9 +136,9 @@ func TestKilledAtEveryStep(t *testing.T) {
 				}
 				r := rounds[i]
 				name := fmt.Sprintf("%03d/%s/%s-%d/config=%t", i, r.kind, r.point, r.k, r.baseline != "")
-				what := fmt.Sprintf("round %d (%s, killed at %s #%d, config %t, worker %d, seed %d)", i, r.kind, r.point, r.k, r.baseline != "", w, seed)
+				what := fmt.Sprintf("round %d (%s, killed at %s #%d, config %t, worker %d)", i, r.kind, r.point, r.k, r.baseline != "", w)
 				t.Run(name, func(t *testing.T) {
-					killed, removedLock := crashOnce(t, ctx, exe, sh[r.kind], r, delays[i], what)
+					killed, removedLock := crashOnce(t, ctx, exe, sh[r.kind], r, rng, what)
 					mu.Lock()
 					defer mu.Unlock()
 					if killed {
@@ -165,11 +157,11 @@ func TestKilledAtEveryStep(t *testing.T) {
 	t.Logf("%d rounds: %d children finished, killed at %v; %d locks left without an owner file (killed between mkdir and the owner write: removed by hand, as the error says); after each reconcile the operator's bytes were exact, no key, no torn file, nothing for git", len(rounds), finished, killedAt, stuck)
 }
 
-// crashOnce plays round r in dir: the child killed as r says (after delay
-// for a random moment), then a reconcile and the checks. killed reports
+// crashOnce plays round r in dir: the child killed as r says (at a random
+// moment drawn from rng), then a reconcile and the checks. killed reports
 // that the child did not finish; removedLock that a lock left without an
 // owner file was removed by hand, as its error says.
-func crashOnce(t *testing.T, ctx context.Context, exe, dir string, r crashRound, delay time.Duration, what string) (killed, removedLock bool) {
+func crashOnce(t *testing.T, ctx context.Context, exe, dir string, r crashRound, rng *rand.Rand, what string) (killed, removedLock bool) {
 	cursorDir := filepath.Join(dir, ".cursor")
 	require.NoError(t, mcpstage.RemoveTree(cursorDir))
 	if r.baseline != "" {
@@ -190,7 +182,7 @@ func crashOnce(t *testing.T, ctx context.Context, exe, dir string, r crashRound,
 	child.Stderr = &stderr
 	require.NoError(t, child.Start())
 	if r.point == "random" {
-		time.Sleep(delay) // a random moment, not a wait
+		testkit.SleepRandomly(rng, 60*time.Millisecond)
 		_ = child.Process.Kill()
 	}
 	if killed = child.Wait() != nil; killed {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,10 +31,36 @@ import (
 // runDeadline bounds one child run; it is a safety net, not a wait.
 const runDeadline = 60 * time.Second
 
-// runPlan starts plan exactly as launch does (Program as the application,
-// CommandLine verbatim) in dir and returns the echo program's arguments.
-func runPlan(t *testing.T, plan shim.Command, dir string) []string {
+// runsAtOnce is how many plans runPlans runs at a time: a run mostly waits
+// for its processes (cmd.exe, the echo program) to start.
+const runsAtOnce = 4
+
+// runPlans starts each plan exactly as launch does (Program as the
+// application, CommandLine verbatim) in dir, runsAtOnce at a time, and
+// returns the echo program's arguments of each, in the plans' order. A run
+// that fails or writes what is not NUL-terminated arguments fails t.
+func runPlans(t *testing.T, dir string, plans ...shim.Command) [][]string {
 	t.Helper()
+	got := make([][]string, len(plans))
+	errs := make([]error, len(plans))
+	slots := make(chan struct{}, runsAtOnce)
+	var wg sync.WaitGroup
+	for i, plan := range plans {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			got[i], errs[i] = runPlan(plan, dir)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "%s", plans[i].CommandLine)
+	}
+	return got
+}
+
+// runPlan is one run of runPlans.
+func runPlan(plan shim.Command, dir string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, plan.Program)
@@ -44,13 +71,17 @@ func runPlan(t *testing.T, plan shim.Command, dir string) []string {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "%s\nstderr: %s", plan.CommandLine, stderr.String())
+	if err != nil {
+		return nil, fmt.Errorf("%w\nstderr: %s", err, stderr.String())
+	}
 	s := string(out)
 	if s == "" {
-		return nil
+		return nil, nil
 	}
-	require.True(t, strings.HasSuffix(s, "\x00"), "output %q of %s", s, plan.CommandLine)
-	return strings.Split(strings.TrimSuffix(s, "\x00"), "\x00")
+	if !strings.HasSuffix(s, "\x00") {
+		return nil, fmt.Errorf("output %q is not NUL-terminated arguments", s)
+	}
+	return strings.Split(strings.TrimSuffix(s, "\x00"), "\x00"), nil
 }
 
 func echoProgram(t *testing.T) string {
@@ -121,10 +152,14 @@ func TestNativePlanArrivesExactly(t *testing.T) {
 	dir := awkwardDir(t, "native")
 	copyEcho(t, dir, "echo args.exe")
 	res := discovery.Resolution{Path: filepath.Join(dir, "echo args.exe"), Kind: discovery.Native}
+	var plans []shim.Command
 	for i, args := range allVectors() {
 		plan, err := shim.Build(res, args, shim.OptionsFromOS())
 		require.NoError(t, err, "vector %d", i)
-		assert.Equal(t, orNil(args), runPlan(t, plan, dir), "vector %d: %s", i, plan.CommandLine)
+		plans = append(plans, plan)
+	}
+	for i, got := range runPlans(t, dir, plans...) {
+		assert.Equal(t, orNil(allVectors()[i]), got, "vector %d: %s", i, plans[i].CommandLine)
 	}
 }
 
@@ -151,7 +186,8 @@ func TestBatchVectorsThroughCmd(t *testing.T) {
 		script := filepath.Join(dir, style.name)
 		require.NoError(t, os.WriteFile(script, []byte(style.line(echo)+"\r\n"), 0o644))
 		t.Run(style.name, func(t *testing.T) {
-			ran := 0
+			var plans []shim.Command
+			var vectors []int
 			for i, args := range allVectors() {
 				plan, err := shim.Build(discovery.Resolution{Path: script, Kind: discovery.CmdShim}, args, shim.OptionsFromOS())
 				if err != nil {
@@ -159,15 +195,17 @@ func TestBatchVectorsThroughCmd(t *testing.T) {
 					continue
 				}
 				require.True(t, strings.EqualFold(filepath.Base(plan.Program), "cmd.exe"))
-				got := runPlan(t, plan, work)
-				want := args
-				if style.name == "args3.cmd" {
-					want, got = trimTrailingEmpty(args), trimTrailingEmpty(got)
-				}
-				assert.Equal(t, orNil(want), orNil(got), "vector %d: %s", i, plan.CommandLine)
-				ran++
+				plans, vectors = append(plans, plan), append(vectors, i)
 			}
-			assert.Equal(t, 8+len(extraBatVectors), ran)
+			for j, got := range runPlans(t, work, plans...) {
+				i := vectors[j]
+				want := allVectors()[i]
+				if style.name == "args3.cmd" {
+					want, got = trimTrailingEmpty(want), trimTrailingEmpty(got)
+				}
+				assert.Equal(t, orNil(want), orNil(got), "vector %d: %s", i, plans[j].CommandLine)
+			}
+			assert.Equal(t, 8+len(extraBatVectors), len(plans))
 			assertNoFileTxt(t, work, dir)
 		})
 	}
@@ -181,16 +219,21 @@ func TestTrailingDotsStillGoThroughCmd(t *testing.T) {
 	work := testkit.TempDir(t)
 	script := filepath.Join(dir, "args1.bat")
 	require.NoError(t, os.WriteFile(script, []byte(batchStyles[0].line(echoProgram(t))+"\r\n"), 0o644))
-	for _, suffix := range []string{".", " ", ". .", " .. ", "...", "  "} {
+	suffixes := []string{".", " ", ". .", " .. ", "...", "  "}
+	var plans []shim.Command
+	for _, suffix := range suffixes {
 		res := discovery.Resolution{Path: script + suffix, Kind: discovery.Native}
 		plan, err := shim.Build(res, []string{"a", "b c"}, shim.OptionsFromOS())
 		require.NoError(t, err, "suffix %q", suffix)
 		assert.Equal(t, discovery.CmdShim, plan.Kind)
 		assert.True(t, strings.EqualFold(filepath.Base(plan.Program), "cmd.exe"), "suffix %q ran %s", suffix, plan.Program)
-		assert.Equal(t, []string{"a", "b c"}, runPlan(t, plan, work))
+		plans = append(plans, plan)
 
 		_, err = shim.Build(res, []string{"&echo pwned>file.txt"}, shim.OptionsFromOS())
 		assert.Equal(t, failure.Input, failure.KindOf(err))
+	}
+	for i, got := range runPlans(t, work, plans...) {
+		assert.Equal(t, []string{"a", "b c"}, got, "suffix %q", suffixes[i])
 	}
 	assertNoFileTxt(t, work, dir)
 }
@@ -248,7 +291,8 @@ func TestNpmCmdShims(t *testing.T) {
 					if name == "envnode.cmd" {
 						testkit.SkipIfWine(t, "cmd.exe ends a batch file at a goto to an undefined label, so cmd-shim's final line never runs (envnode-noguard.cmd covers the rest)")
 					}
-					ran := 0
+					var plans []shim.Command
+					var vectors []int
 					for i, args := range allVectors() {
 						res := discovery.Resolution{Path: filepath.Join(dir, name), Kind: discovery.CmdShim}
 						plan, err := shim.Build(res, args, shim.OptionsFromOS())
@@ -256,17 +300,19 @@ func TestNpmCmdShims(t *testing.T) {
 							require.Equal(t, failure.Input, failure.KindOf(err), "vector %d", i)
 							continue
 						}
-						got := runPlan(t, plan, work)
+						plans, vectors = append(plans, plan), append(vectors, i)
+					}
+					for j, got := range runPlans(t, work, plans...) {
+						i := vectors[j]
 						if name != "noshebang.cmd" {
 							// node.exe gets the script first: "%dp0%\echo.js".
-							require.NotEmpty(t, got, "vector %d: %s", i, plan.CommandLine)
+							require.NotEmpty(t, got, "vector %d: %s", i, plans[j].CommandLine)
 							assert.True(t, strings.HasPrefix(got[0], dir) && strings.HasSuffix(got[0], `\echo.js`), "script argument %q", got[0])
 							got = got[1:]
 						}
-						assert.Equal(t, orNil(args), orNil(got), "vector %d: %s", i, plan.CommandLine)
-						ran++
+						assert.Equal(t, orNil(allVectors()[i]), orNil(got), "vector %d: %s", i, plans[j].CommandLine)
 					}
-					assert.Equal(t, 8+len(extraBatVectors), ran)
+					assert.Equal(t, 8+len(extraBatVectors), len(plans))
 					assertNoFileTxt(t, work, dir)
 				})
 			}
@@ -302,12 +348,13 @@ func TestPowerShellPlanArrivesExactly(t *testing.T) {
 	script := filepath.Join(dir, "echo args.ps1")
 	body := "foreach ($a in $args) { [Console]::Out.Write([string]$a + [char]0) }\r\n"
 	require.NoError(t, os.WriteFile(script, []byte(body), 0o644))
-	ran := 0
 	// A turn's arguments, and the dash shapes -File passes on as they are.
 	dashVectors := [][]string{
 		{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust", "--model", "gpt-5", "--resume", "a-1"},
 		{"--", "-1", "-p", "--force", "-NoExit", "-Command", "-File", "x", "-a b", "$HOME", "`t"},
 	}
+	var plans []shim.Command
+	var sent [][]string
 	for i, args := range append(allVectors(), dashVectors...) {
 		if strings.IndexFunc(strings.Join(args, ""), func(r rune) bool { return r > 0x7e }) >= 0 {
 			continue
@@ -317,8 +364,10 @@ func TestPowerShellPlanArrivesExactly(t *testing.T) {
 			require.Equal(t, failure.Input, failure.KindOf(err), "vector %d", i)
 			continue
 		}
-		assert.Equal(t, orNil(args), runPlan(t, plan, dir), "vector %d: %s", i, plan.CommandLine)
-		ran++
+		plans, sent = append(plans, plan), append(sent, args)
 	}
-	assert.NotZero(t, ran)
+	require.NotEmpty(t, plans)
+	for j, got := range runPlans(t, dir, plans...) {
+		assert.Equal(t, orNil(sent[j]), got, "%s", plans[j].CommandLine)
+	}
 }

@@ -22,6 +22,9 @@
 //     t.TempDir: os.RemoveAll fails under Wine).
 //   - Waiting: Eventually polls a condition with a deadline; tests never
 //     sleep to "wait enough".
+//   - Seeded random rounds (crash tests): Rand, a source seeded from the
+//     clock with its seed logged (NewRand replays it); SleepRandomly, a
+//     random moment to kill a child at.
 //   - Wine: UnderWine and SkipIfWine, for the few Windows behaviours Wine
 //     only stubs.
 //
