@@ -3,6 +3,7 @@ package discovery
 import (
 	"io/fs"
 	"os"
+	"runtime"
 )
 
 // Env is the machine description the resolver applies its rules to. It is
@@ -27,6 +28,17 @@ type Env struct {
 	// LocalAppData is %LOCALAPPDATA%; its Microsoft\WindowsApps folder holds
 	// App Execution Alias stubs.
 	LocalAppData string
+}
+
+// EnvFromOS describes the running machine: PATH and the current directory,
+// and on Windows PATHEXT, the system directory from GetSystemDirectory (not
+// from %SystemRoot%, which the environment can redirect) and %LOCALAPPDATA%.
+func EnvFromOS() Env {
+	// An unknown cwd only disables relative configured paths and the cwd report.
+	cwd, _ := os.Getwd()
+	env := Env{GOOS: runtime.GOOS, Path: os.Getenv("PATH"), Cwd: cwd}
+	addWindowsEnv(&env)
+	return env
 }
 
 // FS is the read-only filesystem view the resolver inspects. Lstat must not

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -32,45 +33,43 @@ func (r pathRules) hasSeparator(name string) bool {
 // winVolumeLen returns the length of p's volume prefix: `C:`, `\\server\share`,
 // `\\?\C:`, `\\?\UNC\server\share` or `\\.\device`; 0 when p has none.
 func winVolumeLen(p string) int {
-	isSep := func(c byte) bool { return c == '\\' || c == '/' }
 	if len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
 		return 2
 	}
-	if len(p) < 2 || !isSep(p[0]) || !isSep(p[1]) {
+	if len(p) < 2 || !isWinSep(p[0]) || !isWinSep(p[1]) {
 		return 0
 	}
 	// \\?\ and \\.\ prefixes: a drive after them, a UNC share, or a device name.
-	if len(p) >= 4 && (p[2] == '?' || p[2] == '.') && isSep(p[3]) {
+	if len(p) >= 4 && (p[2] == '?' || p[2] == '.') && isWinSep(p[3]) {
 		rest := p[4:]
 		if len(rest) >= 2 && rest[1] == ':' && isASCIILetter(rest[0]) {
 			return 6
 		}
-		if len(rest) >= 4 && strings.EqualFold(rest[:3], "UNC") && isSep(rest[3]) {
+		if len(rest) >= 4 && strings.EqualFold(rest[:3], "UNC") && isWinSep(rest[3]) {
 			return 8 + uncShareLen(rest[4:])
 		}
-		return 4 + componentLen(rest, isSep)
+		return 4 + componentLen(rest)
 	}
 	return 2 + uncShareLen(p[2:])
 }
 
 // uncShareLen returns the length of `server\share` at the start of s.
 func uncShareLen(s string) int {
-	isSep := func(c byte) bool { return c == '\\' || c == '/' }
-	server := componentLen(s, isSep)
+	server := componentLen(s)
 	if server == 0 || server == len(s) {
 		return server
 	}
-	return server + 1 + componentLen(s[server+1:], isSep)
+	return server + 1 + componentLen(s[server+1:])
 }
 
-func componentLen(s string, isSep func(byte) bool) int {
-	for i := 0; i < len(s); i++ {
-		if isSep(s[i]) {
-			return i
-		}
+func componentLen(s string) int {
+	if i := strings.IndexAny(s, `\/`); i >= 0 {
+		return i
 	}
 	return len(s)
 }
+
+func isWinSep(c byte) bool { return c == '\\' || c == '/' }
 
 func isASCIILetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
 
@@ -90,25 +89,6 @@ func (r pathRules) isAbs(p string) bool {
 	return len(p) > 2 && r.isSep(p[2])
 }
 
-// winPathKind says how a non-absolute Windows path is relative.
-type winPathKind int
-
-const (
-	winRelative      winPathKind = iota // foo\bar: against the current directory
-	winRooted                           // \foo: against the current drive's root
-	winDriveRelative                    // C:foo: against drive C's own current directory
-)
-
-func classifyWinRelative(p string) winPathKind {
-	if len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
-		return winDriveRelative
-	}
-	if len(p) >= 1 && (p[0] == '\\' || p[0] == '/') {
-		return winRooted
-	}
-	return winRelative
-}
-
 // clean returns p in canonical form. On Windows: `/` becomes `\`, repeated
 // separators collapse, `.` and `..` are applied (never above the volume
 // root), and trailing dots and spaces are stripped from every component, as
@@ -122,7 +102,7 @@ func (r pathRules) clean(p string) string {
 	vol := winVolumeLen(p)
 	volume := strings.ReplaceAll(p[:vol], "/", `\`)
 	rest := p[vol:]
-	rooted := len(rest) > 0 && (rest[0] == '\\' || rest[0] == '/')
+	rooted := len(rest) > 0 && isWinSep(rest[0])
 	var parts []string
 	for _, comp := range strings.FieldsFunc(rest, func(c rune) bool { return c == '\\' || c == '/' }) {
 		switch comp {
@@ -160,10 +140,10 @@ func (r pathRules) join(dir, name string) string {
 	if dir == "" {
 		return name
 	}
-	if r.isSep(dir[len(dir)-1]) {
+	switch {
+	case r.isSep(dir[len(dir)-1]):
 		return dir + name
-	}
-	if r.windows {
+	case r.windows:
 		return dir + `\` + name
 	}
 	return dir + "/" + name
@@ -265,7 +245,7 @@ func parsePathExt(value string) []string {
 		if e[0] != '.' {
 			e = "." + e
 		}
-		if !containsString(exts, e) {
+		if !slices.Contains(exts, e) {
 			exts = append(exts, e)
 		}
 	}
@@ -273,13 +253,4 @@ func parsePathExt(value string) []string {
 		return []string{".com", ".exe", ".bat", ".cmd"}
 	}
 	return exts
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -6,24 +6,11 @@
 // The rules are pure: Resolve and ResolveFirst take an Env (GOOS, PATH,
 // PATHEXT, current directory...) and an FS view, so the Windows rules run
 // and are tested on every OS; EnvFromOS and OSFS describe the real machine.
-// The rules (docs/contract.md, "Resolution") and the decisions they leave
-// to this package:
-//
-//   - The current directory is never searched for a bare name (on any OS);
-//     on Windows a match there is reported as a warning and in the trail.
-//     Empty PATH entries are skipped; relative ones (including `.`) are
-//     refused and reported.
-//   - A relative configured path (`.\bin\tool.cmd`, `bin/x`) is
-//     resolved against Env.Cwd with a warning naming the result, because the
-//     operator wrote it explicitly; it is refused when Cwd is unknown. A
-//     Windows drive-relative path (`C:x`) is always refused: its base is a
-//     per-drive directory the process cannot see reliably.
-//   - A configured path naming no extension on Windows (npm's sh script)
-//     is tried with PATHEXT appended in its own directory, like Go's
-//     LookPath, with a warning; `.ps1` is never reached that way.
-//   - App Execution Alias stubs rank below every real file on PATH, not just
-//     within their directory: one is used only when nothing else exists.
-//   - where.exe is diagnostics only (WhereCheck, WhereResult.Disagreement).
+// Resolve states the rules (docs/contract.md, "Resolution"). Beyond them, a
+// configured Windows path naming no extension (npm's sh script) is tried
+// with PATHEXT appended in its own directory, like Go's LookPath, with a
+// warning (never reaching .ps1), and where.exe is diagnostics only
+// (WhereCheck, WhereResult.Disagreement).
 package discovery
 
 // Kind says how a resolved file must be launched.

@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// Trail outcomes: Step.Outcome and Attempt.Outcome take these values (the
-// Step and Attempt documentation lists them).
+// Step.Outcome and Attempt.Outcome values, documented on Step.
 const (
 	outcomeChosen   = "chosen"    // this file is the resolution
 	outcomeFallback = "fallback"  // an App Execution Alias stub, used only when no real file is found
@@ -62,17 +62,13 @@ type Attempt struct {
 // (then Path is empty). An error's message is the bounded reason alone
 // ("no such file", "not found in 12 PATH directories", ...): the caller
 // names the candidate, as ResolveFirst does. Errors carry kind Input for a
-// refused value
-// (quote characters, a refused extension), MissingCLI when nothing
-// launchable exists, and Cancelled or Timeout when ctx ends first.
+// refused value (quote characters, a refused extension), MissingCLI when
+// nothing launchable exists, and Cancelled or Timeout when ctx ends first.
 func Resolve(ctx context.Context, c Candidate, env Env, fsys FS) (Resolution, error) {
 	r := newResolver(env, fsys)
 	res, att, err := r.resolve(ctx, c)
 	res.Attempts = []Attempt{att}
-	if err != nil {
-		return res, err
-	}
-	return res, nil
+	return res, err
 }
 
 // ResolveFirst resolves cands in order and returns the first success. Its
@@ -211,8 +207,14 @@ func (r *resolver) find(ctx context.Context, s *search, value string) (*hit, err
 }
 
 func (r *resolver) refuse(s *search, reason string) error {
-	s.trail.verdict(Step{Outcome: outcomeRefused, Detail: reason})
-	return failure.New(failure.Input, "%s", bounded(reason, maxDetail))
+	return fail(s, outcomeRefused, failure.Input, reason)
+}
+
+// fail ends a candidate's search: the verdict closes its trail and the
+// error's message is the bounded reason.
+func fail(s *search, outcome string, kind failure.Kind, reason string) error {
+	s.trail.verdict(Step{Outcome: outcome, Detail: reason})
+	return failure.New(kind, "%s", bounded(reason, maxDetail))
 }
 
 // direct checks a value that is a path.
@@ -241,15 +243,13 @@ func (r *resolver) direct(s *search, value string) (*hit, error) {
 		return h, nil
 	}
 	if s.refused != "" {
-		s.trail.verdict(Step{Outcome: outcomeRefused, Detail: s.refused})
-		return nil, failure.New(failure.Input, "%s", bounded(s.refused, maxDetail))
+		return nil, fail(s, outcomeRefused, failure.Input, s.refused)
 	}
 	reason := "no such file"
 	if len(s.skipped) > 0 {
 		reason = "not launchable: " + strings.Join(s.skipped, ", ")
 	}
-	s.trail.verdict(Step{Outcome: outcomeNotFound, Detail: reason})
-	return nil, failure.New(failure.MissingCLI, "%s", bounded(reason, maxDetail))
+	return nil, fail(s, outcomeNotFound, failure.MissingCLI, reason)
 }
 
 // absolutize resolves a relative configured path against Cwd, with a
@@ -259,16 +259,15 @@ func (r *resolver) absolutize(s *search, p string) (string, error) {
 	if !r.rules.isAbs(cwd) {
 		return "", r.refuse(s, "relative path and no absolute current directory to resolve it against; give an absolute path")
 	}
-	var abs string
+	abs := r.rules.join(cwd, p)
 	switch {
 	case !r.rules.windows:
-		abs = r.rules.join(cwd, p)
-	case classifyWinRelative(p) == winDriveRelative:
+	case len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]):
+		// C:x is relative to drive C's own current directory, which the
+		// process cannot see reliably.
 		return "", r.refuse(s, "drive-relative path (like C:name); give an absolute path such as C:\\dir\\name")
-	case classifyWinRelative(p) == winRooted:
+	case isWinSep(p[0]): // \x is relative to the current drive's root
 		abs = cwd[:winVolumeLen(cwd)] + p
-	default:
-		abs = r.rules.join(cwd, p)
 	}
 	abs = r.rules.clean(abs)
 	s.warnings = append(s.warnings, bounded("relative path "+quoteBounded(p, 60)+" resolved against the current directory: "+abs, maxDetail))
@@ -278,7 +277,7 @@ func (r *resolver) absolutize(s *search, p string) (string, error) {
 // searchPath searches PATH for a bare name.
 func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit, error) {
 	entries := r.rules.splitList(r.env.Path)
-	searched := newKeySet(len(entries)) // dirKey of each directory searched
+	searched := make(map[string]bool, len(entries)) // dirKey of each directory searched
 	s.trail.reserve(len(entries) + 4)
 	empty, relative, dup := 0, 0, 0
 	var found *hit
@@ -296,10 +295,12 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 			s.trail.add(Step{Dir: dir, Outcome: outcomeRefused, Detail: "relative PATH entry; only absolute directories are searched"})
 			continue
 		}
-		if !searched.add(r.dirKey(dir)) {
+		key := r.dirKey(dir)
+		if searched[key] {
 			dup++
 			continue
 		}
+		searched[key] = true
 		if found = r.matchDir(s, dir, name, false); found != nil {
 			break
 		}
@@ -327,7 +328,7 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 	case len(entries) == 0:
 		reason = "PATH is empty"
 	default:
-		reason = fmt.Sprintf("not found in %d PATH directories", searched.len())
+		reason = fmt.Sprintf("not found in %d PATH directories", len(searched))
 	}
 	if relative > 0 {
 		reason += fmt.Sprintf(" (%d relative entries refused)", relative)
@@ -338,58 +339,11 @@ func (r *resolver) searchPath(ctx context.Context, s *search, name string) (*hit
 	if cwdNote != "" {
 		reason += "; " + cwdNote
 	}
-	s.trail.verdict(Step{Outcome: outcomeNotFound, Detail: reason})
+	kind := failure.MissingCLI
 	if s.refused != "" && s.cand.configured() {
-		return nil, failure.New(failure.Input, "%s", bounded(reason, maxDetail))
+		kind = failure.Input
 	}
-	return nil, failure.New(failure.MissingCLI, "%s", bounded(reason, maxDetail))
-}
-
-// keySet is a set of strings: a slice while small (a typical PATH), a map
-// beyond, so a pathological PATH of thousands of entries stays linear.
-type keySet struct {
-	list []string
-	m    map[string]struct{}
-}
-
-const keySetListMax = 64
-
-func newKeySet(hint int) *keySet {
-	return &keySet{list: make([]string, 0, min(hint, keySetListMax))}
-}
-
-func (k *keySet) has(key string) bool {
-	if k.m != nil {
-		_, ok := k.m[key]
-		return ok
-	}
-	return slices.Contains(k.list, key)
-}
-
-// add adds key and reports whether it was new.
-func (k *keySet) add(key string) bool {
-	if k.has(key) {
-		return false
-	}
-	if k.m == nil && len(k.list) < keySetListMax {
-		k.list = append(k.list, key)
-		return true
-	}
-	if k.m == nil {
-		k.m = make(map[string]struct{}, 2*keySetListMax)
-		for _, v := range k.list {
-			k.m[v] = struct{}{}
-		}
-	}
-	k.m[key] = struct{}{}
-	return true
-}
-
-func (k *keySet) len() int {
-	if k.m != nil {
-		return len(k.m)
-	}
-	return len(k.list)
+	return nil, fail(s, outcomeNotFound, kind, reason)
 }
 
 // dirKey identifies a directory for duplicate detection: on Windows its
@@ -407,9 +361,9 @@ func (r *resolver) dirKey(dir string) string {
 
 // reportCwd looks for a launchable match in the current directory, which
 // cmd.exe would run first and this resolver never does, and reports it.
-func (r *resolver) reportCwd(s *search, name string, searched *keySet) string {
+func (r *resolver) reportCwd(s *search, name string, searched map[string]bool) string {
 	cwd := r.env.Cwd
-	if !r.rules.isAbs(cwd) || searched.has(r.dirKey(cwd)) {
+	if !r.rules.isAbs(cwd) || searched[r.dirKey(cwd)] {
 		return ""
 	}
 	for _, fname := range r.fileNames(name) {
@@ -441,7 +395,7 @@ func (r *resolver) fileNames(name string) []string {
 		return []string{name}
 	}
 	ext := strings.ToLower(r.rules.ext(name))
-	if ext != "" && (containsString(r.exts, ext) || ext == ".ps1") {
+	if ext != "" && (slices.Contains(r.exts, ext) || ext == ".ps1") {
 		return []string{name}
 	}
 	names := make([]string, 0, len(r.exts)+1)
@@ -549,12 +503,10 @@ func (r *resolver) launchable(fname string, explicit bool) (Kind, error) {
 	return kind, nil
 }
 
-// classify returns how the file name must be launched under goos's rules.
-// On Windows the extension decides, case-insensitively, after trailing dots
-// and spaces are stripped (Win32 ignores them, so `x.cmd .` is a batch
-// file): .exe and .com are Native, .bat and .cmd CmdShim, .ps1 PowerShell;
-// no extension or any other one is an Input error naming it. On every other
-// OS the answer is POSIX.
+// classify returns how the file name must be launched under goos's rules:
+// on Windows by extension as Resolve describes (trailing dots and spaces
+// stripped, so `x.cmd .` is a batch file; any other extension or none is an
+// Input error naming it), elsewhere POSIX.
 func classify(goos, name string) (Kind, error) {
 	rules := rulesFor(goos)
 	if !rules.windows {
@@ -727,17 +679,15 @@ func bounded(s string, n int) string {
 	keep := n - len(mark)
 	head := keep * 2 / 3
 	tail := keep - head
-	for head > 0 && !utf8Start(s[head]) {
+	for head > 0 && !utf8.RuneStart(s[head]) {
 		head--
 	}
 	start := len(s) - tail
-	for start < len(s) && !utf8Start(s[start]) {
+	for start < len(s) && !utf8.RuneStart(s[start]) {
 		start++
 	}
 	return s[:head] + mark + s[start:]
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // quoteBounded wraps s in double quotes, bounded, with control characters
 // shown as '?'.

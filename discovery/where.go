@@ -2,7 +2,9 @@ package discovery
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -42,18 +44,25 @@ type WhereResult struct {
 	Detail  string   `json:"detail,omitempty"`
 }
 
-// whereable reports whether name can be given to where.exe as is: a bare
-// name without wildcards, `$ENV:` or `path:` syntax, quotes or controls.
-func whereable(name string) bool {
-	return name != "" && !strings.ContainsAny(name, "\\/:*?$\"<>|") && strings.IndexFunc(name, isControl) < 0
+// WhereCheck runs where.exe for a bare name, for diagnostics only: by
+// absolute path under env.SystemDir, with env's PATH and PATHEXT, in
+// env.Cwd, killed after whereTimeout. Its result never changes a
+// resolution; compare them with WhereResult.Disagreement. A missing,
+// failing or silent where.exe (as under Wine) is reported, not an error;
+// outside Windows it is unavailable. A name that is not a plain bare name
+// (wildcards, `$ENV:` or `path:` syntax, quotes, controls) is skipped.
+func WhereCheck(ctx context.Context, name string, env Env) WhereResult {
+	if name == "" || strings.ContainsAny(name, "\\/:*?$\"<>|") || strings.IndexFunc(name, isControl) >= 0 {
+		return WhereResult{Status: whereSkipped, ExitCode: -1, Detail: "not a plain bare name"}
+	}
+	return runWhere(ctx, name, env)
 }
 
 // parseWhere interprets where.exe's stdout and exit code for name under
-// env's Windows rules: exit 1 is not-found, 2 (or anything but 0) an error,
-// exit 0 without output silent. Lines that are not absolute paths (INFO:
-// messages) are ignored; hits in the current directory, extensionless hits,
-// hits with an extension cursorkit does not launch (or .ps1 unless name
-// names one) and undecodable lines are dropped with the reason.
+// env's Windows rules (see WhereResult). Lines that are not absolute paths
+// (INFO: messages) are ignored; hits cursorkit would not launch (in the
+// current directory, not launchable, .ps1 unless name names one) and
+// undecodable lines are dropped with the reason.
 func parseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
 	rules := rulesFor("windows")
 	w := WhereResult{ExitCode: exitCode}
@@ -68,13 +77,9 @@ func parseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
 		w.Detail = fmt.Sprintf("where.exe exited with code %d", exitCode)
 		return w
 	}
-	pathEntries := rules.splitList(env.Path)
-	cwdInPath := false
-	for _, e := range pathEntries {
-		if rules.isAbs(e) && rules.isAbs(env.Cwd) && rules.sameDir(e, env.Cwd) {
-			cwdInPath = true
-		}
-	}
+	cwdInPath := slices.ContainsFunc(rules.splitList(env.Path), func(e string) bool {
+		return rules.isAbs(e) && rules.isAbs(env.Cwd) && rules.sameDir(e, env.Cwd)
+	})
 	explicitPS1 := strings.EqualFold(rules.ext(name), ".ps1")
 	drop := func(p, why string) {
 		if len(w.Dropped) < maxWhereLines {
@@ -116,7 +121,6 @@ func parseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
 	if lines == 0 {
 		w.Status = whereSilent
 		w.Detail = "where.exe printed nothing"
-		return w
 	}
 	return w
 }
@@ -127,22 +131,13 @@ func parseWhere(output []byte, exitCode int, name string, env Env) WhereResult {
 // failed).
 func (w WhereResult) Disagreement(res Resolution) string {
 	rules := rulesFor("windows")
-	switch w.Status {
-	case whereFound:
-	case whereNotFound:
-		if res.Path != "" {
-			return bounded("where.exe found no "+res.Candidate+" but cursorkit chose "+res.Path, maxDetail)
-		}
-		return ""
-	default:
-		return ""
-	}
 	switch {
-	case len(w.Paths) == 0:
-		if res.Path != "" {
-			return bounded("where.exe listed no launchable "+res.Candidate+" but cursorkit chose "+res.Path, maxDetail)
-		}
+	case w.Status == whereNotFound && res.Path != "":
+		return bounded("where.exe found no "+res.Candidate+" but cursorkit chose "+res.Path, maxDetail)
+	case w.Status != whereFound || (len(w.Paths) == 0 && res.Path == ""):
 		return ""
+	case len(w.Paths) == 0:
+		return bounded("where.exe listed no launchable "+res.Candidate+" but cursorkit chose "+res.Path, maxDetail)
 	case res.Path == "":
 		return bounded("where.exe found "+w.Paths[0]+" but cursorkit found nothing launchable (see the trail)", maxDetail)
 	case !rules.sameDir(rules.dir(w.Paths[0]), rules.dir(res.Path)):

@@ -12,15 +12,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/childenv"
 )
 
-// WhereCheck runs where.exe for a bare name, for diagnostics only: by
-// absolute path under env.SystemDir, with env's PATH and PATHEXT, in
-// env.Cwd, killed after whereTimeout. Its result never changes a
-// resolution; compare them with WhereResult.Disagreement. A missing,
-// failing or silent where.exe (as under Wine) is reported, not an error.
-func WhereCheck(ctx context.Context, name string, env Env) WhereResult {
-	if !whereable(name) {
-		return WhereResult{Status: whereSkipped, ExitCode: -1, Detail: "not a plain bare name"}
-	}
+func runWhere(ctx context.Context, name string, env Env) WhereResult {
 	rules := rulesFor("windows")
 	if !rules.isAbs(env.SystemDir) {
 		return WhereResult{Status: whereUnavailable, ExitCode: -1, Detail: "system directory unknown"}

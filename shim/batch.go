@@ -14,12 +14,10 @@ import (
 // %1 or %* could turn into commands. They are refused, never escaped.
 const batchRefused = `"%!^&|<>()`
 
-// validateBatchArgs checks every argument destined for a .cmd or .bat file.
-// It refuses, as a failure.Input error whose *ArgError cause names the
-// first offending argument's index and character: any of " % ! ^ & | < > ( ),
-// any control character (CR, LF, NUL and the rest of Unicode's Cc class),
-// and bytes that are not UTF-8 (Char utf8.RuneError). The first offending
-// character of the first offending argument is reported. Whatever it accepts, batchCommandLine
+// validateBatchArgs refuses, as failure.Input with an *ArgError naming the
+// first offending argument and character, any of batchRefused, any control
+// character (CR, LF, NUL and the rest of Unicode's Cc class) and bytes that
+// are not UTF-8 (Char utf8.RuneError). What it accepts, batchCommandLine
 // carries through cmd.exe intact.
 func validateBatchArgs(args []string) error {
 	for i, a := range args {
@@ -47,17 +45,10 @@ const batchUnquoted = `#$*+-./:?@\_`
 // batch command line: it is wrapped in '"' when it is empty, ends in '\'
 // (whose trailing backslashes are then doubled, so a program behind the
 // script that reads "%~1" or %* with C runtime rules sees them intact), or
-// holds anything but ASCII letters, digits and # $ * + - . / : ? @ \ _.
-// Otherwise it is returned as is. The result of an unvalidated argument is
-// unspecified.
+// holds anything but ASCII letters, digits and batchUnquoted. The result of
+// an unvalidated argument is unspecified.
 func quoteBatchArg(a string) string {
-	needs := a == "" || strings.HasSuffix(a, `\`)
-	for i := 0; !needs && i < len(a); i++ {
-		c := a[i]
-		needs = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			strings.IndexByte(batchUnquoted, c) >= 0)
-	}
-	if !needs {
+	if a != "" && !strings.HasSuffix(a, `\`) && plainASCII(a, batchUnquoted) {
 		return a
 	}
 	trailing := len(a) - len(strings.TrimRight(a, `\`))
@@ -91,12 +82,10 @@ func validateBatchScript(script string) error {
 //
 // /d skips AutoRun commands, /v:off keeps !VAR! unexpanded, and /s /c makes
 // cmd.exe drop exactly the outermost pair of quotes, so the script path
-// stays quoted. argv[0] is the bare name cmd.exe, not a path: the program
-// to start is passed separately (Command.Program, CreateProcess's
-// lpApplicationName, absolute), and cmd.exe ignores its own argv[0], so the
-// line stays the same on every machine and no path goes through cmd's
-// parser twice. The line is meant to be passed verbatim
-// (SysProcAttr.CmdLine), never quoted again.
+// stays quoted. argv[0] is the bare name cmd.exe: the absolute program goes
+// separately to CreateProcess (Command.Program) and cmd.exe ignores its
+// argv[0], so no path goes through cmd's parser twice. The line is passed
+// verbatim (SysProcAttr.CmdLine), never quoted again.
 func batchCommandLine(script string, args []string) (string, error) {
 	if err := validateBatchScript(script); err != nil {
 		return "", err
@@ -104,24 +93,16 @@ func batchCommandLine(script string, args []string) (string, error) {
 	if err := validateBatchArgs(args); err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	b.WriteString(`cmd.exe /d /v:off /s /c ""`)
-	b.WriteString(script)
-	b.WriteByte('"')
+	parts := []string{`"` + script + `"`}
 	for _, a := range args {
-		b.WriteByte(' ')
-		b.WriteString(quoteBatchArg(a))
+		parts = append(parts, quoteBatchArg(a))
 	}
-	b.WriteByte('"')
-	line := b.String()
+	line := `cmd.exe /d /v:off /s /c "` + strings.Join(parts, " ") + `"`
 	if err := checkLength(line, maxBatchCommandLine, "cmd.exe"); err != nil {
 		return "", err
 	}
 	return line, nil
 }
-
-// batchArgvPrefix is what cmd.exe receives before the command it runs.
-var batchArgvPrefix = [...]string{"cmd.exe", "/d", "/v:off", "/s", "/c"}
 
 func buildBatch(script string, args []string, opts Options) (Command, error) {
 	line, err := batchCommandLine(script, args)
@@ -138,7 +119,7 @@ func buildBatch(script string, args []string, opts Options) (Command, error) {
 	payload = strings.TrimSuffix(payload, `"`)
 	plan := Command{
 		Program:     program,
-		Args:        append(batchArgvPrefix[:len(batchArgvPrefix):len(batchArgvPrefix)], payload),
+		Args:        []string{"cmd.exe", "/d", "/v:off", "/s", "/c", payload},
 		CommandLine: line,
 		Kind:        discovery.CmdShim,
 		Target:      script,
@@ -149,9 +130,8 @@ func buildBatch(script string, args []string, opts Options) (Command, error) {
 	return plan, nil
 }
 
-// cmdExe picks cmd.exe: ComSpec when it is an absolute path whose file name
-// is cmd.exe and holds no '"', otherwise <SystemRoot>\System32\cmd.exe with
-// a warning saying why ComSpec was not used.
+// cmdExe picks cmd.exe as Options.ComSpec describes, with a warning saying
+// why ComSpec was not used.
 func cmdExe(opts Options) (program, warning string, err error) {
 	var why string
 	switch _, name := splitWindowsPath(opts.ComSpec); {

@@ -1,10 +1,10 @@
 package shim
 
 import (
-	"errors"
 	"path"
 	"runtime"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/discovery"
@@ -49,26 +49,23 @@ const (
 )
 
 // Build turns the resolved target res and the arguments for it (without
-// argv[0]) into the exact plan that starts it on opts.GOOS:
+// argv[0]) into the exact plan that starts it on opts.GOOS
+// (docs/contract.md, "Launch plans"):
 //
 //   - .exe and .com on Windows, and every POSIX target: the target itself,
-//     with Args[0] the absolute path; on Windows the command line quotes
-//     each argument for CommandLineToArgvW and the CRT, and must fit
-//     CreateProcess's 32,767 UTF-16 units.
+//     Args[0] its absolute path; on Windows each argument is quoted for
+//     CommandLineToArgvW and the CRT, within CreateProcess's 32,767 units.
 //   - .cmd and .bat on Windows, recognised case-insensitively after the
 //     trailing dots and spaces Windows ignores are stripped (the
-//     CVE-2024-43402 bypass): cmd.exe runs the command line
-//     cmd.exe /d /v:off /s /c ""<script>" <args>"
-//     where every argument is refused before anything runs if it holds any
-//     of " % ! ^ & | < > ( ), a control character or bytes that are not
-//     UTF-8, and is otherwise quoted by quotes alone; /d skips AutoRun,
-//     /v:off keeps !VAR! unexpanded, /s /c drop exactly the outer quotes.
-//     The line must fit 8,000 units (cmd.exe's own limit is 8,191).
-//   - .ps1 on Windows: a PowerShell host (see Options.PowerShellHost)
-//     with -File, where only the arguments -File or the script's hand-over
-//     to a program would change are refused (docs/contract.md, "Launch
-//     plans"): a lone dash, a dash argument holding ':' or ending in white
-//     space, an empty argument, '"', and a trailing '\' with white space.
+//     CVE-2024-43402 bypass): cmd.exe runs batchCommandLine's line, with
+//     every argument refused before anything runs if it holds any of
+//     " % ! ^ & | < > ( ), a control character or non-UTF-8 bytes, and
+//     otherwise quoted by quotes alone, within 8,000 units.
+//   - .ps1 on Windows: a PowerShell host (see Options.PowerShellHost) with
+//     -File, refusing only the arguments -File or the script's hand-over to
+//     a program would change (a lone dash, a dash argument holding ':' or
+//     ending in white space, an empty argument, '"', a trailing '\' with
+//     white space).
 //
 // Refusals are typed: failure.Input for the arguments (an *ArgError cause
 // naming the index and character, or a command line over its limit), and
@@ -190,21 +187,21 @@ func classifyWindows(p string) (string, discovery.Kind, []string, error) {
 	return dir + trimmed, kind, warnings, nil
 }
 
-// validateWindowsArgs refuses what no Windows command line can carry, in
-// the first argument that holds any; see windowsArgProblem.
-func validateWindowsArgs(args []string) error {
+// validateWindowsArgs refuses, in the first argument that holds any, what
+// no Windows command line can carry (see windowsRuneProblem) and then what
+// check, if not nil, refuses.
+func validateWindowsArgs(args []string, check func(i int, a string) error) error {
 	for i, a := range args {
-		if err := validateWindowsArg(i, a); err != nil {
-			return err
+		for j, r := range a {
+			if reason := windowsRuneProblem(a, j, r); reason != "" {
+				return argErr(i, r, reason)
+			}
 		}
-	}
-	return nil
-}
-
-func validateWindowsArg(i int, a string) error {
-	for j, r := range a {
-		if reason := windowsRuneProblem(a, j, r); reason != "" {
-			return argErr(i, r, reason)
+		if check == nil {
+			continue
+		}
+		if err := check(i, a); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -228,28 +225,30 @@ func windowsRuneProblem(a string, j int, r rune) string {
 // windowsSafeString refuses NUL and invalid UTF-8 in a path.
 func windowsSafeString(p string) error {
 	for j, r := range p {
-		if r == 0 {
+		switch {
+		case r == 0:
 			return targetErr(0, "a path cannot hold NUL")
-		}
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(p[j:]); size == 1 {
-				return targetErr(utf8.RuneError, "a Windows path must be UTF-8")
-			}
+		case windowsRuneProblem(p, j, r) != "":
+			return targetErr(utf8.RuneError, "a Windows path must be UTF-8")
 		}
 	}
 	return nil
 }
 
 func buildNative(target string, args []string) (Command, error) {
-	if err := validateWindowsArgs(args); err != nil {
+	if err := validateWindowsArgs(args, nil); err != nil {
 		return Command{}, err
 	}
-	argv := append([]string{target}, args...)
+	return createProcessPlan(append([]string{target}, args...), discovery.Native, target)
+}
+
+// createProcessPlan starts argv[0] with argv quoted for CommandLineToArgvW.
+func createProcessPlan(argv []string, kind discovery.Kind, target string) (Command, error) {
 	line := composeCommandLine(argv)
 	if err := checkLength(line, maxCommandLine, "CreateProcess"); err != nil {
 		return Command{}, err
 	}
-	return Command{Program: target, Args: argv, CommandLine: line, Kind: discovery.Native, Target: target}, nil
+	return Command{Program: argv[0], Args: argv, CommandLine: line, Kind: kind, Target: target}, nil
 }
 
 func checkLength(line string, limit int, who string) error {
@@ -262,11 +261,7 @@ func checkLength(line string, limit int, who string) error {
 func utf16Len(s string) int {
 	n := 0
 	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
+		n += utf16.RuneLen(r)
 	}
 	return n
 }
@@ -302,11 +297,4 @@ func splitWindowsPath(p string) (dir, name string) {
 // joinWindows joins an absolute root and a relative tail with one '\'.
 func joinWindows(root, tail string) string {
 	return strings.TrimRight(root, `\/`) + `\` + tail
-}
-
-// asArgError returns the *ArgError inside err, if any.
-func asArgError(err error) (*ArgError, bool) {
-	var ae *ArgError
-	ok := errors.As(err, &ae)
-	return ae, ok
 }

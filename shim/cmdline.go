@@ -2,25 +2,14 @@ package shim
 
 import "strings"
 
-// escapeArg quotes s so that CommandLineToArgvW and the Microsoft C
-// runtime read it back as exactly s: it is wrapped in '"' when it is empty
-// or holds a space or tab, a '"' becomes '\"', and backslashes that end up
-// before a '"' are doubled. Strings with no space, tab, '"' or '\' come back
-// unchanged. (It produces the same text as golang.org/x/sys/windows.escapeArg,
-// which only builds on Windows.) It is for programs that parse their
-// command line that way; cmd.exe does not (see batchCommandLine).
-func escapeArg(s string) string {
-	if s == "" {
-		return `""`
-	}
-	if !strings.ContainsAny(s, "\"\\ \t") {
-		return s
-	}
-	var b strings.Builder
-	appendEscapeArg(&b, s)
-	return b.String()
-}
-
+// appendEscapeArg writes s quoted so that CommandLineToArgvW and the
+// Microsoft C runtime read it back as exactly s: it is wrapped in '"' when
+// it is empty or holds a space or tab, a '"' becomes '\"', and backslashes
+// that end up before a '"' are doubled. Strings with no space, tab, '"' or
+// '\' are written unchanged. (It produces the same text as
+// golang.org/x/sys/windows.EscapeArg, which only builds on Windows.) It is
+// for programs that parse their command line that way; cmd.exe does not
+// (see batchCommandLine).
 func appendEscapeArg(b *strings.Builder, s string) {
 	if s == "" {
 		b.WriteString(`""`)
@@ -57,6 +46,18 @@ func appendEscapeArg(b *strings.Builder, s string) {
 	}
 }
 
+// plainASCII reports whether every byte of s is an ASCII letter, an ASCII
+// digit or one of extra.
+func plainASCII(s, extra string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(extra, c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // composeCommandLine joins argv into one Windows command line that
 // CommandLineToArgvW and the C runtime split back into argv. argv[0], a
 // program path, follows their program-name rule instead: it is quoted when
@@ -68,11 +69,8 @@ func composeCommandLine(argv []string) string {
 		return ""
 	}
 	var b strings.Builder
-	p := argv[0]
-	if p == "" || strings.IndexFunc(p, func(r rune) bool { return r <= ' ' }) >= 0 {
-		b.WriteByte('"')
-		b.WriteString(p)
-		b.WriteByte('"')
+	if p := argv[0]; p == "" || strings.IndexFunc(p, func(r rune) bool { return r <= ' ' }) >= 0 {
+		b.WriteString(`"` + p + `"`)
 	} else {
 		b.WriteString(p)
 	}

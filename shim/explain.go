@@ -45,7 +45,8 @@ func Explain(res discovery.Resolution, args []string, opts Options) Explanation 
 // the argument index and character when an *ArgError caused it.
 func newRefusal(err error) *Refusal {
 	r := &Refusal{Kind: failure.KindOf(err), Message: err.Error()}
-	if ae, ok := asArgError(err); ok {
+	var ae *ArgError
+	if errors.As(err, &ae) {
 		index := ae.Index
 		r.Index = &index
 		if ae.Char != NoChar {

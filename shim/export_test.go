@@ -1,5 +1,7 @@
 package shim
 
+import "strings"
+
 // Names the tests use that the package does not export.
 var (
 	DescribeChar           = describeChar
@@ -9,9 +11,15 @@ var (
 	ValidateBatchArgs      = validateBatchArgs
 	QuoteBatchArg          = quoteBatchArg
 	ValidatePowerShellArgs = validatePowerShellArgs
-	EscapeArg              = escapeArg
 	ComposeCommandLine     = composeCommandLine
 )
+
+// EscapeArg is appendEscapeArg for one argument.
+func EscapeArg(s string) string {
+	var b strings.Builder
+	appendEscapeArg(&b, s)
+	return b.String()
+}
 
 const (
 	MaxCommandLine      = maxCommandLine

@@ -7,28 +7,16 @@ import "strings"
 // bare; others are single-quoted, an embedded single quote being closed,
 // backslash-escaped and reopened. It is never executed by cursorkit.
 func shellQuote(argv []string) string {
-	var b strings.Builder
+	quoted := make([]string, len(argv))
 	for i, a := range argv {
-		if i > 0 {
-			b.WriteByte(' ')
+		switch {
+		case a == "":
+			quoted[i] = "''"
+		case plainASCII(a, "@%+=:,./_-"):
+			quoted[i] = a
+		default:
+			quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
-		b.WriteString(shellQuoteArg(a))
 	}
-	return b.String()
-}
-
-func shellQuoteArg(a string) string {
-	if a == "" {
-		return "''"
-	}
-	bare := true
-	for i := 0; bare && i < len(a); i++ {
-		c := a[i]
-		bare = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			strings.IndexByte("@%+=:,./_-", c) >= 0
-	}
-	if bare {
-		return a
-	}
-	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	return strings.Join(quoted, " ")
 }

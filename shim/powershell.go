@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,40 +17,21 @@ var powerShellFlags = [...]string{"-NoLogo", "-NoProfile", "-NonInteractive", "-
 
 // validatePowerShellArgs refuses, as failure.Input with an *ArgError cause,
 // exactly the arguments a script started with -File would not receive as
-// they are, under Windows PowerShell 5.1 or PowerShell 7 alike (the plan
-// may use either host); docs/notes/research.md, "PowerShell .ps1
-// launches", derives the rule from PowerShell's sources:
-//   - NUL and bytes that are not UTF-8, which no command line carries;
-//   - a lone dash (-, or the en dash, em dash or horizontal bar PowerShell
-//     also takes for one): Windows PowerShell makes it a parameter without
-//     a name and fails;
-//   - an argument starting with a dash that holds ':': -File splits it into
-//     a parameter name and a value (turning true and false into booleans),
-//     and one ending in ':' takes the next argument as its value;
-//   - an argument starting with a dash that ends in white space: -File
-//     makes it a parameter name and drops the white space;
-//   - an empty argument, an argument holding '"', and one ending in '\'
-//     that holds white space: the script hands $args to a program, and
-//     Windows PowerShell drops the first and quotes the others so that the
-//     program reads something else.
-//
-// Every other argument arrives as it is, those starting with a dash
-// included (-p, --output-format, --, -1): in a script without a param
-// block they are in $args, verbatim.
+// they are, under Windows PowerShell 5.1 and PowerShell 7 alike (the plan
+// may use either host; docs/notes/research.md, "PowerShell .ps1 launches"):
+// NUL and non-UTF-8 bytes; a lone dash (also the en dash, em dash or
+// horizontal bar), which Windows PowerShell takes for a nameless parameter;
+// a dash argument holding ':' (split as -name:value, true and false turned
+// into booleans, a trailing ':' taking the next argument) or ending in white
+// space (dropped); and an empty argument, '"', or a trailing '\' with white
+// space, which Windows PowerShell drops or misquotes when the script hands
+// $args to a program. Every other argument, dash-led ones included (-p,
+// --output-format, --, -1), arrives in $args verbatim.
 func validatePowerShellArgs(args []string) error {
-	for i, a := range args {
-		if err := validateWindowsArg(i, a); err != nil {
-			return err
-		}
-		if err := powerShellArgProblem(i, a); err != nil {
-			return err
-		}
-	}
-	return nil
+	return validateWindowsArgs(args, powerShellArgProblem)
 }
 
-// powerShellArgProblem applies the PowerShell rules of
-// validatePowerShellArgs to the argument a at index i.
+// powerShellArgProblem applies validatePowerShellArgs's rules to args[i] = a.
 func powerShellArgProblem(i int, a string) error {
 	if a == "" {
 		return argErr(i, NoChar, "is empty, and Windows PowerShell drops empty arguments when the script passes them on to a program")
@@ -89,20 +71,11 @@ func buildPowerShell(script string, args []string, opts Options) (Command, error
 	if err != nil {
 		return Command{}, err
 	}
-	argv := make([]string, 0, 1+len(powerShellFlags)+1+len(args))
-	argv = append(argv, host)
-	argv = append(argv, powerShellFlags[:]...)
-	argv = append(argv, script)
-	argv = append(argv, args...)
-	line := composeCommandLine(argv)
-	if err := checkLength(line, maxCommandLine, "CreateProcess"); err != nil {
-		return Command{}, err
-	}
-	return Command{Program: host, Args: argv, CommandLine: line, Kind: discovery.PowerShell, Target: script}, nil
+	argv := slices.Concat([]string{host}, powerShellFlags[:], []string{script}, args)
+	return createProcessPlan(argv, discovery.PowerShell, script)
 }
 
-// powerShellHost returns the configured host, else PowerShell 7 from
-// Program Files when it exists, else Windows PowerShell from System32;
+// powerShellHost picks the host as Options.PowerShellHost describes;
 // always an absolute path.
 func powerShellHost(opts Options) (string, error) {
 	if opts.PowerShellHost != "" {

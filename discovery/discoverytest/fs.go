@@ -15,9 +15,6 @@ import (
 // Windows does for a reparse point it cannot open.
 var ErrCannotAccess = errors.New("the file cannot be accessed by the system")
 
-// errLoop is returned when a symlink chain is too long.
-var errLoop = errors.New("too many levels of symbolic links")
-
 // FS is an in-memory tree implementing discovery.FS (Lstat, Stat, Readlink).
 // A Windows FS compares names case-insensitively, accepts `\` and `/`, and
 // ignores trailing dots and spaces in names, as Win32 does. Adding an entry
@@ -139,7 +136,7 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 		}
 		cur = f.resolveTarget(cur, e.target)
 	}
-	return nil, &fs.PathError{Op: "stat", Path: name, Err: errLoop}
+	return nil, &fs.PathError{Op: "stat", Path: name, Err: errors.New("too many levels of symbolic links")}
 }
 
 // Readlink returns a symlink's target verbatim.
@@ -179,16 +176,7 @@ func (f *FS) resolveTarget(link, target string) string {
 	if f.isAbs(target) {
 		return target
 	}
-	comps := f.split(link)
-	dir := f.join(comps[:len(comps)-1])
-	sep := "/"
-	if f.windows {
-		sep = `\`
-	}
-	if !f.windows {
-		dir = "/" + dir
-	}
-	return dir + sep + target
+	return link + "/../" + target // split applies the `..`
 }
 
 // split turns a path into its canonical components, applying `.` and `..`
