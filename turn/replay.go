@@ -15,7 +15,7 @@ import (
 // agent that exited by itself with exitCode, the end of stderr its tail.
 // Only opts.OnEvent and opts.StopAtRetry are used.
 func Replay(dec Decoder, prompt string, stdout, stderr []byte, exitCode int, opts Options) (Outcome, error) {
-	t := &req{dec: dec, guard: newWithhold(prompt), onEvent: opts.OnEvent, stopAtRetry: opts.StopAtRetry}
+	t := &live{dec: dec, guard: newWithhold(prompt), onEvent: opts.OnEvent, stopAtRetry: opts.StopAtRetry}
 	o := supervise.Outcome{Ending: supervise.Exited, ExitCode: exitCode, Stop: supervise.StopNone}
 	for line := range bytes.Lines(stdout) {
 		o.Lines++

@@ -179,7 +179,7 @@ const maxMessage = 1000
 // when the plan could not be started at all: Outcome.Process.Ending is
 // then supervise.SpawnFailed and no event was delivered).
 func Run(ctx context.Context, plan shim.Command, prompt string, dec Decoder, opts Options) (Outcome, error) {
-	t := &req{dec: dec, guard: newWithhold(prompt), onEvent: opts.OnEvent, onDrained: opts.OnDrained, stopAtRetry: opts.StopAtRetry}
+	t := &live{dec: dec, guard: newWithhold(prompt), onEvent: opts.OnEvent, onDrained: opts.OnDrained, stopAtRetry: opts.StopAtRetry}
 	sopts := supervise.Options{
 		Dir:              opts.Dir,
 		Env:              opts.Env,
@@ -222,7 +222,7 @@ func Run(ctx context.Context, plan shim.Command, prompt string, dec Decoder, opt
 
 // end decides the turn that ended as o and returns its outcome, with the
 // supervisor's warnings delivered and nothing of the prompt in it.
-func (t *req) end(o supervise.Outcome) (Outcome, error) {
+func (t *live) end(o supervise.Outcome) (Outcome, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.over = true
@@ -250,7 +250,7 @@ const drainGrace = 2 * time.Second
 // the stderr lines' handler, and what the Outcome needs from the events.
 // mu serializes the two handlers: the decoder and OnEvent see one line at
 // a time.
-type req struct {
+type live struct {
 	dec         Decoder
 	guard       withhold
 	onEvent     func(event.Event)
@@ -275,7 +275,7 @@ type req struct {
 
 // started records the running session; a stop decided from stderr before
 // it was known is carried out now.
-func (t *req) started(s *supervise.Session) {
+func (t *live) started(s *supervise.Session) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.session = s
@@ -286,7 +286,7 @@ func (t *req) started(s *supervise.Session) {
 
 // line is supervise's OnLine: decode, deliver, and tell supervise whether
 // the work is done or the turn failed.
-func (t *req) line(line []byte) error {
+func (t *live) line(line []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.failed != nil {
@@ -316,7 +316,7 @@ func (t *req) line(line []byte) error {
 
 // drained is supervise's OnDrained: the caller's, one call at a time with
 // OnEvent.
-func (t *req) drained() {
+func (t *live) drained() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.onDrained()
@@ -324,7 +324,7 @@ func (t *req) drained() {
 
 // stderrLine feeds one stderr line to the decoder and delivers its
 // events, then OnDrained; a stop at a retry said there aborts the run.
-func (t *req) stderrLine(dec StderrDecoder, line []byte) {
+func (t *live) stderrLine(dec StderrDecoder, line []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.over || t.failed != nil {
@@ -346,7 +346,7 @@ func (t *req) stderrLine(dec StderrDecoder, line []byte) {
 // the prompt's withheld, to the caller; a retry
 // the caller stops at fails the turn, unless the turn is already done
 // (its result arrived). t.mu is held.
-func (t *req) emit(e event.Event) {
+func (t *live) emit(e event.Event) {
 	e = t.guard.event(e)
 	switch e.Type {
 	case event.TypeInit:
@@ -394,7 +394,7 @@ func retryStopError(r event.Retry) error {
 // a deadline, a cancel, the agent's own exit); then a supervisor verdict
 // that is not the agent exiting by itself (a deadline, a cancel, a spawn
 // failure); then the decoder's verdict on how the agent ended.
-func (t *req) verdict(o supervise.Outcome) error {
+func (t *live) verdict(o supervise.Outcome) error {
 	switch {
 	case t.failed != nil && (!t.retryStop || o.Ending == supervise.Aborted):
 		return t.failed
@@ -409,7 +409,7 @@ func (t *req) verdict(o supervise.Outcome) error {
 	return t.dec.End(o.ExitCode, o.StderrTail)
 }
 
-func (t *req) outcome(err error, o supervise.Outcome) Outcome {
+func (t *live) outcome(err error, o supervise.Outcome) Outcome {
 	out := Outcome{
 		Status:         StatusDone,
 		SessionID:      t.sessionID,
