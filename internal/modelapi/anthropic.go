@@ -8,18 +8,18 @@ import (
 	"strings"
 )
 
-// anthropicRequest is what the stand-in reads of a Messages request.
 type anthropicRequest struct {
 	Model    string `json:"model"`
 	Stream   bool   `json:"stream"`
 	Messages []struct {
-		Role    string         `json:"role"`
 		Content jsontext.Value `json:"content"` // a string or content blocks
 	} `json:"messages"`
 	Tools []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
 }
+
+func (in anthropicRequest) modelName() string { return in.Model }
 
 func (in anthropicRequest) toolNames() []string {
 	var names []string
@@ -29,8 +29,6 @@ func (in anthropicRequest) toolNames() []string {
 	return names
 }
 
-// toolResults returns the text of every tool_result block: its content
-// string, or its text blocks joined.
 func (in anthropicRequest) toolResults() []string {
 	var out []string
 	for _, m := range in.Messages {
@@ -50,8 +48,8 @@ func (in anthropicRequest) toolResults() []string {
 	return out
 }
 
-// textOf is a tool result's text: a JSON string's value, the text members
-// of an array of blocks joined, else the JSON itself.
+// textOf is a tool result's text: a JSON string's value, an array of
+// blocks' text members joined, else the JSON itself.
 func textOf(v jsontext.Value) string {
 	var s string
 	if json.Unmarshal(v, &s) == nil {
@@ -78,42 +76,16 @@ type anthropicDialect struct {
 	stream bool
 }
 
-// anthropicErrors maps a reply's error to the API's error type.
-func anthropicErrorType(errName string) string {
-	switch errName {
-	case ErrRateLimit:
-		return "rate_limit_error"
-	case ErrUnauthorized:
-		return "authentication_error"
-	case ErrForbidden:
-		return "permission_error"
-	case ErrOverloaded:
-		return "overloaded_error"
-	}
-	return "api_error"
-}
-
-func anthropicErrorMessage(errName string) string {
-	switch errName {
-	case ErrRateLimit:
-		return "This request would exceed the rate limit for your organization of 50 requests per minute. Please try again later."
-	case ErrUnauthorized:
-		return "invalid x-api-key"
-	case ErrForbidden:
-		return "Your API key does not have permission to use the specified resource."
-	case ErrOverloaded:
-		return "Overloaded"
-	}
-	return "Internal server error"
-}
-
 func (anthropicDialect) fail(w http.ResponseWriter, r Reply) {
 	w.Header().Set("Request-Id", "req_standin_error")
 	if r.Error == ErrServer || r.Error == ErrOverloaded {
 		w.Header().Set("X-Should-Retry", "true")
 	}
-	writeJSON(w, httpStatus(r.Error, Anthropic), map[string]any{"type": "error",
-		"error": map[string]any{"type": anthropicErrorType(r.Error), "message": anthropicErrorMessage(r.Error)}})
+	e := apiErrorOf(r.Error)
+	if r.Error == ErrOverloaded {
+		e.status = 529
+	}
+	writeJSON(w, e.status, map[string]any{"type": "error", "error": map[string]any{"type": e.anthropicType, "message": e.anthropicMsg}})
 }
 
 func (anthropicDialect) exhausted(w http.ResponseWriter) {
@@ -121,7 +93,7 @@ func (anthropicDialect) exhausted(w http.ResponseWriter) {
 		"error": map[string]any{"type": "invalid_request_error", "message": "the stand-in's script has no reply left"}})
 }
 
-// anthropicUsage is the usage of message_start, with the whole input.
+// anthropicUsage is message_start's usage, with the whole input.
 func anthropicUsage(output int) map[string]any {
 	return map[string]any{"input_tokens": InputTokens - CachedTokens, "cache_creation_input_tokens": 0,
 		"cache_read_input_tokens": CachedTokens, "output_tokens": output}
@@ -184,7 +156,7 @@ func (d anthropicDialect) play(st *sse, r Reply, n int) {
 	st.event("message_stop", map[string]any{"type": "message_stop"})
 }
 
-// whole answers a request without stream: true with the whole message.
+// whole answers a request without stream: true.
 func (d anthropicDialect) whole(st *sse, r Reply, n int, id, stop string) {
 	var content []any
 	if r.Thinking != "" {
@@ -197,7 +169,6 @@ func (d anthropicDialect) whole(st *sse, r Reply, n int, id, stop string) {
 		content = append(content, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_standin_%d_%d", n, i),
 			"name": c.Name, "input": c.Input})
 	}
-	usage := anthropicUsage(OutputTokens)
 	writeJSON(st.w, http.StatusOK, map[string]any{"id": id, "type": "message", "role": "assistant", "model": d.model,
-		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+		"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": anthropicUsage(OutputTokens)})
 }

@@ -8,14 +8,13 @@ import (
 	"strings"
 )
 
-// geminiRequest is what the stand-in reads of a generateContent or
-// streamGenerateContent request.
+// geminiRequest is a (stream)generateContent request; the path names the
+// model.
 type geminiRequest struct {
+	model    string
 	Contents []struct {
-		Role  string `json:"role"`
 		Parts []struct {
 			FunctionResponse *struct {
-				Name     string         `json:"name"`
 				Response jsontext.Value `json:"response"`
 			} `json:"functionResponse"`
 		} `json:"parts"`
@@ -31,6 +30,8 @@ type geminiRequest struct {
 	} `json:"generationConfig"`
 }
 
+func (in geminiRequest) modelName() string { return in.model }
+
 func (in geminiRequest) toolNames() []string {
 	var names []string
 	for _, t := range in.Tools {
@@ -41,8 +42,8 @@ func (in geminiRequest) toolNames() []string {
 	return names
 }
 
-// toolResults returns every functionResponse's response: its "output"
-// string when it has one (Gemini CLI's shape), else its JSON.
+// toolResults reads each functionResponse's "output" (Gemini CLI's
+// shape), else its JSON.
 func (in geminiRequest) toolResults() []string {
 	var out []string
 	for _, c := range in.Contents {
@@ -65,11 +66,10 @@ func (in geminiRequest) toolResults() []string {
 
 // sideAnswer answers a generateContent request beside the turn (Gemini
 // CLI's model-routing classifier and other utility calls, which ask for
-// JSON in a schema): an object with every property of the schema, each
-// with the plainest value of its type: a string names the stand-in, a
-// number is 10 (a low complexity score routes to the fast model), an
-// enumeration takes its first value.
-func (in geminiRequest) sideAnswer(model string) map[string]any {
+// JSON in a schema) with the plainest value of the schema: a number is 10
+// (a low complexity score routes to the fast model), an enumeration its
+// first value.
+func (in geminiRequest) sideAnswer() map[string]any {
 	schema := in.GenerationConfig.ResponseJSONSchema
 	if schema == nil {
 		schema = in.GenerationConfig.ResponseSchema
@@ -82,7 +82,7 @@ func (in geminiRequest) sideAnswer(model string) map[string]any {
 			text = string(b)
 		}
 	}
-	chunk := geminiChunk(model, "standin-side", []any{map[string]any{"text": text}}, "STOP", false, false)
+	chunk := geminiChunk(in.model, "standin-side", []any{map[string]any{"text": text}}, true, false)
 	// A utility call is small beside the turn's own (no tools, no
 	// system prompt of the agent's).
 	chunk["usageMetadata"] = map[string]any{"promptTokenCount": SideInputTokens, "candidatesTokenCount": SideOutputTokens,
@@ -90,8 +90,8 @@ func (in geminiRequest) sideAnswer(model string) map[string]any {
 	return chunk
 }
 
-// jsonSchema is the part of a JSON schema (or the Gemini API's OpenAPI
-// subset, with upper-case types) sideAnswer reads.
+// jsonSchema is what sideAnswer reads of a JSON schema (or the Gemini
+// API's OpenAPI subset, with upper-case types).
 type jsonSchema struct {
 	Type       string                `json:"type"`
 	Enum       []any                 `json:"enum"`
@@ -123,26 +123,15 @@ func (s jsonSchema) sample() any {
 	return "the stand-in's answer"
 }
 
-// geminiDialect is streamGenerateContent?alt=sse: "data:" events without
-// names, each a GenerateContentResponse with one candidate's new parts;
-// the last has the finish reason and the usage.
+// geminiDialect is streamGenerateContent?alt=sse: unnamed events, each a
+// GenerateContentResponse with one candidate's new parts.
 type geminiDialect struct {
 	model string
 }
 
 func (geminiDialect) fail(w http.ResponseWriter, r Reply) {
-	status, msg := "INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
-	switch r.Error {
-	case ErrRateLimit:
-		status, msg = "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."
-	case ErrUnauthorized:
-		status, msg = "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
-	case ErrForbidden:
-		status, msg = "PERMISSION_DENIED", "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."
-	case ErrOverloaded:
-		status, msg = "UNAVAILABLE", "The model is overloaded. Please try again later."
-	}
-	writeGeminiError(w, httpStatus(r.Error, Gemini), status, msg)
+	e := apiErrorOf(r.Error)
+	writeGeminiError(w, e.status, e.geminiStatus, e.geminiMsg)
 }
 
 func (geminiDialect) exhausted(w http.ResponseWriter) {
@@ -153,15 +142,13 @@ func writeGeminiError(w http.ResponseWriter, code int, status, msg string) {
 	writeJSON(w, code, map[string]any{"error": map[string]any{"code": code, "message": msg, "status": status}})
 }
 
-// geminiChunk is one GenerateContentResponse with parts; finish, when
-// not "", is its finish reason, and last adds the usage.
-func geminiChunk(model, id string, parts []any, finish string, last, thought bool) map[string]any {
+// geminiChunk is one GenerateContentResponse with parts; the last has the
+// finish reason and the usage.
+func geminiChunk(model, id string, parts []any, last, thought bool) map[string]any {
 	candidate := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
-	if finish != "" {
-		candidate["finishReason"] = finish
-	}
 	chunk := map[string]any{"candidates": []any{candidate}, "modelVersion": model, "responseId": id}
 	if last {
+		candidate["finishReason"] = "STOP"
 		usage := map[string]any{"promptTokenCount": InputTokens, "cachedContentTokenCount": CachedTokens,
 			"candidatesTokenCount": OutputTokens, "totalTokenCount": InputTokens + OutputTokens}
 		if thought {
@@ -174,17 +161,12 @@ func geminiChunk(model, id string, parts []any, finish string, last, thought boo
 }
 
 func (d geminiDialect) play(st *sse, r Reply, n int) {
-	id := fmt.Sprintf("standin-%d", n)
-	type chunk struct {
-		parts []any
-		first bool // the first part: a fault comes after it
-	}
-	var chunks []chunk
+	var chunks [][]any
 	if r.Thinking != "" {
-		chunks = append(chunks, chunk{parts: []any{map[string]any{"text": r.Thinking, "thought": true}}})
+		chunks = append(chunks, []any{map[string]any{"text": r.Thinking, "thought": true}})
 	}
-	for i, t := range r.Text {
-		chunks = append(chunks, chunk{parts: []any{map[string]any{"text": t}}, first: i == 0})
+	for _, t := range r.Text {
+		chunks = append(chunks, []any{map[string]any{"text": t}})
 	}
 	var calls []any
 	for i, c := range r.Calls {
@@ -192,16 +174,16 @@ func (d geminiDialect) play(st *sse, r Reply, n int) {
 			"id": fmt.Sprintf("call_standin_%d_%d", n, i), "name": c.Name, "args": c.Input}})
 	}
 	if len(calls) > 0 {
-		chunks = append(chunks, chunk{parts: calls})
+		chunks = append(chunks, calls)
 	}
-	for i, c := range chunks {
-		last := i == len(chunks)-1
-		finish := ""
-		if last {
-			finish = "STOP"
-		}
-		st.event("", geminiChunk(d.model, id, c.parts, finish, last, r.Thinking != ""))
-		if c.first || len(r.Text) == 0 && i == 0 {
+	// The first part ends with the first text chunk, or the first chunk.
+	first := 0
+	if r.Thinking != "" && len(r.Text) > 0 {
+		first = 1
+	}
+	for i, parts := range chunks {
+		st.event("", geminiChunk(d.model, fmt.Sprintf("standin-%d", n), parts, i == len(chunks)-1, r.Thinking != ""))
+		if i == first {
 			st.firstPart()
 		}
 	}

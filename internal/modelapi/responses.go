@@ -3,12 +3,12 @@ package modelapi
 import (
 	"encoding/json/jsontext"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
 )
 
-// responsesRequest is what the stand-in reads of a Responses request.
 type responsesRequest struct {
 	Model string           `json:"model"`
 	Input []responsesInput `json:"input"`
@@ -29,6 +29,8 @@ type responsesTool struct {
 	Name  string          `json:"name"`
 	Tools []responsesTool `json:"tools"`
 }
+
+func (in responsesRequest) modelName() string { return in.Model }
 
 func (in responsesRequest) toolNames() []string {
 	var names []string
@@ -53,8 +55,7 @@ func (in responsesRequest) toolNames() []string {
 	return names
 }
 
-// toolResults returns the output of every function_call_output and
-// custom_tool_call_output item.
+// toolResults reads function_call_output and custom_tool_call_output.
 func (in responsesRequest) toolResults() []string {
 	var out []string
 	for _, item := range in.Input {
@@ -65,30 +66,19 @@ func (in responsesRequest) toolResults() []string {
 	return out
 }
 
-// responsesDialect is the Responses API: response.created, an
-// output_item.added ... output_item.done run per output item (reasoning,
-// message, function or custom tool call) with its deltas, and
-// response.completed with the usage. Each event carries its
-// sequence_number.
+// responsesDialect is the Responses API: response.created, per output
+// item (reasoning, message, function or custom tool call) its
+// output_item.added, deltas and output_item.done, then response.completed
+// with the usage; each event carries its sequence_number.
 type responsesDialect struct {
 	model string
 }
 
 func (responsesDialect) fail(w http.ResponseWriter, r Reply) {
-	typ, code, msg := "server_error", "server_error", "The server had an error while processing your request."
-	switch r.Error {
-	case ErrRateLimit:
-		typ, code, msg = "requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s."
-	case ErrUnauthorized:
-		typ, code, msg = "invalid_request_error", "invalid_api_key", "Incorrect API key provided."
-	case ErrForbidden:
-		typ, code, msg = "invalid_request_error", "unsupported_country_region_territory", "Country, region, or territory not supported"
-	case ErrOverloaded:
-		typ, code, msg = "server_error", "server_is_overloaded", "The server is overloaded. Please try again later."
-	}
+	e := apiErrorOf(r.Error)
 	w.Header().Set("X-Request-Id", "req_standin_error")
-	writeJSON(w, httpStatus(r.Error, Responses), map[string]any{"error": map[string]any{
-		"message": msg, "type": typ, "param": nil, "code": code}})
+	writeJSON(w, e.status, map[string]any{"error": map[string]any{
+		"message": e.openaiMsg, "type": e.openaiType, "param": nil, "code": e.openaiCode}})
 }
 
 func (responsesDialect) exhausted(w http.ResponseWriter) {
@@ -120,8 +110,7 @@ func (d responsesDialect) play(st *sse, r Reply, n int) {
 	rs.send("response.completed", map[string]any{"response": rs.response("completed", rs.output, usage)})
 }
 
-// responseStream is one response being played: its events numbered in
-// order, its output items as they are done.
+// responseStream is one response being played.
 type responseStream struct {
 	st      *sse
 	id      string
@@ -152,7 +141,6 @@ func (rs *responseStream) item(added, done map[string]any, between func(index in
 	rs.output = append(rs.output, done)
 }
 
-// thinking plays a reasoning item with its summary.
 func (rs *responseStream) thinking(thinking string, n int) {
 	rid := fmt.Sprintf("rs_standin_%d", n)
 	summary := []any{map[string]any{"type": "summary_text", "text": thinking}}
@@ -167,7 +155,6 @@ func (rs *responseStream) thinking(thinking string, n int) {
 		})
 }
 
-// text plays a message item, one delta per chunk.
 func (rs *responseStream) text(chunks []string, n int) {
 	mid := fmt.Sprintf("msg_standin_%d", n)
 	text := strings.Join(chunks, "")
@@ -186,8 +173,7 @@ func (rs *responseStream) text(chunks []string, n int) {
 		})
 }
 
-// call plays call i of the reply: a custom tool call for code, else a
-// function call.
+// call plays call i: a custom tool call for code, else a function call.
 func (rs *responseStream) call(c Call, n, i int) {
 	callID := fmt.Sprintf("call_standin_%d_%d", n, i)
 	id, typ, member, value, event := fmt.Sprintf("fc_standin_%d_%d", n, i), "function_call", "arguments", string(c.Input), "response.function_call_arguments"
@@ -205,10 +191,7 @@ func (rs *responseStream) call(c Call, n, i int) {
 
 // with returns a copy of base with one more member.
 func with(base map[string]any, name string, value any) map[string]any {
-	out := make(map[string]any, len(base)+1)
-	for k, v := range base {
-		out[k] = v
-	}
+	out := maps.Clone(base)
 	out[name] = value
 	return out
 }

@@ -8,39 +8,32 @@ import (
 )
 
 // Script is the model's side of one turn: the replies to the CLI's model
-// requests, in order. A request after the last reply gets an HTTP 400
-// naming the exhausted script, and is recorded as such (Request.Exhausted).
+// requests, in order. A request after the last gets an HTTP 400 and is
+// recorded as Request.Exhausted.
 type Script struct {
 	Replies []Reply `json:"replies"`
 }
 
 // Reply is the model's answer to one request: an HTTP error, or a stream
-// of thinking, then text, then tool calls, maybe broken by a fault.
+// of thinking, text and tool calls, maybe broken by a fault.
 type Reply struct {
-	// Times is how many requests in a row get this reply; 0 is 1.
-	Times int `json:"times,omitzero"`
+	Times int `json:"times,omitzero"` // requests in a row that get it; 0 is 1
 
-	// Error, when set, answers with the API's HTTP error instead of a
-	// stream: ErrRateLimit, ErrUnauthorized, ErrForbidden, ErrOverloaded
-	// or ErrServer. RetryAfter is then the retry-after header's seconds
-	// (0: no header).
+	// Error answers with the API's HTTP error (an Err constant) instead of
+	// a stream, with a retry-after header of RetryAfter seconds unless 0.
 	Error      string `json:"error,omitzero"`
 	RetryAfter int    `json:"retryAfter,omitzero"`
 
-	// Thinking is the model's reasoning, streamed first; Text is what it
-	// says, each element one delta; Calls are the tools it calls, after
-	// the text. A reply with calls ends the model's step with a tool-use
-	// stop, one without with a normal end of turn.
+	// The stream is Thinking, Text (one delta each), then Calls; a reply
+	// with calls ends with a tool-use stop, one without ends the turn.
 	Thinking string   `json:"thinking,omitzero"`
 	Text     []string `json:"text,omitzero"`
 	Calls    []Call   `json:"calls,omitzero"`
 
-	// Fault, when set, breaks the stream after its first part (the
-	// stream's start and, when there is any, the first text delta):
-	// FaultStall holds the connection open and silent until the client
+	// Fault breaks the stream after its first part (its start and the
+	// first text delta, if any): FaultStall goes silent until the client
 	// leaves or the server closes, FaultDrop cuts the connection,
-	// FaultMalformed sends an event whose data is not JSON and then goes
-	// on with the rest of the reply.
+	// FaultMalformed sends an event that is not JSON and goes on.
 	Fault string `json:"fault,omitzero"`
 }
 
@@ -60,14 +53,14 @@ const (
 	FaultMalformed = "malformed"
 )
 
-// Call is one tool call of the model, by the CLI's own tool name.
+// Call is one tool call of the model, by the CLI's own tool name, with
+// either Input, a function tool's JSON object, or Code, the whole input of
+// a freeform tool (the Responses API's custom tool call: Codex's exec and
+// apply_patch).
 type Call struct {
-	Name string `json:"name"`
-	// Input is the call's arguments, a JSON object (a function tool).
+	Name  string         `json:"name"`
 	Input jsontext.Value `json:"input,omitzero"`
-	// Code, instead of Input, is the whole input of a freeform tool (the
-	// Responses API's custom tool call: Codex's exec and apply_patch).
-	Code string `json:"code,omitzero"`
+	Code  string         `json:"code,omitzero"`
 }
 
 // Parse returns the script of a JSON document: every member known, every

@@ -3,7 +3,6 @@ package modelapi
 import (
 	"context"
 	"encoding/json/v2"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,13 +20,13 @@ const (
 	Gemini    = "gemini"
 )
 
-// Usage is what every reply reports of its tokens, in each API's terms.
+// The tokens every reply reports, in each API's terms; Side* those of a
+// request beside the turn (Gemini CLI's routing classifier).
 const (
-	InputTokens    = 120
-	CachedTokens   = 20
-	OutputTokens   = 30
-	ThinkingTokens = 8
-	// A request beside the turn (Gemini CLI's routing classifier).
+	InputTokens      = 120
+	CachedTokens     = 20
+	OutputTokens     = 30
+	ThinkingTokens   = 8
 	SideInputTokens  = 12
 	SideOutputTokens = 6
 )
@@ -39,18 +38,15 @@ type Request struct {
 	Path   string // without the query
 	Model  string // the model it asks for, "" when it names none
 	// Reply is the index of the script's reply it got; -1 for a request
-	// beside the turn (a HEAD, a token count, a routing classifier) or
-	// one the exhausted script could not answer.
-	Reply int
-	// Exhausted reports that it came after the script's last reply.
+	// beside the turn or one after the script's last reply (Exhausted).
+	Reply     int
 	Exhausted bool
 	// Tools are the names of the tools it offers the model (nested ones
 	// included), ToolResults the text of every tool result it carries
 	// back, in order: each request carries the whole conversation.
 	Tools       []string
 	ToolResults []string
-	// Status is the HTTP status it was answered with.
-	Status int
+	Status      int // the HTTP status it was answered with
 }
 
 // Server is a model API on the loopback that plays a Script.
@@ -65,15 +61,13 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []Request
-	turns    int // the model requests so far
-	// first is when the first reply of each kind went out, by Reply.Error
-	// ("" for a stream).
-	first map[string]time.Time
+	turns    int                  // the model requests so far, answered or not
+	first    map[string]time.Time // by Reply.Error: when the first went out
 }
 
-// Start serves script on 127.0.0.1 (a port of the OS's choosing) until
-// Close. vars are the {{NAME}} placeholders of its texts and calls (the
-// workspace's path, say).
+// Start serves script on 127.0.0.1 (a port the OS chooses) until Close.
+// vars are its texts' and calls' {{NAME}} placeholders (the workspace's
+// path, say).
 func Start(script Script, vars map[string]string) (*Server, error) {
 	if err := script.Check(); err != nil {
 		return nil, err
@@ -94,11 +88,7 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // Close ends every stream and connection at once and stops the server.
 func (s *Server) Close() error {
 	s.quitOnce.Do(func() { close(s.quit) })
-	err := s.srv.Close()
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return err
+	return s.srv.Close()
 }
 
 // Requests returns every request answered so far, in order.
@@ -106,13 +96,6 @@ func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.requests...)
-}
-
-// Turns returns how many model requests took a reply of the script.
-func (s *Server) Turns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return min(s.turns, s.scriptLen())
 }
 
 // FirstSent returns when the first reply with Error errName (or "", a
@@ -124,16 +107,8 @@ func (s *Server) FirstSent(errName string) (time.Time, bool) {
 	return t, ok
 }
 
-func (s *Server) scriptLen() int {
-	n := 0
-	for _, r := range s.script.Replies {
-		n += max(r.Times, 1)
-	}
-	return n
-}
-
-// take returns the next reply of the script, its index, and false once
-// the script is exhausted.
+// take returns the script's next reply, its index, and false once none
+// is left.
 func (s *Server) take() (Reply, int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,12 +122,6 @@ func (s *Server) take() (Reply, int, bool) {
 	return r.expand(s.vars), i, ok
 }
 
-func (s *Server) record(r Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, r)
-}
-
 // maxBody bounds a request body: the CLIs send their whole conversation,
 // system prompt and tool schemas, some hundreds of kilobytes.
 const maxBody = 32 << 20
@@ -164,10 +133,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := Request{Method: r.Method, Path: r.URL.Path, Reply: -1}
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 	defer func() {
-		req.Status = rec.status()
-		s.record(req)
+		req.Status = rec.code
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		s.mu.Unlock()
 	}()
 	switch {
 	case r.Method == http.MethodHead || r.Method == http.MethodGet && r.URL.Path == "/":
@@ -176,28 +147,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		req.API = Anthropic
 		writeJSON(rec, http.StatusOK, map[string]any{"input_tokens": InputTokens})
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
-		req.API = Anthropic
 		var in anthropicRequest
-		_ = json.Unmarshal(body, &in)
-		req.Model, req.Tools, req.ToolResults = in.Model, in.toolNames(), in.toolResults()
+		req.read(Anthropic, body, &in)
 		s.answer(r.Context(), rec, &req, anthropicDialect{model: in.Model, stream: in.Stream})
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
-		req.API = Responses
 		var in responsesRequest
-		_ = json.Unmarshal(body, &in)
-		req.Model, req.Tools, req.ToolResults = in.Model, in.toolNames(), in.toolResults()
+		req.read(Responses, body, &in)
 		s.answer(r.Context(), rec, &req, responsesDialect{model: in.Model})
 	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1beta/models/"):
-		req.API = Gemini
 		model, method, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/v1beta/models/"), ":")
-		var in geminiRequest
-		_ = json.Unmarshal(body, &in)
-		req.Model, req.Tools, req.ToolResults = model, in.toolNames(), in.toolResults()
+		in := geminiRequest{model: model}
+		req.read(Gemini, body, &in)
 		switch method {
 		case "streamGenerateContent":
 			s.answer(r.Context(), rec, &req, geminiDialect{model: model})
 		case "generateContent":
-			writeJSON(rec, http.StatusOK, in.sideAnswer(model))
+			writeJSON(rec, http.StatusOK, in.sideAnswer())
 		case "countTokens":
 			writeJSON(rec, http.StatusOK, map[string]any{"totalTokens": InputTokens})
 		default:
@@ -208,15 +173,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// dialect writes one reply in one API's terms.
+// modelRequest is what the stand-in reads of a model request's body.
+type modelRequest interface {
+	modelName() string
+	toolNames() []string
+	toolResults() []string
+}
+
+// read records what body, a request of api, says (a body that does not
+// parse says nothing).
+func (req *Request) read(api string, body []byte, in modelRequest) {
+	_ = json.Unmarshal(body, in)
+	req.API, req.Model, req.Tools, req.ToolResults = api, in.modelName(), in.toolNames(), in.toolResults()
+}
+
+// dialect writes one reply in one API's terms: fail its HTTP error for
+// Reply.Error, exhausted its answer once the script has none left, play
+// its stream (calling st.firstPart where a fault breaks it; the ids
+// carry n, the reply's index).
 type dialect interface {
-	// fail answers with the API's HTTP error for Reply.Error.
 	fail(w http.ResponseWriter, r Reply)
-	// exhausted answers a request the script has no reply for.
 	exhausted(w http.ResponseWriter)
-	// play writes the reply's stream to st (calling st.firstPart after
-	// the stream's first part, where a fault breaks it); n is the
-	// reply's index in the script, which the stream's ids carry.
 	play(st *sse, r Reply, n int)
 }
 
@@ -236,14 +213,12 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, req *Request
 		d.fail(w, r)
 		return
 	}
-	st := newSSE(w, func() { s.fault(ctx, w, r.Fault) })
-	d.play(st, r, i)
+	d.play(&sse{w: w, first: func() { s.fault(ctx, w, r.Fault) }}, r, i)
 }
 
-// fault breaks a stream after its first part as the reply says: a
-// malformed event, a stall until the client leaves or the server closes,
-// or a dropped connection (the handler aborts: net/http closes the
-// connection without ending the response).
+// fault breaks a stream after its first part (Reply.Fault); to drop the
+// connection the handler aborts: net/http closes it without ending the
+// response.
 func (s *Server) fault(ctx context.Context, w http.ResponseWriter, fault string) {
 	flush(w)
 	switch fault {
@@ -265,16 +240,10 @@ func (s *Server) fault(ctx context.Context, w http.ResponseWriter, fault string)
 type sse struct {
 	w       http.ResponseWriter
 	started bool
-	// first runs once, at the first call of firstPart.
-	first func()
+	first   func() // run by the first firstPart
 }
 
-func newSSE(w http.ResponseWriter, first func()) *sse {
-	return &sse{w: w, first: first}
-}
-
-// event writes one event: "event: NAME" (when name is not "") and its
-// data, v as JSON.
+// event writes one event: "event: NAME" unless name is "", and v as data.
 func (s *sse) event(name string, v any) {
 	if !s.started {
 		s.started = true
@@ -282,19 +251,14 @@ func (s *sse) event(name string, v any) {
 		s.w.Header().Set("Cache-Control", "no-cache")
 		s.w.WriteHeader(http.StatusOK)
 	}
-	data, err := json.Marshal(v, json.Deterministic(true))
-	if err != nil {
-		panic(fmt.Sprintf("modelapi: an event of %T does not marshal: %v", v, err))
-	}
 	if name != "" {
 		_, _ = io.WriteString(s.w, "event: "+name+"\n")
 	}
-	_, _ = io.WriteString(s.w, "data: "+string(data)+"\n\n")
+	_, _ = io.WriteString(s.w, "data: "+string(marshal(v))+"\n\n")
 	flush(s.w)
 }
 
-// firstPart marks the end of the stream's first part: the reply's fault,
-// if any, happens here, once.
+// firstPart marks the end of the stream's first part.
 func (s *sse) firstPart() {
 	if f := s.first; f != nil {
 		s.first = nil
@@ -309,59 +273,71 @@ func flush(w http.ResponseWriter) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v, json.Deterministic(true))
-	if err != nil {
-		panic(fmt.Sprintf("modelapi: a body of %T does not marshal: %v", v, err))
-	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(data)
+	_, _ = w.Write(marshal(v))
 }
 
-// statusRecorder remembers the status a handler answered with.
+// marshal is v as JSON, its members sorted: the same bytes every run.
+func marshal(v any) []byte {
+	data, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		panic(fmt.Sprintf("modelapi: %T does not marshal: %v", v, err))
+	}
+	return data
+}
+
+// statusRecorder remembers the status a handler answered with (every
+// answer writes its header at most once).
 type statusRecorder struct {
 	http.ResponseWriter
 	code int
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
+	r.code = code
 	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
 }
 
 func (r *statusRecorder) Flush() { flush(r.ResponseWriter) }
 
-func (r *statusRecorder) status() int {
-	if r.code == 0 {
-		return http.StatusOK
-	}
-	return r.code
+// apiError is one Reply.Error in each API's own terms.
+type apiError struct {
+	status int // Anthropic answers an overload with 529 instead
+	// Anthropic's error type and message.
+	anthropicType, anthropicMsg string
+	// OpenAI's error type, code and message.
+	openaiType, openaiCode, openaiMsg string
+	// Gemini's status and message.
+	geminiStatus, geminiMsg string
 }
 
-// httpStatus is the status of an error reply; overloaded is 529 for
-// Anthropic, 503 elsewhere.
-func httpStatus(errName, api string) int {
+// apiErrorOf is Reply.Error errName in each API's terms.
+func apiErrorOf(errName string) apiError {
 	switch errName {
 	case ErrRateLimit:
-		return http.StatusTooManyRequests
+		return apiError{http.StatusTooManyRequests,
+			"rate_limit_error", "This request would exceed the rate limit for your organization of 50 requests per minute. Please try again later.",
+			"requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s.",
+			"RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."}
 	case ErrUnauthorized:
-		return http.StatusUnauthorized
+		return apiError{http.StatusUnauthorized,
+			"authentication_error", "invalid x-api-key",
+			"invalid_request_error", "invalid_api_key", "Incorrect API key provided.",
+			"UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."}
 	case ErrForbidden:
-		return http.StatusForbidden
+		return apiError{http.StatusForbidden,
+			"permission_error", "Your API key does not have permission to use the specified resource.",
+			"invalid_request_error", "unsupported_country_region_territory", "Country, region, or territory not supported",
+			"PERMISSION_DENIED", "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."}
 	case ErrOverloaded:
-		if api == Anthropic {
-			return 529
-		}
-		return http.StatusServiceUnavailable
+		return apiError{http.StatusServiceUnavailable,
+			"overloaded_error", "Overloaded",
+			"server_error", "server_is_overloaded", "The server is overloaded. Please try again later.",
+			"UNAVAILABLE", "The model is overloaded. Please try again later."}
 	}
-	return http.StatusInternalServerError
+	return apiError{http.StatusInternalServerError,
+		"api_error", "Internal server error",
+		"server_error", "server_error", "The server had an error while processing your request.",
+		"INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"}
 }

@@ -17,29 +17,25 @@ import (
 )
 
 // Golden is one real turn as a CLI played it, recorded by
-// scripts/real-streams under testdata/real/CLI/VERSION/: SCENARIO.ndjson
-// is what the CLI printed on stdout, SCENARIO.json this record of how it
-// ran (the stand-in's script, the arguments, the exit, stderr). Paths and
-// the stand-in's port are replaced by stable names (Normalize), and what
-// differs from run to run by stable values (Stabilize), so a refresh's
-// diff shows what the CLI changed.
+// scripts/real-streams in testdata/real/CLI/VERSION/: SCENARIO.ndjson is
+// its stdout, SCENARIO.json this record of how it ran. Paths and the
+// stand-in's port become stable names (Normalize), what differs between
+// runs stable values (Stabilize), so a refresh's diff shows what the CLI
+// changed.
 type Golden struct {
 	CLI      string          `json:"cli"`
 	Version  string          `json:"version"`
 	Scenario string          `json:"scenario"`
 	Args     []string        `json:"args"`
 	Script   modelapi.Script `json:"script"`
-	// ExitCode is the CLI's exit code; Stopped reports that it did not
-	// exit by itself but was stopped (the stall's inactivity deadline):
-	// then ExitCode means nothing, and a replay hangs instead.
-	ExitCode int  `json:"exitCode"`
-	Stopped  bool `json:"stopped"`
-	// Stderr is what it wrote to stderr.
-	Stderr string `json:"stderr"`
+	// Stopped reports that the CLI did not exit but was stopped (the
+	// stall's inactivity deadline): ExitCode means nothing, a replay hangs.
+	ExitCode int    `json:"exitCode"`
+	Stopped  bool   `json:"stopped"`
+	Stderr   string `json:"stderr"`
 }
 
-// GoldenFile is a Golden read from testdata: Stdout is the path of its
-// .ndjson.
+// GoldenFile is a Golden read from testdata; Stdout is its .ndjson's path.
 type GoldenFile struct {
 	Golden
 	Stdout string
@@ -54,7 +50,7 @@ const (
 )
 
 // Normalize replaces each old string with its new one in s, longest old
-// first (a home inside the workspace's parent is replaced as itself).
+// first (so a home inside the workspace's parent stays a home).
 func Normalize(s string, replace map[string]string) string {
 	olds := make([]string, 0, len(replace))
 	for old := range replace {
@@ -80,13 +76,11 @@ var (
 	portPattern      = regexp.MustCompile(`(localPort|remotePort|bytesWritten|bytesRead): \d+`)
 )
 
-// Stabilize replaces what differs from one run to the next in a recorded
-// stream, so that a refresh's diff shows what the CLI changed: each UUID
-// by a numbered one (the same UUID, the same number, in order of first
-// appearance: a session id stays one id), every timestamp by one, the
-// durations a CLI measured by 0, a retry delay with random jitter in it
-// (a fraction of a millisecond) by 0, a connection's ports and byte counts
-// by 0.
+// Stabilize replaces what differs between runs in a recorded stream: each
+// UUID by one numbered in order of first appearance (a session id stays
+// one id), every timestamp by one, and by 0 the durations a CLI measured,
+// a retry delay with random jitter (a fraction of a millisecond), and a
+// connection's ports and byte counts.
 func Stabilize(s string) string {
 	seen := map[string]string{}
 	s = uuidPattern.ReplaceAllStringFunc(s, func(u string) string {
@@ -108,7 +102,7 @@ func Stabilize(s string) string {
 	return portPattern.ReplaceAllString(s, "$1: 0")
 }
 
-// GoldenDir is testdata/real under the repository's root.
+// GoldenDir is testdata/real under the root.
 func GoldenDir(t testing.TB) string {
 	t.Helper()
 	return filepath.Join(Root(t), "testdata", "real")

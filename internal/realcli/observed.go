@@ -74,20 +74,12 @@ type Usage struct {
 // Outcome is the outcome line.
 type Outcome struct {
 	Status    string    `json:"status"`
-	Kind      *string   `json:"kind"`
+	Kind      string    `json:"kind"` // "" when done
 	Message   string    `json:"message"`
 	SessionID *string   `json:"sessionId"`
 	Model     string    `json:"model"`
 	Usage     Usage     `json:"usage"`
 	Warnings  []Warning `json:"warnings"`
-}
-
-// KindOf is the outcome's failure kind, "" when done.
-func (o Outcome) KindOf() string {
-	if o.Kind == nil {
-		return ""
-	}
-	return *o.Kind
 }
 
 // Observe reads a turn's NDJSON stream: every line must be one JSON
@@ -100,48 +92,41 @@ func Observe(t testing.TB, stream []byte) Observed {
 		o.Lines = append(o.Lines, string(line))
 		require.False(t, sawOutcome, "a line after the outcome: %s", line)
 		var head struct {
-			Type    string `json:"type"`
-			Text    string `json:"text"`
-			Subtype string `json:"subtype"`
+			Type string `json:"type"`
+			Text string `json:"text"`
 		}
 		require.NoError(t, json.Unmarshal(line, &head), "not one JSON object: %s", line)
-		into := func(v any) { require.NoError(t, json.Unmarshal(line, v), "%s", line) }
 		switch head.Type {
 		case "init":
-			var in Init
-			into(&in)
-			o.Init = append(o.Init, in)
+			o.Init = append(o.Init, decode[Init](t, line))
 		case "text":
 			o.Text += head.Text
 		case "thinking":
 			o.Thinking++
-		case "tool_started", "tool_completed":
-			var tool Tool
-			into(&tool)
-			if head.Type == "tool_started" {
-				o.Started = append(o.Started, tool)
-			} else {
-				o.Completed = append(o.Completed, tool)
-			}
+		case "tool_started":
+			o.Started = append(o.Started, decode[Tool](t, line))
+		case "tool_completed":
+			o.Completed = append(o.Completed, decode[Tool](t, line))
 		case "warning":
-			var w Warning
-			into(&w)
-			o.Warnings = append(o.Warnings, w)
+			o.Warnings = append(o.Warnings, decode[Warning](t, line))
 		case "result":
-			var r Result
-			into(&r)
-			o.Results = append(o.Results, r)
+			o.Results = append(o.Results, decode[Result](t, line))
 		case "cross-runtime-fallback-engaged":
-			var e map[string]any
-			into(&e)
-			o.Engaged = append(o.Engaged, e)
+			o.Engaged = append(o.Engaged, decode[map[string]any](t, line))
 		case "outcome":
-			into(&o.Outcome)
+			o.Outcome = decode[Outcome](t, line)
 			sawOutcome = true
 		}
 	}
 	require.True(t, sawOutcome, "no outcome line in:\n%s", stream)
 	return o
+}
+
+func decode[T any](t testing.TB, line []byte) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal(line, &v), "%s", line)
+	return v
 }
 
 // Retries returns the warnings that report a retry of the agent.

@@ -1,11 +1,9 @@
-// Package realcli runs the real agent CLIs in tests: it finds the pinned
-// builds scripts/real-clis installed, gives each run a home, configuration
-// and credentials of its own in a temporary directory (never the user's),
-// points the CLI at a model-API stand-in (package modelapi) on the
-// loopback, and holds the scenarios every real-CLI test plays, with what
-// each scenario must show (Scenarios, Check).
-//
-// It is for tests only: nothing outside _test.go files imports it.
+// Package realcli runs the real agent CLIs in tests: it finds the builds
+// scripts/real-clis pinned, gives each run a home, configuration and
+// credentials of its own (never the user's) pointed at a model-API
+// stand-in (package modelapi) on the loopback, and holds the scenarios
+// every real-CLI test plays and what each must show (Scenarios, Check).
+// Only _test.go files import it.
 package realcli
 
 import (
@@ -31,19 +29,8 @@ const (
 // CLIs are the real CLIs, in a stable order.
 func CLIs() []string { return []string{Claude, Codex, Gemini} }
 
-// npmPackage is the npm package of cli.
-func npmPackage(cli string) string {
-	switch cli {
-	case Claude:
-		return "@anthropic-ai/claude-code"
-	case Codex:
-		return "@openai/codex"
-	}
-	return "@google/gemini-cli"
-}
-
-// Root returns the repository's root: the nearest directory above the
-// working directory (a package's, in a test) that holds go.mod.
+// Root returns the nearest directory above the working directory (a
+// package's, in a test) that holds go.mod.
 func Root(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -59,8 +46,8 @@ func Root(t testing.TB) string {
 }
 
 // installDir is where scripts/real-clis installed this OS's builds:
-// CURSORKIT_REAL_CLIS (Linux) or CURSORKIT_REAL_CLIS_WIN32 (Windows) when
-// set, else .cache/realclis/linux or .cache/realclis/win32 under the root.
+// $CURSORKIT_REAL_CLIS (_WIN32 on Windows), else .cache/realclis/linux
+// (win32) under the root.
 func installDir(t testing.TB) string {
 	t.Helper()
 	env, sub := "CURSORKIT_REAL_CLIS", "linux"
@@ -76,13 +63,12 @@ func installDir(t testing.TB) string {
 	return abs
 }
 
-// Bin returns the installed CLI as npm put it on PATH: node_modules/.bin/
-// CLI. On Windows it is Claude Code's claude.cmd (npm's own shim, which
-// starts the native claude.exe) and Codex's native codex.exe (npm's
-// codex.cmd starts it through node.exe, which the Windows lane does not
-// have); Gemini CLI is JavaScript that needs node.exe: its tests skip.
-// Without the CLI the test skips, unless CI is set: CI installs every
-// CLI, so a missing one fails there.
+// Bin returns the installed CLI as npm put it on PATH (node_modules/.bin).
+// On Windows it is Claude Code's claude.cmd (npm's shim, which starts the
+// native claude.exe) and Codex's native codex.exe (npm's codex.cmd needs
+// node.exe, which the Windows lane lacks, as Gemini CLI's JavaScript does:
+// its tests skip). A missing CLI skips the test, or fails it under CI,
+// which installs every CLI.
 func Bin(t testing.TB, cli string) string {
 	t.Helper()
 	bin := filepath.Join(installDir(t), "node_modules", ".bin", cli)
@@ -105,11 +91,11 @@ func Bin(t testing.TB, cli string) string {
 	return bin
 }
 
-// Version returns the version of the installed CLI, from its npm
-// package.json ("" when it is not installed).
+// Version returns the installed CLI's npm package version, "" without it.
 func Version(t testing.TB, cli string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(installDir(t), "node_modules", filepath.FromSlash(npmPackage(cli)), "package.json"))
+	npm := map[string]string{Claude: "@anthropic-ai/claude-code", Codex: "@openai/codex", Gemini: "@google/gemini-cli"}[cli]
+	b, err := os.ReadFile(filepath.Join(installDir(t), "node_modules", filepath.FromSlash(npm), "package.json"))
 	if err != nil {
 		return ""
 	}
@@ -124,15 +110,12 @@ func Version(t testing.TB, cli string) string {
 // secret, and no real API would take it.
 const APIKey = "sk-cursorkit-standin-0000"
 
-// Env returns the complete environment of one run of cli: PATH and the
-// few system variables a program needs, and a home of its own in a new
-// temporary directory (HOME, the XDG directories, TMPDIR; USERPROFILE,
-// APPDATA, LOCALAPPDATA, TEMP and TMP on Windows) holding the CLI's
-// configuration for the model API at api (modelapi.Server.URL), and the
-// credential that API takes. With api "" the CLI has no credentials and
-// no API configured at all, as on a machine where nobody logged in.
-// Nothing of this process's environment beyond that reaches the CLI: no
-// credential, no configuration of the user's.
+// Env returns the whole environment of one run of cli: the few system
+// variables a program needs (systemEnv), and home (HOME, XDG_*, TMPDIR;
+// USERPROFILE, APPDATA, LOCALAPPDATA, TEMP, TMP on Windows) holding the
+// CLI's configuration for the model API at api (modelapi.Server.URL) and
+// its credential. With api "" the CLI has neither, as where nobody logged
+// in. No credential or configuration of the user's reaches the CLI.
 func Env(t testing.TB, cli, api, home string) []string {
 	t.Helper()
 	env := systemEnv()
@@ -148,9 +131,9 @@ func Env(t testing.TB, cli, api, home string) []string {
 	}
 	switch cli {
 	case Claude:
-		// Claude Code's documented switches for traffic beside the turn
-		// (auto-update, telemetry, error reporting) and its retry bound:
-		// one retry, so a failing API fails the turn in about a second.
+		// Claude Code's documented switches off traffic beside the turn
+		// (auto-update, telemetry, error reports); one retry, so a failing
+		// API fails the turn in about a second.
 		env = append(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
 			"CLAUDE_CODE_MAX_RETRIES=1")
 		if api != "" {
@@ -169,8 +152,8 @@ func Env(t testing.TB, cli, api, home string) []string {
 		require.NoError(t, os.MkdirAll(dir, 0o700))
 		settings := map[string]any{
 			"privacy": map[string]any{"usageStatisticsEnabled": false},
-			// Two attempts: one retry, so a failing API fails the turn
-			// after Gemini CLI's first backoff (5 s) instead of ten.
+			// One retry: a failing API fails the turn after Gemini CLI's
+			// first backoff (5 s) instead of ten.
 			"general": map[string]any{"maxAttempts": 2},
 		}
 		if api != "" {
@@ -188,9 +171,9 @@ func Env(t testing.TB, cli, api, home string) []string {
 }
 
 // codexConfig is Codex's config.toml for the Responses API at api: a
-// provider of its own (no WebSocket, no login), one retry of a request
-// and of a stream, and nothing else on the network (the plugin sync and
-// the analytics export are Codex's only other traffic).
+// provider of its own (no WebSocket, no login), one retry of a request and
+// of a stream, and no plugin sync or analytics export (Codex's only other
+// traffic).
 func codexConfig(api string) string {
 	return fmt.Sprintf(`model_provider = "standin"
 check_for_update_on_startup = false
@@ -211,9 +194,8 @@ stream_max_retries = 1
 `, api+"/v1")
 }
 
-// systemEnv is what a program needs of this process's environment to run
-// at all: PATH (node is found there) and, on Windows, the system's own
-// variables.
+// systemEnv is what a program needs of this process's environment: PATH
+// (to find node) and, on Windows, the system's own variables.
 func systemEnv() []string {
 	keep := []string{"PATH", "LANG"}
 	if runtime.GOOS == "windows" {
@@ -232,9 +214,8 @@ func systemEnv() []string {
 	return env
 }
 
-// Workspace makes dir (a new empty directory: testkit.TempDir in the
-// tests) a git repository holding the files the scenarios read and edit,
-// a.txt (two lines) and sub/b.txt, and returns it.
+// Workspace makes dir, a new empty directory, a git repository holding the
+// files the scenarios read and edit (FileA, FileB), and returns it.
 func Workspace(t testing.TB, dir string) string {
 	t.Helper()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte(FileA), 0o644))
@@ -242,8 +223,7 @@ func Workspace(t testing.TB, dir string) string {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "b.txt"), []byte(FileB), 0o644))
 	git, err := exec.LookPath("git")
 	if err != nil {
-		// No git here (the Windows lane): an empty repository is these
-		// three entries, as git init makes them.
+		// No git (the Windows lane): git init's three entries.
 		for _, d := range []string{"objects", filepath.Join("refs", "heads")} {
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git", d), 0o755))
 		}
@@ -257,7 +237,7 @@ func Workspace(t testing.TB, dir string) string {
 	return dir
 }
 
-// The files of a Workspace.
+// The files of a Workspace: a.txt and sub/b.txt.
 const (
 	FileA = "alpha line one\nalpha line two\n"
 	FileB = "beta\n"

@@ -4,6 +4,7 @@ import (
 	"encoding/json/jsontext"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,56 +20,42 @@ import (
 // the model says (its script, in each CLI's own tool names), how the turn
 // runs, and what cursorkit must show for it.
 type Scenario struct {
-	Name string
-	// Write runs the turn in write mode; ask otherwise.
-	Write bool
-	// Idle, when not zero, is the turn's inactivity deadline.
-	Idle time.Duration
-	// Model is the turn's --model for each CLI that needs one ("" keeps
-	// the CLI's default).
-	Model map[string]string
-	// Script is what the model says to each CLI.
+	Name  string
+	Write bool              // write mode; ask otherwise
+	Idle  time.Duration     // the inactivity deadline, unless 0
+	Model map[string]string // each CLI's --model; none keeps its default
+	// Script is what the model says to cli, Want what the turn must show.
 	Script func(cli string) modelapi.Script
-	// Want is what the turn must show for each CLI.
-	Want func(cli string) Want
+	Want   func(cli string) Want
 }
 
 // Want is what a scenario's turn must show.
 type Want struct {
 	Status string // the outcome's status: done, error
 	Kind   string // the outcome's failure kind when the status is error
-	// Text is what the agent said (the text events, concatenated); the
-	// result's text too when the turn is done.
-	Text string
-	// Thinking: the turn had thinking events.
-	Thinking bool
-	// Tools are the tools started, by cursorkit's name for them, in order;
-	// each must complete.
-	Tools []string
-	// ToolResults are texts the model must have been given back by the
-	// CLI's real tools, in order (each in one tool result).
+	// Text is what the agent said (the text events), and the result's
+	// text when the turn is done.
+	Text     string
+	Thinking bool // the turn had thinking events
+	// Tools are the tools started, by cursorkit's name, in order; each
+	// must complete. ToolResults are texts the CLI's real tools gave the
+	// model, in order, each in one tool result.
+	Tools       []string
 	ToolResults []string
 	// Retries is the least number of retry warnings, each of RetryKind
 	// and, when RetryStatus is set, that HTTP status.
 	Retries     int
 	RetryKind   string
 	RetryStatus int
-	// FileA is a.txt's content after the turn; "" is the content it
-	// started with.
-	FileA string
-	// ModelNamed: the outcome names the model that answered (the one
-	// the stand-in was asked for).
-	ModelNamed bool
-	// AnyUsage: the usage is reported, with counts the CLI may not have
-	// taken from the model's answer (Claude Code's answers without
-	// streaming count zero tokens).
+	FileA       string // a.txt after the turn; "" is FileA unchanged
+	ModelNamed  bool   // the outcome names the model the stand-in was asked for
+	// AnyUsage: usage is reported, its counts maybe not the model's
+	// (Claude Code's answers without streaming count zero tokens).
 	AnyUsage bool
-	// Stalled: the stream stalled, and the CLI was stopped: the stand-in
-	// saw it leave.
-	Stalled bool
+	Stalled  bool // the stream stalled and the stand-in saw the stopped CLI leave
 }
 
-// The tools the scenarios call, as each CLI names them.
+// The calls the scenarios make, in each CLI's tool names.
 func readCall(cli string) modelapi.Call {
 	switch cli {
 	case Claude:
@@ -118,8 +105,7 @@ func call(name, input string) modelapi.Call {
 	return modelapi.Call{Name: name, Input: jsontext.Value(input)}
 }
 
-// execCommand is the code of a Codex exec call that runs cmd and returns
-// its output.
+// execCommand is a Codex exec call's code that returns cmd's output.
 func execCommand(cmd string) string {
 	return "const r = await tools.exec_command({cmd: " + jsString(cmd) + "});\ntext(r.output);"
 }
@@ -142,18 +128,15 @@ func perCLI(replies func(cli string) []modelapi.Reply) func(string) modelapi.Scr
 
 func same(w Want) func(string) Want { return func(string) Want { return w } }
 
-// geminiModel is the model the error scenarios name for Gemini CLI: with
-// its default ("auto") its own model policy allows three to ten attempts
-// whatever its settings say, minutes of backoff; a named model takes the
-// settings' two (Env).
+// geminiModel is the error scenarios' model for Gemini CLI: with "auto",
+// its default, its model policy makes three to ten attempts whatever the
+// settings say (minutes of backoff); a named model takes the settings'
+// two (Env).
 func geminiModel() map[string]string { return map[string]string{Gemini: "gemini-2.5-flash"} }
 
 // Scenarios returns every scenario, each a new value: the turns that
 // answer, then those whose model API fails.
-func Scenarios() []Scenario { return append(answering(), failing()...) }
-
-// answering are the scenarios whose model answers, with tools or not.
-func answering() []Scenario {
+func Scenarios() []Scenario {
 	done := "done"
 	return []Scenario{
 		// Codex's stream names no model: the turn names one, which the
@@ -190,14 +173,8 @@ func answering() []Scenario {
 		}), Want: func(cli string) Want {
 			return Want{Status: done, Text: "Edited a.txt.", Tools: editTools(cli), FileA: "ALPHA LINE ONE\nalpha line two\n"}
 		}},
-	}
-}
-
-// failing are the scenarios whose model API fails: errors, a stall, a
-// dropped connection, a malformed event.
-func failing() []Scenario {
-	done := "done"
-	return []Scenario{
+		// The model API fails: errors, a stall, a dropped connection, a
+		// malformed event.
 		{Name: "rate-limit", Model: geminiModel(),
 			Script: script(modelapi.Reply{Error: modelapi.ErrRateLimit, RetryAfter: 1}, text("Answered after a retry.")),
 			Want:   same(Want{Status: done, Text: "Answered after a retry.", Retries: 1, RetryKind: "rate_limited", RetryStatus: 429})},
@@ -272,18 +249,17 @@ func (s Scenario) WantFor(cli string) Want {
 	return w
 }
 
-// Prompt is every real turn's prompt: the stand-in's script decides what
-// the model does, so the text only has to be recognisable where it must
-// never appear (PromptMark).
+// Prompt is every real turn's prompt: the script decides what the model
+// does, so it only has to be recognisable where it must never appear.
 const (
 	Prompt     = "Follow the script. " + PromptMark + "-4f1e"
 	PromptMark = "PROMPT-SECRET"
 )
 
-// FirstLine bounds the wait for a real CLI's first stdout line in the
-// tests, longer than the agents' own defaults (30 s): under the whole
-// suite's load on two cores, Claude Code took more than 30 s to print
-// its init event. The bound only ends a hung start; nothing is timed.
+// FirstLine bounds the wait for a real CLI's first stdout line, beyond
+// the agents' default 30 s: under the whole suite's load on two cores,
+// Claude Code took longer to print its init event. It only ends a hung
+// start; nothing is timed.
 const FirstLine = 2 * time.Minute
 
 // WineLacks is why the real CLIs' turns do not run under Wine 8 (package
@@ -304,18 +280,12 @@ func EachScenario(t *testing.T, play func(t *testing.T, cli string, sc Scenario)
 	}
 }
 
-// AwaitLeave waits until the stand-in has recorded a request that took a
-// reply of its script: a stalled stream's request is recorded only once
-// the CLI left it.
+// AwaitLeave waits until the stand-in recorded a request that took a
+// reply: a stalled stream's request is recorded once the CLI left it.
 func AwaitLeave(t testing.TB, api *modelapi.Server) {
 	t.Helper()
 	testkit.Eventually(t, "the stand-in to see the stalled CLI leave", 10*time.Second, func() bool {
-		for _, r := range api.Requests() {
-			if r.Reply >= 0 {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(api.Requests(), func(r modelapi.Request) bool { return r.Reply >= 0 })
 	})
 }
 
@@ -327,13 +297,13 @@ type Run struct {
 	Workspace string
 }
 
-// Check asserts everything w says of run (the stand-in's records are
-// checked only when it has some: a golden stream's replay has none).
+// Check asserts everything w says of run (the stand-in's records only
+// when it has some: a golden stream's replay has none).
 func Check(t *testing.T, w Want, run Run) {
 	t.Helper()
 	o := run.Observed
 	assert.Equal(t, w.Status, o.Outcome.Status, "outcome; the stream:\n%s", o)
-	assert.Equal(t, w.Kind, o.Outcome.KindOf(), "the failure kind: %s", o.Outcome.Message)
+	assert.Equal(t, w.Kind, o.Outcome.Kind, "the failure kind: %s", o.Outcome.Message)
 	assert.Len(t, o.Init, 1, "one init event")
 	if w.Status == "done" {
 		assert.Equal(t, w.Text, o.Text, "what the agent said")
@@ -389,9 +359,8 @@ func Check(t *testing.T, w Want, run Run) {
 	}
 }
 
-// checkRequests asserts what the stand-in saw: the tool results the CLI's
-// real tools gave the model, no request after the script's end, the model
-// the outcome names, a stalled CLI gone.
+// checkRequests asserts what the stand-in saw: the tool results, no
+// request after the script's end, the model, a stalled CLI gone.
 func checkRequests(t *testing.T, w Want, run Run) {
 	t.Helper()
 	var last modelapi.Request
@@ -411,10 +380,7 @@ func checkRequests(t *testing.T, w Want, run Run) {
 		assert.Equal(t, last.Model, run.Outcome.Model, "the outcome's model is the one that answered")
 	}
 	if w.Stalled {
-		stalled := false
-		for _, r := range run.Requests {
-			stalled = stalled || r.Reply >= 0 && r.Status == 200
-		}
-		assert.True(t, stalled, "the stand-in saw the stalled CLI leave")
+		left := func(r modelapi.Request) bool { return r.Reply >= 0 && r.Status == 200 }
+		assert.True(t, slices.ContainsFunc(run.Requests, left), "the stand-in saw the stalled CLI leave")
 	}
 }
