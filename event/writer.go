@@ -2,14 +2,13 @@ package event
 
 import (
 	"encoding/json/jsontext"
-	"encoding/json/v2"
 	"io"
 )
 
 // Writer writes events to an io.Writer as NDJSON, one line each, through
 // NewEncoder(w), the encoder `cursorkit run --json` writes with: each
-// event as json.MarshalEncode writes it (Event.MarshalJSONTo), and any
-// other value (a turn's outcome) through Encoder, between two events.
+// event with Event.MarshalJSONTo, and any other value (a turn's outcome)
+// through Encoder, between two events.
 // Give it a bufio.Writer, flushed when the input pauses, to write many
 // events at once. A Writer is not safe for concurrent use.
 type Writer struct {
@@ -30,5 +29,5 @@ func (w *Writer) Encoder() *jsontext.Encoder { return w.enc }
 // Write writes e and a newline. An error is the io.Writer's, or the
 // Encoder's for an event it refuses (a raw value that is not JSON).
 func (w *Writer) Write(e Event) error {
-	return json.MarshalEncode(w.enc, e)
+	return e.MarshalJSONTo(w.enc)
 }

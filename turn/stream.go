@@ -161,24 +161,29 @@ func (s *Stream) leadingHead(line []byte) (typ, subtype string, ok bool) {
 	} else {
 		s.head.Reset(&s.reader, s.options())
 	}
-	next := func() (string, bool) {
+	// A name is compared where it is read, which copies none.
+	name := func(want string) bool {
+		tok, err := s.head.ReadToken()
+		return err == nil && tok.Kind() == '"' && tok.String() == want
+	}
+	value := func() (string, bool) {
 		tok, err := s.head.ReadToken()
 		return tok.String(), err == nil && tok.Kind() == '"'
 	}
 	if tok, err := s.head.ReadToken(); err != nil || tok.Kind() != '{' {
 		return "", "", false
 	}
-	if name, ok := next(); !ok || name != "type" {
+	if !name("type") {
 		return "", "", false
 	}
-	if typ, ok = next(); !ok {
+	if typ, ok = value(); !ok {
 		return "", "", false
 	}
 	if s.head.PeekKind() != '"' {
 		return typ, "", true // a second member, or the end, which Unmarshal or Pass reads
 	}
-	if name, _ := next(); name == "subtype" && s.head.PeekKind() == '"' {
-		subtype, _ = next()
+	if name("subtype") && s.head.PeekKind() == '"' {
+		subtype, _ = value()
 	}
 	return typ, subtype, true
 }

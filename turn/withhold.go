@@ -41,23 +41,42 @@ const maxUnescape = 3
 // model's words, its thinking and its tool calls are the turn itself and
 // are passed on as they are.
 type withhold struct {
-	whole  string              // the folded prompt, when shorter than a window
-	window map[string]struct{} // its windows of promptWindow runes, else
+	size    int                 // runes in a window: promptWindow, or the folded prompt's when fewer
+	windows map[string]struct{} // the folded prompt's windows
+	// filter has the bit of each window's hash (window.bit): a text's
+	// window is looked up only when its bit is set, so a text is read
+	// once, without building its windows.
+	filter []uint64
 }
+
+// filterBits is the size of withhold's filter: 8 KiB, few enough bits set
+// by a prompt of thousands of words that a text's windows are rarely
+// looked up.
+const (
+	filterLog  = 16
+	filterBits = 1 << filterLog
+)
 
 // newWithhold returns the withhold of prompt.
 func newWithhold(prompt string) withhold {
-	folded := fold([]byte(prompt))
-	if len(folded) == 0 {
+	runes := 0
+	for _, r := range prompt {
+		if _, ok := fold(r); ok {
+			runes++
+		}
+	}
+	if runes == 0 {
 		return withhold{}
 	}
-	starts := runeStarts(folded)
-	if len(starts)-1 < promptWindow {
-		return withhold{whole: string(folded)}
-	}
-	w := withhold{window: make(map[string]struct{}, len(starts)-promptWindow)}
-	for i := 0; i+promptWindow < len(starts); i++ {
-		w.window[string(folded[starts[i]:starts[i+promptWindow]])] = struct{}{}
+	size := min(runes, promptWindow)
+	w := withhold{size: size, windows: map[string]struct{}{}, filter: make([]uint64, filterBits/64)}
+	win := newWindow(size)
+	for _, r := range prompt {
+		if win.push(r) {
+			w.windows[string(win.text(nil))] = struct{}{}
+			b := win.bit()
+			w.filter[b/64] |= 1 << (b % 64)
+		}
 	}
 	return w
 }
@@ -66,11 +85,11 @@ func newWithhold(prompt string) withhold {
 // once, twice or three times unescaped (the prompt is the user's text,
 // never unescaped: its backslashes are its own).
 func (w withhold) holds(text []byte) bool {
-	if w.whole == "" && w.window == nil {
+	if w.size == 0 {
 		return false
 	}
 	for range maxUnescape + 1 {
-		if w.holdsFolded(fold(text)) {
+		if w.found(text) {
 			return true
 		}
 		decoded, changed := unescape(text)
@@ -82,17 +101,73 @@ func (w withhold) holds(text []byte) bool {
 	return false
 }
 
-func (w withhold) holdsFolded(folded []byte) bool {
-	if w.whole != "" {
-		return bytes.Contains(folded, []byte(w.whole))
-	}
-	starts := runeStarts(folded)
-	for i := 0; i+promptWindow < len(starts); i++ {
-		if _, ok := w.window[string(folded[starts[i]:starts[i+promptWindow]])]; ok {
+// found reports whether text, folded, holds a window of the prompt's.
+func (w withhold) found(text []byte) bool {
+	win := newWindow(w.size)
+	var buf [promptWindow * utf8.UTFMax]byte
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRune(text[i:])
+		i += n
+		if !win.push(r) {
+			continue
+		}
+		if b := win.bit(); w.filter[b/64]&(1<<(b%64)) == 0 {
+			continue
+		}
+		if _, ok := w.windows[string(win.text(buf[:0]))]; ok {
 			return true
 		}
 	}
 	return false
+}
+
+// window is the last size runes of a folded text, read a rune at a time,
+// and their rolling hash: the runes as the digits of a number in base
+// hashBase, modulo 2⁶⁴.
+type window struct {
+	size, oldest int // runes in a full window; the slot of the oldest
+	runes        int // runes read, up to size
+	ring         [promptWindow]rune
+	hash         uint64
+	lead         uint64 // hashBase^size: the oldest rune's weight, once shifted out
+}
+
+// hashBase is window's base: odd, so no rune's weight is ever 0.
+const hashBase = 0x100000001b3
+
+func newWindow(size int) window {
+	w := window{size: size, lead: 1}
+	for range size {
+		w.lead *= hashBase
+	}
+	return w
+}
+
+// push reads r, which folding keeps or drops, and reports whether the
+// window is full (holds size runes) with r its newest.
+func (w *window) push(r rune) bool {
+	r, ok := fold(r)
+	if !ok {
+		return false
+	}
+	w.hash = w.hash*hashBase + uint64(r) - w.lead*uint64(w.ring[w.oldest])
+	w.ring[w.oldest] = r
+	if w.oldest++; w.oldest == w.size {
+		w.oldest = 0
+	}
+	w.runes = min(w.runes+1, w.size)
+	return w.runes == w.size
+}
+
+// bit is the window's bit in a withhold's filter, from its hash.
+func (w *window) bit() uint64 { return (w.hash * 0x9e3779b97f4a7c15) >> (64 - filterLog) }
+
+// text appends the window's runes, oldest first, to buf.
+func (w *window) text(buf []byte) []byte {
+	for i := range w.size {
+		buf = utf8.AppendRune(buf, w.ring[(w.oldest+i)%w.size])
+	}
+	return buf
 }
 
 // holdsString is holds of a string.
@@ -161,24 +236,14 @@ func (w withhold) event(e event.Event) event.Event {
 	return e
 }
 
-// fold lowers text's letters' case and drops all but letters and digits.
-func fold(text []byte) []byte {
-	out := make([]byte, 0, len(text))
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRune(text[i:])
-		i += n
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			out = utf8.AppendRune(out, foldRune(r))
-		}
-	}
-	return out
-}
-
 // unescape decodes the escapes JSON and Go quoting write: \uXXXX (a
 // surrogate pair as one rune), \UXXXXXXXX, \xXX, \ooo and the one-letter
 // ones; any other backslash stays. changed reports whether it decoded
 // any.
 func unescape(text []byte) (out []byte, changed bool) {
+	if bytes.IndexByte(text, '\\') < 0 {
+		return text, false
+	}
 	out = make([]byte, 0, len(text))
 	for i := 0; i < len(text); i++ {
 		c := text[i]
@@ -253,23 +318,17 @@ func hexRune(s []byte, n int) (rune, bool) {
 	return rune(v), true
 }
 
-// runeStarts returns the byte offset of each rune of s, and len(s) last.
-func runeStarts(s []byte) []int {
-	starts := make([]int, 0, len(s)+1)
-	for i := 0; i < len(s); {
-		starts = append(starts, i)
-		_, n := utf8.DecodeRune(s[i:])
-		i += n
+// fold is r folded: the smallest rune of its case-folding orbit (every
+// case of a letter folds to one rune: K, k and the Kelvin sign; S, s and
+// ſ); ok is false for a rune that is neither a letter nor a digit, which
+// folding drops.
+func fold(r rune) (folded rune, ok bool) {
+	if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		return r, false
 	}
-	return append(starts, len(s))
-}
-
-// foldRune is the smallest rune of r's case-folding orbit: every case of
-// a letter folds to one rune (K, k and the Kelvin sign; S, s and ſ).
-func foldRune(r rune) rune {
 	least := r
 	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 		least = min(least, f)
 	}
-	return least
+	return least, true
 }

@@ -28,9 +28,9 @@ const (
 type Decoder struct {
 	s     turn.Stream
 	allow allowlist
-	fatal error           // the first top-level error Codex does not retry
-	said  map[string]bool // agent_message and reasoning items already emitted, by id
-	last  string          // the last agent_message's text: the result's
+	fatal error               // the first top-level error Codex does not retry
+	said  map[string]struct{} // agent_message and reasoning items already emitted, by id
+	last  string              // the last agent_message's text: the result's
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
@@ -49,7 +49,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 		s: turn.Stream{Agent: Name, Format: "codex exec --json", First: "a thread.started event",
 			Final: "a turn.completed or turn.failed event", Classify: ClassifyMessage},
 		allow: allow,
-		said:  map[string]bool{},
+		said:  map[string]struct{}{},
 	}, nil
 }
 
@@ -267,9 +267,9 @@ func (d *Decoder) firstSaid(id string) bool {
 	if id == "" {
 		return true
 	}
-	first := !d.said[id]
-	d.said[id] = true
-	return first
+	n := len(d.said)
+	d.said[id] = struct{}{} // one lookup: the map grows when id is new
+	return len(d.said) > n
 }
 
 // tool maps a tool item: every phase is checked against the policy; the
