@@ -136,7 +136,10 @@ func geminiModel() map[string]string { return map[string]string{Gemini: "gemini-
 
 // Scenarios returns every scenario, each a new value: the turns that
 // answer, then those whose model API fails.
-func Scenarios() []Scenario {
+func Scenarios() []Scenario { return append(answering(), failing()...) }
+
+// answering are the scenarios whose model API answers.
+func answering() []Scenario {
 	done := "done"
 	return []Scenario{
 		// Codex's stream names no model: the turn names one, which the
@@ -173,8 +176,14 @@ func Scenarios() []Scenario {
 		}), Want: func(cli string) Want {
 			return Want{Status: done, Text: "Edited a.txt.", Tools: editTools(cli), FileA: "ALPHA LINE ONE\nalpha line two\n"}
 		}},
-		// The model API fails: errors, a stall, a dropped connection, a
-		// malformed event.
+	}
+}
+
+// failing are the scenarios whose model API fails: errors, a stall, a
+// dropped connection, a malformed event.
+func failing() []Scenario {
+	done := "done"
+	return []Scenario{
 		{Name: "rate-limit", Model: geminiModel(),
 			Script: script(modelapi.Reply{Error: modelapi.ErrRateLimit, RetryAfter: 1}, text("Answered after a retry.")),
 			Want:   same(Want{Status: done, Text: "Answered after a retry.", Retries: 1, RetryKind: "rate_limited", RetryStatus: 429})},
