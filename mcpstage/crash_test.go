@@ -79,15 +79,13 @@ type crashRound struct {
 //
 // Every named step is a round, its 1st to 3rd time, in every worktree
 // shape, with and without an operator's config, besides rounds killed at
-// random moments, in a random order (under Wine or -short, the first 50).
+// random moments, in a random order (under -short, the first 50).
 // Rounds run four at a time, each worker in worktrees of its own: a round
-// mostly waits on its child, git and the disk.
+// mostly waits on its child, git and the disk (under Wine too, where four
+// at a time are faster than one).
 func TestKilledAtEveryStep(t *testing.T) {
-	const randomRounds = 8
-	workers := 4
-	if testkit.UnderWine() {
-		workers = 1 // Wine runs its processes through one server: kept sequential
-	}
+	const randomRounds, workers = 8, 4
+	t.Parallel() // beside the exclusion edits, which mostly wait on the disk too
 	ctx := context.Background()
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -116,7 +114,7 @@ func TestKilledAtEveryStep(t *testing.T) {
 		}
 	}
 	rng.Shuffle(len(rounds), func(i, j int) { rounds[i], rounds[j] = rounds[j], rounds[i] })
-	if testkit.UnderWine() || testing.Short() {
+	if testing.Short() {
 		rounds = rounds[:50]
 	}
 	var mu sync.Mutex

@@ -323,6 +323,7 @@ func assertHidden(t *testing.T, r *testRepo, dir string, hidden bool) {
 // remove, and the file ends as the operator's bytes exactly (no lost
 // update). Runs in both lanes (no git).
 func TestExclusionEditsAreSerialised(t *testing.T) {
+	t.Parallel() // beside the crash rounds: both mostly wait on the disk
 	const workers, rounds = 8, 15
 	gitDir := newGitDir(t)
 	base := filepath.Dir(gitDir)

@@ -515,9 +515,10 @@ const (
 // main lock just after the last release let it go keeps it non-empty for
 // its step, and then nobody would remove it: while that lock is all there
 // is in it (or nothing), the rmdir is tried again for at most
-// peerStepWait (never with try, which must not wait).
+// peerStepWait from its first look (never with try, which must not wait):
+// one retry always comes, however slow the first rmdir was.
 func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
-	limit := time.Now().Add(peerStepWait)
+	var limit time.Time
 	for {
 		err := os.Remove(s.cursorDir)
 		if err == nil || errors.Is(err, fs.ErrNotExist) || try {
@@ -527,6 +528,9 @@ func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 		// An empty .cursor/ counts: the peer's step that made the rmdir
 		// fail may have ended before this look.
 		left, err := os.ReadDir(s.cursorDir)
+		if limit.IsZero() {
+			limit = time.Now().Add(peerStepWait)
+		}
 		onlyALock := err == nil && (len(left) == 0 || len(left) == 1 && left[0].Name() == LockDir)
 		if !onlyALock || ctx.Err() != nil || time.Now().After(limit) {
 			return

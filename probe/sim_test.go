@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 
 // simMachine is a machine whose PATH holds only a directory with a space in
 // its name; the simulator can be installed there as cursor-agent or cursor.
+// Each has its own directories, PATH and Watch, so the simulator tests,
+// which mostly wait on their processes, run in parallel.
 type simMachine struct {
 	root   string
 	bin    string         // the PATH directory
@@ -109,6 +111,7 @@ func (m *simMachine) invocations(t *testing.T, args ...string) int {
 }
 
 func TestSimProbeStatusModels(t *testing.T) {
+	t.Parallel()
 	m := newSimMachine(t)
 	agent := m.install(t, "cursor-agent")
 	ctx := context.Background()
@@ -153,6 +156,7 @@ func TestSimProbeStatusModels(t *testing.T) {
 }
 
 func TestSimOverrideWithSpaces(t *testing.T) {
+	t.Parallel()
 	m := newSimMachine(t)
 	m.install(t, "cursor-agent")
 	dir := filepath.Join(m.root, "A User", "AppData", "Roaming", "npm")
@@ -185,6 +189,7 @@ func TestSimOverrideWithSpaces(t *testing.T) {
 }
 
 func TestSimFailingOverrideWithWorkingPath(t *testing.T) {
+	t.Parallel()
 	m := newSimMachine(t)
 	agent := m.install(t, "cursor-agent")
 	broken := m.failing(t, filepath.Join(m.root, "broken dir"))
@@ -210,6 +215,7 @@ func TestSimFailingOverrideWithWorkingPath(t *testing.T) {
 }
 
 func TestSimBothFailing(t *testing.T) {
+	t.Parallel()
 	m := newSimMachine(t)
 	cfg := m.cfg
 	cfg.Override = filepath.Join(m.root, "missing dir", "cursor-agent")
@@ -228,6 +234,7 @@ func TestSimBothFailing(t *testing.T) {
 }
 
 func TestSimOverrideEqualToCursorAgentTriedOnce(t *testing.T) {
+	t.Parallel()
 	m := newSimMachine(t, agentsim.ScenarioVersionError)
 	m.install(t, "cursor-agent")
 	cfg := m.cfg
@@ -244,6 +251,7 @@ func TestSimOverrideEqualToCursorAgentTriedOnce(t *testing.T) {
 }
 
 func TestSimSlowVersionKilledWithItsTree(t *testing.T) {
+	t.Parallel()
 	m := newSimMachine(t, agentsim.ScenarioSlowVersion)
 	m.install(t, "cursor-agent")
 	cfg := m.cfg
@@ -266,6 +274,7 @@ func TestSimSlowVersionKilledWithItsTree(t *testing.T) {
 }
 
 func TestSimAuthStates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		scenario string
 		state    AuthState
@@ -286,6 +295,7 @@ func TestSimAuthStates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("scenario "+tt.scenario, func(t *testing.T) {
+			t.Parallel()
 			m := newSimMachine(t, tt.scenario)
 			m.install(t, "cursor-agent")
 			cfg := m.cfg
@@ -305,6 +315,7 @@ func TestSimAuthStates(t *testing.T) {
 }
 
 func TestSimModelsShapes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		scenario string
 		models   int
@@ -322,6 +333,7 @@ func TestSimModelsShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("scenario "+tt.scenario, func(t *testing.T) {
+			t.Parallel()
 			m := newSimMachine(t, tt.scenario)
 			m.install(t, "cursor-agent")
 			cfg := m.cfg
@@ -350,6 +362,7 @@ func TestSimModelsShapes(t *testing.T) {
 // message ran: the binary is available with that cause's failure, and
 // status and models report it without running the binary again.
 func TestSimBlockedVersion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		scenario string
 		name     string // the simulator's name on PATH
@@ -361,6 +374,7 @@ func TestSimBlockedVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
+			t.Parallel()
 			m := newSimMachine(t, tt.scenario)
 			bin := m.install(t, tt.name)
 			report, err := Probe(context.Background(), m.cfg)
@@ -391,6 +405,7 @@ func TestSimBlockedVersion(t *testing.T) {
 // Windows, a shell script elsewhere) whose program is gone, as after an
 // uninstall; that is a not-found, and the working PATH candidate is used.
 func TestSimBrokenWrapper(t *testing.T) {
+	t.Parallel()
 	m := newSimMachine(t)
 	agent := m.install(t, "cursor-agent")
 	dir := filepath.Join(m.root, "npm global")
@@ -416,6 +431,7 @@ func TestSimBrokenWrapper(t *testing.T) {
 // TestSimCancelStopsTheTree: cancelling the probe's context while
 // --version runs ends the probe as cancelled and kills the whole tree.
 func TestSimCancelStopsTheTree(t *testing.T) {
+	t.Parallel()
 	m := newSimMachine(t, agentsim.ScenarioSlowVersion)
 	m.install(t, "cursor-agent")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -254,6 +254,7 @@ func FuzzVersionCacheLoad(f *testing.F) {
 // TestSimVersionCacheSkipsTheSpawn proves with the simulator's record that
 // a cached answer starts no process, and that status still runs.
 func TestSimVersionCacheSkipsTheSpawn(t *testing.T) {
+	t.Parallel()
 	m := newSimMachine(t)
 	agent := m.install(t, "cursor-agent")
 	m.cfg.ReuseVersion = true

@@ -59,7 +59,9 @@ func saverPath(i int) string {
 
 // realOptions returns the Options of a real Handler on the settings file at
 // settingsPath, with pathDir as the whole PATH and the simulator's
-// environment.
+// environment. The tests of real probes each have their own directory and
+// Handler and mostly wait on the simulator, so they run in parallel (all
+// but the one that changes the working directory, which t.Chdir forbids).
 func realOptions(settingsPath, pathDir string, simEnv ...string) Options {
 	environ := testkit.ChildEnv(testkit.Simulator, simEnv...)
 	environ = append(environ, "PATH="+pathDir, cursor.EnvBinary+"=")
@@ -88,6 +90,7 @@ func putPath(t *testing.T, base, path string) response {
 }
 
 func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
+	t.Parallel()
 	dir := testkit.TempDir(t)
 	bin := testkit.Install(t, filepath.Join(dir, "Cursor Agent", "bin dir"), "cursor-agent", testkit.Simulator)
 	settings := filepath.Join(dir, "settings.json")
@@ -136,6 +139,7 @@ func TestRealProbeSavesAGoodPathWithSpaces(t *testing.T) {
 }
 
 func TestRealStatusOfALoggedOutMachine(t *testing.T) {
+	t.Parallel()
 	dir := testkit.TempDir(t)
 	bin := testkit.Install(t, filepath.Join(dir, "bin"), "cursor-agent", testkit.Simulator)
 	settings := filepath.Join(dir, "settings.json")
@@ -156,6 +160,7 @@ func TestRealStatusOfALoggedOutMachine(t *testing.T) {
 }
 
 func TestRealProbeRefusesAFailingPathThatOnlyWorksThroughPATH(t *testing.T) {
+	t.Parallel()
 	dir := testkit.TempDir(t)
 	pathDir := filepath.Join(dir, "on path")
 	testkit.Install(t, pathDir, "cursor-agent", testkit.Simulator)
@@ -196,6 +201,7 @@ func TestRealProbeRefusesAFailingPathThatOnlyWorksThroughPATH(t *testing.T) {
 }
 
 func TestRealProbeRefusesAnOldBuild(t *testing.T) {
+	t.Parallel()
 	dir := testkit.TempDir(t)
 	bin := testkit.Install(t, filepath.Join(dir, "old"), "cursor-agent", testkit.Simulator)
 	settings := filepath.Join(dir, "settings.json")
@@ -251,6 +257,7 @@ func TestFiftyConcurrentSavesKeepTheFileWhole(t *testing.T) {
 // TestCoalescedRealProbe checks that concurrent saves of one path share one
 // real --version run: the simulator records each run.
 func TestCoalescedRealProbe(t *testing.T) {
+	t.Parallel()
 	dir := testkit.TempDir(t)
 	bin := testkit.Install(t, filepath.Join(dir, "bin"), "cursor-agent", testkit.Simulator)
 	record := filepath.Join(dir, "record.jsonl")
@@ -294,6 +301,7 @@ func TestCoalescedRealProbe(t *testing.T) {
 // process tree when ProbeContext is cancelled, the request gets 503 and
 // nothing is saved.
 func TestCancelledProbeContextStopsTheProbeTree(t *testing.T) {
+	t.Parallel()
 	dir := testkit.TempDir(t)
 	bin := testkit.Install(t, filepath.Join(dir, "hung"), "cursor-agent", testkit.Simulator)
 	settings := filepath.Join(dir, "settings.json")
@@ -372,6 +380,7 @@ func TestRealProbeSavesOnlyAnAbsoluteCursorBinary(t *testing.T) {
 // TestProbesNeverSeeTheServeToken: the binaries the endpoint probes
 // (--version, status, models) do not inherit CURSORKIT_TOKEN.
 func TestProbesNeverSeeTheServeToken(t *testing.T) {
+	t.Parallel()
 	const secret = "serve-token-0123456789abcdef"
 	dir := testkit.TempDir(t)
 	bin := testkit.Install(t, filepath.Join(dir, "bin"), "cursor-agent", testkit.Simulator)

@@ -25,13 +25,16 @@ import (
 // the file still parses, keeps its other keys and holds one whole saved
 // value. A big unrelated key makes each write long enough to be hit.
 func TestProcessKilledMidSaveLeavesAWholeFile(t *testing.T) {
+	t.Parallel() // it mostly waits on its savers, as the real probes do
 	t.Run("file", func(t *testing.T) {
+		t.Parallel()
 		settings := filepath.Join(testkit.TempDir(t), "settings.json")
 		killMidSave(t, settings, settings)
 	})
 	// Through a symbolic link: the file it leads to is whole and the link
 	// is still a link after every kill.
 	t.Run("symbolic link", func(t *testing.T) {
+		t.Parallel()
 		dir := testkit.TempDir(t)
 		target := filepath.Join(dir, "dotfiles", "cursorkit.json")
 		require.NoError(t, os.MkdirAll(filepath.Dir(target), 0o700))
