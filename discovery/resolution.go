@@ -61,7 +61,7 @@ type Resolution struct {
 	Links     []string `json:"links,omitempty"` // POSIX symlink chain, first to last
 	// Alias reports that Path is an App Execution Alias stub (Windows): it
 	// was chosen only because no real file was found.
-	Alias bool `json:"alias,omitempty"`
+	Alias bool `json:"alias,omitzero"`
 	// Attempts is the verdict on every candidate tried, in order.
 	Attempts []Attempt `json:"candidates,omitempty"`
 }

@@ -6,7 +6,9 @@
 // final state is never written again, so whoever ends a job first (its
 // worker, Cancel, Judge) wins. A background job is prepared by the caller
 // (task.Prepare, state starting) and handed by Start to a detached worker,
-// a program that outlives the caller and runs it with Worker.Work. Every
+// a program that outlives the caller and runs it with Worker.Work; Wait
+// follows it to a final state, and OutcomeWithJob is its output's outcome
+// line with the record. Every
 // process is acted on through its recorded identity (PID and creation
 // time), from any process, so a reused PID is never signalled.
 //

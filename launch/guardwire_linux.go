@@ -50,7 +50,7 @@ const (
 // guardMsg is one message between host and guard; Op says which fields count.
 type guardMsg struct {
 	Op string `json:"op"`
-	ID uint64 `json:"id,omitempty"` // the child's, except for opReady
+	ID uint64 `json:"id,omitzero"` // the child's, except for opReady
 	// opSpawn: the child to start, and the launch token in its Env. Path,
 	// Args, Env and Dir travel as bytes (base64 in JSON): POSIX allows any
 	// byte but NUL in them, and a JSON string would replace what is not
@@ -61,13 +61,13 @@ type guardMsg struct {
 	Dir   []byte   `json:"dir,omitempty"`
 	Token string   `json:"token,omitempty"`
 	// opStarted: the child's identity and warnings; opReady: the guard's own.
-	Pid       int               `json:"pid,omitempty"`
-	StartTime uint64            `json:"startTime,omitempty"`
+	Pid       int               `json:"pid,omitzero"`
+	StartTime uint64            `json:"startTime,omitzero"`
 	Warnings  []failure.Warning `json:"warnings,omitempty"`
-	Errno     int               `json:"errno,omitempty"`  // opFailed: of the fork or exec
+	Errno     int               `json:"errno,omitzero"`   // opFailed: of the fork or exec
 	Status    *ExitStatus       `json:"status,omitempty"` // opExited
 	Report    *KillReport       `json:"report,omitempty"` // opKilled, opClosed
-	Done      bool              `json:"done,omitempty"`   // opTerminated: nothing was left to signal
+	Done      bool              `json:"done,omitzero"`    // opTerminated: nothing was left to signal
 	Err       string            `json:"err,omitempty"`    // a failure the guard met while answering
 }
 

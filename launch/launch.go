@@ -53,9 +53,9 @@ const LaunchIDEnv = "CURSORKIT_LAUNCH_ID"
 
 // ExitStatus is how the direct child ended.
 type ExitStatus struct {
-	Code     int  `json:"code"`               // -1 when a signal killed the child
-	Signal   int  `json:"signal,omitempty"`   // the signal that killed it (POSIX)
-	Signaled bool `json:"signaled,omitempty"` // a signal ended it (POSIX)
+	Code     int  `json:"code"`              // -1 when a signal killed the child
+	Signal   int  `json:"signal,omitzero"`   // the signal that killed it (POSIX)
+	Signaled bool `json:"signaled,omitzero"` // a signal ended it (POSIX)
 }
 
 // String renders the status as "exit status N" or "signal N".
@@ -97,11 +97,11 @@ const (
 
 // KillReport says what KillTree did.
 type KillReport struct {
-	Method  string `json:"method"`            // one of the Method constants
-	Group   bool   `json:"group"`             // the group (POSIX) or job (Windows) was signalled or terminated
-	Swept   int    `json:"swept"`             // descendants killed one by one, beyond the group or job
-	Reaped  int    `json:"reaped,omitempty"`  // orphans the launch guard adopted, killed and reaped
-	Skipped int    `json:"skipped,omitempty"` // candidates whose PID and start time could not be confirmed, left alone
+	Method  string `json:"method"`           // one of the Method constants
+	Group   bool   `json:"group"`            // the group (POSIX) or job (Windows) was signalled or terminated
+	Swept   int    `json:"swept"`            // descendants killed one by one, beyond the group or job
+	Reaped  int    `json:"reaped,omitzero"`  // orphans the launch guard adopted, killed and reaped
+	Skipped int    `json:"skipped,omitzero"` // candidates whose PID and start time could not be confirmed, left alone
 }
 
 // Process is a started plan. Its methods are safe for concurrent use; the

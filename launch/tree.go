@@ -10,7 +10,7 @@ type proc struct {
 	Pid  int `json:"pid"`
 	PPid int `json:"ppid"`
 	// Group is the process group ID (POSIX); 0 when unknown (Windows).
-	Group int `json:"group,omitempty"`
+	Group int `json:"group,omitzero"`
 	// StartTime is the start time in the OS's units (clock ticks since boot
 	// on Linux, FILETIME on Windows, microseconds on macOS), 0 when unknown;
 	// with Pid it identifies a process, as a reused PID has another.

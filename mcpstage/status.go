@@ -52,7 +52,7 @@ type LockStatus struct {
 	PID        int       `json:"pid"`
 	Hostname   string    `json:"hostname"`
 	AcquiredAt time.Time `json:"acquiredAt"`
-	Foreign    bool      `json:"foreign,omitempty"` // the lock directory has no owner file cursorkit can read
+	Foreign    bool      `json:"foreign,omitzero"` // the lock directory has no owner file cursorkit can read
 }
 
 // QuarantineStatus says since when and why.

@@ -4,8 +4,11 @@
 // interval (Probe; ProbeExact for one path alone, as the settings endpoint
 // must), asks the chosen binary for its login state (Status) and its model
 // catalog (Models, cached for an hour), and resolves model requests
-// against that catalog (ResolveModel). Inspect runs all of them at once,
-// which is what `cursorkit doctor` shows.
+// against that catalog (ResolveModel; ResolveTurnModel for a turn).
+// StatusOf and ModelsOf are the probe followed by one of them. Inspect runs
+// all of them at once and Diagnose turns its findings into problems with
+// their fixes, which is what `cursorkit doctor` shows; Explain says how the
+// Cursor CLI (or any target) would be found and launched, exactly.
 //
 // Every command starts through the generic mechanism (discovery, shim,
 // supervise) and is killed with its whole process tree when its bound

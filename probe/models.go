@@ -24,7 +24,7 @@ type parsedModels struct {
 	Models []Model `json:"models"`
 	// Empty reports the agent's explicit empty state, "No models available
 	// for this account.": an empty catalog, not an error.
-	Empty bool `json:"empty,omitempty"`
+	Empty bool `json:"empty,omitzero"`
 	// Unrecognized holds up to maxUnrecognized bounded lines that were
 	// neither model lines nor known decoration, for diagnostics.
 	Unrecognized []string `json:"unrecognized,omitempty"`

@@ -98,11 +98,15 @@ func (c Config) run() runner {
 	if c.runner != nil {
 		return c.runner
 	}
-	opts := shim.OptionsFromOS()
+	return supervisedRunner{shim: c.shimOptions(), env: c.Environ}
+}
+
+// shimOptions are the launch options plans are built with: this machine's.
+func (c Config) shimOptions() shim.Options {
 	if c.shim != nil {
-		opts = *c.shim
+		return *c.shim
 	}
-	return supervisedRunner{shim: opts, env: c.Environ}
+	return shim.OptionsFromOS()
 }
 
 func orDefault(d, def time.Duration) time.Duration {

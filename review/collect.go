@@ -90,7 +90,7 @@ type Diff struct {
 	// (maxCollectBytes, maxUntrackedDiffs).
 	Text      string `json:"-"`
 	Size      int64  `json:"size"`
-	Truncated bool   `json:"truncated,omitempty"`
+	Truncated bool   `json:"truncated,omitzero"`
 }
 
 // Collect collects the change in the git repository holding dir

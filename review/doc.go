@@ -3,7 +3,8 @@
 // working tree, or the current branch against a base), NewPrompt puts it
 // into the review prompt that ships inside the binary, cut to a bound with
 // a stated marker, and ParseVerdict extracts and strictly validates the
-// JSON verdict from the agent's result text.
+// JSON verdict from the agent's result text (CheckVerdict, as a review
+// task's check).
 //
 // git runs the way every child of cursorkit runs: resolved by discovery
 // (the bare name git on PATH), planned by shim, supervised by supervise

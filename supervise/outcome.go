@@ -47,13 +47,13 @@ type Outcome struct {
 	// exit), died (a signal supervise did not send), Abort's, or the
 	// launch error's (missing_cli, input, setup...).
 	Err      error      `json:"-"`
-	ExitCode int        `json:"exitCode"`         // -1 when a signal ended the child, or it never ran
-	Signal   int        `json:"signal,omitempty"` // the POSIX signal that ended the child
+	ExitCode int        `json:"exitCode"`        // -1 when a signal ended the child, or it never ran
+	Signal   int        `json:"signal,omitzero"` // the POSIX signal that ended the child
 	Stop     StopResult `json:"stop"`
 	// StopTook is the time from the stop decision (a deadline, cancel,
 	// Abort, the exit grace) to the tree killed and the child reaped.
-	StopTook        time.Duration `json:"stopTook,omitempty"`
-	TimeToFirstLine time.Duration `json:"timeToFirstLine,omitempty"` // zero without a complete line
+	StopTook        time.Duration `json:"stopTook,omitzero"`
+	TimeToFirstLine time.Duration `json:"timeToFirstLine,omitzero"` // zero without a complete line
 	Duration        time.Duration `json:"duration"`
 	Lines           int64         `json:"lines"` // delivered stdout lines
 	Bytes           int64         `json:"bytes"` // every stdout byte read

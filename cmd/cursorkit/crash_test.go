@@ -1,10 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,11 +47,7 @@ func TestKillsAtRandomPoints(t *testing.T) {
 	rounds, kills := 100, 300*time.Millisecond
 	flags, env, data, _ := jobEnv(t, "")
 	workerBin := testkit.Install(t, testkit.TempDir(t), "cursorkit", pidWorkerRole)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 7))
-	// A random point to kill at, not a wait for anything.
-	randomly := func(upTo time.Duration) { time.Sleep(time.Duration(rng.Int64N(int64(upTo)))) }
+	rng := testkit.Rand(t)
 	store := jobs.Store{Dir: data}
 	states := map[string]int{}
 	noRecord := 0
@@ -66,7 +61,7 @@ func TestKillsAtRandomPoints(t *testing.T) {
 		caller.Env, caller.Stdin = childEnv, strings.NewReader("go")
 		require.NoError(t, caller.Start())
 		w.Add(caller.Process.Pid)
-		randomly(kills / 2)
+		testkit.SleepRandomly(rng, kills/2)
 		_ = caller.Process.Kill()
 		_ = caller.Wait()
 
@@ -97,7 +92,7 @@ func TestKillsAtRandomPoints(t *testing.T) {
 				}
 			}
 			if worker != 0 {
-				randomly(kills)
+				testkit.SleepRandomly(rng, kills)
 				if id, err := procid.Of(t.Context(), worker); err == nil {
 					_ = id.Kill(t.Context())
 				}
@@ -110,7 +105,7 @@ func TestKillsAtRandomPoints(t *testing.T) {
 			time.Sleep(5 * time.Millisecond) // polling for a worker that may never come
 		}
 		if writer != nil {
-			randomly(kills / 3)
+			testkit.SleepRandomly(rng, kills/3)
 			_ = writer.Process.Kill()
 			_ = writer.Wait()
 		}

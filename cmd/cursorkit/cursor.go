@@ -118,7 +118,7 @@ func runStatus(ctx context.Context, a *app, args []string) int {
 	if !ok {
 		return code
 	}
-	report, auth, err := statusOf(ctx, cfg)
+	report, auth, err := probe.StatusOf(ctx, cfg)
 	merged, merr := jsonobj.Merge(report, auth)
 	if merr != nil && asJSON {
 		return a.fail(true, failure.Wrap(failure.Unclassified, merr, "encoding the status"))
@@ -131,37 +131,6 @@ func runStatus(ctx context.Context, a *app, args []string) int {
 	}, err)
 }
 
-// statusOf is `cursorkit status`: the probe, then the auth status of the
-// binary it chose. A probe failure other than an old build ends it with an
-// unknown auth state and the probe's error; for an old build the status
-// still runs and the setup error is returned.
-func statusOf(ctx context.Context, cfg probe.Config) (probe.Report, probe.Auth, error) {
-	report, perr := probe.Probe(ctx, cfg)
-	if !report.Available {
-		return report, probe.Auth{State: probe.AuthUnknown, Reason: "start_failed", Detail: "no Cursor CLI binary is available"}, perr
-	}
-	auth, aerr := probe.Status(ctx, cfg, report)
-	if perr != nil {
-		return report, auth, perr
-	}
-	return report, auth, aerr
-}
-
-// modelsOf is `cursorkit models`: the probe, then the catalog of the binary
-// it chose. A build older than tested still lists its models, and the setup
-// error is returned with them.
-func modelsOf(ctx context.Context, cfg probe.Config, refresh bool) (probe.ModelsReport, error) {
-	report, perr := probe.Probe(ctx, cfg)
-	if !report.Available {
-		return probe.ModelsReport{Models: []probe.Model{}, Diagnostics: report.Diagnostics}, perr
-	}
-	mr, merr := probe.Models(ctx, cfg, report, refresh)
-	if perr != nil {
-		return mr, perr
-	}
-	return mr, merr
-}
-
 const modelsUsage = "models [--json] [--refresh]"
 
 func runModels(ctx context.Context, a *app, args []string) int {
@@ -172,7 +141,7 @@ func runModels(ctx context.Context, a *app, args []string) int {
 	if !ok {
 		return code
 	}
-	report, err := modelsOf(ctx, cfg, refresh)
+	report, err := probe.ModelsOf(ctx, cfg, refresh)
 	return a.printReport(asJSON, "models", report, func(w io.Writer) { printModels(w, report) }, err)
 }
 

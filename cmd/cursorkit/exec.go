@@ -3,7 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"io"
@@ -272,7 +273,7 @@ func (a *app) writeExecReport(path string, o supervise.Outcome, code int) int {
 	if o.Err != nil {
 		r.Kind, r.Message = failure.KindOf(o.Err), o.Err.Error()
 	}
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := json.Marshal(r, jsonOptions(), jsontext.WithIndent("  "))
 	if err == nil {
 		err = os.WriteFile(path, append(data, '\n'), 0o644)
 	}

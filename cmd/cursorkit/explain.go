@@ -8,76 +8,23 @@ import (
 	"strings"
 
 	"github.com/cursorkit/cursorkit/agents/cursor"
-	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/probe"
 )
 
 const shimUsage = "shim explain [--json] [TARGET] [-- ARG...]"
 
-// explainReport is `cursorkit shim explain --json` (docs/contract.md, "JSON
-// shapes"): the resolution,
-// plan and warnings, the refusal when there is no plan, and what where.exe
-// said (Windows; "unavailable" elsewhere).
-type explainReport struct {
-	Resolution discovery.Resolution  `json:"resolution"`
-	Plan       *shim.Command         `json:"plan"`
-	Refusal    *shim.Refusal         `json:"refusal,omitempty"`
-	Where      discovery.WhereResult `json:"where"`
-	Warnings   []string              `json:"warnings"`
-}
-
-// explain resolves target (the Cursor candidates when empty) and plans its
-// launch with args, exactly as run and exec would, without running it.
-func (a *app) explain(ctx context.Context, target string, args []string) (explainReport, error) {
-	env := discovery.EnvFromOS()
-	fsys := discovery.OSFS()
-	var res discovery.Resolution
-	var err error
-	whereName := target
+// explain is probe.Explain; only the Cursor candidates (no target) read
+// the probe configuration, so a bad one fails nothing else.
+func (a *app) explain(ctx context.Context, target string, args []string) (probe.Explanation, error) {
+	var cfg probe.Config
 	if target == "" {
-		cfg, cerr := a.probeConfig()
-		if cerr != nil {
-			return explainReport{Warnings: []string{}}, cerr
+		var err error
+		if cfg, err = a.probeConfig(); err != nil {
+			return probe.Explanation{Warnings: []string{}}, err
 		}
-		cands := cursor.Candidates(cfg.Override, a.getenv)
-		for _, c := range cands {
-			if cerr := cursor.CheckCandidate(c, env.GOOS); cerr != nil {
-				return explainReport{Warnings: []string{}}, cerr
-			}
-		}
-		res, err = discovery.ResolveFirst(ctx, cands, env, fsys)
-		var fe *failure.Error
-		if errors.As(err, &fe) && fe.Kind != failure.Cancelled && fe.Kind != failure.Timeout {
-			err = failure.New(fe.Kind, "Cursor CLI not found").WithDetail(fe.Detail)
-		}
-		// where.exe cross-checks the PATH name that was chosen, else the
-		// first one tried.
-		for _, c := range cands {
-			if c.Source == discovery.SourcePath && whereName == "" {
-				whereName = c.Value
-			}
-		}
-		if err == nil && res.Source == discovery.SourcePath {
-			whereName = res.Candidate
-		}
-	} else {
-		res, err = discovery.Resolve(ctx, discovery.Candidate{Value: target, Source: discovery.SourceOverride}, env, fsys)
 	}
-	rep := explainReport{Resolution: res, Where: discovery.WhereCheck(ctx, whereName, env)}
-	if err != nil {
-		rep.Warnings = append([]string{}, res.Warnings...)
-		return rep, err
-	}
-	ex := shim.Explain(res, args, shim.OptionsFromOS())
-	rep.Plan, rep.Refusal, rep.Warnings = ex.Command, ex.Refusal, ex.Warnings
-	if d := rep.Where.Disagreement(res); d != "" {
-		rep.Warnings = append(rep.Warnings, d)
-	}
-	if rep.Refusal != nil {
-		return rep, &failure.Error{Kind: rep.Refusal.Kind, Message: rep.Refusal.Message}
-	}
-	return rep, nil
+	return probe.Explain(ctx, cfg, target, args)
 }
 
 // runShim is `shim explain`: its flags may come before or after explain,
@@ -108,21 +55,10 @@ func runShim(ctx context.Context, a *app, args []string) int {
 		}
 	}
 	rep, err := a.explain(ctx, target, launchArgs)
-	if *asJSON {
-		if err != nil {
-			return a.failWith(true, err, "explain", rep)
-		}
-		a.writeJSON(rep)
-		return failure.ExitOK
-	}
-	printExplain(a.stdout, rep, err)
-	if err != nil {
-		return a.fail(false, err)
-	}
-	return failure.ExitOK
+	return a.printReport(*asJSON, "explain", rep, func(w io.Writer) { printExplain(w, rep, err) }, err)
 }
 
-func printExplain(w io.Writer, rep explainReport, err error) {
+func printExplain(w io.Writer, rep probe.Explanation, err error) {
 	res := rep.Resolution
 	fmt.Fprintln(w, "tried:")
 	for _, s := range res.Trail {

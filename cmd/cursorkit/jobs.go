@@ -15,6 +15,7 @@ import (
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/jobs"
+	"github.com/cursorkit/cursorkit/review"
 	"github.com/cursorkit/cursorkit/task"
 )
 
@@ -77,7 +78,7 @@ func runWorker(ctx context.Context, a *app, args []string) int {
 		opts := task.Options{Env: os.Environ(), Turn: task.Defaults(), Output: out}
 		opts.Turn.TotalTimeout = total
 		if rec.Role == jobs.RoleReview {
-			opts.Check = checkVerdict
+			opts.Check = review.CheckVerdict
 		}
 		// The zero binary is the build the job recorded.
 		_, _, err := task.Execute(ctx, store, rec, prompt, cursor.Binary{}, opts)
@@ -228,18 +229,14 @@ func (a *app) jobsResult(ctx context.Context, store jobs.Store, workspace, id st
 	if err != nil {
 		return a.fail(asJSON, err)
 	}
-	budget, poll := envDuration(a.getenv, "CURSORKIT_WAIT_TIMEOUT", 10*time.Minute), envDuration(a.getenv, "CURSORKIT_WAIT_POLL", 200*time.Millisecond)
-	deadline := time.Now().Add(budget)
 	grace := a.startGrace()
-	for rec = jobs.Judge(ctx, store, rec, grace); wait && !rec.State.Terminal() && time.Now().Before(deadline); rec = jobs.Judge(ctx, store, rec, grace) {
-		select {
-		case <-ctx.Done():
-			return a.fail(asJSON, failure.Wrap(failure.Cancelled, context.Cause(ctx), "stopped waiting for job %s", id))
-		case <-time.After(poll):
+	if wait {
+		budget, poll := envDuration(a.getenv, "CURSORKIT_WAIT_TIMEOUT", 10*time.Minute), envDuration(a.getenv, "CURSORKIT_WAIT_POLL", 200*time.Millisecond)
+		if rec, err = jobs.Wait(ctx, store, rec, grace, budget, poll); err != nil {
+			return a.fail(asJSON, err)
 		}
-		if fresh, err := store.Find(rec.Workspace, id); err == nil {
-			rec = fresh
-		}
+	} else {
+		rec = jobs.Judge(ctx, store, rec, grace)
 	}
 	if err := a.printOutput(store, rec, asJSON); err != nil {
 		return a.fail(asJSON, err)
@@ -285,7 +282,7 @@ func (a *app) printOutput(store jobs.Store, rec *jobs.Record, asJSON bool) error
 		return err
 	}
 	if asJSON {
-		line, err := outcomeWithJob(outcome, rec)
+		line, err := jobs.OutcomeWithJob(outcome, rec)
 		if err != nil {
 			return err
 		}
@@ -294,24 +291,6 @@ func (a *app) printOutput(store jobs.Store, rec *jobs.Record, asJSON bool) error
 	}
 	printJobEnd(a.stdout, rec, text > 0, textEnded)
 	return nil
-}
-
-// outcomeWithJob is a stored outcome line (or, without one, a bare
-// outcome of the record's state) with the record as "job".
-func outcomeWithJob(outcome jsontext.Value, rec *jobs.Record) ([]byte, error) {
-	if len(outcome) == 0 {
-		outcome = jsontext.Value(fmt.Sprintf(`{"type":"outcome","status":%q}`, string(rec.State)))
-	}
-	job, err := json.Marshal(rec)
-	if err != nil {
-		return nil, err
-	}
-	line := append([]byte(strings.TrimSuffix(strings.TrimSpace(string(outcome)), "}")), `,"job":`...)
-	line = append(line, job...)
-	if len(rec.Review) > 0 {
-		line = append(append(line, `,"review":`...), rec.Review...)
-	}
-	return append(line, '}'), nil
 }
 
 func (a *app) jobsCancel(ctx context.Context, store jobs.Store, workspace, id string, asJSON bool) int {

@@ -6,7 +6,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"fmt"
 	"io"
@@ -301,11 +302,21 @@ func (a *app) fail(asJSON bool, err error) int {
 	return failure.ExitCode(kind)
 }
 
-// writeJSON writes v as one JSON object and a newline on stdout.
+// jsonOptions are the options of every JSON value the command writes:
+// map members sorted and invalid UTF-8 written as U+FFFD, as the settings
+// endpoint writes, and U+2028 and U+2029 escaped, as run --json writes. No
+// HTML escaping, and a nil slice is [] (docs/contract.md, "JSON shapes").
+func jsonOptions() json.Options {
+	return json.JoinOptions(json.Deterministic(true), jsontext.AllowInvalidUTF8(true), jsontext.EscapeForJS(true))
+}
+
+// writeJSON writes v as one JSON value on one line of stdout.
 func (a *app) writeJSON(v any) {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	data, err := json.Marshal(v, jsonOptions())
+	if err == nil {
+		_, err = a.stdout.Write(append(data, '\n'))
+	}
+	if err != nil {
 		fmt.Fprintf(a.stderr, "cursorkit: writing JSON: %v\n", err)
 	}
 }

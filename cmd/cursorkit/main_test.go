@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,15 +65,14 @@ func TestTopLevelUsage(t *testing.T) {
 // error of kind, and that stderr holds at most the usage.
 func requireOneJSONError(t *testing.T, stdout, stderr string, kind failure.Kind) {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(stdout))
 	var body struct {
 		Error struct {
 			Kind    failure.Kind `json:"kind"`
 			Message string       `json:"message"`
 		} `json:"error"`
 	}
-	require.NoError(t, dec.Decode(&body), "stdout must be one JSON object: %q", stdout)
-	require.False(t, dec.More(), "stdout must be exactly one JSON object: %q", stdout)
+	// Unmarshal refuses anything after the value.
+	require.NoError(t, json.Unmarshal([]byte(stdout), &body), "stdout must be exactly one JSON object: %q", stdout)
 	assert.True(t, strings.HasSuffix(stdout, "}\n") && strings.Count(stdout, "\n") == 1, "one line: %q", stdout)
 	assert.Equal(t, kind, body.Error.Kind)
 	assert.NotEmpty(t, body.Error.Message)

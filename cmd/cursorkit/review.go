@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cursorkit/cursorkit/event"
-	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/review"
 	"github.com/cursorkit/cursorkit/task"
@@ -57,21 +56,7 @@ func runReview(ctx context.Context, a *app, args []string) int {
 	// repository's root, whose paths the diff uses, even when --cwd named
 	// a directory below it.
 	spec := task.Spec{Role: jobs.RoleReview, Mode: jobs.ModeConsult, Prompt: p.Text, Workspace: diff.Root}
-	return a.runJob(ctx, f, spec, jobExtras{check: checkVerdict, warnings: warnings})
-}
-
-// checkVerdict is a review's task.Options.Check: the reply's verdict,
-// strictly validated, as JSON.
-func checkVerdict(text string) (jsontext.Value, error) {
-	v, err := review.ParseVerdict(text)
-	if err != nil {
-		return nil, err
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, failure.Wrap(failure.Unclassified, err, "encoding the verdict")
-	}
-	return data, nil
+	return a.runJob(ctx, f, spec, jobExtras{check: review.CheckVerdict, warnings: warnings})
 }
 
 // renderVerdict prints a review's verdict for people.

@@ -256,7 +256,7 @@ func (a *app) findAgent(ctx context.Context, f runFlags, p *runPlan) error {
 	}
 	p.res, p.configured = report.Binary.Resolution, report.Binary.Configured
 	if f.model != "" {
-		if p.turn.Model, _, err = a.resolveModel(ctx, cfg, report, f.model, f.effort); err != nil {
+		if p.turn.Model, _, err = probe.ResolveTurnModel(ctx, cfg, report, f.model, f.effort); err != nil {
 			return err
 		}
 	}
@@ -288,20 +288,6 @@ func splitTools(list string) []string {
 		names[i] = strings.TrimSpace(names[i])
 	}
 	return names
-}
-
-// resolveModel maps --model and --effort to a catalog id, and says whether
-// the effort is part of it. A bracketed id passes through untouched, so it
-// needs no catalog.
-func (a *app) resolveModel(ctx context.Context, cfg probe.Config, report probe.Report, model, effort string) (string, bool, error) {
-	if strings.Contains(model, "[") && effort == "" {
-		return model, false, nil
-	}
-	catalog, err := probe.Models(ctx, cfg, report, false)
-	if err != nil {
-		return "", false, err
-	}
-	return probe.ResolveModel(catalog.Models, model, effort)
 }
 
 // supervision is the turn options of an agent whose defaults are defaults:

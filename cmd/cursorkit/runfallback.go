@@ -12,6 +12,7 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/internal/safefile"
+	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -46,7 +47,7 @@ func (a *app) planFallback(ctx context.Context, model string) agents.Fallback {
 	}
 	fb := agents.Fallback{Resolution: report.Binary.Resolution, Configured: report.Binary.Configured}
 	if model != "" {
-		fb.Model, _, fb.Unusable = a.resolveModel(ctx, cfg, report, model, "")
+		fb.Model, _, fb.Unusable = probe.ResolveTurnModel(ctx, cfg, report, model, "")
 	}
 	return fb
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/jobs"
+	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/task"
 	"github.com/cursorkit/cursorkit/turn"
 )
@@ -113,7 +114,7 @@ func (a *app) planJob(ctx context.Context, f jobFlags, spec *task.Spec) error {
 	spec.Binary, spec.Version = report.Binary, report.Version
 	spec.RequestedModel, spec.RequestedEffort = f.model, f.effort
 	if f.model != "" {
-		spec.ResolvedModel, spec.EffortApplied, err = a.resolveModel(ctx, cfg, report, f.model, f.effort)
+		spec.ResolvedModel, spec.EffortApplied, err = probe.ResolveTurnModel(ctx, cfg, report, f.model, f.effort)
 	}
 	return err
 }
@@ -217,13 +218,7 @@ func printJobFooter(w io.Writer, rec *jobs.Record) {
 
 // oneLine keeps a footer entry on its line.
 func oneLine(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c == '\n' || c == '\r' {
-			b[i] = ' '
-		}
-	}
-	return string(b)
+	return strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
 }
 
 // writeJobOutcome writes run's outcome line with the job record (and a
@@ -232,13 +227,13 @@ func writeJobOutcome(enc *jsontext.Encoder, o turn.Outcome, rec *jobs.Record) er
 	// The outcome's warnings are the job's: those made before the turn
 	// (hooks, a cut diff) and the turn's own, as the record has them.
 	o.Warnings = rec.Warnings
-	base, err := json.Marshal(o)
+	base, err := json.Marshal(o, enc.Options())
 	if err != nil {
 		return err
 	}
-	line, err := outcomeWithJob(base, rec)
+	line, err := jobs.OutcomeWithJob(base, rec)
 	if err != nil {
 		return err
 	}
-	return enc.WriteValue(jsontext.Value(line))
+	return enc.WriteValue(line)
 }

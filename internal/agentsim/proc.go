@@ -182,7 +182,7 @@ type Record struct {
 	// HomeFiles what was under it (at most maxHomeFiles entries).
 	Home               string     `json:"home"`
 	HomeFiles          []HomeFile `json:"homeFiles"`
-	HomeFilesTruncated bool       `json:"homeFilesTruncated,omitempty"`
+	HomeFilesTruncated bool       `json:"homeFilesTruncated,omitzero"`
 	// Sandbox and AllowedTools are --sandbox and --allowed-tools as parsed.
 	Sandbox      string   `json:"sandbox"`
 	AllowedTools []string `json:"allowedTools"`
