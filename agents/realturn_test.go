@@ -201,7 +201,7 @@ func TestRefreshRealStreams(t *testing.T) {
 				plan, err := shim.Build(s.res, args, shim.OptionsFromOS())
 				require.NoError(t, err)
 				var stdout, stderr bytes.Buffer
-				o := supervise.Run(context.Background(), plan, supervise.Options{
+				o, _ := supervise.Run(context.Background(), plan, supervise.Options{
 					Dir: s.ws, Env: s.opts.Env, Stdin: strings.NewReader(s.req.Prompt),
 					FirstLineTimeout: s.opts.FirstLineTimeout, IdleTimeout: s.opts.IdleTimeout, TotalTimeout: s.opts.TotalTimeout,
 					StopGrace: s.opts.StopGrace, Lines: supervise.KeepEndings, MaxLineBytes: 16 << 20,

@@ -77,7 +77,7 @@ func (a Agent) Version(ctx context.Context, res discovery.Resolution, environ []
 		return "", err
 	}
 	var out bytes.Buffer
-	o := supervise.Run(ctx, plan, supervise.Options{
+	o, runErr := supervise.Run(ctx, plan, supervise.Options{
 		Env:             environ,
 		TotalTimeout:    timeout,
 		MaxLineBytes:    maxVersionLine,
@@ -93,21 +93,21 @@ func (a Agent) Version(ctx context.Context, res discovery.Resolution, environ []
 	switch {
 	case o.Ending == supervise.TotalTimeout:
 		return "", failure.New(failure.Timeout, "%s --version did not answer within %s", a.Name, timeout)
-	case o.Err != nil:
+	case runErr != nil:
 		said := detail.Bound(detail.StripANSI(o.StderrTail))
 		if said == "" {
 			said = detail.Bound(detail.StripANSI(out.String()))
 		}
-		kind := failure.KindOf(o.Err)
+		kind := failure.KindOf(runErr)
 		if o.Ending == supervise.Exited {
 			if k := a.classify(said); k != failure.Unclassified {
 				kind = k
 			}
 		}
 		if said != "" {
-			return "", failure.Wrap(kind, o.Err, "%s --version failed", a.Name).(*failure.Error).WithDetail(said)
+			return "", failure.Wrap(kind, runErr, "%s --version failed", a.Name).(*failure.Error).WithDetail(said)
 		}
-		return "", failure.Wrap(kind, o.Err, "%s --version failed", a.Name)
+		return "", failure.Wrap(kind, runErr, "%s --version failed", a.Name)
 	}
 	return a.version(out.String())
 }

@@ -174,9 +174,6 @@ func said(o turn.Outcome, err error, evs []event.Event) []string {
 	if err != nil {
 		out = append(out, err.Error())
 	}
-	if o.Process.Err != nil {
-		out = append(out, o.Process.Err.Error())
-	}
 	for _, w := range o.Warnings {
 		out = append(out, w.Message)
 	}

@@ -142,14 +142,14 @@ func BenchmarkStreamInProcess(b *testing.B) {
 			pipe = append(pipe, base.pipe())
 			lineOnly = append(lineOnly, timed(func() {
 				var lines int64
-				o := supervise.Run(context.Background(), plan, supervise.Options{
+				_, err := supervise.Run(context.Background(), plan, supervise.Options{
 					Env:              base.env,
 					Stdin:            strings.NewReader(turns.Prompt),
 					FirstLineTimeout: cursor.TurnDefaults().FirstLineTimeout,
 					IdleTimeout:      cursor.TurnDefaults().IdleTimeout,
 					OnLine:           func([]byte) error { lines++; return nil },
 				})
-				require.NoError(b, o.Err)
+				require.NoError(b, err)
 				require.Greater(b, lines, int64(streamBytes/2048))
 			}))
 			got = append(got, timed(func() {

@@ -948,7 +948,7 @@ func (r *retryingConv) PromptStoppingAtRetry(ctx context.Context, prompt string,
 		if stop != nil && stop(retry) {
 			err := failure.New(retry.Kind, "stopped at retry %d", retry.Attempt)
 			return turn.Outcome{Status: turn.StatusError, Kind: retry.Kind, Message: err.Error(), StoppedAtRetry: true,
-				Warnings: []event.Warning{}, Process: supervise.Outcome{Ending: supervise.Aborted, Err: err}}, err
+				Warnings: []event.Warning{}, Process: supervise.Outcome{Ending: supervise.Aborted}}, err
 		}
 	}
 	return r.Prompt(ctx, prompt)

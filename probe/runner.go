@@ -65,7 +65,7 @@ func (s supervisedRunner) run(ctx context.Context, res discovery.Resolution, arg
 	}
 	var out bytes.Buffer
 	truncated := false
-	o := supervise.Run(ctx, plan, supervise.Options{
+	o, runErr := supervise.Run(ctx, plan, supervise.Options{
 		Env:             s.env,
 		TotalTimeout:    timeout,
 		MaxLineBytes:    maxProbeLine,
@@ -90,7 +90,7 @@ func (s supervisedRunner) run(ctx context.Context, res discovery.Resolution, arg
 	}
 	switch o.Ending {
 	case supervise.SpawnFailed:
-		r.startErr = o.Err
+		r.startErr = runErr
 	case supervise.Cancelled:
 		r.cancelled = true
 	case supervise.TotalTimeout, supervise.FirstLineTimeout, supervise.IdleTimeout:

@@ -59,14 +59,14 @@ func BenchmarkPipeThroughput(b *testing.B) {
 		// supervise.
 		var lines int64
 		t0 = time.Now()
-		o := Run(context.Background(), selfPlan(b, genArgs[1]), Options{
+		o, err := Run(context.Background(), selfPlan(b, genArgs[1]), Options{
 			Env:              testkit.ChildEnv("gen"),
 			FirstLineTimeout: 30 * time.Second,
 			IdleTimeout:      120 * time.Second,
 			OnLine:           func([]byte) error { lines++; return nil },
 		})
 		superviseTime += time.Since(t0)
-		require.NoError(b, o.Err)
+		require.NoError(b, err)
 		require.Equal(b, total, o.Bytes)
 		require.Equal(b, total/int64(len(genLine)), lines)
 
@@ -146,11 +146,11 @@ func BenchmarkKillLatency(b *testing.B) {
 			select {
 			case <-ready.allReady:
 			case <-s.Done():
-				o := s.Wait()
+				o := ranOf(s.Wait())
 				b.Fatalf("tree ended early: %s %v, stderr %q", o.Ending, o.Err, o.StderrTail)
 			}
 			w.Add(ready.pids...)
-			o := s.Wait()
+			o := ranOf(s.Wait())
 			require.Equal(b, IdleTimeout, o.Ending, "%v", o.Err)
 			require.Equal(b, StopForced, o.Stop)
 			took = append(took, o.StopTook)

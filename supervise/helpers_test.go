@@ -214,7 +214,7 @@ func (r *readyPIDs) wait(t *testing.T, s *Session) []int {
 	case <-r.allReady:
 		return r.pids
 	case <-s.Done():
-		o := s.Wait()
+		o := ranOf(s.Wait())
 		t.Fatalf("the tree ended before it was ready: %s %v, stderr %q", o.Ending, o.Err, o.StderrTail)
 	case <-time.After(waitLimit):
 		t.Fatal("timed out waiting for the tree to be ready")

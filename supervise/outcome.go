@@ -41,12 +41,7 @@ const (
 
 // Outcome is the verdict on one supervised run.
 type Outcome struct {
-	Ending Ending `json:"ending"`
-	// Err is nil when the child exited 0 by itself or was late-closed;
-	// otherwise its failure kind is timeout, cancelled, process (a non-zero
-	// exit), died (a signal supervise did not send), Abort's, or the
-	// launch error's (missing_cli, input, setup...).
-	Err      error      `json:"-"`
+	Ending   Ending     `json:"ending"`
 	ExitCode int        `json:"exitCode"`        // -1 when a signal ended the child, or it never ran
 	Signal   int        `json:"signal,omitzero"` // the POSIX signal that ended the child
 	Stop     StopResult `json:"stop"`

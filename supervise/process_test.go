@@ -126,7 +126,7 @@ func TestProcessDeadlines(t *testing.T) {
 			o := waitOutcome(t, s)
 			assert.Equal(t, tt.ending, o.Ending)
 			assert.Equal(t, failure.Timeout, failure.KindOf(o.Err))
-			assertPoliteStop(t, o)
+			assertPoliteStop(t, o.Outcome)
 			assert.Less(t, o.Duration, waitLimit)
 		})
 	}
@@ -206,7 +206,7 @@ func TestProcessEscapeeHoldsPipes(t *testing.T) {
 	assert.Equal(t, Exited, o.Ending)
 	assert.NoError(t, o.Err)
 	assert.Equal(t, 0, o.ExitCode)
-	assert.True(t, hasWarning(o, WarnPipesHeld), "%v", o.Warnings)
+	assert.True(t, hasWarning(o.Warnings, WarnPipesHeld), "%v", o.Warnings)
 	w.RequireGone(waitLimit)
 }
 
@@ -223,18 +223,18 @@ func TestProcessLateClose(t *testing.T) {
 	assert.Equal(t, Exited, o.Ending)
 	assert.NoError(t, o.Err)
 	assert.True(t, o.Finished)
-	assertPoliteStop(t, o)
-	assert.True(t, hasWarning(o, WarnLateClose), o.Warnings)
+	assertPoliteStop(t, o.Outcome)
+	assert.True(t, hasWarning(o.Warnings, WarnLateClose), o.Warnings)
 }
 
 func TestRunSpawnFailure(t *testing.T) {
 	plan := selfPlan(t)
 	plan.Program += ".missing"
-	o := Run(context.Background(), plan, Options{})
+	o := ranOf(Run(context.Background(), plan, Options{}))
 	assert.Equal(t, SpawnFailed, o.Ending)
 	assert.Equal(t, failure.MissingCLI, failure.KindOf(o.Err))
 
-	o = Run(context.Background(), selfPlan(t), Options{Dir: plan.Program})
+	o = ranOf(Run(context.Background(), selfPlan(t), Options{Dir: plan.Program}))
 	assert.Equal(t, SpawnFailed, o.Ending)
 	assert.Equal(t, failure.Input, failure.KindOf(o.Err))
 }

@@ -72,6 +72,7 @@ type Session struct {
 
 	done    chan struct{}
 	outcome Outcome
+	err     error
 }
 
 // Start launches plan and supervises it until Wait returns. A launch
@@ -83,11 +84,12 @@ func Start(ctx context.Context, plan shim.Command, opts Options) (*Session, erro
 }
 
 // Run is Start followed by Wait, supervising on the calling goroutine (one
-// goroutine less than Start). A launch failure is NotStarted's Outcome.
-func Run(ctx context.Context, plan shim.Command, opts Options) Outcome {
+// goroutine less than Start). A launch failure is NotStarted's Outcome with
+// Start's error.
+func Run(ctx context.Context, plan shim.Command, opts Options) (Outcome, error) {
 	s, supervise, err := newSession(ctx, opts, func() (child, error) { return startLaunch(ctx, plan, opts) })
 	if err != nil {
-		return NotStarted(err)
+		return NotStarted(err), err
 	}
 	supervise()
 	return s.Wait()
@@ -101,7 +103,7 @@ func NotStarted(err error) Outcome {
 	if failure.Is(err, failure.Cancelled) {
 		ending = Cancelled
 	}
-	return Outcome{Ending: ending, Err: err, ExitCode: -1, Stop: StopNone}
+	return Outcome{Ending: ending, ExitCode: -1, Stop: StopNone}
 }
 
 // start is Start with the process creation injected (tests).
@@ -176,14 +178,17 @@ func (s *Session) Abort(err error) {
 	}
 }
 
-// Wait waits for the verdict and returns it; every call returns the same.
+// Wait waits for the verdict and returns it, with the run's error: nil
+// when the child exited 0 by itself or was late-closed; otherwise its
+// failure kind is timeout, cancelled, process (a non-zero exit), died (a
+// signal supervise did not send) or Abort's. Every call returns the same.
 // It returns promptly after a stop even when an escapee holds the pipes.
 // Once Wait returns, OnLine and OnOversizedLine are never called again.
-func (s *Session) Wait() Outcome {
+func (s *Session) Wait() (Outcome, error) {
 	<-s.done
 	o := s.outcome
 	o.Warnings = append([]failure.Warning(nil), o.Warnings...)
-	return o
+	return o, s.err
 }
 
 func (s *Session) finishCalled() bool {
@@ -541,7 +546,6 @@ func (s *Session) drain(v *verdict, readersDone <-chan struct{}) {
 func (s *Session) publish(v verdict) {
 	o := Outcome{
 		Ending:     v.ending,
-		Err:        v.err,
 		ExitCode:   v.status.code,
 		Signal:     v.status.signal,
 		Stop:       v.stop,
@@ -556,15 +560,16 @@ func (s *Session) publish(v verdict) {
 		// A coarse clock (Windows) can read zero; zero means "no line".
 		o.TimeToFirstLine = max(time.Duration(first), time.Nanosecond)
 	}
-	if o.Ending == Exited && v.err == nil && !v.lateClose {
-		o.Err = exitError(v.status)
+	err := v.err
+	if o.Ending == Exited && err == nil && !v.lateClose {
+		err = exitError(v.status)
 	}
 	o.Warnings = append(o.Warnings, s.c.warnings()...)
 	if s.oversized > 0 {
 		o.Warnings = append(o.Warnings, failure.Warning{Code: WarnOversizedLine, Message: fmt.Sprintf("%d stdout line(s) longer than %d bytes skipped", s.oversized, s.opts.MaxLineBytes)})
 	}
 	o.Warnings = append(o.Warnings, v.warnings...)
-	s.outcome = o
+	s.outcome, s.err = o, err
 	close(s.done)
 }
 

@@ -329,7 +329,7 @@ func TestRefused(t *testing.T) {
 	err := failure.New(failure.Input, "bad turn")
 	o := turn.Refused(err)
 	assert.Equal(t, turn.Outcome{Status: turn.StatusError, Kind: failure.Input, Message: "bad turn", Warnings: []event.Warning{},
-		Process: supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}}, o)
+		Process: supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1, Stop: supervise.StopNone}}, o)
 	o = turn.Refused(failure.New(failure.Cancelled, "stopped"))
 	assert.Equal(t, turn.StatusCancelled, o.Status)
 	assert.Equal(t, failure.Cancelled, o.Kind)

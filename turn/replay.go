@@ -17,6 +17,7 @@ import (
 func Replay(dec Decoder, prompt string, stdout, stderr []byte, exitCode int, opts Options) (Outcome, error) {
 	t := &live{dec: dec, guard: newWithhold(prompt), onEvent: opts.OnEvent, stopAtRetry: opts.StopAtRetry}
 	o := supervise.Outcome{Ending: supervise.Exited, ExitCode: exitCode, Stop: supervise.StopNone}
+	var runErr error
 	for line := range bytes.Lines(stdout) {
 		o.Lines++
 		o.Bytes += int64(len(line))
@@ -24,7 +25,7 @@ func Replay(dec Decoder, prompt string, stdout, stderr []byte, exitCode int, opt
 		if err == supervise.ErrFinished {
 			o.Finished = true
 		} else if err != nil {
-			o.Ending, o.Err, o.ExitCode = supervise.Aborted, err, -1
+			o.Ending, runErr, o.ExitCode = supervise.Aborted, err, -1
 			break
 		}
 	}
@@ -36,11 +37,11 @@ func Replay(dec Decoder, prompt string, stdout, stderr []byte, exitCode int, opt
 		}
 	}
 	if t.failed != nil && o.Ending == supervise.Exited {
-		o.Ending, o.Err, o.ExitCode = supervise.Aborted, t.failed, -1
+		o.Ending, runErr, o.ExitCode = supervise.Aborted, t.failed, -1
 	}
 	if o.Ending == supervise.Exited && exitCode != 0 && !o.Finished {
-		o.Err = failure.New(failure.Process, "the agent exited with code %d", exitCode)
+		runErr = failure.New(failure.Process, "the agent exited with code %d", exitCode)
 	}
 	o.StderrTail = string(stderr[max(0, len(stderr)-16<<10):])
-	return t.end(o)
+	return t.end(o, runErr)
 }

@@ -159,7 +159,7 @@ type Outcome struct {
 // (supervise.SpawnFailed, exit code -1), as Run's own spawn failure does.
 func Refused(err error) Outcome {
 	o := Outcome{Status: StatusError, Kind: failure.KindOf(err), Message: err.Error(), Warnings: []event.Warning{},
-		Process: supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}}
+		Process: supervise.NotStarted(err)}
 	if o.Kind == failure.Cancelled {
 		o.Status = StatusCancelled
 	}
@@ -202,32 +202,35 @@ func Run(ctx context.Context, plan shim.Command, prompt string, dec Decoder, opt
 	if opts.OnDrained != nil {
 		sopts.OnDrained = t.drained
 	}
-	var o supervise.Outcome
+	var (
+		o    supervise.Outcome
+		oErr error
+	)
 	if sd, ok := dec.(StderrDecoder); ok {
 		// A stop decided on stderr is an Abort of the session, so this
 		// turn keeps it (supervise.Run would not hand it out).
 		sopts.Stderr = &lineWriter{max: MaxStderrLine, line: func(line []byte) { t.stderrLine(sd, line) }}
 		s, err := supervise.Start(ctx, plan, sopts)
 		if err != nil {
-			o = supervise.NotStarted(err)
+			o, oErr = supervise.NotStarted(err), err
 		} else {
 			t.started(s)
-			o = s.Wait()
+			o, oErr = s.Wait()
 		}
 	} else {
-		o = supervise.Run(ctx, plan, sopts)
+		o, oErr = supervise.Run(ctx, plan, sopts)
 	}
-	return t.end(o)
+	return t.end(o, oErr)
 }
 
-// end decides the turn that ended as o and returns its outcome, with the
-// supervisor's warnings delivered and nothing of the prompt in it.
-func (t *live) end(o supervise.Outcome) (Outcome, error) {
+// end decides the turn that ended as o with the supervisor's error runErr
+// and returns its outcome, with the supervisor's warnings delivered and
+// nothing of the prompt in it.
+func (t *live) end(o supervise.Outcome, runErr error) (Outcome, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.over = true
-	err := t.guard.error(t.verdict(o))
-	o.Err = t.guard.error(o.Err)
+	err := t.guard.error(t.verdict(o, runErr))
 	if t.guard.holdsString(o.StderrTail) {
 		o.StderrTail = withheld
 	}
@@ -394,17 +397,17 @@ func retryStopError(r event.Retry) error {
 // a deadline, a cancel, the agent's own exit); then a supervisor verdict
 // that is not the agent exiting by itself (a deadline, a cancel, a spawn
 // failure); then the decoder's verdict on how the agent ended.
-func (t *live) verdict(o supervise.Outcome) error {
+func (t *live) verdict(o supervise.Outcome, runErr error) error {
 	switch {
 	case t.failed != nil && (!t.retryStop || o.Ending == supervise.Aborted):
 		return t.failed
 	case o.Ending != supervise.Exited:
-		return o.Err
-	case o.Finished && o.Err == nil:
+		return runErr
+	case o.Finished && runErr == nil:
 		// Exited after the result, maybe late-closed: the stream decides.
 		return t.dec.End(0, o.StderrTail)
 	case o.Signal != 0:
-		return o.Err // died of a signal nobody sent
+		return runErr // died of a signal nobody sent
 	}
 	return t.dec.End(o.ExitCode, o.StderrTail)
 }

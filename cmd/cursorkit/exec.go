@@ -94,7 +94,7 @@ func runExec(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		code := execSpawnExitCode(err)
 		fmt.Fprintf(a.stderr, "cursorkit: %v (%s)\n", err, failure.KindOf(err))
-		return a.writeExecReport(f.report, spawnOutcome(err), code)
+		return a.writeExecReport(f.report, supervise.NotStarted(err), err, code)
 	}
 	if f.dryRun {
 		a.writeJSON(struct {
@@ -111,7 +111,7 @@ func runExec(ctx context.Context, a *app, args []string) int {
 	// far has been passed on: prompt for an interactive child, one write
 	// per burst for a chatty one.
 	out := bufio.NewWriterSize(a.stdout, 64<<10)
-	o := supervise.Run(ctx, plan, supervise.Options{
+	o, runErr := supervise.Run(ctx, plan, supervise.Options{
 		Dir:              f.cwd,
 		Env:              os.Environ(),
 		Stdin:            a.stdin,
@@ -135,13 +135,13 @@ func runExec(ctx context.Context, a *app, args []string) int {
 		Stderr:    errOut,
 	})
 	_ = out.Flush() // the readers are done: this goroutine owns out now
-	code = execExitCode(o)
+	code = execExitCode(o, runErr)
 	if o.Ending == supervise.SpawnFailed {
-		fmt.Fprintf(a.stderr, "cursorkit: %v (%s)\n", o.Err, failure.KindOf(o.Err))
-	} else if o.Ending != supervise.Exited && o.Err != nil {
-		fmt.Fprintf(a.stderr, "cursorkit: %v\n", o.Err)
+		fmt.Fprintf(a.stderr, "cursorkit: %v (%s)\n", runErr, failure.KindOf(runErr))
+	} else if o.Ending != supervise.Exited && runErr != nil {
+		fmt.Fprintf(a.stderr, "cursorkit: %v\n", runErr)
 	}
-	return a.writeExecReport(f.report, o, code)
+	return a.writeExecReport(f.report, o, runErr, code)
 }
 
 // execPlan resolves target and plans its launch with args.
@@ -163,13 +163,9 @@ func execPlan(ctx context.Context, target string, args []string) (discovery.Reso
 	return res, plan, err
 }
 
-// spawnOutcome is the outcome of a run that never started.
-func spawnOutcome(err error) supervise.Outcome {
-	return supervise.Outcome{Ending: supervise.SpawnFailed, Err: err, ExitCode: -1, Stop: supervise.StopNone}
-}
-
-// execExitCode maps an outcome to exec's GNU-timeout exit codes.
-func execExitCode(o supervise.Outcome) int {
+// execExitCode maps an outcome and its error to exec's GNU-timeout exit
+// codes.
+func execExitCode(o supervise.Outcome, err error) int {
 	switch {
 	case o.Ending == supervise.Exited:
 		switch {
@@ -181,10 +177,10 @@ func execExitCode(o supervise.Outcome) int {
 		return o.ExitCode
 	case o.Ending == supervise.FirstLineTimeout, o.Ending == supervise.IdleTimeout, o.Ending == supervise.TotalTimeout:
 		return execExitTimeout
-	case o.Ending == supervise.Cancelled, o.Ending == supervise.Aborted && failure.Is(o.Err, failure.Cancelled):
+	case o.Ending == supervise.Cancelled, o.Ending == supervise.Aborted && failure.Is(err, failure.Cancelled):
 		return execExitInterrupted
 	case o.Ending == supervise.SpawnFailed:
-		return execSpawnExitCode(o.Err)
+		return execSpawnExitCode(err)
 	}
 	return execExitFailed
 }
@@ -252,7 +248,7 @@ func checkReportPath(path string) error {
 
 // writeExecReport writes o to path (when set) and returns code. A report
 // that cannot be written is said on stderr; code, the child's, stays.
-func (a *app) writeExecReport(path string, o supervise.Outcome, code int) int {
+func (a *app) writeExecReport(path string, o supervise.Outcome, runErr error, code int) int {
 	if path == "" {
 		return code
 	}
@@ -270,8 +266,8 @@ func (a *app) writeExecReport(path string, o supervise.Outcome, code int) int {
 	for _, w := range o.Warnings {
 		r.Warnings = append(r.Warnings, w.String()) // the report's lines, "code: message"
 	}
-	if o.Err != nil {
-		r.Kind, r.Message = failure.KindOf(o.Err), o.Err.Error()
+	if runErr != nil {
+		r.Kind, r.Message = failure.KindOf(runErr), runErr.Error()
 	}
 	data, err := json.Marshal(r, jsonOptions(), jsontext.WithIndent("  "))
 	if err == nil {

@@ -184,7 +184,7 @@ func (g *Runner) Run(ctx context.Context, dir string, timeout time.Duration, lim
 	}
 	var out bytes.Buffer
 	truncated := false
-	o := supervise.Run(ctx, plan, supervise.Options{
+	o, runErr := supervise.Run(ctx, plan, supervise.Options{
 		Dir:             dir,
 		Env:             g.env,
 		TotalTimeout:    timeout,
@@ -210,22 +210,22 @@ func (g *Runner) Run(ctx context.Context, dir string, timeout time.Duration, lim
 		}
 		return r, nil
 	case supervise.Cancelled:
-		return r, failure.Wrap(failure.Cancelled, o.Err, "%s was cancelled", what)
+		return r, failure.Wrap(failure.Cancelled, runErr, "%s was cancelled", what)
 	case supervise.TotalTimeout, supervise.FirstLineTimeout, supervise.IdleTimeout:
 		return r, failure.New(failure.Timeout, "%s did not finish within %s; its process tree was killed", what, timeout)
 	case supervise.SpawnFailed:
-		kind := failure.KindOf(o.Err)
+		kind := failure.KindOf(runErr)
 		if kind == failure.MissingCLI {
 			// A git that vanished between resolution and start is the
 			// machine's setup, not the agent CLI missing.
 			kind = failure.Setup
 		}
-		return r, failure.Wrap(kind, o.Err, "git could not be started")
+		return r, failure.Wrap(kind, runErr, "git could not be started")
 	}
-	if o.Err == nil {
+	if runErr == nil {
 		return r, nil
 	}
-	return r, failure.Wrap(failure.Process, o.Err, "%s failed", what)
+	return r, failure.Wrap(failure.Process, runErr, "%s failed", what)
 }
 
 // Why is a bounded reason from git's stderr: its last "fatal:" or
