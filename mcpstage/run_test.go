@@ -2,7 +2,8 @@ package mcpstage_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ import (
 func stagedKeys(t *testing.T, config string) []string {
 	t.Helper()
 	var doc struct {
-		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		MCPServers map[string]jsontext.Value `json:"mcpServers"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(config), &doc), "%q", config)
 	var keys []string

@@ -2,7 +2,8 @@ package mcpstage_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,7 +124,7 @@ func TestStageReleaseRestoresEverything(t *testing.T) {
 		got, ok := readMaybe(t, config)
 		require.True(t, ok)
 		var doc struct {
-			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+			MCPServers map[string]jsontext.Value `json:"mcpServers"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(got), &doc))
 		assert.Contains(t, doc.MCPServers, lease.Key)

@@ -3,7 +3,7 @@ package supervise
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"io"
 	"os"
 	"os/exec"

@@ -2,7 +2,7 @@ package codex_test
 
 import (
 	"bytes"
-	stdjson "encoding/json"
+	"encoding/json/jsontext"
 	"os"
 	"strconv"
 	"strings"
@@ -124,7 +124,7 @@ func FuzzDecoder(f *testing.F) {
 				out.Reset()
 				require.NoError(t, ev.MarshalJSONTo(enc))
 				b := out.Bytes()
-				require.True(t, stdjson.Valid(b), "%s", b)
+				require.True(t, jsontext.Value(b).IsValid(turn.UnmarshalOptions()), "%s", b)
 				require.Equal(t, 1, bytes.Count(b, []byte("\n")), "one line: %s", b)
 			}
 			require.Equal(t, final, d.Done(), "Done exactly after the final event")

@@ -1,7 +1,6 @@
 package cursor
 
 import (
-	stdjson "encoding/json"
 	"encoding/json/jsontext"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // feedLine feeds line to a new Decoder of a write turn that also allows
@@ -372,10 +372,10 @@ func TestDecodeDepthLimit(t *testing.T) {
 	require.NoError(t, err, "%d levels are accepted", limit)
 	require.Len(t, evs, 1)
 	assert.Equal(t, event.TypeUnknown, evs[0].Type)
-	assert.True(t, stdjson.Valid([]byte(deep(limit))))
+	assert.True(t, jsontext.Value(deep(limit)).IsValid(turn.UnmarshalOptions()))
 	_, err = feedLine(t, deep(limit+1), false)
 	require.Error(t, err)
-	assert.False(t, stdjson.Valid([]byte(deep(limit+1))))
+	assert.False(t, jsontext.Value(deep(limit+1)).IsValid(turn.UnmarshalOptions()))
 	// The bracket one level too deep.
 	assert.Contains(t, err.Error(), "line 2, byte offset 10015: not valid JSON")
 }

@@ -2,7 +2,8 @@ package cursor
 
 import (
 	"bytes"
-	stdjson "encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // seedLines are realistic lines and their near misses, each also a seed of
@@ -112,7 +114,7 @@ func FuzzFeed(f *testing.F) {
 				out.Reset()
 				require.NoError(t, ev.MarshalJSONTo(enc))
 				b := out.Bytes()
-				require.True(t, stdjson.Valid(b), "%s", b)
+				require.True(t, jsontext.Value(b).IsValid(turn.UnmarshalOptions()), "%s", b)
 				require.Equal(t, 1, bytes.Count(b, []byte("\n")), "one line: %s", b)
 				if bytes.Equal(line, []byte(userLine)) {
 					require.NotContains(t, string(b), "SECRET", "the prompt's echo in an event")
@@ -214,9 +216,9 @@ func FuzzTools(f *testing.F) {
 	})
 }
 
-// FuzzMCPServer checks the MCP server policy against encoding/json (v1):
-// an MCP call is allowed exactly when its args are an object whose
-// (last) providerIdentifier is the one server key of the turn.
+// FuzzMCPServer checks the MCP server policy against a map reading of the
+// args: an MCP call is allowed exactly when its args are an object whose
+// last providerIdentifier is a string, the one server key of the turn.
 func FuzzMCPServer(f *testing.F) {
 	f.Add("github", `{"name":"github-x","providerIdentifier":"github","toolName":"x"}`)
 	f.Add("github", `{"providerIdentifier":"github","providerIdentifier":"gitlab"}`)
@@ -234,11 +236,13 @@ func FuzzMCPServer(f *testing.F) {
 			return
 		}
 		require.NoError(t, validName("MCP server key", key, 128))
-		if !stdjson.Valid([]byte(args)) || bytes.ContainsAny([]byte(args), "\r\n") {
+		if !jsontext.Value([]byte(args)).IsValid(turn.UnmarshalOptions()) || bytes.ContainsAny([]byte(args), "\r\n") {
 			return
 		}
-		var m map[string]any
-		want := stdjson.Unmarshal([]byte(args), &m) == nil && m["providerIdentifier"] == key
+		var m map[string]jsontext.Value
+		var server string
+		want := json.Unmarshal([]byte(args), &m, turn.UnmarshalOptions()) == nil && m["providerIdentifier"].Kind() == '"' &&
+			json.Unmarshal(m["providerIdentifier"], &server, turn.UnmarshalOptions()) == nil && server == key
 		_, err = d.Feed([]byte(initLine))
 		require.NoError(t, err)
 		_, err = d.Feed([]byte(`{"type":"tool_call","subtype":"started","call_id":"c","tool_call":{"mcpToolCall":{"args":` + args + `}}}`))

@@ -2,7 +2,7 @@ package gemini_test
 
 import (
 	"bytes"
-	stdjson "encoding/json"
+	"encoding/json/jsontext"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -104,7 +104,7 @@ func FuzzDecoder(f *testing.F) {
 				out.Reset()
 				require.NoError(t, ev.MarshalJSONTo(enc))
 				b := out.Bytes()
-				require.True(t, stdjson.Valid(b), "%s", b)
+				require.True(t, jsontext.Value(b).IsValid(turn.UnmarshalOptions()), "%s", b)
 				require.Equal(t, 1, bytes.Count(b, []byte("\n")), "one line: %s", b)
 				if bytes.Equal(line, []byte(seeds[1])) {
 					require.NotContains(t, string(b), "SECRET", "the prompt's echo in an event")
