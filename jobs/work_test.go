@@ -52,32 +52,29 @@ func TestWork(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, StateDone, got.State)
 	})
-	t.Run("a run's failure before it ended the job is recorded", func(t *testing.T) {
-		r := waiting(t, s, ws, "p")
-		w := Worker{Run: func(context.Context, *Record, string, *OutputWriter) error {
-			return failure.New(failure.MissingCLI, "the recorded build is gone")
-		}}
-		err := w.Work(t.Context(), s, ws, r.ID)
-		assert.Equal(t, failure.MissingCLI, failure.KindOf(err))
-		got, lerr := s.Load(ws, r.ID)
-		require.NoError(t, lerr)
-		assert.Equal(t, StateError, got.State)
-		assert.Equal(t, failure.MissingCLI, got.Failure.Kind)
-		assert.NotNil(t, got.EndedAt)
-	})
-	t.Run("a run cancelled before it ended the job is recorded cancelled", func(t *testing.T) {
-		r := waiting(t, s, ws, "p")
-		w := Worker{Run: func(context.Context, *Record, string, *OutputWriter) error {
-			return failure.New(failure.Cancelled, "resolution cancelled: context canceled")
-		}}
-		err := w.Work(t.Context(), s, ws, r.ID)
-		assert.Equal(t, failure.Cancelled, failure.KindOf(err))
-		got, lerr := s.Load(ws, r.ID)
-		require.NoError(t, lerr)
-		assert.Equal(t, StateCancelled, got.State)
-		assert.Equal(t, failure.Cancelled, got.Failure.Kind)
-		assert.NotNil(t, got.EndedAt)
-	})
+	// A run's failure before it ended the job is recorded: a cancel as
+	// cancelled, anything else as error.
+	for _, tt := range []struct {
+		kind  failure.Kind
+		state State
+	}{
+		{failure.MissingCLI, StateError},
+		{failure.Cancelled, StateCancelled},
+	} {
+		t.Run("a run that failed with "+string(tt.kind)+" before it ended the job", func(t *testing.T) {
+			r := waiting(t, s, ws, "p")
+			w := Worker{Run: func(context.Context, *Record, string, *OutputWriter) error {
+				return failure.New(tt.kind, "the run failed")
+			}}
+			err := w.Work(t.Context(), s, ws, r.ID)
+			assert.Equal(t, tt.kind, failure.KindOf(err))
+			got, lerr := s.Load(ws, r.ID)
+			require.NoError(t, lerr)
+			assert.Equal(t, tt.state, got.State)
+			assert.Equal(t, tt.kind, got.Failure.Kind)
+			assert.NotNil(t, got.EndedAt)
+		})
+	}
 	t.Run("a job that ended before its worker came runs nothing", func(t *testing.T) {
 		r := waiting(t, s, ws, "p")
 		_, err := s.Update(ws, r.ID, func(cur *Record) bool { markCancelled(cur); return true })
