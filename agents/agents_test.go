@@ -264,7 +264,7 @@ func TestInspectAll(t *testing.T) {
 	}
 
 	broken := install(t, "cursor", agentsim.Scenario(agentsim.ScenarioVersionKeychainLocked))
-	r := broken.agent.Inspect(context.Background(), broken.res.Path, nil, broken.env, waitLong)
+	r := agents.Inspect(broken.agent, context.Background(), broken.res.Path, nil, broken.env, waitLong)
 	assert.True(t, r.Found)
 	require.NotNil(t, r.Error, "a found agent whose --version fails is unusable")
 	assert.Equal(t, failure.Auth, r.Error.Kind)

@@ -50,11 +50,11 @@ func problemOf(err error) *Problem {
 	return &Problem{Kind: failure.KindOf(err), Message: strings.TrimSpace(err.Error())}
 }
 
-// Inspect finds the agent as a turn would (override is the configured
+// inspect finds the agent as a turn would (override is the configured
 // binary, Cursor's only), plans the launch of a plan-mode turn and asks its
 // --version under timeout (Version). A missing agent is a Report without
 // Found, saying how to install it; nothing here is a failure of the call.
-func (a Agent) Inspect(ctx context.Context, override string, getenv func(string) string, environ []string, timeout time.Duration) Report {
+func (a Agent) inspect(ctx context.Context, override string, getenv func(string) string, environ []string, timeout time.Duration) Report {
 	r := Report{Name: a.Name, Provider: a.Provider}
 	res, err := a.Find(ctx, override, getenv, discovery.EnvFromOS(), discovery.OSFS())
 	if failure.Is(err, failure.MissingCLI) {
@@ -91,7 +91,7 @@ func InspectAll(ctx context.Context, cursorOverride string, getenv func(string) 
 		if a.Name == cursor.Name {
 			override = cursorOverride
 		}
-		wg.Go(func() { reports[i] = a.Inspect(ctx, override, getenv, environ, timeout) })
+		wg.Go(func() { reports[i] = a.inspect(ctx, override, getenv, environ, timeout) })
 	}
 	wg.Wait()
 	return reports

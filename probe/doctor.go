@@ -15,10 +15,7 @@ import (
 // setup error is returned.
 func StatusOf(ctx context.Context, cfg Config) (Report, Auth, error) {
 	report, perr := Probe(ctx, cfg)
-	if !report.Available {
-		return report, Auth{State: AuthUnknown, Reason: "start_failed", Detail: "no Cursor CLI binary is available"}, perr
-	}
-	auth, aerr := Status(ctx, cfg, report)
+	auth, aerr := Status(ctx, cfg, report) // without a binary, an unknown state; Probe's error says why
 	if perr != nil {
 		return report, auth, perr
 	}

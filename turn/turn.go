@@ -159,7 +159,7 @@ type Outcome struct {
 // (supervise.SpawnFailed, exit code -1), as Run's own spawn failure does.
 func Refused(err error) Outcome {
 	o := Outcome{Status: StatusError, Kind: failure.KindOf(err), Message: err.Error(), Warnings: []event.Warning{},
-		Process: supervise.NotStarted(err)}
+		Process: supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1, Stop: supervise.StopNone}}
 	if o.Kind == failure.Cancelled {
 		o.Status = StatusCancelled
 	}

@@ -94,7 +94,7 @@ func runExec(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		code := execSpawnExitCode(err)
 		fmt.Fprintf(a.stderr, "cursorkit: %v (%s)\n", err, failure.KindOf(err))
-		return a.writeExecReport(f.report, supervise.NotStarted(err), err, code)
+		return a.writeExecReport(f.report, supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1, Stop: supervise.StopNone}, err, code)
 	}
 	if f.dryRun {
 		a.writeJSON(struct {

@@ -360,5 +360,5 @@ func (a *app) runTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p runP
 		o, err = p.agent.Run(ctx, p.res, p.configured, p.turn, opts)
 	}
 	w.close()
-	return a.finishTurn(w, f.asJSON, o, time.Since(started), err)
+	return a.finishTurn(w, o, time.Since(started), err)
 }

@@ -201,8 +201,8 @@ func lastLines(s string, n int) string {
 // finishTurn prints the end of a turn `run` started: the outcome line with
 // --json, else the text's last newline and the footer. It returns the
 // exit code of err.
-func (a *app) finishTurn(w *turnWriter, asJSON bool, o turn.Outcome, took time.Duration, err error) int {
-	if asJSON {
+func (a *app) finishTurn(w *turnWriter, o turn.Outcome, took time.Duration, err error) int {
+	if w.asJSON {
 		if merr := json.MarshalEncode(w.events.Encoder(), o); merr != nil {
 			fmt.Fprintf(a.stderr, "cursorkit: writing the outcome: %v\n", merr)
 		}
@@ -210,7 +210,7 @@ func (a *app) finishTurn(w *turnWriter, asJSON bool, o turn.Outcome, took time.D
 		_ = w.out.WriteByte('\n')
 	}
 	_ = w.out.Flush()
-	if !asJSON {
+	if !w.asJSON {
 		printFooter(a.stderr, o, took, err)
 	}
 	return failure.ExitCodeOf(err)
