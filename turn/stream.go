@@ -116,13 +116,37 @@ func (s *Stream) Unmarshal(line []byte, v any, what string) (banner []event.Even
 		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: event.WarnBanner,
 			Message: fmt.Sprintf("ignored line %d before the first event (not a JSON object): %s", s.line, excerpt(line, 0))}}}, nil
 	}
-	offset, reason := jsonReason(uerr)
 	if line[0] != '{' {
-		offset, reason = 0, "not a JSON object"
-	} else if what != "" && !notObject {
-		reason = Quote(what, 40) + " event: " + reason
+		return nil, s.Protocol(0, line, "not a JSON object")
 	}
-	return nil, s.Protocol(offset, line, reason)
+	return nil, s.Invalid(line, what, uerr)
+}
+
+// Invalid returns the protocol error of line, an event of type what ("" for
+// none), for the first in the line of errs, the errors json/v2 gave for
+// its members (Field.Err); nil when every one is nil. It names the byte
+// offset and the JSON pointer, and quotes none of the line's values.
+func (s *Stream) Invalid(line []byte, what string, errs ...error) error {
+	var first error
+	firstAt := -1
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if at, _ := jsonReason(err); first == nil || at < firstAt {
+			first, firstAt = err, at
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	offset, reason := jsonReason(first)
+	if what != "" {
+		if _, syntax := errors.AsType[*jsontext.SyntacticError](first); !syntax {
+			reason = Quote(what, 40) + " event: " + reason
+		}
+	}
+	return s.Protocol(offset, line, reason)
 }
 
 // Head reads the type and subtype of line, a line Next returned; a type

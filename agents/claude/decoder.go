@@ -159,10 +159,10 @@ func (d *Decoder) readAs(line []byte, k eventKind, w *wireLine) error {
 	default:
 		return nil
 	}
-	w.Message.Content.line, w.Message.Content.user = line, k == kindUser
-	_, err := d.s.Unmarshal(line, v, w.Type)
-	w.Message.Content.line = nil // Feed keeps nothing of line
-	return err
+	if _, err := d.s.Unmarshal(line, v, w.Type); err != nil {
+		return err
+	}
+	return d.s.Invalid(line, w.Type, w.Message.Content.members(k == kindUser)...)
 }
 
 // initEvents are the events of system/init: the init event, or for a
@@ -208,17 +208,17 @@ func (d *Decoder) assistant(w *wireLine) ([]event.Event, error) {
 		b := &w.Message.Content.list[i]
 		switch b.Type {
 		case "text":
-			text.WriteString(b.Text)
+			text.WriteString(b.Text.Value())
 		case "thinking":
 			evs = d.flushText(evs, &text, apiError)
-			evs = append(evs, event.Event{Type: event.TypeThinking, Subtype: "delta", Text: b.Thinking},
+			evs = append(evs, event.Event{Type: event.TypeThinking, Subtype: "delta", Text: b.Thinking.Value()},
 				event.Event{Type: event.TypeThinking, Subtype: "completed"})
 		case "redacted_thinking":
 			evs = d.flushText(evs, &text, apiError)
 			evs = append(evs, event.Event{Type: event.TypeThinking, Subtype: "completed"})
 		case "tool_use":
 			evs = d.flushText(evs, &text, apiError)
-			t := &event.Tool{CallID: b.ID, Name: b.Name, Args: present(b.Input)}
+			t := &event.Tool{CallID: b.ID.Value(), Name: b.Name.Value(), Args: present(b.Input.Value())}
 			if err := d.s.StartTool(t, d.allow.check(t.Name)); err != nil {
 				return nil, err
 			}
@@ -259,11 +259,11 @@ func (d *Decoder) user(w *wireLine) []event.Event {
 			continue
 		}
 		status := "success"
-		if b.IsError {
+		if b.IsError.Value() {
 			status = "error"
 		}
-		t := &event.Tool{CallID: b.ToolUseID, Status: status, Result: present(b.Content)}
-		if started := d.s.CompleteTool(b.ToolUseID); started != nil {
+		t := &event.Tool{CallID: b.ToolUseID.Value(), Status: status, Result: present(b.Content.Value())}
+		if started := d.s.CompleteTool(t.CallID); started != nil {
 			t.Name, t.Args = started.Name, started.Args
 		}
 		evs = append(evs, event.Event{Type: event.TypeToolCompleted, Tool: t})

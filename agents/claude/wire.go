@@ -16,7 +16,8 @@ import (
 // type first, then for only the members that type uses, which must have
 // the kind Claude Code sends (null reads as absent); an event of another
 // type passes whole whatever its members hold. A content block is read
-// the same way within its line (turn.UnmarshalTyped).
+// once, into the members of every block type (wireBlock), of which only
+// those its type uses must have their kind.
 
 // wireLine is what a line is read into: the members of every event type
 // the Decoder knows, each type reading its own.
@@ -148,12 +149,9 @@ type userMessage struct {
 }
 
 // blocks is message.content: an array of blocks, or a string (the
-// prompt's echo) or null, which hold none. Each block is read for the
-// members of its type that its message's role uses (wireBlock.members).
+// prompt's echo) or null, which hold none.
 type blocks struct {
 	list []wireBlock
-	line []byte // the line being read, whose blocks are read from its bytes
-	user bool   // a user message's blocks, else an assistant's
 }
 
 // UnmarshalJSONFrom reads an array of blocks, a string or null.
@@ -170,10 +168,17 @@ func (c *blocks) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	for dec.PeekKind() != ']' {
+		if k := dec.PeekKind(); k == 'n' {
+			// json/v2 reads null into a struct as nothing: a block is an object.
+			v, err := dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			return &json.SemanticError{ByteOffset: dec.InputOffset() - int64(len(v)), JSONPointer: dec.StackPointer(),
+				JSONKind: k, GoType: reflect.TypeFor[wireBlock]()}
+		}
 		c.list = append(c.list, wireBlock{})
-		b := &c.list[len(c.list)-1]
-		if err := turn.UnmarshalTyped(dec, c.line, []turn.Member{{Name: "type", Value: &b.Type}},
-			func() any { return b.members(c.user) }); err != nil {
+		if err := json.UnmarshalDecode(dec, &c.list[len(c.list)-1]); err != nil {
 			return err
 		}
 	}
@@ -181,55 +186,52 @@ func (c *blocks) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return err
 }
 
-// wireBlock is a block of message.content: its type, and the members of
-// the block types the Decoder reads.
-type wireBlock struct {
-	Type string
-	textBlock
-	thinkingBlock
-	toolUseBlock
-	toolResultBlock
+// members are the errors of the members the blocks' types use in a
+// message of the role user says (wireBlock.members).
+func (c *blocks) members(user bool) []error {
+	var errs []error
+	for i := range c.list {
+		errs = append(errs, c.list[i].members(user)...)
+	}
+	return errs
 }
 
-// members is the Go value the members of b's type are read into: in a
-// user message only a tool_result's, in an assistant message a text,
-// thinking or tool_use block's; nil for a block of another type, whose
-// members may hold anything.
-func (b *wireBlock) members(user bool) any {
+// wireBlock is a block of message.content, read once: its type, and the
+// members of every block type the Decoder reads, each a turn.Field whose
+// kind matters only when the block's type uses it (members).
+type wireBlock struct {
+	Type string `json:"type"`
+
+	Text     turn.Field[string]         `json:"text"`     // text
+	Thinking turn.Field[string]         `json:"thinking"` // thinking
+	ID       turn.Field[string]         `json:"id"`       // tool_use
+	Name     turn.Field[string]         `json:"name"`     // tool_use
+	Input    turn.Field[jsontext.Value] `json:"input"`    // tool_use
+
+	ToolUseID turn.Field[string]         `json:"tool_use_id"` // tool_result
+	IsError   turn.Field[bool]           `json:"is_error"`    // tool_result
+	Content   turn.Field[jsontext.Value] `json:"content"`     // tool_result
+}
+
+// members are the errors of the members b's type uses: in a user message
+// only a tool_result's, in an assistant message a text, thinking or
+// tool_use block's; none for a block of another type, whose members may
+// hold anything.
+func (b *wireBlock) members(user bool) []error {
 	switch {
 	case user && b.Type == "tool_result":
-		return &b.toolResultBlock
+		return []error{b.ToolUseID.Err(), b.IsError.Err(), b.Content.Err()}
 	case user:
 		return nil
 	case b.Type == "text":
-		return &b.textBlock
+		return []error{b.Text.Err()}
 	case b.Type == "thinking":
-		return &b.thinkingBlock
+		return []error{b.Thinking.Err()}
 	case b.Type == "tool_use":
-		return &b.toolUseBlock
+		return []error{b.ID.Err(), b.Name.Err(), b.Input.Err()}
 	}
 	return nil
 }
-
-// The members of each block type the Decoder reads.
-type (
-	textBlock struct {
-		Text string `json:"text"`
-	}
-	thinkingBlock struct {
-		Thinking string `json:"thinking"`
-	}
-	toolUseBlock struct {
-		ID    string         `json:"id"`
-		Name  string         `json:"name"`
-		Input jsontext.Value `json:"input"`
-	}
-	toolResultBlock struct {
-		ToolUseID string         `json:"tool_use_id"`
-		IsError   bool           `json:"is_error"`
-		Content   jsontext.Value `json:"content"`
-	}
-)
 
 // present is v, nil when it is null.
 func present(v jsontext.Value) jsontext.Value {

@@ -1,10 +1,8 @@
 package codex
 
 import (
-	"bytes"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
-	"reflect"
 	"strconv"
 
 	"github.com/cursorkit/cursorkit/event"
@@ -15,9 +13,9 @@ import (
 // which encoding/json/v2 reads a line into. A line is read for its type
 // first (turn.Stream.Head); only then, for a type the decoder knows, for the
 // members of that type (decode), so a line of any other type passes on
-// whole whatever its members hold, and a member a type does not use may
-// hold anything. An item is read the same way within its line: its id and
-// type first, then the members of its type. Null reads as absent.
+// whole whatever its members hold. An item is read once, into the members
+// of every item type (wireItem), of which only those its type uses must
+// have their kind. Null reads as absent.
 
 // threadStarted is a thread.started event.
 type threadStarted struct {
@@ -26,7 +24,22 @@ type threadStarted struct {
 
 // itemEvent is an item.started, item.updated or item.completed event.
 type itemEvent struct {
-	Item wireItem `json:"item"`
+	Item itemRef `json:"item"`
+}
+
+// itemRef reads an item event's item into it, which the decoder keeps
+// from line to line; ok reports that the event has one (an object, not
+// null: no item, even after one).
+type itemRef struct {
+	it *wireItem
+	ok bool
+}
+
+func (r *itemRef) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if r.ok = dec.PeekKind() != 'n'; !r.ok {
+		return dec.SkipValue()
+	}
+	return json.UnmarshalDecode(dec, r.it)
 }
 
 // turnCompleted is a turn.completed event.
@@ -62,228 +75,125 @@ func decode[T any](s *turn.Stream, line []byte, typ string) (*T, error) {
 	return v, err
 }
 
-// wireItem is the item of an item event: its id and type, and body, the
-// members of its type (nil for a type the decoder does not know); ok
-// reports that the event has one (an object, not null).
+// wireItem is the item of an item event, read once: its id and type, and
+// the members of every item type the decoder knows, each a turn.Field
+// whose kind matters only when the item's type uses it (members).
 type wireItem struct {
-	ID, Type string
-	body     any
-	ok       bool
-	line     []byte // the line being read, whose item is read from its bytes
+	ID   string `json:"id"`
+	Type string `json:"type"`
+
+	Text    turn.Field[string] `json:"text"`    // agent_message, reasoning
+	Message turn.Field[string] `json:"message"` // error
+	Status  turn.Field[string] `json:"status"`  // the tools but web_search
+
+	Command          turn.Field[turn.RawString] `json:"command"`           // command_execution
+	AggregatedOutput turn.Field[turn.RawString] `json:"aggregated_output"` // command_execution
+	ExitCode         turn.Field[*int64]         `json:"exit_code"`         // command_execution
+
+	Changes turn.Field[turn.RawArray] `json:"changes"` // file_change
+
+	// Server is read as text: the policy names servers.
+	Server    turn.Field[*string]        `json:"server"`    // mcp_tool_call
+	Tool      turn.Field[turn.RawString] `json:"tool"`      // mcp_tool_call, collab_tool_call
+	Arguments turn.Field[jsontext.Value] `json:"arguments"` // mcp_tool_call
+	Result    turn.Field[turn.RawObject] `json:"result"`    // mcp_tool_call
+	Error     turn.Field[turn.RawObject] `json:"error"`     // mcp_tool_call
+
+	// A web_search item carries two "id" members, the item's then the
+	// search's (ThreadItem flattens WebSearchItem): the last counts, as
+	// with serde_json and JSON.parse.
+	Query  turn.Field[turn.RawString] `json:"query"`  // web_search
+	Action turn.Field[jsontext.Value] `json:"action"` // web_search
+
+	// A collab_tool_call's prompt is not read: it may quote the user's.
+	ReceiverThreadIDs turn.Field[turn.RawArray]  `json:"receiver_thread_ids"` // collab_tool_call
+	AgentsStates      turn.Field[turn.RawObject] `json:"agents_states"`       // collab_tool_call
 }
 
-// UnmarshalJSONFrom reads the item: its id and type, then its body.
-func (it *wireItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() == 'n' {
-		*it = wireItem{line: it.line} // no item, even after one
-		return dec.SkipValue()
-	}
-	head := []turn.Member{{Name: "id", Value: &it.ID}, {Name: "type", Value: &it.Type}}
-	err := turn.UnmarshalTyped(dec, it.line, head, func() any {
-		it.body = newItemBody(it.Type)
-		return it.body
-	})
-	it.ok = err == nil
-	return err
-}
-
-// newItemBody returns a new body for an item of type typ, nil for a type
-// the decoder does not know (todo_list, plan, ...).
-func newItemBody(typ string) any {
-	switch typ {
-	case "agent_message":
-		return new(agentMessage)
-	case "reasoning":
-		return new(reasoning)
+// members are the errors of the members it's type uses; a type the
+// decoder does not know (todo_list, plan, ...) uses none.
+func (it *wireItem) members() []error {
+	switch it.Type {
+	case "agent_message", "reasoning":
+		return []error{it.Text.Err()}
 	case "error":
-		return new(errorItem)
+		return []error{it.Message.Err()}
 	case "command_execution":
-		return new(commandItem)
+		return []error{it.Command.Err(), it.AggregatedOutput.Err(), it.ExitCode.Err(), it.Status.Err()}
 	case "file_change":
-		return new(fileChangeItem)
+		return []error{it.Changes.Err(), it.Status.Err()}
 	case "mcp_tool_call":
-		return new(mcpItem)
+		return []error{it.Server.Err(), it.Tool.Err(), it.Arguments.Err(), it.Result.Err(), it.Error.Err(), it.Status.Err()}
 	case "web_search":
-		return new(webSearchItem)
+		return []error{it.Query.Err(), it.Action.Err()}
 	case "collab_tool_call":
-		return new(collabItem)
+		return []error{it.Tool.Err(), it.ReceiverThreadIDs.Err(), it.AgentsStates.Err(), it.Status.Err()}
 	}
 	return nil
 }
 
-// agentMessage is an agent_message item: the model's words.
-type agentMessage struct {
-	Text string `json:"text"`
-}
-
-// reasoning is a reasoning item: the model's thinking.
-type reasoning struct {
-	Text string `json:"text"`
-}
-
-// errorItem is an error item: an error Codex goes on after.
-type errorItem struct {
-	Message string `json:"message"`
-}
-
-// toolItem is the body of an item that calls a tool.
-type toolItem interface {
-	// tool names the tool called, and for an MCP call its server.
-	tool() (name, server string)
-	// fill sets t's Args, and when done its Status and Result.
-	fill(t *event.Tool, done bool)
-}
-
-// commandItem is a command_execution item, the tool ToolShell.
-type commandItem struct {
-	Command          rawString `json:"command"`
-	AggregatedOutput rawString `json:"aggregated_output"`
-	ExitCode         *int64    `json:"exit_code"`
-	Status           string    `json:"status"`
-}
-
-func (c *commandItem) tool() (string, string) { return ToolShell, "" }
-
-func (c *commandItem) fill(t *event.Tool, done bool) {
-	t.Args = buildObject(member{"command", c.Command})
-	if !done {
-		return
-	}
-	t.Status = c.Status
-	if c.ExitCode != nil || c.AggregatedOutput != nil {
-		var code []byte
-		if c.ExitCode != nil {
-			code = strconv.AppendInt(nil, *c.ExitCode, 10)
+// tool names the tool an item of a tool type calls, and for an MCP call
+// its server; ok is false for an item that calls none.
+func (it *wireItem) tool() (name, server string, ok bool) {
+	switch it.Type {
+	case "command_execution":
+		return ToolShell, "", true
+	case "file_change":
+		return ToolFileChange, "", true
+	case "mcp_tool_call":
+		if s := it.Server.Value(); s != nil {
+			server = *s
 		}
-		t.Result = buildObject(member{"exit_code", code}, member{"aggregated_output", c.AggregatedOutput})
+		return ToolMCP, server, true
+	case "web_search":
+		return ToolWebSearch, "", true
+	case "collab_tool_call":
+		return ToolCollab, "", true
 	}
+	return "", "", false
 }
 
-// fileChangeItem is a file_change item (apply_patch), the tool
-// ToolFileChange.
-type fileChangeItem struct {
-	Changes rawArray `json:"changes"`
-	Status  string   `json:"status"`
-}
-
-func (f *fileChangeItem) tool() (string, string) { return ToolFileChange, "" }
-
-func (f *fileChangeItem) fill(t *event.Tool, done bool) {
-	t.Args = buildObject(member{"changes", f.Changes})
-	if done {
-		t.Status = f.Status
-	}
-}
-
-// mcpItem is an mcp_tool_call item, the tool ToolMCP. Its server is read
-// as text: the policy names servers.
-type mcpItem struct {
-	Server    *string        `json:"server"`
-	Tool      rawString      `json:"tool"`
-	Arguments jsontext.Value `json:"arguments"`
-	Result    rawObject      `json:"result"`
-	Error     rawObject      `json:"error"`
-	Status    string         `json:"status"`
-}
-
-func (m *mcpItem) tool() (string, string) {
-	if m.Server == nil {
-		return ToolMCP, ""
-	}
-	return ToolMCP, *m.Server
-}
-
-func (m *mcpItem) fill(t *event.Tool, done bool) {
-	var server []byte
-	if m.Server != nil {
-		// Valid UTF-8 (json/v2 replaced what was not), so AppendQuote
-		// reports no error; its quote would be right even then.
-		server, _ = jsontext.AppendQuote(nil, *m.Server)
-	}
-	t.Args = buildObject(member{"server", server}, member{"tool", m.Tool}, member{"arguments", m.Arguments})
-	if !done {
-		return
-	}
-	t.Status = m.Status
-	if m.Result != nil || m.Error != nil {
-		t.Result = buildObject(member{"result", m.Result}, member{"error", m.Error})
-	}
-}
-
-// webSearchItem is a web_search item, the tool ToolWebSearch. It carries
-// two "id" members, the item's then the search's (ThreadItem flattens
-// WebSearchItem): the last counts, as with serde_json and JSON.parse.
-type webSearchItem struct {
-	Query  rawString      `json:"query"`
-	Action jsontext.Value `json:"action"`
-}
-
-func (w *webSearchItem) tool() (string, string) { return ToolWebSearch, "" }
-
-func (w *webSearchItem) fill(t *event.Tool, _ bool) {
-	t.Args = buildObject(member{"query", w.Query}, member{"action", w.Action})
-}
-
-// collabItem is a collab_tool_call item (sub-agents), the tool
-// ToolCollab. Its prompt is not read: it may quote the user's.
-type collabItem struct {
-	Tool              rawString `json:"tool"`
-	ReceiverThreadIDs rawArray  `json:"receiver_thread_ids"`
-	AgentsStates      rawObject `json:"agents_states"`
-	Status            string    `json:"status"`
-}
-
-func (c *collabItem) tool() (string, string) { return ToolCollab, "" }
-
-func (c *collabItem) fill(t *event.Tool, done bool) {
-	t.Args = buildObject(member{"tool", c.Tool}, member{"receiver_thread_ids", c.ReceiverThreadIDs})
-	if done {
-		t.Status = c.Status
-		if c.AgentsStates != nil {
-			t.Result = jsontext.Value(c.AgentsStates)
+// fill sets t's Args from a tool item, and when done its Status and
+// Result.
+func (it *wireItem) fill(t *event.Tool, done bool) {
+	switch it.Type {
+	case "command_execution":
+		t.Args = buildObject(member{"command", it.Command.Value()})
+		if !done {
+			return
+		}
+		if code, out := it.ExitCode.Value(), it.AggregatedOutput.Value(); code != nil || out != nil {
+			var codeJSON []byte
+			if code != nil {
+				codeJSON = strconv.AppendInt(nil, *code, 10)
+			}
+			t.Result = buildObject(member{"exit_code", codeJSON}, member{"aggregated_output", out})
+		}
+	case "file_change":
+		t.Args = buildObject(member{"changes", it.Changes.Value()})
+	case "mcp_tool_call":
+		var server []byte
+		if s := it.Server.Value(); s != nil {
+			// Valid UTF-8 (json/v2 replaced what was not), so AppendQuote
+			// reports no error; its quote would be right even then.
+			server, _ = jsontext.AppendQuote(nil, *s)
+		}
+		t.Args = buildObject(member{"server", server}, member{"tool", it.Tool.Value()}, member{"arguments", it.Arguments.Value()})
+		if res, fail := it.Result.Value(), it.Error.Value(); done && (res != nil || fail != nil) {
+			t.Result = buildObject(member{"result", res}, member{"error", fail})
+		}
+	case "web_search":
+		t.Args = buildObject(member{"query", it.Query.Value()}, member{"action", it.Action.Value()})
+		return // no status
+	case "collab_tool_call":
+		t.Args = buildObject(member{"tool", it.Tool.Value()}, member{"receiver_thread_ids", it.ReceiverThreadIDs.Value()})
+		if states := it.AgentsStates.Value(); done && states != nil {
+			t.Result = jsontext.Value(states)
 		}
 	}
-}
-
-// rawString, rawArray and rawObject are members passed on as they are
-// written, which Codex sends as a JSON string, array or object; null
-// reads as absent (nil), any other kind is an error.
-type (
-	rawString jsontext.Value
-	rawArray  jsontext.Value
-	rawObject jsontext.Value
-)
-
-func (r *rawString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return readRaw(dec, (*jsontext.Value)(r), '"', reflect.TypeFor[string]())
-}
-
-func (r *rawArray) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return readRaw(dec, (*jsontext.Value)(r), '[', reflect.TypeFor[[]any]())
-}
-
-func (r *rawObject) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return readRaw(dec, (*jsontext.Value)(r), '{', reflect.TypeFor[map[string]any]())
-}
-
-// readRaw reads the next value into dst, a copy, when it is of kind want,
-// nil when it is null. A value of another kind is the error json/v2 gives
-// for a Go value of type goType, which reads want ("is a number, not a
-// string").
-func readRaw(dec *jsontext.Decoder, dst *jsontext.Value, want jsontext.Kind, goType reflect.Type) error {
-	v, err := dec.ReadValue()
-	if err != nil {
-		return err
+	if done {
+		t.Status = it.Status.Value()
 	}
-	switch k := v.Kind(); k {
-	case 'n':
-		*dst = nil
-	case want:
-		*dst = bytes.Clone(v)
-	default:
-		return &json.SemanticError{JSONKind: k, GoType: goType}
-	}
-	return nil
 }
 
 // member is one member of an object buildObject writes.

@@ -31,6 +31,7 @@ type Decoder struct {
 	fatal error               // the first top-level error Codex does not retry
 	said  map[string]struct{} // agent_message and reasoning items already emitted, by id
 	last  string              // the last agent_message's text: the result's
+	wire  wireItem            // the item being read
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
@@ -94,14 +95,18 @@ func (d *Decoder) event(typ string, line []byte) ([]event.Event, error) {
 	case "turn.started":
 		return nil, nil // says nothing the caller needs
 	case "item.started", "item.updated", "item.completed":
-		ev := &itemEvent{Item: wireItem{line: line}}
+		d.wire = wireItem{}
+		ev := &itemEvent{Item: itemRef{it: &d.wire}}
 		if _, err := d.s.Unmarshal(line, ev, typ); err != nil {
 			return nil, err
 		}
 		if !ev.Item.ok {
 			return nil, d.s.Protocol(-1, line, turn.Quote(typ, 40)+` event: field "/item" is missing`)
 		}
-		return d.item(&ev.Item, typ, line)
+		if err := d.s.Invalid(line, typ, d.wire.members()...); err != nil {
+			return nil, err
+		}
+		return d.item(&d.wire, typ, line)
 	case "turn.completed":
 		ev, err := decode[turnCompleted](&d.s, line, typ)
 		if err != nil {
@@ -234,27 +239,29 @@ func usage(u *wireUsage) event.Usage {
 // item.updated or item.completed.
 func (d *Decoder) item(it *wireItem, typ string, line []byte) ([]event.Event, error) {
 	phase := strings.TrimPrefix(typ, "item.")
-	switch body := it.body.(type) {
-	case *agentMessage:
-		if phase != "completed" || body.Text == "" || !d.firstSaid(it.ID) {
+	switch it.Type {
+	case "agent_message":
+		text := it.Text.Value()
+		if phase != "completed" || text == "" || !d.firstSaid(it.ID) {
 			return nil, nil // the text comes once, on item.completed
 		}
-		d.last = body.Text
-		return []event.Event{{Type: event.TypeText, Text: body.Text}}, nil
-	case *reasoning:
+		d.last = text
+		return []event.Event{{Type: event.TypeText, Text: text}}, nil
+	case "reasoning":
 		if phase != "completed" || !d.firstSaid(it.ID) {
 			return nil, nil
 		}
-		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: body.Text},
+		return []event.Event{{Type: event.TypeThinking, Subtype: "delta", Text: it.Text.Value()},
 			{Type: event.TypeThinking, Subtype: "completed"}}, nil
-	case *errorItem:
+	case "error":
 		if phase != "completed" {
 			return nil, nil
 		}
 		return []event.Event{{Type: event.TypeWarning, Warning: &event.Warning{Code: WarnItemError,
-			Message: detail.Cut(detail.Bound(body.Message), maxAgentMessage)}}}, nil
-	case toolItem:
-		return d.tool(it.ID, body, phase)
+			Message: detail.Cut(detail.Bound(it.Message.Value()), maxAgentMessage)}}}, nil
+	}
+	if name, server, ok := it.tool(); ok {
+		return d.tool(it, name, server, phase)
 	}
 	// todo_list, plan and item types this decoder does not know pass on
 	// whole: they are not tool calls Codex documents.
@@ -275,21 +282,20 @@ func (d *Decoder) firstSaid(id string) bool {
 // tool maps a tool item: every phase is checked against the policy; the
 // first item.started of an id is tool_started, item.completed is
 // tool_completed, item.updated says nothing new.
-func (d *Decoder) tool(id string, it toolItem, phase string) ([]event.Event, error) {
-	name, server := it.tool()
-	t := &event.Tool{CallID: id, Name: name}
+func (d *Decoder) tool(it *wireItem, name, server, phase string) ([]event.Event, error) {
+	t := &event.Tool{CallID: it.ID, Name: name}
 	if refused := d.allow.check(name, server); refused != nil {
 		return nil, d.s.StartTool(t, refused)
 	}
 	switch phase {
 	case "started":
-		if d.s.Tool(id) != nil {
+		if d.s.Tool(it.ID) != nil {
 			return nil, nil // said again
 		}
 		it.fill(t, false)
 		return []event.Event{{Type: event.TypeToolStarted, Tool: t}}, d.s.StartTool(t, nil)
 	case "completed":
-		d.s.CompleteTool(id)
+		d.s.CompleteTool(it.ID)
 		it.fill(t, true)
 		return []event.Event{{Type: event.TypeToolCompleted, Tool: t}}, nil
 	}

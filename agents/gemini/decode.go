@@ -3,7 +3,6 @@ package gemini
 import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
-	"reflect"
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/turn"
@@ -42,19 +41,19 @@ type wireMessage struct {
 // wireToolUse is a tool_use event, sent before the tool runs.
 type wireToolUse struct {
 	stamp
-	ToolName   string    `json:"tool_name"`
-	ToolID     string    `json:"tool_id"`
-	Parameters rawObject `json:"parameters"`
+	ToolName   string         `json:"tool_name"`
+	ToolID     string         `json:"tool_id"`
+	Parameters turn.RawObject `json:"parameters"`
 }
 
 // wireToolResult is a tool_result event: the output when the call
 // succeeded, the error object when it failed.
 type wireToolResult struct {
 	stamp
-	ToolID string    `json:"tool_id"`
-	Status string    `json:"status"`
-	Output rawString `json:"output"`
-	Error  rawObject `json:"error"`
+	ToolID string         `json:"tool_id"`
+	Status string         `json:"status"`
+	Output turn.RawString `json:"output"`
+	Error  turn.RawObject `json:"error"`
 }
 
 // wireError is an error event: a warning, or an error that fails the
@@ -109,44 +108,6 @@ func (s *wireStats) usage() event.Usage {
 		u.InputTokens = &n
 	}
 	return u
-}
-
-// rawObject is a member passed on as sent that must be a JSON object;
-// null reads as absent (nil).
-type rawObject jsontext.Value
-
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
-func (r *rawObject) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	v, err := readRaw(dec, '{', reflect.TypeFor[map[string]any]())
-	*r = rawObject(v)
-	return err
-}
-
-// rawString is a member passed on as sent, quotes and escapes included,
-// that must be a JSON string; null reads as absent (nil).
-type rawString jsontext.Value
-
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
-func (r *rawString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	v, err := readRaw(dec, '"', reflect.TypeFor[string]())
-	*r = rawString(v)
-	return err
-}
-
-// readRaw reads the next value: a copy of it when it is of kind want,
-// nil for null, else a semantic error saying that a value of type
-// expected's kind was expected (json/v2 adds where).
-func readRaw(dec *jsontext.Decoder, want jsontext.Kind, expected reflect.Type) (jsontext.Value, error) {
-	v, err := dec.ReadValue()
-	switch {
-	case err != nil:
-		return nil, err
-	case v.Kind() == 'n':
-		return nil, nil
-	case v.Kind() != want:
-		return nil, &json.SemanticError{JSONKind: v.Kind(), GoType: expected}
-	}
-	return v.Clone(), nil
 }
 
 // answeredModel is the model that answered the turn, read from the

@@ -1,0 +1,100 @@
+package turn
+
+import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"reflect"
+)
+
+// Field is a member of an object whose members depend on its type (a
+// message's content block, a Codex item), so that the object is read
+// once, into one struct holding the members of every type, and a member
+// its type does not use may hold anything: a value that does not fit T
+// is held as its error (Err) instead of failing the read. The decoder
+// then checks the members its type uses (Stream.Invalid).
+//
+// A Field is read within the line's own read (Stream.Unmarshal), never
+// through a json.Unmarshal of its own, so that its error names the byte
+// offset and JSON pointer in the line. Null reads as the zero T. Of a
+// member given twice the last value stays, and the first error.
+type Field[T any] struct {
+	v   T
+	err error
+}
+
+// UnmarshalJSONFrom reads the next value of dec, which must be valid
+// JSON, into f.
+func (f *Field[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(raw, &f.v, dec.Options())
+	if err == nil || f.err != nil {
+		return nil
+	}
+	if serr, ok := errors.AsType[*json.SemanticError](err); ok {
+		serr.ByteOffset += dec.InputOffset() - int64(len(raw))
+		serr.JSONPointer = dec.StackPointer() + serr.JSONPointer
+	}
+	f.err = err
+	return nil
+}
+
+// Value is the member's value: the zero T when it is absent, null or held
+// an error.
+func (f *Field[T]) Value() T {
+	if f.err != nil {
+		var zero T
+		return zero
+	}
+	return f.v
+}
+
+// Err is the error json/v2 gave for the member's value, nil when it fit.
+func (f *Field[T]) Err() error { return f.err }
+
+// RawString, RawArray and RawObject are members passed on as the agent
+// wrote them, quotes and escapes included, which must be a JSON string,
+// array or object; null reads as absent (nil), any other kind is the
+// error json/v2 gives for a Go string, slice or map.
+type (
+	RawString jsontext.Value
+	RawArray  jsontext.Value
+	RawObject jsontext.Value
+)
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (r *RawString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return readRaw(dec, (*jsontext.Value)(r), '"', reflect.TypeFor[string]())
+}
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (r *RawArray) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return readRaw(dec, (*jsontext.Value)(r), '[', reflect.TypeFor[[]any]())
+}
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (r *RawObject) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return readRaw(dec, (*jsontext.Value)(r), '{', reflect.TypeFor[map[string]any]())
+}
+
+// readRaw reads the next value into dst, a copy, when it is of kind want,
+// nil when it is null; a value of another kind is the error json/v2
+// gives for a Go value of type goType (json/v2 adds where).
+func readRaw(dec *jsontext.Decoder, dst *jsontext.Value, want jsontext.Kind, goType reflect.Type) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	switch k := v.Kind(); k {
+	case 'n':
+		*dst = nil
+	case want:
+		*dst = v.Clone()
+	default:
+		return &json.SemanticError{JSONKind: k, GoType: goType}
+	}
+	return nil
+}
