@@ -2,6 +2,7 @@ package turn
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -93,4 +94,24 @@ func QuoteByte(c byte) string {
 		s = `"\x` + strconv.FormatUint(uint64(c), 16) + `"`
 	}
 	return "'" + s[1:len(s)-1] + "'"
+}
+
+// CheckName returns a failure.Input error naming what (a tool name, an
+// MCP server key) when name is empty, longer than max bytes, or holds a
+// byte that is neither an ASCII letter or digit nor one of extra.
+func CheckName(what, name string, max int, extra string) error {
+	if name == "" || len(name) > max {
+		return failure.New(failure.Input, "%s %s must be 1 to %d characters", what, Quote(name, max), max)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(extra, c) >= 0) {
+			allowed := "letters"
+			for j := range len(extra) {
+				allowed += ", " + QuoteByte(extra[j])
+			}
+			return failure.New(failure.Input, "%s %s holds %s at byte %d; only %s and digits are allowed",
+				what, Quote(name, max), QuoteByte(c), i, allowed)
+		}
+	}
+	return nil
 }

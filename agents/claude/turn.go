@@ -149,20 +149,11 @@ func Args(t Turn) ([]string, error) {
 // digits, '_' and '-' (so never a comma, a space or a rule's
 // parentheses).
 func validToolName(name string) error {
-	if name == "" {
-		return failure.New(failure.Input, "tool name is empty")
+	if err := turn.CheckName("tool name", name, 128, "_-"); err != nil {
+		return err
 	}
-	if len(name) > 128 {
-		return failure.New(failure.Input, "tool name %s is longer than 128 bytes", turn.Quote(name, 64))
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if letter || i > 0 && (c >= '0' && c <= '9' || c == '_' || c == '-') {
-			continue
-		}
-		return failure.New(failure.Input, "tool name %s holds %s at byte %d (want ASCII letters, digits, '_' and '-', starting with a letter)",
-			turn.Quote(name, 64), turn.QuoteByte(c), i)
+	if c := name[0]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+		return failure.New(failure.Input, "tool name %s starts with %s, not a letter", turn.Quote(name, 64), turn.QuoteByte(c))
 	}
 	if name == mcpPrefix[:3] || strings.HasPrefix(name, mcpPrefix) && len(name) == len(mcpPrefix) {
 		return failure.New(failure.Input, "tool name %s names no MCP server (want mcp__SERVER or mcp__SERVER__TOOL)", turn.Quote(name, 64))

@@ -208,7 +208,7 @@ func FuzzTools(f *testing.F) {
 			return
 		}
 		for _, n := range names {
-			require.NoError(t, validName("tool name", n, 64))
+			require.NoError(t, turn.CheckName("tool name", n, 64, "_-"))
 			require.Nil(t, d.allow.check(n, nil))
 		}
 		_, err = Args(Turn{Tools: names})
@@ -232,10 +232,10 @@ func FuzzMCPServer(f *testing.F) {
 		d, err := NewDecoder(Turn{MCPServers: []string{key}})
 		if err != nil {
 			require.Equal(t, failure.Input, failure.KindOf(err))
-			require.Error(t, validName("MCP server key", key, 128))
+			require.Error(t, turn.CheckName("MCP server key", key, 128, "_-"))
 			return
 		}
-		require.NoError(t, validName("MCP server key", key, 128))
+		require.NoError(t, turn.CheckName("MCP server key", key, 128, "_-"))
 		if !jsontext.Value([]byte(args)).IsValid(turn.UnmarshalOptions()) || bytes.ContainsAny([]byte(args), "\r\n") {
 			return
 		}

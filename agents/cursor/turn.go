@@ -143,34 +143,18 @@ func checkTurn(t Turn) (Mode, error) {
 			return "", failure.New(failure.Input, "a sandboxed turn approves no MCP server (%d given)", len(t.MCPServers))
 		}
 	}
+	// What Cursor's tool keys and MCP server keys are made of.
 	for _, name := range t.Tools {
-		if err := validName("tool name", name, 64); err != nil {
+		if err := turn.CheckName("tool name", name, 64, "_-"); err != nil {
 			return "", err
 		}
 	}
 	for _, key := range t.MCPServers {
-		if err := validName("MCP server key", key, 128); err != nil {
+		if err := turn.CheckName("MCP server key", key, 128, "_-"); err != nil {
 			return "", err
 		}
 	}
 	return mode, nil
-}
-
-// validName accepts what Cursor's tool keys and MCP server keys are made
-// of: ASCII letters, digits, '_' and '-', 1 to max of them. what names the
-// value in the failure.Input error.
-func validName(what, name string, max int) error {
-	if name == "" || len(name) > max {
-		return failure.New(failure.Input, "%s %s must be 1 to %d characters", what, turn.Quote(name, max), max)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return failure.New(failure.Input, "%s %s holds %s at byte %d; only letters, digits, '_' and '-' are allowed",
-				what, turn.Quote(name, max), turn.QuoteByte(c), i)
-		}
-	}
-	return nil
 }
 
 // allowlist is the set of tools a turn may use.

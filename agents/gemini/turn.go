@@ -83,7 +83,8 @@ func Args(t Turn) ([]string, error) {
 		return nil, err
 	}
 	for _, name := range t.Tools {
-		if err := validToolName(name); err != nil {
+		// What gemini's tool names, MCP ones included, are made of.
+		if err := turn.CheckName("tool name", name, 64, "_-.:"); err != nil {
 			return nil, err
 		}
 	}
@@ -189,7 +190,7 @@ func newAllowlist(mode turn.Mode, extra []string) (allowlist, error) {
 	}
 	a := allowlist{mode: string(mode)}
 	for _, name := range extra {
-		if err := validToolName(name); err != nil {
+		if err := turn.CheckName("tool name", name, 64, "_-.:"); err != nil {
 			return allowlist{}, err
 		}
 		if name == mcpAll {
@@ -218,22 +219,6 @@ func (a allowlist) check(name string) *failure.Error {
 	}
 	return failure.New(failure.Policy, "the agent called the tool %s, which the %s mode does not allow (allowed: %s)",
 		turn.Quote(name, 64), a.mode, strings.Join(a.tools, ", "))
-}
-
-// validToolName accepts what gemini's tool names are made of (MCP names
-// included): ASCII letters, digits, '_', '-', '.' and ':', 1 to 64 of them.
-func validToolName(name string) error {
-	if name == "" || len(name) > 64 {
-		return failure.New(failure.Input, "tool name %s must be 1 to 64 characters", turn.Quote(name, 64))
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
-			return failure.New(failure.Input, "tool name %s holds %s at byte %d; only letters, digits, '_', '-', '.' and ':' are allowed",
-				turn.Quote(name, 64), turn.QuoteByte(c), i)
-		}
-	}
-	return nil
 }
 
 // Supervision defaults (TurnDefaults).
