@@ -10,10 +10,10 @@ package agents
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/turn"
@@ -74,7 +74,7 @@ func (e *UnsupportedError) Unwrap() error { return failure.New(failure.Input, "%
 // Offers returns nil when the agent has option o (the Cursor CLI has them
 // all), else an *UnsupportedError naming both.
 func (a Agent) Offers(o Option) error {
-	if a.Name == cursor.Name {
+	if slices.Contains(a.offers, o) {
 		return nil
 	}
 	return &UnsupportedError{Agent: a.Name, Option: o}
@@ -118,11 +118,15 @@ type Agent struct {
 	InstallHint string
 
 	candidates func(override string, getenv func(string) string) []discovery.Candidate
-	args       func(Turn) ([]string, error)
-	decoder    func(Turn) (turn.Decoder, error)
-	version    func(output string) (string, error)
-	classify   func(text string) failure.Kind
-	defaults   func() turn.Options
+	// checkCandidates, when set, refuses candidates before any resolves.
+	checkCandidates func(cands []discovery.Candidate, goos string) error
+	// offers are the Options it has beyond the common Turn.
+	offers   []Option
+	args     func(Turn) ([]string, error)
+	decoder  func(Turn) (turn.Decoder, error)
+	version  func(output string) (string, error)
+	classify func(text string) failure.Kind
+	defaults func() turn.Options
 	// run, when set, runs a turn instead of the generic plan-and-decode
 	// (cursor's own Run, with its vanished-binary retry).
 	run func(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts turn.Options) (turn.Outcome, error)
@@ -169,11 +173,9 @@ func genericCandidates(envName, command string) func(string, func(string) string
 // is refused).
 func (a Agent) Find(ctx context.Context, override string, getenv func(string) string, env discovery.Env, fsys discovery.FS) (discovery.Resolution, error) {
 	cands := a.Candidates(override, getenv)
-	if a.Name == cursor.Name {
-		for _, c := range cands {
-			if err := cursor.CheckCandidate(c, env.GOOS); err != nil {
-				return discovery.Resolution{}, err
-			}
+	if a.checkCandidates != nil {
+		if err := a.checkCandidates(cands, env.GOOS); err != nil {
+			return discovery.Resolution{}, err
 		}
 	}
 	res, err := discovery.ResolveFirst(ctx, cands, env, fsys)

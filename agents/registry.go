@@ -83,8 +83,10 @@ func cursorAgent() Agent {
 	return Agent{
 		Name: cursor.Name, Provider: cursor.Provider, Command: cursor.Command,
 		EnvBinary: cursor.EnvBinary, InstallHint: cursor.InstallHint,
-		candidates: cursor.Candidates,
-		args:       func(t Turn) ([]string, error) { return cursor.Args(cursorTurn(t)) },
+		candidates:      cursor.Candidates,
+		checkCandidates: cursor.CheckCandidates,
+		offers:          []Option{OptionMCPServer, OptionPartialOutput, OptionEffort, OptionTaskProfile},
+		args:            func(t Turn) ([]string, error) { return cursor.Args(cursorTurn(t)) },
 		decoder: func(t Turn) (turn.Decoder, error) {
 			d, err := cursor.NewDecoder(cursorTurn(t))
 			if err != nil {

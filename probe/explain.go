@@ -38,10 +38,8 @@ func Explain(ctx context.Context, cfg Config, target string, args []string) (Exp
 	whereName := target
 	if target == "" {
 		cands := cursor.Candidates(cfg.Override, cfg.getenv)
-		for _, c := range cands {
-			if cerr := cursor.CheckCandidate(c, env.GOOS); cerr != nil {
-				return Explanation{Warnings: []string{}}, cerr
-			}
+		if cerr := cursor.CheckCandidates(cands, env.GOOS); cerr != nil {
+			return Explanation{Warnings: []string{}}, cerr
 		}
 		res, err = discovery.ResolveFirst(ctx, cands, env, fsys)
 		var fe *failure.Error

@@ -26,6 +26,17 @@ func Candidates(override string, getenv func(string) string) []discovery.Candida
 	return discovery.Candidates(override, EnvBinary, getenv, nameCursorAgent, nameCursor)
 }
 
+// CheckCandidates is CheckCandidate of each of cands, in order: the
+// first refusal.
+func CheckCandidates(cands []discovery.Candidate, goos string) error {
+	for _, c := range cands {
+		if err := CheckCandidate(c, goos); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // CheckCandidate refuses a candidate that is the bare name agent (on
 // Windows in any case, with or without one launchable extension):
 // other CLIs install an `agent` earlier on PATH, so it would start some
