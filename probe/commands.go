@@ -121,6 +121,7 @@ func Models(ctx context.Context, cfg Config, report Report, refresh bool) (Model
 	cause := cursor.Diagnose(string(r.stdout) + "\n" + r.stderr)
 	if !r.ok() {
 		if cause != cursor.CauseNone {
+			mr.Cause = cause
 			return mr, authFor(cause, said).Err()
 		}
 		outcome, detail := classify(r, "models", timeout)
@@ -148,6 +149,7 @@ func Models(ctx context.Context, cfg Config, report Report, refresh bool) (Model
 	}
 	if len(c.Models) == 0 && !c.Empty && cause != cursor.CauseNone {
 		// A failure printed in place of the catalog, exit 0 or not.
+		mr.Cause = cause
 		return mr, authFor(cause, said).Err()
 	}
 	if len(c.Models) == 0 && !c.Empty && len(c.Unrecognized) > 0 {

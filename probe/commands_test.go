@@ -162,6 +162,8 @@ func TestModelsShapesAndFailures(t *testing.T) {
 			assert.Len(t, mr.Models, tt.models)
 			assert.NotNil(t, mr.Models)
 			assert.Equal(t, tt.empty, mr.Empty)
+			printedCause := tt.kind != "" && tt.kind != failure.Protocol && tt.kind != failure.Process && tt.kind != failure.Timeout
+			assert.Equal(t, printedCause, mr.Cause != cursor.CauseNone, "the cause the CLI printed instead of the catalog: %q", mr.Cause)
 			if tt.kind != "" {
 				cache, err := cfg.catalogCache()
 				require.NoError(t, err)

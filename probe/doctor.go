@@ -108,7 +108,7 @@ func Diagnose(cfg Config, in Inspection, explainErr error) []Problem {
 		add(err, fixOr(in.Auth.Cause(), "run `cursor-agent status` by hand to see what it says"))
 	}
 	if in.ModelsErr != nil {
-		add(in.ModelsErr, fixOr(kindCause(failure.KindOf(in.ModelsErr)), "run `cursor-agent models` by hand; `cursorkit models --refresh` asks again"))
+		add(in.ModelsErr, fixOr(in.Models.Cause, "run `cursor-agent models` by hand; `cursorkit models --refresh` asks again"))
 	} else if len(in.Models.Models) == 0 {
 		problems = append(problems, Problem{Kind: failure.Setup, Message: "no models are available for this account",
 			Fix: "check the account's plan in the Cursor dashboard"})
@@ -122,18 +122,4 @@ func fixOr(c cursor.Cause, fallback string) string {
 		return fix
 	}
 	return fallback
-}
-
-// kindCause is the cause a failure kind can only have come from: the
-// network and the limits (auth and setup have several).
-func kindCause(k failure.Kind) cursor.Cause {
-	switch k {
-	case failure.Network:
-		return cursor.CauseNetwork
-	case failure.Quota:
-		return cursor.CauseQuota
-	case failure.RateLimited:
-		return cursor.CauseRateLimited
-	}
-	return cursor.CauseNone
 }

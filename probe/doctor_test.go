@@ -101,7 +101,8 @@ func TestDiagnose(t *testing.T) {
 			explainErr: failure.New(failure.Input, "bad char"),
 			want:       []Problem{{Kind: failure.Input, Message: "bad char", Fix: "the binary answers --version but a prompt turn could not be planned; see the explain section"}}},
 		{name: "logged out, and a network failure listing models",
-			in: Inspection{Probe: found, Auth: Auth{State: AuthUnauthenticated, Reason: reasonNotLoggedIn}, ModelsErr: failure.New(failure.Network, "offline")},
+			in: Inspection{Probe: found, Auth: Auth{State: AuthUnauthenticated, Reason: reasonNotLoggedIn},
+				Models: ModelsReport{Cause: cursor.CauseNetwork}, ModelsErr: failure.New(failure.Network, "offline")},
 			want: []Problem{
 				{Kind: failure.Auth, Message: Auth{State: AuthUnauthenticated, Reason: reasonNotLoggedIn}.Err().Error(), Fix: fixOr(cursor.CauseNotLoggedIn, "")},
 				{Kind: failure.Network, Message: "offline", Fix: cursor.CauseNetwork.Fix()},
@@ -122,25 +123,27 @@ func TestDiagnoseListsAProblemOnce(t *testing.T) {
 	blocked := failure.New(failure.Network, "getaddrinfo ENOTFOUND")
 	in := Inspection{Probe: Report{Blocked: cursor.CauseNetwork}, ProbeErr: blocked}
 	in.Probe.Available = true
-	in.Models, in.ModelsErr = ModelsReport{}, blocked
+	in.Models, in.ModelsErr = ModelsReport{Cause: cursor.CauseNetwork}, blocked
 	in.Auth = Auth{State: AuthAuthenticated}
 	assert.Equal(t, []Problem{{Kind: failure.Network, Message: blocked.Error(), Fix: cursor.CauseNetwork.Fix()}}, Diagnose(Config{}, in, nil))
 }
 
-func TestKindCause(t *testing.T) {
+func TestDiagnoseFixesAModelsFailureByItsCause(t *testing.T) {
 	tests := []struct {
-		kind failure.Kind
-		want cursor.Cause
+		name  string
+		cause cursor.Cause
+		fix   string
 	}{
-		{failure.Network, cursor.CauseNetwork},
-		{failure.Quota, cursor.CauseQuota},
-		{failure.RateLimited, cursor.CauseRateLimited},
-		{failure.Auth, cursor.CauseNone},
-		{failure.Setup, cursor.CauseNone},
+		{name: "a cause printed instead of the catalog", cause: cursor.CauseKeychainLocked, fix: cursor.CauseKeychainLocked.Fix()},
+		{name: "the quota", cause: cursor.CauseQuota, fix: cursor.CauseQuota.Fix()},
+		{name: "no cause", cause: cursor.CauseNone, fix: "run `cursor-agent models` by hand; `cursorkit models --refresh` asks again"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, kindCause(tt.kind), "%s", tt.kind)
+		t.Run(tt.name, func(t *testing.T) {
+			listing := failure.New(failure.Auth, "listing Cursor models failed")
+			in := Inspection{Probe: Report{Available: true}, Auth: Auth{State: AuthAuthenticated},
+				Models: ModelsReport{Cause: tt.cause}, ModelsErr: listing}
+			assert.Equal(t, []Problem{{Kind: failure.Auth, Message: listing.Error(), Fix: tt.fix}}, Diagnose(Config{}, in, nil))
+		})
 	}
-	assert.Equal(t, "fallback", fixOr(cursor.CauseNone, "fallback"))
-	assert.Equal(t, cursor.CauseQuota.Fix(), fixOr(cursor.CauseQuota, "fallback"))
 }

@@ -106,4 +106,7 @@ type ModelsReport struct {
 	// Diagnostics are bounded lines: unrecognized output lines, cache
 	// problems.
 	Diagnostics []string `json:"diagnostics"`
+	// Cause is what the CLI printed instead of the catalog when listing
+	// failed for it (cursor.CauseNone otherwise): its fix says what to do.
+	Cause cursor.Cause `json:"-"`
 }
