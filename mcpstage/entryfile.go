@@ -6,7 +6,6 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
 	"maps"
 	"slices"
@@ -31,17 +30,9 @@ const MaxEntryFileSize = 1 << 20
 // the entry may be staged (a command not blank, no NUL) is Stage's to say.
 func ReadEntryFile(path string) (Entry, error) {
 	data, err := safefile.Read(path, MaxEntryFileSize)
-	if err != nil {
-		var tooLarge *safefile.TooLargeError
-		var notRegular *safefile.NotRegularError
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return Entry{}, badEntryFile(path, "it does not exist")
-		case errors.As(err, &tooLarge):
-			return Entry{}, badEntryFile(path, "it is larger than %d bytes", MaxEntryFileSize)
-		case errors.As(err, &notRegular):
-			return Entry{}, badEntryFile(path, "it is not a regular file")
-		}
+	if problem := safefile.Problem(err); problem != "" {
+		return Entry{}, badEntryFile(path, "it %s", problem)
+	} else if err != nil {
 		return Entry{}, failure.Wrap(failure.Input, err, "reading the MCP server file %s", strconv.Quote(path))
 	}
 	e, err := parseEntry(data)

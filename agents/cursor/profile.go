@@ -279,15 +279,8 @@ func ProjectHooks(workspace string) []string {
 
 // readProblem says why a hook file could not be read, without its path.
 func readProblem(err error) string {
-	var tooLarge *safefile.TooLargeError
-	var notRegular *safefile.NotRegularError
-	switch {
-	case errors.As(err, &tooLarge):
-		return "larger than 1 MiB"
-	case errors.As(err, &notRegular):
-		return "not a regular file"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
+	if problem := safefile.Problem(err); problem != "" {
+		return "it " + problem
 	}
 	return "unreadable"
 }

@@ -327,9 +327,9 @@ func TestProjectHooks(t *testing.T) {
 		{name: "not an object", files: map[string]string{".cursor/hooks.json": `[]`},
 			want: []string{"cannot check .cursor/hooks.json for project hooks (not a JSON object); hooks there would run outside the sandbox"}},
 		{name: "a directory", dirs: []string{".cursor/hooks.json"},
-			want: []string{"cannot check .cursor/hooks.json for project hooks (not a regular file); hooks there would run outside the sandbox"}},
+			want: []string{"cannot check .cursor/hooks.json for project hooks (it is not a regular file); hooks there would run outside the sandbox"}},
 		{name: "too large", files: map[string]string{".claude/settings.json": `{"hooks":{"a":1}, "x":"` + strings.Repeat("x", 1<<20) + `"}`},
-			want: []string{"cannot check .claude/settings.json for project hooks (larger than 1 MiB); hooks there would run outside the sandbox"}},
+			want: []string{"cannot check .claude/settings.json for project hooks (it is larger than 1048576 bytes); hooks there would run outside the sandbox"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

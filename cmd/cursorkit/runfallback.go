@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"strconv"
 	"strings"
 
@@ -60,17 +58,9 @@ func (a *app) planFallback(ctx context.Context, model string, probed *cursorProb
 // parses it; errors name the file and where it is wrong, never its text.
 func readTranscript(path string) ([]fallback.Message, error) {
 	data, err := safefile.Read(path, maxTranscriptFile)
-	if err != nil {
-		var tooLarge *safefile.TooLargeError
-		var notRegular *safefile.NotRegularError
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, failure.New(failure.Input, "--transcript file %s does not exist", strconv.Quote(path))
-		case errors.As(err, &tooLarge):
-			return nil, failure.New(failure.Input, "--transcript file %s is larger than %d bytes", strconv.Quote(path), maxTranscriptFile)
-		case errors.As(err, &notRegular):
-			return nil, failure.New(failure.Input, "--transcript file %s is not a regular file", strconv.Quote(path))
-		}
+	if problem := safefile.Problem(err); problem != "" {
+		return nil, failure.New(failure.Input, "--transcript file %s %s", strconv.Quote(path), problem)
+	} else if err != nil {
 		return nil, failure.Wrap(failure.Input, err, "reading the --transcript file %s", strconv.Quote(path))
 	}
 	msgs, err := fallback.ParseTranscript(data)

@@ -182,3 +182,23 @@ type BrokenLinkError struct {
 func (e *BrokenLinkError) Error() string {
 	return fmt.Sprintf("%s is a symbolic link to a file that does not exist", e.Path)
 }
+
+// Problem says why Read or ReadChecked refused path, without the path,
+// for a message that names it: "does not exist", "is larger than N
+// bytes", "is not a regular file", "is not readable (permission
+// denied)"; "" for any other error.
+func Problem(err error) string {
+	var tooLarge *TooLargeError
+	var notRegular *NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist"
+	case errors.As(err, &tooLarge):
+		return fmt.Sprintf("is larger than %d bytes", tooLarge.Limit)
+	case errors.As(err, &notRegular):
+		return "is not a regular file"
+	case errors.Is(err, fs.ErrPermission):
+		return "is not readable (permission denied)"
+	}
+	return ""
+}
