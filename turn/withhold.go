@@ -42,6 +42,7 @@ const maxUnescape = 3
 // are passed on as they are.
 type withhold struct {
 	size    int                 // runes in a window: promptWindow, or the folded prompt's when fewer
+	empty   window              // a window of size runes that has read none
 	windows map[string]struct{} // the folded prompt's windows
 	// filter has the bit of each window's hash (window.bit): a text's
 	// window is looked up only when its bit is set, so a text is read
@@ -69,8 +70,8 @@ func newWithhold(prompt string) withhold {
 		return withhold{}
 	}
 	size := min(runes, promptWindow)
-	w := withhold{size: size, windows: map[string]struct{}{}, filter: make([]uint64, filterBits/64)}
-	win := newWindow(size)
+	w := withhold{size: size, empty: newWindow(size), windows: map[string]struct{}{}, filter: make([]uint64, filterBits/64)}
+	win := w.empty
 	for _, r := range prompt {
 		if win.push(r) {
 			w.windows[string(win.text(nil))] = struct{}{}
@@ -103,7 +104,7 @@ func (w withhold) holds(text []byte) bool {
 
 // found reports whether text, folded, holds a window of the prompt's.
 func (w withhold) found(text []byte) bool {
-	win := newWindow(w.size)
+	win := w.empty
 	var buf [promptWindow * utf8.UTFMax]byte
 	for i := 0; i < len(text); {
 		r, n := utf8.DecodeRune(text[i:])
