@@ -224,8 +224,10 @@ func (s *Session) readStdout(r io.Reader) {
 	if r == nil {
 		return
 	}
+	seen := false // only this reader writes firstLine
 	markFirst := func() {
-		if s.firstLine.Load() < 0 { // only this reader writes it
+		if !seen {
+			seen = true
 			s.firstLine.Store(int64(s.since()))
 			close(s.firstLineCh)
 		}
