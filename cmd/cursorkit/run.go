@@ -141,16 +141,6 @@ type runPlan struct {
 	mcp *mcpstage.Entry
 	// fallback is --fallback's, nil without one.
 	fallback *agents.Fallback
-	// cursor is the probe of the Cursor CLI when the agent is Cursor, which
-	// a Cursor fallback reuses; nil otherwise.
-	cursor *cursorProbe
-}
-
-// cursorProbe is a probe of the Cursor CLI and the configuration it ran
-// with.
-type cursorProbe struct {
-	cfg    probe.Config
-	report probe.Report
 }
 
 // cursorOnlyFlags are the run flags that ask for an option only the
@@ -218,7 +208,7 @@ func (a *app) planRun(ctx context.Context, fs *pflag.FlagSet, f runFlags, prompt
 		return p, err
 	}
 	if f.fallback != "" {
-		fb := a.planFallback(ctx, fbModel, p.cursor)
+		fb := a.planFallback(ctx, fbModel)
 		fb.Transcript, fb.AfterRetries, fb.Purpose = history, f.fallbackAfterRetries, "run"
 		p.fallback = &fb
 	}
@@ -260,14 +250,13 @@ func (a *app) findAgent(ctx context.Context, f runFlags, p *runPlan) error {
 	if _, err := p.agent.Args(p.turn); err != nil {
 		return err
 	}
-	probed, err := a.probeCursor(ctx)
+	cfg, report, err := a.probeCursor(ctx)
 	if err != nil {
 		return err
 	}
-	p.cursor = &probed
-	p.res, p.configured = probed.report.Binary.Resolution, probed.report.Binary.Configured
+	p.res, p.configured = report.Binary.Resolution, report.Binary.Configured
 	if f.model != "" {
-		if p.turn.Model, _, err = probe.ResolveTurnModel(ctx, probed.cfg, probed.report, f.model, f.effort); err != nil {
+		if p.turn.Model, _, err = probe.ResolveTurnModel(ctx, cfg, report, f.model, f.effort); err != nil {
 			return err
 		}
 	}
@@ -278,14 +267,14 @@ func (a *app) findAgent(ctx context.Context, f runFlags, p *runPlan) error {
 // probeCursor probes the Cursor CLI for a turn: the binary's --version
 // answer is reused while its file is unchanged, sparing a Node.js start
 // for the real agent.
-func (a *app) probeCursor(ctx context.Context) (cursorProbe, error) {
+func (a *app) probeCursor(ctx context.Context) (probe.Config, probe.Report, error) {
 	cfg, err := a.probeConfig()
 	if err != nil {
-		return cursorProbe{cfg: cfg}, err
+		return cfg, probe.Report{}, err
 	}
 	cfg.ReuseVersion = true
 	report, err := probe.Probe(ctx, cfg)
-	return cursorProbe{cfg: cfg, report: report}, err
+	return cfg, report, err
 }
 
 // splitTools splits --allow-tools at commas, trimming each name; the names

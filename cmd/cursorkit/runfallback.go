@@ -35,21 +35,17 @@ func parseFallback(v string) (model string, err error) {
 	return model, nil
 }
 
-// planFallback probes Cursor, unless probed (the primary's probe, when it
-// is Cursor) did already, and resolves the fallback's model, before the
-// primary starts: the fallback's binary and model, or why Cursor cannot
-// be the fallback.
-func (a *app) planFallback(ctx context.Context, model string, probed *cursorProbe) agents.Fallback {
-	if probed == nil {
-		p, err := a.probeCursor(ctx)
-		if err != nil {
-			return agents.Fallback{Unusable: err}
-		}
-		probed = &p
+// planFallback probes Cursor and resolves the fallback's model, before
+// the primary starts: the fallback's binary and model, or why Cursor
+// cannot be the fallback.
+func (a *app) planFallback(ctx context.Context, model string) agents.Fallback {
+	cfg, report, err := a.probeCursor(ctx)
+	if err != nil {
+		return agents.Fallback{Unusable: err}
 	}
-	fb := agents.Fallback{Resolution: probed.report.Binary.Resolution, Configured: probed.report.Binary.Configured}
+	fb := agents.Fallback{Resolution: report.Binary.Resolution, Configured: report.Binary.Configured}
 	if model != "" {
-		fb.Model, _, fb.Unusable = probe.ResolveTurnModel(ctx, probed.cfg, probed.report, model, "")
+		fb.Model, _, fb.Unusable = probe.ResolveTurnModel(ctx, cfg, report, model, "")
 	}
 	return fb
 }

@@ -107,14 +107,14 @@ func (a *app) planJob(ctx context.Context, f jobFlags, spec *task.Spec) error {
 	if f.effort != "" && f.model == "" {
 		return failure.New(failure.Input, "--effort needs --model")
 	}
-	probed, err := a.probeCursor(ctx)
+	cfg, report, err := a.probeCursor(ctx)
 	if err != nil {
 		return err
 	}
-	spec.Binary, spec.Version = probed.report.Binary, probed.report.Version
+	spec.Binary, spec.Version = report.Binary, report.Version
 	spec.RequestedModel, spec.RequestedEffort = f.model, f.effort
 	if f.model != "" {
-		spec.ResolvedModel, spec.EffortApplied, err = probe.ResolveTurnModel(ctx, probed.cfg, probed.report, f.model, f.effort)
+		spec.ResolvedModel, spec.EffortApplied, err = probe.ResolveTurnModel(ctx, cfg, report, f.model, f.effort)
 	}
 	return err
 }
