@@ -6,6 +6,7 @@ import (
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/turn"
 )
@@ -42,11 +43,25 @@ type Fallback struct {
 	OnEvent func(event.Event)
 }
 
+// CheckFallbackPrimary refuses primary as the agent Cursor falls back
+// from when it is Cursor itself: the handoff would meet the failure it
+// flees and pay for it twice. The error is failure.Input.
+func CheckFallbackPrimary(primary Agent) error {
+	if primary.Name == cursor.Name {
+		return failure.New(failure.Input, "the Cursor CLI cannot be its own fallback: a Cursor to Cursor handoff pays twice for the same failure (choose another --agent, or drop --fallback)")
+	}
+	return nil
+}
+
 // WithFallback returns the conversation to prompt: primary, with Cursor
-// as its fallback as fb prepared it. It fails only as fallback.New does
-// (failure.Input: a negative AfterRetries); an fb that cannot be armed
-// makes the session the primary alone.
+// as its fallback as fb prepared it. It fails as CheckFallbackPrimary
+// does, or as fallback.New does (failure.Input: a negative
+// AfterRetries); an fb that cannot be armed makes the session the
+// primary alone.
 func WithFallback(ctx context.Context, primary *Session, fb Fallback) (*fallback.Session, error) {
+	if err := CheckFallbackPrimary(primary.agent); err != nil {
+		return nil, err
+	}
 	cursorAgent := Cursor()
 	t := Turn{Mode: primary.base.Mode, Model: fb.Model}
 	unusable := fb.Unusable

@@ -161,3 +161,12 @@ func TestWithFallbackRefusesANegativeRetryCount(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, failure.Input, failure.KindOf(err))
 }
+
+func TestWithFallbackRefusesCursorAsItsOwnFallback(t *testing.T) {
+	primary := agents.NewSession(agents.Cursor(), discovery.Resolution{}, true, agents.Turn{}, agents.Cursor().TurnDefaults())
+	s, err := agents.WithFallback(context.Background(), primary, agents.Fallback{})
+	require.Error(t, err)
+	assert.Nil(t, s)
+	assert.Equal(t, failure.Input, failure.KindOf(err))
+	assert.Contains(t, err.Error(), "cannot be its own fallback")
+}

@@ -160,6 +160,11 @@ func checkRunFlags(fs *pflag.FlagSet, f runFlags, ag agents.Agent) error {
 		}
 	}
 	withFallback := f.fallback != "" || f.transcript != "" || fs.Changed("fallback-after-retries")
+	if f.fallback != "" {
+		if err := agents.CheckFallbackPrimary(ag); err != nil {
+			return err
+		}
+	}
 	switch {
 	case fs.Changed("mcp-server") && withFallback:
 		return failure.New(failure.Input, "--mcp-server cannot be combined with --agent or --fallback")

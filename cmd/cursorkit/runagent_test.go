@@ -113,6 +113,8 @@ func TestRunAgentRefusals(t *testing.T) {
 		{"retries without a fallback, cursor", []string{"--fallback-after-retries", "2"}, "--fallback-after-retries needs --fallback"},
 		{"a negative retry count", []string{"--agent", "codex", "--fallback", "cursor", "--fallback-after-retries", "-1"}, "the count of retries is at least 1"},
 		{"a retry count that is no number", []string{"--agent", "codex", "--fallback", "cursor", "--fallback-after-retries", "x"}, "fallback-after-retries"},
+		{"Cursor as its own fallback", []string{"--fallback", "cursor"}, "cannot be its own fallback"},
+		{"Cursor as its own fallback, named", []string{"--agent", "cursor", "--fallback", "cursor:gpt-5"}, "cannot be its own fallback"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
