@@ -18,18 +18,13 @@ import (
 
 // probeConfig is the probe configuration of one call: --binary when given,
 // else the settings file's cursorCliBinaryPath (a missing file means none).
-// envProbeTimeout overrides the bounds of the agent's --version and
-// status probes (3 s each by default), for a machine where the agent
-// starts slowly (docs/contract.md, "Probes").
-const envProbeTimeout = "CURSORKIT_PROBE_TIMEOUT"
-
 func (a *app) probeConfig() (probe.Config, error) {
 	var cfg probe.Config
-	if v := strings.TrimSpace(a.getenv(envProbeTimeout)); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return cfg, failure.New(failure.Input, "%s must be a positive duration such as 10s", envProbeTimeout)
-		}
+	d, err := a.envDuration(envProbeTimeout, 0)
+	if err != nil {
+		return cfg, err
+	}
+	if d > 0 {
 		// The models listing keeps at least its own default bound.
 		cfg.VersionTimeout, cfg.StatusTimeout, cfg.ModelsTimeout = d, d, max(d, 5*time.Second)
 	}

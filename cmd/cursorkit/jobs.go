@@ -27,12 +27,9 @@ const workerCommand = "__job-worker"
 // executable (a wrapper's, or a test's).
 const envWorkerBin = "CURSORKIT_WORKER_BIN"
 
-// envStartGrace overrides jobs.DefaultStartGrace (docs/contract.md, "Jobs").
-const envStartGrace = "CURSORKIT_START_GRACE"
-
 // startGrace is the grace this command gives a job without a worker.
-func (a *app) startGrace() time.Duration {
-	return envDuration(a.getenv, envStartGrace, jobs.DefaultStartGrace)
+func (a *app) startGrace() (time.Duration, error) {
+	return a.envDuration(envStartGrace, jobs.DefaultStartGrace)
 }
 
 // startBackground prepares the job, hands its prompt to a detached worker
@@ -43,7 +40,7 @@ func (a *app) startBackground(ctx context.Context, f jobFlags, store jobs.Store,
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
-	args := []string{workerCommand, "--data", store.Dir, "--workspace", rec.Workspace, "--id", rec.ID, "--timeout", f.total.String()}
+	args := []string{workerCommand, "--data", store.Dir, "--workspace", rec.Workspace, "--id", rec.ID, "--timeout", f.total.String(), "--exit-grace", opts.Turn.ExitGrace.String()}
 	if err := jobs.Start(ctx, store, rec, spec.Prompt, strings.TrimSpace(a.getenv(envWorkerBin)), args...); err != nil {
 		return a.fail(f.asJSON, err)
 	}
@@ -62,12 +59,13 @@ func (a *app) startBackground(ctx context.Context, f jobFlags, store jobs.Store,
 // tree and records the job cancelled.
 func runWorker(ctx context.Context, a *app, args []string) int {
 	var dataDir, workspace, id string
-	var total time.Duration
+	var total, exitGrace time.Duration
 	fs := newFlags(workerCommand)
 	fs.StringVar(&dataDir, "data", "", "")
 	fs.StringVar(&workspace, "workspace", "", "")
 	fs.StringVar(&id, "id", "", "")
 	fs.DurationVar(&total, "timeout", task.DefaultTotalTimeout, "")
+	fs.DurationVar(&exitGrace, "exit-grace", task.DefaultExitGrace, "")
 	if err := fs.Parse(args); err != nil || dataDir == "" || id == "" {
 		fmt.Fprintln(a.stderr, "cursorkit: the job worker is started by cursorkit itself")
 		return failure.ExitInput
@@ -76,7 +74,7 @@ func runWorker(ctx context.Context, a *app, args []string) int {
 	w := jobs.Worker{Log: log.New(a.stderr, "cursorkit worker: ", 0)}
 	w.Run = func(ctx context.Context, rec *jobs.Record, prompt string, out *jobs.OutputWriter) error {
 		opts := task.Options{Env: os.Environ(), Turn: task.Defaults(), Output: out}
-		opts.Turn.TotalTimeout = total
+		opts.Turn.TotalTimeout, opts.Turn.ExitGrace = total, exitGrace
 		if rec.Role == jobs.RoleReview {
 			opts.Check = review.CheckVerdict
 		}
@@ -117,6 +115,10 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 		return a.fail(asJSON, err)
 	}
 	store := jobs.Store{Dir: dataDir}
+	grace, err := a.startGrace()
+	if err != nil {
+		return a.fail(asJSON, err)
+	}
 	workspace := ""
 	if cwd != "" {
 		if workspace, err = task.Workspace(cwd); err != nil {
@@ -142,7 +144,7 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 		if strings.TrimSpace(session) == "" {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs cleanup needs --session ID (the CURSORKIT_SESSION its jobs were started with)"))
 		}
-		return a.jobsCleanup(ctx, store, strings.TrimSpace(session), asJSON)
+		return a.jobsCleanup(ctx, store, grace, strings.TrimSpace(session), asJSON)
 	case "history":
 		if id != "" {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs history takes no job id"))
@@ -150,30 +152,30 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 		if limit < 1 || limit > jobs.MaxHistoryLimit {
 			return a.fail(asJSON, failure.New(failure.Input, "--limit must be between 1 and %d", jobs.MaxHistoryLimit))
 		}
-		return a.jobsList(ctx, store, workspace, all, limit, asJSON)
+		return a.jobsList(ctx, store, grace, workspace, all, limit, asJSON)
 	case "status":
-		return a.jobsStatus(ctx, store, workspace, id, all, asJSON)
+		return a.jobsStatus(ctx, store, grace, workspace, id, all, asJSON)
 	case "result":
 		if id == "" {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs result needs a job id"))
 		}
-		return a.jobsResult(ctx, store, workspace, id, wait, asJSON)
+		return a.jobsResult(ctx, store, grace, workspace, id, wait, asJSON)
 	case "cancel":
 		if id == "" {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs cancel needs a job id"))
 		}
-		return a.jobsCancel(ctx, store, workspace, id, asJSON)
+		return a.jobsCancel(ctx, store, grace, workspace, id, asJSON)
 	}
 	return a.usageError(asJSON, jobsUsage, fmt.Errorf("unknown jobs subcommand %q", sub))
 }
 
-func (a *app) jobsStatus(ctx context.Context, store jobs.Store, workspace, id string, all, asJSON bool) int {
+func (a *app) jobsStatus(ctx context.Context, store jobs.Store, grace time.Duration, workspace, id string, all, asJSON bool) int {
 	if id != "" {
 		rec, err := store.Find(workspace, id)
 		if err != nil {
 			return a.fail(asJSON, err)
 		}
-		rec = jobs.Judge(ctx, store, rec, a.startGrace())
+		rec = jobs.Judge(ctx, store, rec, grace)
 		if asJSON {
 			a.writeJSON(rec)
 		} else {
@@ -181,13 +183,13 @@ func (a *app) jobsStatus(ctx context.Context, store jobs.Store, workspace, id st
 		}
 		return failure.ExitOK
 	}
-	return a.jobsList(ctx, store, workspace, all, jobs.DefaultHistoryLimit, asJSON)
+	return a.jobsList(ctx, store, grace, workspace, all, jobs.DefaultHistoryLimit, asJSON)
 }
 
 // jobsList prints the newest jobs of the workspace (the current
 // directory's by default) or, with all, of every workspace: a safe
 // projection, no prompt and no output.
-func (a *app) jobsList(ctx context.Context, store jobs.Store, workspace string, all bool, limit int, asJSON bool) int {
+func (a *app) jobsList(ctx context.Context, store jobs.Store, grace time.Duration, workspace string, all bool, limit int, asJSON bool) int {
 	if !all && workspace == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -204,7 +206,7 @@ func (a *app) jobsList(ctx context.Context, store jobs.Store, workspace string, 
 	}
 	entries := make([]jobs.HistoryEntry, 0, len(recs))
 	for _, r := range recs {
-		entries = append(entries, jobs.Judge(ctx, store, r, a.startGrace()).Project())
+		entries = append(entries, jobs.Judge(ctx, store, r, grace).Project())
 	}
 	if asJSON {
 		a.writeJSON(map[string]any{"jobs": entries})
@@ -224,14 +226,20 @@ func (a *app) jobsList(ctx context.Context, store jobs.Store, workspace string, 
 // budget ended before the job (docs/contract.md, "Jobs").
 const exitStillRunning = 12
 
-func (a *app) jobsResult(ctx context.Context, store jobs.Store, workspace, id string, wait, asJSON bool) int {
+func (a *app) jobsResult(ctx context.Context, store jobs.Store, grace time.Duration, workspace, id string, wait, asJSON bool) int {
+	budget, err := a.envDuration(envWaitTimeout, 10*time.Minute)
+	if err != nil {
+		return a.fail(asJSON, err)
+	}
+	poll, err := a.envDuration(envWaitPoll, 200*time.Millisecond)
+	if err != nil {
+		return a.fail(asJSON, err)
+	}
 	rec, err := store.Find(workspace, id)
 	if err != nil {
 		return a.fail(asJSON, err)
 	}
-	grace := a.startGrace()
 	if wait {
-		budget, poll := envDuration(a.getenv, "CURSORKIT_WAIT_TIMEOUT", 10*time.Minute), envDuration(a.getenv, "CURSORKIT_WAIT_POLL", 200*time.Millisecond)
 		if rec, err = jobs.Wait(ctx, store, rec, grace, budget, poll); err != nil {
 			return a.fail(asJSON, err)
 		}
@@ -293,12 +301,12 @@ func (a *app) printOutput(store jobs.Store, rec *jobs.Record, asJSON bool) error
 	return nil
 }
 
-func (a *app) jobsCancel(ctx context.Context, store jobs.Store, workspace, id string, asJSON bool) int {
+func (a *app) jobsCancel(ctx context.Context, store jobs.Store, grace time.Duration, workspace, id string, asJSON bool) int {
 	rec, err := store.Find(workspace, id)
 	if err != nil {
 		return a.fail(asJSON, err)
 	}
-	rec, cancelled, err := jobs.Cancel(ctx, store, rec, a.startGrace())
+	rec, cancelled, err := jobs.Cancel(ctx, store, rec, grace)
 	if err != nil {
 		return a.fail(asJSON, err)
 	}
@@ -314,8 +322,8 @@ func (a *app) jobsCancel(ctx context.Context, store jobs.Store, workspace, id st
 
 // jobsCleanup stops every unfinished job of launcher session (jobs.Cleanup)
 // and prints what became of each.
-func (a *app) jobsCleanup(ctx context.Context, store jobs.Store, session string, asJSON bool) int {
-	results, err := jobs.Cleanup(ctx, store, session, a.startGrace())
+func (a *app) jobsCleanup(ctx context.Context, store jobs.Store, grace time.Duration, session string, asJSON bool) int {
+	results, err := jobs.Cleanup(ctx, store, session, grace)
 	if err != nil {
 		return a.fail(asJSON, err)
 	}
@@ -357,12 +365,4 @@ func cancelAnswer(rec *jobs.Record, cancelled bool) map[string]any {
 		m["reason"] = "the job had already ended"
 	}
 	return m
-}
-
-// envDuration is a duration from the environment, def when unset or bad.
-func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(strings.TrimSpace(getenv(name))); err == nil && d > 0 {
-		return d
-	}
-	return def
 }

@@ -30,7 +30,10 @@ func runReview(ctx context.Context, a *app, args []string) int {
 	if code, ok := a.parseFlags(fs, reviewUsage, args); !ok {
 		return code
 	}
-	f.total = task.DefaultTotalTimeout
+	var err error
+	if f.total, err = a.envDuration(envTaskTimeout, task.DefaultTotalTimeout); err != nil {
+		return a.fail(f.asJSON, err)
+	}
 	if fs.NArg() > 0 {
 		return a.usageError(f.asJSON, reviewUsage, fmt.Errorf("review takes no arguments (give the focus with --focus)"))
 	}

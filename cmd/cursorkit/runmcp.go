@@ -12,16 +12,13 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// envMCPHeartbeat sets how often a turn's lease is renewed (a Go
-// duration below mcpstage.LeaseTTL; mcpstage.HeartbeatEvery otherwise).
-const envMCPHeartbeat = "CURSORKIT_MCP_HEARTBEAT"
-
 // mcpHeartbeatEvery is the renewal period this command uses.
-func (a *app) mcpHeartbeatEvery() time.Duration {
-	if d := envDuration(a.getenv, envMCPHeartbeat, mcpstage.HeartbeatEvery); d < mcpstage.LeaseTTL {
-		return d
+func (a *app) mcpHeartbeatEvery() (time.Duration, error) {
+	d, err := a.envDuration(envMCPHeartbeat, mcpstage.HeartbeatEvery)
+	if err == nil && d >= mcpstage.LeaseTTL {
+		err = failure.New(failure.Input, "%s must be below the lease's %s, or the lease would lapse between heartbeats", envMCPHeartbeat, mcpstage.LeaseTTL)
 	}
-	return mcpstage.HeartbeatEvery
+	return d, err
 }
 
 // readMCPServer reads the --mcp-server file (mcpstage.ReadEntryFile).
@@ -38,9 +35,13 @@ func readMCPServer(path string) (mcpstage.Entry, error) {
 // run's failure, the error object alone, so no warning is rendered.
 func (a *app) runStaged(ctx context.Context, dir string, p runPlan, w *turnWriter,
 	play func(context.Context, agents.Turn) (turn.Outcome, error)) (o turn.Outcome, started bool, err error) {
+	every, err := a.mcpHeartbeatEvery()
+	if err != nil {
+		return o, false, err
+	}
 	var playing atomic.Bool // the OnWarning of the heartbeat's goroutine reads it
 	opts := mcpstage.RunOptions{
-		HeartbeatEvery: a.mcpHeartbeatEvery(),
+		HeartbeatEvery: every,
 		OnWarning: func(warn mcpstage.Warning) {
 			if playing.Load() {
 				w.warning(eventWarning(warn))

@@ -388,6 +388,26 @@ func TestRunMCPServerBadFile(t *testing.T) {
 	}
 }
 
+// TestRunMCPServerBadHeartbeat: a heartbeat period that is not a positive
+// duration below the lease's TTL is refused before anything is staged.
+func TestRunMCPServerBadHeartbeat(t *testing.T) {
+	for _, value := range []string{"soon-ish", (mcpstage.LeaseTTL + time.Minute).String()} {
+		t.Run(value, func(t *testing.T) {
+			flags, record, w := mcpEnv(t, agentsim.ScenarioMCPTool)
+			dir := testkit.TempDir(t)
+			server := writeMCPServerFile(t, mcpServerJSON)
+			code, stdout, stderr := runCLI(t, map[string]string{envMCPHeartbeat: value}, "", append(flags, "run", "--json", "--cwd", dir, "--mcp-server", server, "hi")...)
+			assert.Equal(t, failure.ExitInput, code, "stderr: %s", stderr)
+			e := decodeObject(t, stdout)["error"].(map[string]any)
+			assert.Equal(t, "input", e["kind"])
+			assert.Contains(t, e["message"], envMCPHeartbeat)
+			assert.Nil(t, turnRecord(t, record), "nothing was launched")
+			assert.Equal(t, snapshot{}, takeSnapshot(t, dir), "nothing was staged")
+			w.RequireGone(10 * time.Second)
+		})
+	}
+}
+
 // TestRunMCPServerHeartbeats: the lease is renewed while the turn runs; a
 // renewal that fails (here: the lease was released behind the run's back)
 // is a warning event, the turn goes on, and a release that finds nothing

@@ -56,6 +56,12 @@ func runTask(ctx context.Context, a *app, args []string) int {
 	if code, ok := a.parseFlags(fs, taskUsage, args); !ok {
 		return code
 	}
+	if !fs.Changed("timeout") {
+		var err error
+		if f.total, err = a.envDuration(envTaskTimeout, f.total); err != nil {
+			return a.fail(f.asJSON, err)
+		}
+	}
 	if f.total <= 0 {
 		return a.fail(f.asJSON, failure.New(failure.Input, "--timeout must be positive"))
 	}
@@ -134,6 +140,9 @@ func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtra
 	}
 	opts := task.Options{Env: os.Environ(), Turn: task.Defaults(), Check: x.check, Warnings: x.warnings}
 	opts.Turn.TotalTimeout = f.total
+	if opts.Turn.ExitGrace, err = a.envDuration(envExitGrace, opts.Turn.ExitGrace); err != nil {
+		return a.fail(f.asJSON, err)
+	}
 	if f.background {
 		return a.startBackground(ctx, f, jobs.Store{Dir: dataDir}, spec, opts)
 	}

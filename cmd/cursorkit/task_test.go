@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json/v2"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,6 +130,16 @@ func TestTaskCommand(t *testing.T) {
 		assert.True(t, strings.HasPrefix(footer(stdout)["failure"], "policy: "))
 		w.RequireGone(execWait)
 	})
+	t.Run("CURSORKIT_TASK_TIMEOUT stops the task when --timeout is not given", func(t *testing.T) {
+		flags, env, _, ws := jobEnv(t, agentsim.ScenarioHangMidStream)
+		w := testkit.NewWatch(t)
+		t.Setenv(agentsim.EnvPIDDir, w.PIDDir())
+		env[envTaskTimeout] = "500ms"
+		code, stdout, _ := runCLI(t, env, "go", append(flags, "task", "--cwd", ws)...)
+		assert.Equal(t, failure.ExitCode(failure.Timeout), code)
+		assert.True(t, strings.HasPrefix(footer(stdout)["failure"], "timeout: "), footer(stdout)["failure"])
+		w.RequireGone(execWait)
+	})
 	t.Run("--timeout stops the task", func(t *testing.T) {
 		flags, env, _, ws := jobEnv(t, agentsim.ScenarioHangMidStream)
 		w := testkit.NewWatch(t)
@@ -213,8 +224,12 @@ func TestTaskRefusesBeforeAnythingIsMade(t *testing.T) {
 		name string
 		args []string
 		cwd  string
+		env  map[string]string
 		code int
 	}{
+		{name: "a bad task timeout variable", args: []string{"task", "--cwd", ws, "go"}, env: map[string]string{envTaskTimeout: "later"}, code: failure.ExitInput},
+		{name: "a bad task timeout variable, review", args: []string{"review", "--cwd", ws}, env: map[string]string{envTaskTimeout: "later"}, code: failure.ExitInput},
+		{name: "a bad exit grace variable", args: []string{"task", "--cwd", ws, "go"}, env: map[string]string{envExitGrace: "-1m"}, code: failure.ExitInput},
 		{name: "implicit workspace below the repository root", args: []string{"task", "go"}, cwd: sub, code: failure.ExitInput},
 		{name: "missing --cwd", args: []string{"task", "--cwd", filepath.Join(ws, "nope"), "go"}, code: failure.ExitInput},
 		{name: "empty prompt", args: []string{"task", "--cwd", ws, " "}, code: failure.ExitInput},
@@ -227,9 +242,15 @@ func TestTaskRefusesBeforeAnythingIsMade(t *testing.T) {
 			if tc.cwd != "" {
 				t.Chdir(tc.cwd)
 			}
-			code, stdout, _ := runCLI(t, env, "", append(append([]string{}, flags...), append(tc.args, "--json")...)...)
+			caseEnv := maps.Clone(env)
+			maps.Copy(caseEnv, tc.env)
+			code, stdout, _ := runCLI(t, caseEnv, "", append(append([]string{}, flags...), append(tc.args, "--json")...)...)
 			assert.Equal(t, tc.code, code)
-			assert.Equal(t, "input", decodeObject(t, stdout)["error"].(map[string]any)["kind"])
+			e := decodeObject(t, stdout)["error"].(map[string]any)
+			assert.Equal(t, "input", e["kind"])
+			for name := range tc.env {
+				assert.Contains(t, e["message"], name)
+			}
 		})
 	}
 	if runtime.GOOS == "linux" {
