@@ -19,7 +19,7 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-const taskUsage = "task [--write] [--model ID] [--effort E] [--cwd DIR] [--timeout D] [--resume SESSION|--resume-last|--fresh] [--background] [--json] [--] [PROMPT]"
+const taskUsage = "task [--write] [--model ID] [--effort E] [--cwd DIR] [--timeout D] [--resume SESSION|--resume-last|--fresh] [--background] [--json] [--] [PROMPT...]"
 
 // jobFlags are the flags task and review share.
 type jobFlags struct {
@@ -53,6 +53,9 @@ func runTask(ctx context.Context, a *app, args []string) int {
 	fs.BoolVar(&fresh, "fresh", false, "start a new session (the default)")
 	fs.BoolVar(&write, "write", false, "write mode: the agent may edit files and run commands inside the workspace (default: consult, read-only)")
 	fs.DurationVar(&f.total, "timeout", task.DefaultTotalTimeout, "fail when the task takes longer than `D`")
+	// Options come first: from the prompt's first word on, the rest of the
+	// line is the prompt, "--" in it included.
+	fs.SetInterspersed(false)
 	if code, ok := a.parseFlags(fs, taskUsage, args); !ok {
 		return code
 	}
@@ -69,7 +72,11 @@ func runTask(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}
-	prompt, err := a.readPrompt(ctx, fs.Args())
+	words := fs.Args()
+	if len(words) > 1 {
+		words = []string{strings.Join(words, " ")}
+	}
+	prompt, err := a.readPrompt(ctx, words)
 	if err != nil {
 		return a.fail(f.asJSON, err)
 	}

@@ -130,6 +130,15 @@ func TestTaskCommand(t *testing.T) {
 		assert.True(t, strings.HasPrefix(footer(stdout)["failure"], "policy: "))
 		w.RequireGone(execWait)
 	})
+	t.Run("options come first: the rest of the line is the prompt, flags in it included", func(t *testing.T) {
+		flags, env, _, ws := jobEnv(t, "")
+		code, stdout, stderr := runCLI(t, env, "", append(flags, "task", "--json", "--cwd", ws, "fix", "the", "--write", "test", "--", "-x")...)
+		require.Equal(t, failure.ExitOK, code, stderr)
+		assert.Equal(t, "consult", outcomeLine(t, stdout)["job"].(map[string]any)["mode"], "--write inside the prompt is prompt text")
+		turn := turnRecord(t, os.Getenv(agentsim.EnvRecord))
+		require.NotNil(t, turn)
+		assert.Equal(t, "fix the --write test -- -x", turn.Stdin)
+	})
 	t.Run("CURSORKIT_TASK_TIMEOUT stops the task when --timeout is not given", func(t *testing.T) {
 		flags, env, _, ws := jobEnv(t, agentsim.ScenarioHangMidStream)
 		w := testkit.NewWatch(t)
