@@ -141,6 +141,7 @@ func TestWithFallback(t *testing.T) {
 			assert.Equal(t, "openai", e.PrimaryProvider)
 			assert.Equal(t, "gpt-5", e.PrimaryModel)
 			assert.Equal(t, "cursor", e.FallbackAgent)
+			assert.Equal(t, "cursor-cli", e.FallbackProvider)
 			assert.True(t, e.ContextTransferred)
 			recs := cursorBin.records(t)
 			require.Len(t, recs, 1)

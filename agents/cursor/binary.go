@@ -60,10 +60,11 @@ func retryWithCursor(ctx context.Context, b Binary, startErr error, env discover
 }
 
 // Name is the agent's name in cursorkit (`run --agent cursor`), Provider
-// the provider id the cross-runtime fallback reports for it, and Command
-// the bare name searched on PATH first.
+// the provider id events and listings report for it (the contract's
+// "cursor-cli", which names the runtime, not the agent), and Command the
+// bare name searched on PATH first.
 const (
 	Name     = "cursor"
-	Provider = "cursor"
+	Provider = "cursor-cli"
 	Command  = nameCursorAgent
 )

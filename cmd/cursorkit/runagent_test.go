@@ -185,7 +185,7 @@ func TestFallbackToCursor(t *testing.T) {
 			assert.Equal(t, "codex", e["primaryAgent"])
 			assert.Equal(t, "openai", e["primaryProvider"])
 			assert.Equal(t, "cursor", e["fallbackAgent"])
-			assert.Equal(t, "cursor", e["fallbackProvider"])
+			assert.Equal(t, "cursor-cli", e["fallbackProvider"], "the runtime's provider id; the agent stays cursor")
 			assert.Equal(t, "result", e["triggerPoint"])
 			assert.EqualValues(t, 1, e["promptIndex"])
 			assert.Contains(t, []any{"authentication", "rate-limit"}, e["failureCategory"])
