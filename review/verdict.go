@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -222,12 +223,16 @@ func readFinding(dec *jsontext.Decoder, at string) (Finding, error) {
 				err = fmt.Errorf("%s is %s; want one of %s", path, quote(f.Severity), strings.Join(severities(), ", "))
 			}
 		case "file":
-			f.File, err = readString(dec, path)
+			if f.File, err = readString(dec, path); err == nil {
+				err = singleLine(path, f.File)
+			}
 		case "line":
 			f.Line, err = readLine(dec, path)
 		case "title":
 			if f.Title, err = readString(dec, path); err == nil && strings.TrimSpace(f.Title) == "" {
 				err = fmt.Errorf("%s is empty", path)
+			} else if err == nil {
+				err = singleLine(path, f.Title)
 			}
 		case "body":
 			f.Body, err = readString(dec, path)
@@ -238,6 +243,15 @@ func readFinding(dec *jsontext.Decoder, at string) (Finding, error) {
 		err = fmt.Errorf("%s.line is %d but %s.file is empty (a change-wide finding has line 0)", at, f.Line, at)
 	}
 	return f, err
+}
+
+// singleLine refuses a control character (a newline, a carriage return,
+// an escape) in s, the value at path of a field that is one line of text.
+func singleLine(path, s string) error {
+	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("%s holds a control character at byte %d; it is one line of text", path, i)
+	}
+	return nil
 }
 
 // readString reads a string value.

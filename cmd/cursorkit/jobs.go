@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"strings"
@@ -264,6 +264,8 @@ func (a *app) jobsResult(ctx context.Context, store jobs.Store, grace time.Durat
 func (a *app) printOutput(store jobs.Store, rec *jobs.Record, asJSON bool) error {
 	var text int
 	textEnded := false
+	out := bufio.NewWriter(a.stdout)
+	var guard lineGuard
 	end, err := store.ReadOutput(rec.ID, func(v jsontext.Value) error {
 		if asJSON {
 			_, err := fmt.Fprintln(a.stdout, string(v))
@@ -277,11 +279,14 @@ func (a *app) printOutput(store jobs.Store, rec *jobs.Record, asJSON bool) error
 		if head.Type == "text" && rec.Role != jobs.RoleReview {
 			text += len(head.Text)
 			textEnded = strings.HasSuffix(head.Text, "\n")
-			_, err := io.WriteString(a.stdout, head.Text)
-			return err
+			guard.Write(out, forTerminal(head.Text))
 		}
 		return nil
 	})
+	guard.Flush(out)
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
 	outcome := end.Outcome
 	if failure.Is(err, failure.Input) {
 		err = nil // no output kept (a job that never started its agent)

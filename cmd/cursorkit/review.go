@@ -68,7 +68,7 @@ func renderVerdict(w io.Writer, raw jsontext.Value) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return
 	}
-	fmt.Fprintf(w, "verdict: %s\nsummary: %s\n", v.Verdict, oneLine(v.Summary))
+	fmt.Fprintf(w, "verdict: %s\nsummary: %s\n", oneLine(v.Verdict), oneLine(v.Summary))
 	if len(v.Findings) == 0 {
 		fmt.Fprintln(w, "findings: none")
 		return
@@ -81,8 +81,8 @@ func renderVerdict(w io.Writer, raw jsontext.Value) {
 		} else if f.Line > 0 {
 			where = fmt.Sprintf("%s:%d", f.File, f.Line)
 		}
-		fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, where, oneLine(f.Title))
-		for _, line := range strings.Split(strings.TrimRight(f.Body, "\n"), "\n") {
+		fmt.Fprintf(w, "  [%s] %s: %s\n", oneLine(f.Severity), oneLine(where), oneLine(f.Title))
+		for _, line := range strings.Split(strings.TrimRight(forTerminal(f.Body), "\n"), "\n") {
 			fmt.Fprintf(w, "      %s\n", line)
 		}
 	}

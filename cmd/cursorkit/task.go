@@ -192,7 +192,7 @@ func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtra
 	printJobEnd(w.out, rec, w.text > 0, w.textEnded)
 	_ = w.out.Flush()
 	if err != nil && o.Process.StderrTail != "" {
-		fmt.Fprintf(a.stderr, "agent stderr (last lines):\n%s\n", lastLines(o.Process.StderrTail, 10))
+		fmt.Fprintf(a.stderr, "agent stderr (last lines):\n%s\n", forTerminal(lastLines(o.Process.StderrTail, 10)))
 	}
 	return failure.ExitCodeOf(err)
 }
@@ -232,9 +232,10 @@ func printJobFooter(w io.Writer, rec *jobs.Record) {
 	}
 }
 
-// oneLine keeps a footer entry on its line.
+// oneLine is s for one line of human output: on its line, without a
+// control character (forTerminal).
 func oneLine(s string) string {
-	return strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	return strings.NewReplacer("\n", " ", "\t", " ").Replace(forTerminal(s))
 }
 
 // writeJobOutcome writes run's outcome line with the job record (and a

@@ -253,7 +253,7 @@ func TestTaskRefusesBeforeAnythingIsMade(t *testing.T) {
 			}
 			caseEnv := maps.Clone(env)
 			maps.Copy(caseEnv, tc.env)
-			code, stdout, _ := runCLI(t, caseEnv, "", append(append([]string{}, flags...), append(tc.args, "--json")...)...)
+			code, stdout, _ := runCLI(t, caseEnv, "", append(append(append([]string{}, flags...), tc.args[0], "--json"), tc.args[1:]...)...)
 			assert.Equal(t, tc.code, code)
 			e := decodeObject(t, stdout)["error"].(map[string]any)
 			assert.Equal(t, "input", e["kind"])

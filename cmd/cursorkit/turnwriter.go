@@ -46,6 +46,7 @@ type turnWriter struct {
 	// output ended with a newline.
 	text      int64
 	textEnded bool
+	guard     lineGuard // the agent's lines never read as cursorkit's own
 }
 
 // writerBatches bounds the batches in flight: a writer that falls behind
@@ -118,10 +119,19 @@ func (w *turnWriter) write() {
 		for _, e := range batch {
 			w.render(e)
 		}
-		if err := w.out.Flush(); err != nil {
-			w.stopped = true
-			w.stop(errStdoutClosed)
-		}
+		w.flush()
+	}
+	if !w.stopped {
+		w.guard.Flush(w.out)
+		w.flush()
+	}
+}
+
+// flush writes out what is buffered; a write that fails stops the turn.
+func (w *turnWriter) flush() {
+	if err := w.out.Flush(); err != nil {
+		w.stopped = true
+		w.stop(errStdoutClosed)
 	}
 }
 
@@ -135,7 +145,7 @@ func (w *turnWriter) render(e event.Event) {
 		if w.quiet {
 			return
 		}
-		_, _ = w.out.WriteString(e.Text)
+		w.guard.Write(w.out, forTerminal(e.Text))
 		w.text += int64(len(e.Text))
 		w.textEnded = strings.HasSuffix(e.Text, "\n")
 	case event.TypeThinking:
@@ -143,17 +153,17 @@ func (w *turnWriter) render(e event.Event) {
 			fmt.Fprintln(w.errOut, "· thinking done")
 		}
 	case event.TypeToolStarted:
-		fmt.Fprintf(w.errOut, "· %s\n", e.Tool.Summary())
+		fmt.Fprintf(w.errOut, "· %s\n", forTerminal(e.Tool.Summary()))
 	case event.TypeToolCompleted:
 		status := e.Tool.Status
 		if status == "" {
 			status = "done"
 		}
-		fmt.Fprintf(w.errOut, "· tool %s %s\n", e.Tool.Name, status)
+		fmt.Fprintf(w.errOut, "· tool %s %s\n", forTerminal(e.Tool.Name), forTerminal(status))
 	case event.TypeWarning:
-		fmt.Fprintf(w.errOut, "· warning %s: %s\n", e.Warning.Code, e.Warning.Message)
+		fmt.Fprintf(w.errOut, "· warning %s: %s\n", e.Warning.Code, oneLine(e.Warning.Message))
 	case event.TypeInit:
-		fmt.Fprintf(w.errOut, "· session %s, model %s\n", e.Init.SessionID, orDash(e.Init.Model))
+		fmt.Fprintf(w.errOut, "· session %s, model %s\n", oneLine(e.Init.SessionID), oneLine(orDash(e.Init.Model)))
 	case event.TypeFallbackEngaged:
 		f := e.Fallback
 		fmt.Fprintf(w.errOut, "· fallback: %s failed (%s); the prompt goes to %s now (transcript: %v)\n",
@@ -164,14 +174,14 @@ func (w *turnWriter) render(e event.Event) {
 func printFooter(w io.Writer, o turn.Outcome, took time.Duration, verdict error) {
 	status := o.Status
 	if verdict != nil {
-		status = fmt.Sprintf("%s (%s): %s", o.Status, failure.KindOf(verdict), verdict.Error())
+		status = fmt.Sprintf("%s (%s): %s", o.Status, failure.KindOf(verdict), oneLine(verdict.Error()))
 	}
 	fmt.Fprintf(w, "── %s in %s", status, took.Round(time.Millisecond))
 	if o.SessionID != "" {
-		fmt.Fprintf(w, " · session %s (--resume %s)", o.SessionID, o.SessionID)
+		fmt.Fprintf(w, " · session %s (--resume %s)", oneLine(o.SessionID), oneLine(o.SessionID))
 	}
 	if o.Model != "" {
-		fmt.Fprintf(w, " · model %s", o.Model)
+		fmt.Fprintf(w, " · model %s", oneLine(o.Model))
 	}
 	if u := o.Usage; u.Reported {
 		fmt.Fprintf(w, " · tokens in %s out %s", tokens(u.InputTokens), tokens(u.OutputTokens))
@@ -179,7 +189,7 @@ func printFooter(w io.Writer, o turn.Outcome, took time.Duration, verdict error)
 	fmt.Fprintln(w)
 	p := o.Process
 	if verdict != nil && p.StderrTail != "" && (p.Ending == supervise.Exited || p.Ending == supervise.SpawnFailed) {
-		fmt.Fprintf(w, "agent stderr (last lines):\n%s\n", lastLines(p.StderrTail, 10))
+		fmt.Fprintf(w, "agent stderr (last lines):\n%s\n", forTerminal(lastLines(p.StderrTail, 10)))
 	}
 }
 
