@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -26,9 +27,10 @@ type modeTool struct {
 }
 
 // modeTools is the one table of the tools the modes allow, in the task
-// profile's order (docs/contract.md, "The task profile"). ModeWrite
-// outside the task profile also allows write: the contract's write list
-// has no write_tool_call.
+// profile's order (docs/contract.md, "The task profile"). Cursor reports
+// a file it creates as a write tool call: creating a file is an edit, so
+// write is allowed where edit is, under edit's contract name (the
+// contract has no write_tool_call).
 func modeTools() []modeTool {
 	return []modeTool{
 		{"read", "read_tool_call", false},
@@ -36,6 +38,7 @@ func modeTools() []modeTool {
 		{"glob", "glob_tool_call", false},
 		{"ls", "ls_tool_call", false},
 		{"edit", "edit_tool_call", true},
+		{"write", "edit_tool_call", true},
 		{"delete", "delete_tool_call", true},
 		{"shell", "shell_tool_call", true},
 		{"updateTodos", "update_todos_tool_call", true},
@@ -54,7 +57,7 @@ func SandboxedTools(m Mode) []string {
 	}
 	var names []string
 	for _, e := range modeTools() {
-		if !e.write || m == ModeWrite {
+		if (!e.write || m == ModeWrite) && !slices.Contains(names, e.contract) {
 			names = append(names, e.contract)
 		}
 	}

@@ -79,8 +79,13 @@ func TestSandboxedTools(t *testing.T) {
 	assert.Nil(t, SandboxedTools(""))
 	assert.NotContains(t, SandboxedTools(ModeWrite), "write_tool_call", "the contract's write list has no write_tool_call")
 	// One table: every contract name maps to the stream key the Decoder
-	// reads, snake case to lower camel case plus "ToolCall".
+	// reads, snake case to lower camel case plus "ToolCall", but write,
+	// which is edit's (creating a file is an edit).
 	for _, e := range modeTools() {
+		if e.name == "write" {
+			assert.Equal(t, "edit_tool_call", e.contract)
+			continue
+		}
 		assert.Equal(t, e.contract, snake(e.name)+"_tool_call")
 	}
 }
@@ -120,7 +125,8 @@ func TestSandboxedDecoderPolicy(t *testing.T) {
 		{ModeWrite, "shellToolCall", true},
 		{ModeWrite, "updateTodosToolCall", true},
 		{ModeWrite, "readTodosToolCall", true},
-		{ModeWrite, "writeToolCall", false},
+		{ModeWrite, "writeToolCall", true}, // creating a file is an edit
+		{ModeAsk, "writeToolCall", false},
 		{ModeWrite, "mcpToolCall", false},
 		{ModeWrite, "webSearchToolCall", false},
 		{ModeWrite, "webFetchToolCall", false},

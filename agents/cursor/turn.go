@@ -184,9 +184,6 @@ func newAllowlist(t Turn) (allowlist, error) {
 			tools = append(tools, e.name)
 		}
 	}
-	if mode == ModeWrite && !t.Sandboxed {
-		tools = append(tools, "write")
-	}
 	slices.Sort(tools)
 	a.tools = slices.Compact(tools)
 	servers := slices.Clone(t.MCPServers)
