@@ -132,6 +132,23 @@ func (a *app) planJob(ctx context.Context, f jobFlags, spec *task.Spec) error {
 	return err
 }
 
+// cursorUnavailable fails a task or review that cannot use the Cursor CLI
+// (err, from its probe) the way an orchestrator's circuit breaker reads
+// it: one line `cursor unavailable: KIND: REASON` on stderr, and under
+// --json the typed error on stdout. A refused input is an input error
+// as any other.
+func (a *app) cursorUnavailable(asJSON bool, err error) int {
+	kind := failure.KindOf(err)
+	if kind == failure.Input || kind == failure.Cancelled {
+		return a.fail(asJSON, err)
+	}
+	fmt.Fprintf(a.stderr, "cursor unavailable: %s: %s\n", kind, oneLine(err.Error()))
+	if asJSON {
+		a.writeJSON(errorBody{Error: errorObject{Kind: kind, Message: err.Error()}})
+	}
+	return failure.ExitCode(kind)
+}
+
 // runJob runs a planned task or review in the foreground and prints it:
 // human output streams the agent's text (a review's verdict instead) and
 // ends with the footer block; --json prints run's NDJSON events and one
@@ -139,7 +156,7 @@ func (a *app) planJob(ctx context.Context, f jobFlags, spec *task.Spec) error {
 // "review").
 func (a *app) runJob(ctx context.Context, f jobFlags, spec task.Spec, x jobExtras) int {
 	if err := a.planJob(ctx, f, &spec); err != nil {
-		return a.fail(f.asJSON, err)
+		return a.cursorUnavailable(f.asJSON, err)
 	}
 	dataDir, err := jobs.DataDir(a.getenv)
 	if err != nil {

@@ -433,3 +433,38 @@ func sameDir(t *testing.T, a, b string) bool {
 	ib, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(ia, ib)
 }
+
+// TestCursorUnavailable: a task or review that cannot use the Cursor CLI
+// says so in one line an orchestrator's circuit breaker reads, and the
+// typed error under --json.
+func TestCursorUnavailable(t *testing.T) {
+	flags, env, _, ws := jobEnv(t, "")
+	flags[len(flags)-1] = filepath.Join(testkit.TempDir(t), "no-cursor-agent")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		asJSON bool
+	}{
+		{name: "task", args: []string{"task", "--cwd", ws, "go"}},
+		{name: "task --json", args: []string{"task", "--json", "--cwd", ws, "go"}, asJSON: true},
+		{name: "review --json", args: []string{"review", "--json"}, asJSON: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.args[0] == "review" {
+				repo := gitRepo(t)
+				require.NoError(t, os.WriteFile(filepath.Join(repo, "a.go"), []byte("package a // changed\n"), 0o644))
+				tc.args = append(tc.args, "--cwd", repo)
+			}
+			code, stdout, stderr := runCLI(t, env, "", append(append([]string{}, flags...), tc.args...)...)
+			assert.Equal(t, failure.ExitCode(failure.MissingCLI), code)
+			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			require.Len(t, lines, 1, "one line: %q", stderr)
+			assert.True(t, strings.HasPrefix(lines[0], "cursor unavailable: missing_cli: "), lines[0])
+			if tc.asJSON {
+				assert.Equal(t, "missing_cli", decodeObject(t, stdout)["error"].(map[string]any)["kind"])
+			} else {
+				assert.Empty(t, stdout)
+			}
+		})
+	}
+}
