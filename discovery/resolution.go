@@ -65,3 +65,13 @@ type Resolution struct {
 	// Attempts is the verdict on every candidate tried, in order.
 	Attempts []Attempt `json:"candidates,omitempty"`
 }
+
+// Executable is the file that runs: the last target of Links when Path
+// is a symbolic link (an installer's versioned build behind its PATH
+// entry), else Path.
+func (r Resolution) Executable() string {
+	if len(r.Links) > 0 {
+		return r.Links[len(r.Links)-1]
+	}
+	return r.Path
+}

@@ -198,7 +198,7 @@ func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*j
 
 	rec := &jobs.Record{
 		Engine: "cursor", ID: id, Role: spec.Role, Mode: spec.Mode, Workspace: spec.Workspace,
-		CursorVersion: spec.Version, CursorBuildPath: spec.Binary.Resolution.Path,
+		CursorVersion: spec.Version, CursorBuildPath: spec.Binary.Resolution.Executable(),
 		RequestedModel: spec.RequestedModel, ResolvedModel: spec.ResolvedModel,
 		RequestedEffort: spec.RequestedEffort, EffortApplied: spec.EffortApplied, BillingPool: cursor.BillingPool(spec.ResolvedModel),
 		Sandbox: policy, Delivery: jobs.DeliveryForeground, AllowedTools: cursor.SandboxedTools(cmode), HomeDir: home,

@@ -462,3 +462,25 @@ func TestTaskSupervision(t *testing.T) {
 		assert.Equal(t, 5*time.Second, d.StopGrace)
 	})
 }
+
+// TestRecordNamesTheResolvedBuild: a Cursor CLI found through a symbolic
+// link (the installer's PATH entry) is recorded as the file it leads to,
+// the build that runs, so a later update of the link does not change
+// which build a job names.
+func TestRecordNamesTheResolvedBuild(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need a privilege on Windows; a resolution there has no link chain")
+	}
+	f := newFixture(t)
+	link := filepath.Join(testkit.TempDir(t), "cursor-agent")
+	require.NoError(t, os.Symlink(f.bin.Resolution.Path, link))
+	res, err := discovery.Resolve(context.Background(), discovery.Candidate{Value: link, Source: discovery.SourceOverride},
+		discovery.EnvFromOS(), discovery.OSFS())
+	require.NoError(t, err)
+	require.Equal(t, link, res.Path)
+	spec := f.spec(jobs.ModeConsult, "go")
+	spec.Binary = cursor.Binary{Resolution: res, Configured: true}
+	rec, err := task.Prepare(context.Background(), f.store, spec, f.options())
+	require.NoError(t, err)
+	assert.Equal(t, f.bin.Resolution.Path, rec.CursorBuildPath)
+}
