@@ -183,6 +183,10 @@ func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*j
 	home := store.HomeDir(id)
 	gitDir, commonDir := GitDirs(spec.Workspace)
 	hs := cursor.HomeSpec{Mode: cmode, Workspace: spec.Workspace, GitDir: gitDir, GitCommonDir: commonDir}
+	if spec.ResolvedModel == "" {
+		// Without --model the user's own choice runs, as outside a task.
+		hs.ModelChoice = cursor.UserModelChoice(env, runtime.GOOS)
+	}
 	if spec.Mode == jobs.ModeWrite {
 		denv := discovery.EnvFromOS()
 		denv.Path = childenv.Lookup(env, "PATH", runtime.GOOS)

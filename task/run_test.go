@@ -3,6 +3,7 @@ package task_test
 import (
 	"context"
 	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -483,4 +484,38 @@ func TestRecordNamesTheResolvedBuild(t *testing.T) {
 	rec, err := task.Prepare(context.Background(), f.store, spec, f.options())
 	require.NoError(t, err)
 	assert.Equal(t, f.bin.Resolution.Path, rec.CursorBuildPath)
+}
+
+// TestTaskCarriesTheUserModelChoice: without --model a task's private
+// config holds the model the user chose in the Cursor CLI's own config
+// (the private home hides that file); with --model it holds none.
+func TestTaskCarriesTheUserModelChoice(t *testing.T) {
+	const chosen = `{"modelId":"gpt-5","displayName":"GPT-5"}`
+	for _, resolved := range []string{"", "composer-2"} {
+		t.Run("resolved model "+resolved, func(t *testing.T) {
+			f := newFixture(t)
+			config := testkit.TempDir(t)
+			require.NoError(t, os.WriteFile(filepath.Join(config, "cli-config.json"),
+				[]byte(`{"version":1,"model":`+chosen+`,"hasChangedDefaultModel":true,"permissions":{"allow":["Shell(**)"],"deny":[]}}`), 0o600))
+			opts := f.options()
+			opts.Env = append(opts.Env, "CURSOR_CONFIG_DIR="+config)
+			spec := f.spec(jobs.ModeConsult, "go")
+			spec.ResolvedModel = resolved
+			rec, err := task.Prepare(context.Background(), f.store, spec, opts)
+			require.NoError(t, err)
+			data, err := os.ReadFile(filepath.Join(rec.HomeDir, ".cursor", "cli-config.json"))
+			require.NoError(t, err)
+			var doc struct {
+				Model       jsontext.Value      `json:"model"`
+				Permissions map[string][]string `json:"permissions"`
+			}
+			require.NoError(t, json.Unmarshal(data, &doc))
+			assert.Equal(t, []string{"Read(**)"}, doc.Permissions["allow"], "the user's permissions never come along")
+			if resolved == "" {
+				assert.JSONEq(t, chosen, string(doc.Model))
+			} else {
+				assert.Nil(t, doc.Model)
+			}
+		})
+	}
 }

@@ -86,6 +86,9 @@ type HomeSpec struct {
 	// On macOS the home gets Library/Keychains as a symbolic link to it,
 	// never a copy; "" makes no link. Other systems ignore it.
 	KeychainDir string
+	// ModelChoice is the user's own model choice (UserModelChoice),
+	// carried into the private config, that setting alone.
+	ModelChoice ModelChoice
 }
 
 // homeConfigLimit bounds what is read of a workspace's configuration file.
@@ -132,7 +135,7 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 		rel string
 		v   any
 	}{
-		{".cursor/cli-config.json", cliConfig(spec.Mode)},
+		{".cursor/cli-config.json", cliConfig(spec.Mode, spec.ModelChoice)},
 		{".cursor/sandbox.json", sandboxPolicy(spec)},
 	}
 	for _, f := range files {
@@ -204,12 +207,16 @@ type cliConfigDoc struct {
 	Version     int             `json:"version"`
 	Editor      map[string]bool `json:"editor"`
 	Permissions cliPermissions  `json:"permissions"`
+	// Model and HasChangedDefaultModel are the user's model choice.
+	Model                  jsontext.Value `json:"model,omitzero"`
+	HasChangedDefaultModel bool           `json:"hasChangedDefaultModel,omitzero"`
 }
 
 // cliConfig returns the permissions that match mode's allowlist: reads in
 // the workspace (relative patterns are workspace-scoped) for every mode,
-// writes and shell commands in ModeWrite; everything else denied.
-func cliConfig(mode Mode) cliConfigDoc {
+// writes and shell commands in ModeWrite; everything else denied. The
+// user's model choice comes along.
+func cliConfig(mode Mode, choice ModelChoice) cliConfigDoc {
 	allow := []string{"Read(**)"}
 	deny := []string{"Mcp(*, *)", "WebFetch(*)"}
 	if mode == ModeWrite {
@@ -218,7 +225,7 @@ func cliConfig(mode Mode) cliConfigDoc {
 		deny = append([]string{"Write(**)", "Shell(**)"}, deny...)
 	}
 	return cliConfigDoc{Version: 1, Editor: map[string]bool{"vimMode": false},
-		Permissions: cliPermissions{Allow: allow, Deny: deny}}
+		Permissions: cliPermissions{Allow: allow, Deny: deny}, Model: choice.Model, HasChangedDefaultModel: choice.Changed}
 }
 
 // sandboxDoc is the generated sandbox.json (cursor.com/docs/reference/sandbox.md).
