@@ -13,6 +13,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/safefile"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -21,10 +22,12 @@ import (
 // outcome line without the job record, appended as they arrive. Past
 // maxOutputBytes of events one warnOutputTruncated warning line ends them;
 // the outcome line is always written. A line read back over maxOutputLine
-// is not one the writer made.
+// is not one the writer made, nor is a file over maxOutputFile (the
+// events, the warning and the outcome line, each line under its bound).
 const (
 	maxOutputBytes      = 64 << 20
 	maxOutputLine       = 16 << 20
+	maxOutputFile       = maxOutputBytes + 2*maxOutputLine
 	warnOutputTruncated = "output_truncated"
 )
 
@@ -144,22 +147,26 @@ type OutputEnd struct {
 // JSON object, without its newline) to each in order; an error from each
 // stops the read and is returned. A missing file is failure.Input. A torn
 // last line is left out and reported; a whole line that is no JSON
-// object, an over-long line or a line after the outcome is
-// failure.Unclassified naming the file (the writer makes none of them).
+// object, an over-long line, a line after the outcome or a file over
+// maxOutputFile is failure.Unclassified naming the file (the writer makes
+// none of them). Only a regular file is read, and its open never blocks:
+// anything else there (a FIFO, a device) is failure.Setup.
 func (s Store) ReadOutput(id string, each func(jsontext.Value) error) (OutputEnd, error) {
 	if err := checkID(id); err != nil {
 		return OutputEnd{}, err
 	}
 	path := s.OutputPath(id)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	r, err := safefile.Open(path, maxOutputFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return OutputEnd{}, failure.New(failure.Input, "job %s kept no output", id)
-	}
-	if err != nil {
+	case errors.As(err, new(*safefile.TooLargeError)):
+		return OutputEnd{}, failure.New(failure.Unclassified, "the output file %s is over %d bytes", path, maxOutputFile)
+	case err != nil:
 		return OutputEnd{}, failure.Wrap(failure.Setup, err, "opening the job's output file")
 	}
-	defer f.Close()
-	end, err := parseOutput(f, each)
+	defer r.Close()
+	end, err := parseOutput(r, each)
 	var fe *failure.Error
 	if err != nil && errors.As(err, &fe) && fe.Kind == failure.Unclassified {
 		return end, failure.Wrap(failure.Unclassified, err, "the output file %s", path)
@@ -194,6 +201,9 @@ func parseOutput(r io.Reader, each func(jsontext.Value) error) (OutputEnd, error
 				end.Torn = true
 			}
 			return end, nil
+		}
+		if errors.As(err, new(*safefile.TooLargeError)) {
+			return end, failure.New(failure.Unclassified, "it is over %d bytes", maxOutputFile)
 		}
 		if err != nil {
 			return end, failure.Wrap(failure.Setup, err, "reading the output")

@@ -51,6 +51,16 @@ func (s State) Terminal() bool {
 	return false
 }
 
+// known reports whether s is one of the states above; a record read back
+// in any other is not one cursorkit wrote.
+func (s State) known() bool {
+	switch s {
+	case StateStarting, StateRunning, StateDone, StateError, StateCancelled, StateDied:
+		return true
+	}
+	return false
+}
+
 // Deliveries: a foreground task prints as it runs; a background job runs
 // in a detached worker and keeps its output (Store.OutputPath).
 const (

@@ -315,7 +315,8 @@ func (s Store) write(r *Record) error {
 
 // Load reads the record of job id of workspace. A missing record is
 // failure.Input ("no job ..."); one that does not decode is
-// failure.Unclassified naming the file.
+// failure.Unclassified naming the file, and one of another job or in a
+// state outside the documented set failure.Process naming the file.
 func (s Store) Load(workspace, id string) (*Record, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
@@ -327,8 +328,9 @@ func (s Store) Load(workspace, id string) (*Record, error) {
 	return r, err
 }
 
-// readRecord decodes one record file; a missing file's error wraps
-// fs.ErrNotExist.
+// readRecord decodes one record file and checks that it is the record of
+// the job its name says, in a known state; a missing file's error wraps
+// fs.ErrNotExist. The errors name the file, never quote what it holds.
 func (s Store) readRecord(path string) (*Record, error) {
 	data, err := safefile.Read(path, maxRecordBytes)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -340,6 +342,12 @@ func (s Store) readRecord(path string) (*Record, error) {
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, failure.Wrap(failure.Unclassified, err, "the job record %s does not decode", path)
+	}
+	if r.ID+".json" != filepath.Base(path) {
+		return nil, failure.New(failure.Process, "the job record %s holds the record of another job", path)
+	}
+	if !r.State.known() {
+		return nil, failure.New(failure.Process, "the job record %s is in a state outside the documented set", path)
 	}
 	return &r, nil
 }

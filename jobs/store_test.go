@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"encoding/json/v2"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -216,4 +217,49 @@ func TestSavesReplaceTheRecordWhole(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Dir(s.RecordPath(ws, r.ID)))
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file is left")
+}
+
+// TestRecordReadBackIsTheJobItsFileNames: a record file whose content is
+// another job's, or in a state cursorkit never writes, is refused naming
+// the file, never shown under what it holds.
+func TestRecordReadBackIsTheJobItsFileNames(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(r *Record)
+		quoted string // from the content, never in the error
+	}{
+		{name: "another job's id", change: func(r *Record) { r.ID = NewID(RoleReview, time.Now().Add(-time.Hour)) }},
+		{name: "a state outside the documented set", change: func(r *Record) { r.State = "exploded" }, quoted: "exploded"},
+		{name: "no state", change: func(r *Record) { r.State = "" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ws := NewTestStore(t)
+			rec := sampleRecord(t, ws)
+			require.NoError(t, s.Save(rec))
+			path := s.RecordPath(ws, rec.ID)
+			bad := *rec
+			tt.change(&bad)
+			data, err := json.Marshal(&bad)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, data, 0o600))
+			quoted := tt.quoted
+			if bad.ID != rec.ID {
+				quoted = bad.ID
+			}
+
+			for _, where := range []string{ws, ""} {
+				_, err := s.Find(where, rec.ID)
+				require.Error(t, err, "workspace %q", where)
+				assert.Equal(t, failure.Process, failure.KindOf(err), "%v", err)
+				assert.Contains(t, err.Error(), path)
+				if quoted != "" {
+					assert.NotContains(t, err.Error(), quoted)
+				}
+			}
+			listed, err := s.List(ws, 0)
+			require.NoError(t, err)
+			assert.Empty(t, listed)
+		})
+	}
 }

@@ -38,14 +38,15 @@ func OutcomeWithJob(outcome jsontext.Value, rec *Record) (jsontext.Value, error)
 	if len(outcome) == 0 {
 		outcome = jsontext.Value(fmt.Sprintf(`{"type":"outcome","status":%q}`, string(rec.State)))
 	}
-	job, err := json.Marshal(rec)
+	// Encoded, never copied: the verdict as read back from the record file
+	// is indented, and a --json line is one line.
+	tail, err := json.Marshal(struct {
+		Job    *Record        `json:"job"`
+		Review jsontext.Value `json:"review,omitempty"`
+	}{rec, rec.Review})
 	if err != nil {
 		return nil, failure.Wrap(failure.Unclassified, err, "encoding job %s", rec.ID)
 	}
-	line := append([]byte(strings.TrimSuffix(strings.TrimSpace(string(outcome)), "}")), `,"job":`...)
-	line = append(line, job...)
-	if len(rec.Review) > 0 {
-		line = append(append(line, `,"review":`...), rec.Review...)
-	}
-	return append(line, '}'), nil
+	line := append([]byte(strings.TrimSuffix(strings.TrimSpace(string(outcome)), "}")), ',')
+	return append(line, tail[1:]...), nil
 }

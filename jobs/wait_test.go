@@ -68,6 +68,14 @@ func TestOutcomeWithJob(t *testing.T) {
 	review := JobAt(ws, RoleReview, at, StateDone, ModeConsult, "s2")
 	review.Review = jsontext.Value(`{"verdict":"approve","summary":"Fine.","findings":[]}`)
 	running := JobAt(ws, RoleTask, at, StateRunning, ModeConsult, "")
+	// A record file is indented, and so is the verdict read back from it.
+	store, _ := NewTestStore(t)
+	saved := JobAt(ws, RoleReview, at, StateDone, ModeConsult, "s3")
+	saved.Review = review.Review
+	require.NoError(t, store.Save(saved))
+	stored, err := store.Load(ws, saved.ID)
+	require.NoError(t, err)
+	require.Contains(t, string(stored.Review), "\n", "the verdict as the record file holds it")
 	tests := []struct {
 		name    string
 		outcome string
@@ -80,12 +88,15 @@ func TestOutcomeWithJob(t *testing.T) {
 		{name: "no outcome yet", rec: running, wantPre: `{"type":"outcome","status":"running","job":`},
 		{name: "a review's verdict comes last", outcome: `{"type":"outcome","status":"done"}`, rec: review,
 			wantPre: `{"type":"outcome","status":"done","job":`, review: true},
+		{name: "a review read back from its record file", outcome: `{"type":"outcome","status":"done"}`, rec: stored,
+			wantPre: `{"type":"outcome","status":"done","job":`, review: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			line, err := OutcomeWithJob(jsontext.Value(tt.outcome), tt.rec)
 			require.NoError(t, err)
 			require.True(t, line.IsValid(), "%s", line)
+			assert.NotContains(t, string(line), "\n", "one --json line")
 			assert.True(t, len(line) > len(tt.wantPre) && string(line[:len(tt.wantPre)]) == tt.wantPre, "%s", line)
 			var got struct {
 				Job    Record         `json:"job"`

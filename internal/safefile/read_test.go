@@ -2,6 +2,7 @@ package safefile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -199,4 +200,72 @@ func TestWriteRefusesABrokenLinkAndNonRegularFiles(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 2, "no temporary file is left")
+}
+
+// openWithin reads path through Open and fails the test when the open or
+// the read does not return within readDeadline.
+func openWithin(t *testing.T, path string, limit int64) ([]byte, error) {
+	t.Helper()
+	done := make(chan readResult, 1)
+	go func() {
+		r, err := Open(path, limit)
+		if err != nil {
+			done <- readResult{nil, err}
+			return
+		}
+		defer r.Close()
+		data, err := io.ReadAll(r)
+		done <- readResult{data, err}
+	}()
+	select {
+	case r := <-done:
+		return r.data, r.err
+	case <-time.After(readDeadline):
+		t.Fatalf("reading %s through Open did not return within %s", path, readDeadline)
+		return nil, nil
+	}
+}
+
+func TestOpenStreamsOnlyARegularFileWithinItsLimit(t *testing.T) {
+	dir := testkit.TempDir(t)
+	regular := filepath.Join(dir, "regular.ndjson")
+	require.NoError(t, os.WriteFile(regular, []byte("0123456789"), 0o600))
+	sub := filepath.Join(dir, "a dir")
+	require.NoError(t, os.Mkdir(sub, 0o700))
+
+	tests := []readCase{
+		{name: "regular", path: regular, wantData: "0123456789"},
+		{name: "longer than the limit", path: regular + "-big", wantErr: tooLarge(10)},
+		{name: "directory", path: sub, wantErr: notRegular("a directory")},
+		{name: "absent", path: filepath.Join(dir, "absent"), wantErr: func(t *testing.T, err error) {
+			assert.ErrorIs(t, err, fs.ErrNotExist)
+		}},
+	}
+	require.NoError(t, os.WriteFile(regular+"-big", []byte("0123456789x"), 0o600))
+	tests = append(tests, specialFiles(t, dir)...)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := openWithin(t, tt.path, 10)
+			if tt.wantErr != nil {
+				require.Error(t, err)
+				tt.wantErr(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantData, string(data))
+		})
+	}
+}
+
+func TestOpenStopsAFileThatGrowsPastItsLimit(t *testing.T) {
+	path := filepath.Join(testkit.TempDir(t), "growing")
+	require.NoError(t, os.WriteFile(path, []byte("0123"), 0o600))
+	r, err := Open(path, 10)
+	require.NoError(t, err)
+	defer r.Close()
+	// A writer appends past the limit after the open's size check.
+	require.NoError(t, os.WriteFile(path, []byte(strings.Repeat("x", 100)), 0o600))
+	data, err := io.ReadAll(r)
+	tooLarge(10)(t, err)
+	assert.Len(t, data, 10, "no byte past the limit is handed on")
 }

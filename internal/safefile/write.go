@@ -102,35 +102,85 @@ func Read(path string, limit int64) ([]byte, error) {
 // file's error satisfies errors.Is(err, fs.ErrNotExist). On Windows a
 // concurrent Write neither blocks nor is blocked by the read.
 func ReadChecked(path string, limit int64, check func(fs.FileInfo) error) ([]byte, error) {
-	f, err := openRegular(path)
+	r, info, err := open(path, limit)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, &NotRegularError{Path: path, Mode: info.Mode()}
-	}
-	if info.Size() > limit {
-		return nil, &TooLargeError{Path: path, Limit: limit}
-	}
+	defer r.Close()
 	if check != nil {
 		if err := check(info); err != nil {
 			return nil, err
 		}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
-		return nil, &TooLargeError{Path: path, Limit: limit}
-	}
 	return data, nil
 }
+
+// Open opens the file at path for reading as a stream, as safely as
+// ReadChecked reads it: the open never blocks, symbolic links are
+// followed, the opened file must be a regular file (else a
+// *NotRegularError) no longer than limit bytes (else a *TooLargeError).
+// The Reader yields at most limit bytes: a file that grows past them while
+// it is read ends in a *TooLargeError. A missing file's error satisfies
+// errors.Is(err, fs.ErrNotExist). The caller closes the Reader.
+func Open(path string, limit int64) (*Reader, error) {
+	r, _, err := open(path, limit)
+	return r, err
+}
+
+// open is Open, with the opened file's information.
+func open(path string, limit int64) (*Reader, fs.FileInfo, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+	case !info.Mode().IsRegular():
+		err = &NotRegularError{Path: path, Mode: info.Mode()}
+	case info.Size() > limit:
+		err = &TooLargeError{Path: path, Limit: limit}
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return &Reader{f: f, path: path, limit: limit}, info, nil
+}
+
+// Reader reads a regular file opened by Open, at most its limit.
+type Reader struct {
+	f     *os.File
+	path  string
+	limit int64
+	n     int64 // bytes read from f, at most limit+1
+}
+
+// Read reads the file on; past limit bytes it returns a *TooLargeError
+// and none of the bytes beyond.
+func (r *Reader) Read(p []byte) (int, error) {
+	if r.n > r.limit {
+		return 0, &TooLargeError{Path: r.path, Limit: r.limit}
+	}
+	// One byte past the limit tells a file that is longer from one that
+	// ends there.
+	if rest := r.limit - r.n + 1; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := r.f.Read(p)
+	r.n += int64(n)
+	if r.n > r.limit {
+		return n - 1, &TooLargeError{Path: r.path, Limit: r.limit}
+	}
+	return n, err
+}
+
+// Close closes the file.
+func (r *Reader) Close() error { return r.f.Close() }
 
 // TooLargeError says a file is longer than the limit it was read with.
 type TooLargeError struct {
