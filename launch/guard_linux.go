@@ -234,7 +234,7 @@ func (g *guard) terminate(id uint64) guardMsg {
 	g.mu.Lock()
 	err := os.ErrProcessDone
 	if t := g.trees[id]; t != nil {
-		err = terminateGroup(t.root.Pid, t.rootReaped)
+		err = terminateGroup(t.root, t.rootReaped)
 	}
 	g.mu.Unlock()
 	if errors.Is(err, os.ErrProcessDone) {
@@ -267,7 +267,7 @@ func (g *guard) kill(id uint64, closing bool) (KillReport, error) {
 			return KillReport{Method: MethodProcessGroup}, nil
 		}
 	}
-	report, killed, err := freezeAndKill(t.root.Pid, func() bool { return t.rootReaped }, func(table []proc) []proc { return g.victims(t, table) })
+	report, killed, err := freezeAndKill(t.root, func() bool { return t.rootReaped }, func(table []proc) []proc { return g.victims(t, table) })
 	// A pidfd turns readable when its process dies, before it is reaped;
 	// reap, blocked on g.mu meanwhile, reaps it afterwards.
 	for _, e := range awaitKilled(killed) {
@@ -434,7 +434,7 @@ func (g *guard) prune() {
 // killAll kills every descendant of the guard: the host is gone.
 func (g *guard) killAll() {
 	g.mu.Lock()
-	_, killed, _ := freezeAndKill(0, nil, func(table []proc) []proc { return descendants(g.self, table) })
+	_, killed, _ := freezeAndKill(proc{}, nil, func(table []proc) []proc { return descendants(g.self, table) })
 	awaitKilled(killed)
 	g.mu.Unlock()
 }

@@ -297,7 +297,7 @@ func (t *guardedTree) terminate() error {
 	switch {
 	case err != nil:
 		// The guard is gone: signal the group from here, if that is safe.
-		return terminateGroup(t.root.Pid, true)
+		return terminateGroup(t.root, true)
 	case reply.Done:
 		return errGroupExited()
 	}
@@ -337,7 +337,7 @@ func replyError(reply guardMsg) error {
 // shows that is safe. The guard's adopted orphans went to another reaper
 // and are out of reach.
 func (t *guardedTree) killWithoutGuard() (KillReport, error) {
-	report, killed, err := freezeAndKill(t.root.Pid, func() bool { return true }, func(table []proc) []proc {
+	report, killed, err := freezeAndKill(t.root, func() bool { return true }, func(table []proc) []proc {
 		victims := descendants(t.root, table)
 		for _, e := range table {
 			if e.Same(t.root) {

@@ -75,10 +75,10 @@ func runChild(mode string, args []string) int {
 	case "sleep": // args: marker
 		fmt.Printf("ready %d\n", os.Getpid())
 		testkit.SleepForever()
-	case "daemonize": // args: marker[, "envless"]; start a sleeper in a new session, report it, exit
+	case "daemonize": // args: marker[, "envless" or "group"]; start a sleeper in a new session (or this group), report it, exit
 		kind := "setsid"
-		if len(args) > 1 && args[1] == "envless" {
-			kind = "envless"
+		if len(args) > 1 && (args[1] == "envless" || args[1] == "group") {
+			kind = args[1]
 		}
 		pids, err := startGrandchild(kind, args[0])
 		if err != nil {
@@ -158,6 +158,9 @@ func startGrandchild(kind, marker string) ([]int, error) {
 	case "envless-daemon":
 		mode = "daemonize"
 		cmd = exec.Command(exe, marker, "envless")
+	case "group-daemon": // double-forked, staying in the group
+		mode = "daemonize"
+		cmd = exec.Command(exe, marker, "group")
 	case "cmd":
 		cmd = cmdExeCommand(exe, marker)
 	}
@@ -170,7 +173,7 @@ func startGrandchild(kind, marker string) ([]int, error) {
 	if err := grandchildAttr(cmd, kind); err != nil {
 		return nil, err
 	}
-	if kind == "envless-daemon" {
+	if kind == "envless-daemon" || kind == "group-daemon" {
 		kind = "daemon" // for StartMember: an intermediate that exits
 	}
 	return testkit.StartMember(cmd, kind, deadline)

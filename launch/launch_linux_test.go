@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -195,4 +196,34 @@ func TestTokenlessOrphansWaitForTheTreesThatMayOwnThem(t *testing.T) {
 	require.NoError(t, a.Close())
 	wA.RequireGone(deadline)
 	wB.RequireGone(deadline)
+}
+
+// TestKillTreeWithoutTheGuardKillsTheGroup: with the launch guard killed
+// on its own, a double-forked process left in the child's group (no
+// longer its descendant) still goes with the tree: the child, found in
+// the process table under its own identity, holds the group ID, so the
+// group is signalled.
+func TestKillTreeWithoutTheGuardKillsTheGroup(t *testing.T) {
+	w := testkit.NewWatch(t)
+	p, err := launch.Start(context.Background(), selfPlan(w.Marker(), "group-daemon"), launch.Options{Env: testkit.ChildEnv("tree")})
+	require.NoError(t, err)
+	defer p.Close()
+	pids := readReady(t, lineReader(p.Stdout()))
+	w.Add(pids...)
+	guard := p.Root().PPid
+	require.NotEqual(t, os.Getpid(), guard)
+	require.NoError(t, syscall.Kill(guard, syscall.SIGKILL))
+	testkit.Eventually(t, "the guard to be gone", deadline, func() bool {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/stat")
+		if err != nil {
+			return false
+		}
+		st, err := launch.ParseProcStat(stat)
+		return err == nil && st.PPid != guard
+	})
+
+	report, err := p.KillTree()
+	require.Error(t, err, "the lost guard is reported")
+	assert.True(t, report.Group, "the group was signalled: %+v", report)
+	w.RequireGone(deadline)
 }

@@ -80,11 +80,14 @@ func (p *Process) startDirect(ctx context.Context, cmd *exec.Cmd, stdin io.Reade
 	return nil
 }
 
-// groupSignalSafe reports whether kill(-leader) can only reach leader's
-// group. While the leader is unreaped its PID, the group ID, cannot be
-// reused. After reaping, a snapshot must show members of the group and no
-// process holding the group ID as its PID (it would lead a new group).
-func groupSignalSafe(leader int, reaped bool, table []proc, tableErr error) bool {
+// groupSignalSafe reports whether kill(-leader.Pid) can only reach
+// leader's group. While the leader is unreaped its PID, the group ID,
+// cannot be reused. After reaping (or when this process is not its
+// parent), a snapshot must show the leader itself still holding its PID
+// (a zombie its parent has not reaped, say PID 1 of a container), or
+// members of the group and no other process holding the group ID as its
+// PID (it would lead a new group).
+func groupSignalSafe(leader proc, reaped bool, table []proc, tableErr error) bool {
 	if !reaped {
 		return true
 	}
@@ -93,10 +96,10 @@ func groupSignalSafe(leader int, reaped bool, table []proc, tableErr error) bool
 	}
 	members := false
 	for _, e := range table {
-		if e.Pid == leader {
-			return false
+		if e.Pid == leader.Pid {
+			return e.Same(leader)
 		}
-		if e.Group == leader {
+		if e.Group == leader.Pid {
 			members = true
 		}
 	}
@@ -105,7 +108,7 @@ func groupSignalSafe(leader int, reaped bool, table []proc, tableErr error) bool
 
 // terminateGroup sends SIGTERM, then SIGCONT so stopped members can act on
 // it, to leader's group when groupSignalSafe.
-func terminateGroup(leader int, reaped bool) error {
+func terminateGroup(leader proc, reaped bool) error {
 	var table []proc
 	var tableErr error
 	if reaped {
@@ -114,13 +117,13 @@ func terminateGroup(leader int, reaped bool) error {
 	if !groupSignalSafe(leader, reaped, table, tableErr) {
 		return errGroupExited()
 	}
-	if err := syscall.Kill(-leader, syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(-leader.Pid, syscall.SIGTERM); err != nil {
 		if errors.Is(err, syscall.ESRCH) {
 			return errGroupExited()
 		}
 		return failure.Wrap(failure.Process, err, "cannot signal the process group")
 	}
-	_ = syscall.Kill(-leader, syscall.SIGCONT)
+	_ = syscall.Kill(-leader.Pid, syscall.SIGCONT)
 	return nil
 }
 
@@ -135,7 +138,7 @@ func (p *Process) terminate() error {
 	if p.sys.owner != nil {
 		return p.sys.owner.terminate()
 	}
-	return terminateGroup(p.root.Pid, p.reaped())
+	return terminateGroup(p.root, p.reaped())
 }
 
 // waitExit waits for the root: through the guard, or as its parent.
@@ -195,7 +198,7 @@ func (p *Process) killTree() (KillReport, error) {
 	if p.sys.owner != nil {
 		return p.sys.owner.killTree()
 	}
-	report, killed, err := freezeAndKill(p.root.Pid, p.reaped, func(table []proc) []proc { return descendants(p.root, table) })
+	report, killed, err := freezeAndKill(p.root, p.reaped, func(table []proc) []proc { return descendants(p.root, table) })
 	// The root itself, through os.Process (a pidfd on Linux), which is a
 	// no-op once it has been reaped.
 	_ = p.sys.cmd.Process.Signal(syscall.SIGKILL)
@@ -218,7 +221,7 @@ func (p *Process) killTree() (KillReport, error) {
 // every victim. Each victim is pinned by PID and start time (a pidfd on
 // Linux) before any signal, so a reused PID is never hit. It returns the
 // pins of the victims it killed, for awaitKilled.
-func freezeAndKill(leader int, leaderReaped func() bool, victims func([]proc) []proc) (KillReport, []*pin, error) {
+func freezeAndKill(leader proc, leaderReaped func() bool, victims func([]proc) []proc) (KillReport, []*pin, error) {
 	report := KillReport{Method: MethodProcessGroup}
 	var errs []error
 	pins := map[int]*pin{}
@@ -230,9 +233,9 @@ func freezeAndKill(leader int, leaderReaped func() bool, victims func([]proc) []
 			errs = append(errs, failure.Wrap(failure.Process, tableErr, "cannot read the process table"))
 		}
 		if round == 0 {
-			signalGroup = leader > 0 && groupSignalSafe(leader, leaderReaped(), table, tableErr)
+			signalGroup = leader.Pid > 0 && groupSignalSafe(leader, leaderReaped(), table, tableErr)
 			if signalGroup {
-				_ = syscall.Kill(-leader, syscall.SIGSTOP)
+				_ = syscall.Kill(-leader.Pid, syscall.SIGSTOP)
 			}
 		}
 		// Pin every victim before any SIGKILL: killing a parent first would
@@ -259,7 +262,7 @@ func freezeAndKill(leader int, leaderReaped func() bool, victims func([]proc) []
 	}
 	report.Skipped = len(skipped)
 	if signalGroup {
-		err := syscall.Kill(-leader, syscall.SIGKILL)
+		err := syscall.Kill(-leader.Pid, syscall.SIGKILL)
 		switch {
 		case err == nil:
 			report.Group = true
