@@ -22,18 +22,21 @@ const (
 	maxResumableListed  = 10
 )
 
-// Find returns the record of job id: in workspace when it is not "", else
+// Find returns the record of job id: in workspace when it is not ""
+// (reached through a link or by its real path alike: workspaceKeys), else
 // in whichever workspace holds it. An id names its file, so finding it is
-// one directory listing of <data>/state and one stat per workspace, never
-// a read of another record. An unknown id is failure.Input.
+// a stat per workspace key (the keys of any workspace are one directory
+// listing of <data>/state), never a read of another record. An unknown id
+// is failure.Input.
 func (s Store) Find(workspace, id string) (*Record, error) {
-	if workspace != "" {
-		return s.Load(workspace, id)
-	}
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	for _, key := range readNames(filepath.Join(s.Dir, "state")) {
+	keys := readNames(filepath.Join(s.Dir, "state"))
+	if workspace != "" {
+		keys = workspaceKeys(workspace)
+	}
+	for _, key := range keys {
 		path := filepath.Join(s.jobsDir(key), id+".json")
 		if _, err := os.Lstat(path); err != nil {
 			continue
@@ -44,7 +47,31 @@ func (s Store) Find(workspace, id string) (*Record, error) {
 		}
 		return r, err
 	}
+	if workspace != "" {
+		return nil, failure.New(failure.Input, "no job %s in this workspace", id)
+	}
 	return nil, failure.New(failure.Input, "no job %s in any workspace", id)
+}
+
+// workspaceKeys are the keys under which the records of workspace, a path
+// a caller gave, are kept: first that of its real path (absolute, links
+// resolved), so one directory reached through a link and by its real path
+// is one workspace; then, when it differs, that of the path as given, the
+// key of a record saved with that path as its workspace (Save keys a
+// record by its own Workspace).
+func workspaceKeys(workspace string) []string {
+	given := workspaceKey(workspace)
+	resolved, err := filepath.Abs(workspace)
+	if err == nil {
+		resolved, err = filepath.EvalSymlinks(resolved)
+	}
+	if err != nil {
+		return []string{given}
+	}
+	if key := workspaceKey(resolved); key != given {
+		return []string{key, given}
+	}
+	return []string{given}
 }
 
 // readNames is a directory's entry names, unsorted; none when it cannot be
@@ -83,7 +110,7 @@ func newestFirst(a, b string) int {
 func (s Store) jobFiles(workspace string, keep int) []jobFile {
 	keys := readNames(filepath.Join(s.Dir, "state"))
 	if workspace != "" {
-		keys = []string{workspaceKey(workspace)}
+		keys = workspaceKeys(workspace)
 	}
 	var files []jobFile
 	for _, key := range keys {
@@ -183,9 +210,10 @@ func (s Store) ResumeFrom(workspace string, mode Mode, launcher, session string)
 	if err != nil {
 		return nil, err
 	}
+	keys := workspaceKeys(workspace)
 	var ids []string
 	for _, r := range recs {
-		if !r.State.Terminal() || r.SessionID == "" || r.Mode != mode || workspaceKey(r.Workspace) != workspaceKey(workspace) ||
+		if !r.State.Terminal() || r.SessionID == "" || r.Mode != mode || !slices.Contains(keys, workspaceKey(r.Workspace)) ||
 			(launcher != "" && r.LauncherSession != launcher) {
 			continue
 		}

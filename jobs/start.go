@@ -38,14 +38,18 @@ func (s Store) workerLog(id string) string { return filepath.Join(s.runDir(id), 
 //
 // A record that is not a background job waiting for its worker is
 // failure.Input and left as it is. Any later failure (a prompt over
-// MaxPromptBytes is failure.Input) is returned and saved as the job's
-// error, best effort, so the job does not wait out the start grace.
+// MaxPromptBytes is failure.Input) names what failed, the worker program
+// or the prompt file, and is returned and saved as the job's error (the
+// record final, with its end time), best effort, so the job does not wait
+// out the start grace; the prompt file is removed, as no worker will read
+// it.
 func Start(ctx context.Context, store Store, rec *Record, prompt, name string, args ...string) error {
 	if rec.Delivery != DeliveryBackground || rec.State != StateStarting {
 		return failure.New(failure.Input, "job %s is not a background job waiting for its worker (%s, %s)", rec.ID, rec.Delivery, rec.State)
 	}
 	err := start(ctx, store, rec, prompt, name, args)
 	if err != nil {
+		_ = os.Remove(store.promptFile(rec.ID))
 		rec.fail(err)
 		_ = store.Save(rec)
 	}
@@ -56,16 +60,26 @@ func start(ctx context.Context, store Store, rec *Record, prompt, name string, a
 	if len(prompt) > MaxPromptBytes {
 		return failure.New(failure.Input, "the prompt is longer than %d bytes", MaxPromptBytes)
 	}
-	if err := safefile.Write(store.promptFile(rec.ID), []byte(prompt), 0o600); err != nil {
-		return failure.Wrap(failure.Setup, err, "writing the prompt for the worker")
+	promptFile := store.promptFile(rec.ID)
+	if err := safefile.Write(promptFile, []byte(prompt), 0o600); err != nil {
+		return failure.Wrap(failure.Setup, err, "writing the worker's prompt file %s", promptFile)
 	}
 	if name == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return failure.Wrap(failure.Setup, err, "finding this program's own executable")
+			return failure.Wrap(failure.Setup, err, "finding this program's own executable to start as the worker")
 		}
 		name = exe
 	}
+	if err := startWorker(ctx, store, rec, name, args); err != nil {
+		// The kind stays the cause's: a cancel is still a cancel.
+		return failure.Wrap(failure.KindOf(err), err, "starting the worker program %q", name)
+	}
+	return nil
+}
+
+// startWorker starts program name with args, detached, in rec's workspace.
+func startWorker(ctx context.Context, store Store, rec *Record, name string, args []string) error {
 	res, err := discovery.Resolve(ctx, discovery.Candidate{Value: name, Source: discovery.SourceOverride, Origin: "the worker"},
 		discovery.EnvFromOS(), discovery.OSFS())
 	if err != nil {

@@ -411,11 +411,41 @@ func checkApart(dataDir, workspace string) error {
 	return nil
 }
 
-// realPath is path with its links resolved as far as it exists.
+// maxLinks bounds the links realPath follows, as the kernel bounds a
+// lookup's (ELOOP).
+const maxLinks = 255
+
+// realPath is path with its links resolved as far as it exists: its
+// longest existing prefix resolved, the rest appended. A link at the end
+// of that prefix whose target does not exist yet (a data directory behind
+// a link, before its first run) is followed too, so what is made through
+// it later is compared where it will be.
 func realPath(path string) string {
 	p := filepath.Clean(path)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
+	for range maxLinks {
+		head, rest := p, ""
+		for {
+			if _, err := os.Lstat(head); err == nil {
+				break
+			}
+			parent := filepath.Dir(head)
+			if parent == head {
+				return p
+			}
+			rest = filepath.Join(filepath.Base(head), rest)
+			head = parent
+		}
+		if r, err := filepath.EvalSymlinks(head); err == nil {
+			return filepath.Join(r, rest)
+		}
+		target, err := os.Readlink(head)
+		if err != nil {
+			return p
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(head), target)
+		}
+		p = filepath.Join(target, rest)
 	}
 	return p
 }

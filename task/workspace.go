@@ -11,9 +11,11 @@ import (
 	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
-// Workspace returns the absolute, cleaned workspace of a task: dir when the
-// caller named one (--cwd), else the current directory. A dir that does
-// not exist or is no directory is failure.Input. An implicit working
+// Workspace returns the absolute workspace of a task, its links resolved:
+// dir when the caller named one (--cwd), else the current directory. So a
+// directory reached through a link and by its real path is one workspace,
+// with one set of jobs and sessions to resume. A dir that does not exist
+// or is no directory is failure.Input. An implicit working
 // directory below the root of its git repository is failure.Input too: the
 // agent would see the whole repository through the sandbox's workspace
 // while the user meant a part of it; they pass --cwd or run from the root.
@@ -40,12 +42,16 @@ func Workspace(dir string) (string, error) {
 	case !info.IsDir():
 		return "", failure.New(failure.Input, "the workspace %s is not a directory", abs)
 	}
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", failure.Wrap(failure.Input, err, "the workspace %s is unusable", abs)
+	}
 	if !explicit {
-		if root := gitRoot(abs); root != "" && !samePath(root, abs) {
+		if root := gitRoot(resolved); root != "" && !samePath(root, resolved) {
 			return "", failure.New(failure.Input, "the current directory is below the root of its git repository (%s): run from the root, or name the workspace with --cwd", root)
 		}
 	}
-	return abs, nil
+	return resolved, nil
 }
 
 // gitRoot is the nearest directory at or above dir holding a .git entry
