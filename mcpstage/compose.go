@@ -26,8 +26,10 @@ import (
 //   - The file must be UTF-8 holding exactly one JSON object. Unparsable
 //     (failure.Setup, which the caller quarantines): zero bytes or only
 //     whitespace; a byte order mark (JSON.parse rejects it); invalid
-//     UTF-8; a syntax error; a top-level value that is not an object;
-//     anything after it; an mcpServers that is not an object, or twice.
+//     UTF-8; a syntax error; arrays and objects nested deeper than
+//     maxNesting (valid JSON, but jsontext's limit); a top-level value
+//     that is not an object; anything after it; an mcpServers that is not
+//     an object, or twice.
 //     An escaped lone surrogate ("\ud800") is valid for JSON.parse: kept.
 //   - Errors give a byte offset, never the file's text: mcp.json holds
 //     servers' env, often a token.
@@ -240,11 +242,11 @@ func parseConfig(current []byte) (config, error) {
 	case errors.Is(err, io.EOF):
 		return doc, unparsable("it is empty")
 	case err != nil:
-		return doc, syntaxError(err)
+		return doc, syntaxError(current, err)
 	case tok.Kind() != '{':
 		return doc, unparsable("its top-level value is not an object")
 	}
-	if doc.members, err = readMembers(dec, func(i int, m member) (bool, error) {
+	if doc.members, err = readMembers(current, dec, func(i int, m member) (bool, error) {
 		if m.name != serversName {
 			return false, nil
 		}
@@ -254,15 +256,15 @@ func parseConfig(current []byte) (config, error) {
 		if k := dec.PeekKind(); k != '{' {
 			if k == 0 { // a syntax error: let ReadValue report it
 				_, err := dec.ReadValue()
-				return true, syntaxError(err)
+				return true, syntaxError(current, err)
 			}
 			return true, unparsable("its \"mcpServers\" is not an object")
 		}
 		if _, err := dec.ReadToken(); err != nil {
-			return true, syntaxError(err)
+			return true, syntaxError(current, err)
 		}
 		doc.serversAt = i
-		doc.servers, err = readMembers(dec, nil)
+		doc.servers, err = readMembers(current, dec, nil)
 		return true, err
 	}); err != nil {
 		return doc, err
@@ -270,26 +272,26 @@ func parseConfig(current []byte) (config, error) {
 	switch _, err := dec.ReadToken(); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return doc, syntaxError(err)
+		return doc, syntaxError(current, err)
 	default:
 		return doc, unparsable("it holds more than one JSON value")
 	}
 	return doc, nil
 }
 
-// readMembers reads the members of the object whose '{' dec has read,
-// through its '}': each name, raw and decoded (lone surrogates as U+FFFD,
-// as JSON.parse shows them), and its value, raw, unless own (when not nil)
-// read member i's value itself.
-func readMembers(dec *jsontext.Decoder, own func(i int, m member) (bool, error)) (ms []member, err error) {
+// readMembers reads the members of the object whose '{' dec (decoding
+// current) has read, through its '}': each name, raw and decoded (lone
+// surrogates as U+FFFD, as JSON.parse shows them), and its value, raw,
+// unless own (when not nil) read member i's value itself.
+func readMembers(current []byte, dec *jsontext.Decoder, own func(i int, m member) (bool, error)) (ms []member, err error) {
 	for dec.PeekKind() == '"' {
 		raw, err := dec.ReadValue()
 		if err != nil {
-			return nil, syntaxError(err)
+			return nil, syntaxError(current, err)
 		}
 		m := member{rawName: bytes.Clone(raw)}
 		if err := json.Unmarshal(m.rawName, &m.name, jsontext.AllowInvalidUTF8(true)); err != nil {
-			return nil, syntaxError(err)
+			return nil, syntaxError(current, err)
 		}
 		if own != nil {
 			if read, err := own(len(ms), m); err != nil {
@@ -300,7 +302,7 @@ func readMembers(dec *jsontext.Decoder, own func(i int, m member) (bool, error))
 			}
 		}
 		if raw, err = dec.ReadValue(); err != nil {
-			return nil, syntaxError(err)
+			return nil, syntaxError(current, err)
 		}
 		m.rawValue = bytes.Clone(raw)
 		ms = append(ms, m)
@@ -308,7 +310,7 @@ func readMembers(dec *jsontext.Decoder, own func(i int, m member) (bool, error))
 	// The '}': PeekKind saw no name, and any other token there is a syntax
 	// error ReadToken reports.
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, syntaxError(err)
+		return nil, syntaxError(current, err)
 	}
 	return ms, nil
 }
@@ -318,15 +320,36 @@ func unparsable(why string) error {
 	return failure.New(failure.Setup, "the MCP config is not one JSON object: %s", why)
 }
 
-// syntaxError reports a jsontext error by its offset only: its text may
-// quote the file (secrets in env).
-func syntaxError(err error) error {
+// maxNesting is jsontext's nesting limit: an array or object that opens
+// deeper is refused, valid JSON or not.
+const maxNesting = 10000
+
+// syntaxError reports a jsontext error in current by its offset only: its
+// text may quote the file (secrets in env).
+func syntaxError(current []byte, err error) error {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
+		if tooDeep(current, se) {
+			return failure.New(failure.Setup, "the MCP config is nested deeper than %d levels (at byte offset %d), more than cursorkit parses", maxNesting, se.ByteOffset)
+		}
 		return failure.New(failure.Setup, "the MCP config is not valid JSON: syntax error at byte offset %d", se.ByteOffset)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return unparsable("it ends early")
 	}
 	return failure.New(failure.Setup, "the MCP config is not valid JSON")
+}
+
+// tooDeep reports whether se is jsontext refusing an array or object that
+// opens past maxNesting (that error is not exported to match).
+func tooDeep(current []byte, se *jsontext.SyntacticError) bool {
+	at := se.ByteOffset
+	if at < 0 || at >= int64(len(current)) || current[at] != '[' && current[at] != '{' {
+		return false
+	}
+	depth := 0
+	for range se.JSONPointer.Tokens() {
+		depth++
+	}
+	return depth >= maxNesting
 }

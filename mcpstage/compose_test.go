@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -353,6 +354,41 @@ func TestComposeUnparsable(t *testing.T) {
 
 			_, err = ourKeys([]byte(tt.current), testPrefix)
 			assert.Equal(t, failure.Setup, failure.KindOf(err), "%v", err)
+		})
+	}
+}
+
+// TestComposeNamesDeepNesting: arrays or objects nested past jsontext's
+// limit are refused for their depth, valid JSON or not; at the limit they
+// parse, and a syntax error before the limit is still one.
+func TestComposeNamesDeepNesting(t *testing.T) {
+	// Four levels before the args' arrays: the document, mcpServers, the
+	// server and args.
+	const head = `{"mcpServers":{"deep":{"command":"x","args":[`
+	inServer := func(value string) string { return head + value + `]}}}` }
+	arrays := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	tests := []struct {
+		name, current, msg string // msg "": parses
+	}{
+		{"10,000 arrays in a server", inServer(arrays(10000)), fmt.Sprintf("nested deeper than 10000 levels (at byte offset %d)", len(head)+10000-4)}, // the '[' of level 10,001
+		{"10,000 objects in a member", `{"a":` + strings.Repeat(`{"":`, 10000) + `1` + strings.Repeat("}", 10000) + `}`, "nested deeper than 10000 levels"},
+		{"at the limit", inServer(arrays(10000 - 4)), ""},
+		{"one past the limit", inServer(arrays(10000 - 3)), "nested deeper than 10000 levels"},
+		{"a syntax error before the limit", inServer(strings.Repeat("[", 50) + "x" + arrays(10000)), "syntax error at byte offset"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ourKeys([]byte(tt.current), testPrefix)
+			if tt.msg == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, failure.Setup, failure.KindOf(err), "%v", err)
+			assert.ErrorContains(t, err, tt.msg)
+			if tt.msg != "syntax error at byte offset" {
+				assert.NotContains(t, err.Error(), "syntax error")
+			}
 		})
 	}
 }

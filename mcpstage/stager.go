@@ -185,6 +185,15 @@ func (s *Stager) lock(ctx context.Context) (*dirLock, error) {
 	return l, nil
 }
 
+// lockOrTry takes the main lock, or with try makes the one attempt of
+// the exit backstop (never waiting nor taking over).
+func (s *Stager) lockOrTry(ctx context.Context, try bool) (*dirLock, error) {
+	if try {
+		return tryDirLock(s.lockPath, s.opts.Now)
+	}
+	return s.lock(ctx)
+}
+
 // recover brings the journal to a decision against the config's bytes
 // now: a pending write that is on disk is promoted, one that is not is
 // discarded; bytes matching neither are an operator's edit, latched and
@@ -238,7 +247,7 @@ func (s *Stager) dropDead(ctx context.Context, st *state) []string {
 	host, _ := os.Hostname()
 	var dropped []string
 	for id, l := range st.Leases {
-		dead := s.opts.Now().Sub(l.HeartbeatAt) > LeaseTTL
+		dead := s.lapsed(l)
 		if !dead {
 			alive, known := l.Owner.alive(ctx, host)
 			dead = known && !alive
@@ -250,6 +259,11 @@ func (s *Stager) dropDead(ctx context.Context, st *state) []string {
 	}
 	slices.Sort(dropped)
 	return dropped
+}
+
+// lapsed reports whether l's last heartbeat is older than LeaseTTL.
+func (s *Stager) lapsed(l *leaseRecord) bool {
+	return s.opts.Now().Sub(l.HeartbeatAt) > LeaseTTL
 }
 
 // entries are the live leases' entries, oldest first (then by key).
@@ -446,12 +460,7 @@ func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur
 	if _, err := os.Lstat(s.cursorDir); errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
-	var l *dirLock
-	if try {
-		l, err = tryDirLock(s.lockPath, s.opts.Now)
-	} else {
-		l, err = s.lock(ctx)
-	}
+	l, err := s.lockOrTry(ctx, try)
 	if err != nil {
 		return false, err
 	}
@@ -516,12 +525,17 @@ const (
 // its step, and then nobody would remove it: while that lock is all there
 // is in it (or nothing), the rmdir is tried again for at most
 // peerStepWait from its first look (never with try, which must not wait):
-// one retry always comes, however slow the first rmdir was.
+// one retry always comes, however slow the first rmdir was. When it stays,
+// a peer that staged meanwhile is given the record (passCreatedDir).
 func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 	var limit time.Time
 	for {
 		err := os.Remove(s.cursorDir)
-		if err == nil || errors.Is(err, fs.ErrNotExist) || try {
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if try {
+			s.passCreatedDir(ctx, try)
 			return
 		}
 		s.at("cursor-dir-kept")
@@ -533,6 +547,7 @@ func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 		}
 		onlyALock := err == nil && (len(left) == 0 || len(left) == 1 && left[0].Name() == LockDir)
 		if !onlyALock || ctx.Err() != nil || time.Now().After(limit) {
+			s.passCreatedDir(ctx, try)
 			return
 		}
 		s.at("cursor-dir-locked")
@@ -540,17 +555,48 @@ func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 	}
 }
 
+// passCreatedDir gives a peer that staged between the last release's
+// unlock and its rmdir the record that cursorkit made .cursor/: the peer's
+// bootstrap found .cursor/ there, so its manifest says it did not, and
+// without the record nobody would remove .cursor/ once empty. The peer's
+// last cleanup (its release, or the reconcile that drops its lease) then
+// removes it. Without a manifest there is nobody to give it to: an
+// operator's file keeps .cursor/, as its own.
+func (s *Stager) passCreatedDir(ctx context.Context, try bool) {
+	if _, err := os.Lstat(s.statePath); err != nil {
+		return
+	}
+	l, err := s.lockOrTry(ctx, try)
+	if err != nil {
+		return
+	}
+	defer l.release()
+	if st, err := readState(s.statePath); err == nil && st != nil && !st.CreatedDir {
+		st.CreatedDir = true
+		_ = writeState(s.statePath, st)
+	}
+}
+
 // Heartbeat renews lease id. An unknown lease (released, or dropped as
-// dead) is failure.Input: its entry is no longer staged.
+// dead) is failure.Input: its entry is no longer staged. So is a lapsed
+// one (its last heartbeat older than LeaseTTL), which a heartbeat does
+// not make live again: the next stage, release or reconcile drops it.
 func (s *Stager) Heartbeat(ctx context.Context, id string) error {
-	return s.onLease(ctx, id, false, func(st *state) { st.Leases[id].HeartbeatAt = s.opts.Now() })
+	return s.onLease(ctx, id, false, func(st *state) error {
+		l := st.Leases[id]
+		if s.lapsed(l) {
+			return failure.New(failure.Input, "the lease %q in %s lapsed (no heartbeat for over %s): it is not renewed, and the next step removes its entry", id, s.shape.Root, LeaseTTL)
+		}
+		l.HeartbeatAt = s.opts.Now()
+		return nil
+	})
 }
 
 // Release removes lease id's entry; the last release puts the config back
 // as it was (or, after an operator's edit, leaves the operator's content
 // without cursorkit's keys) and removes everything cursorkit made.
 func (s *Stager) Release(ctx context.Context, id string) error {
-	return s.onLease(ctx, id, false, func(st *state) { delete(st.Leases, id) })
+	return s.onLease(ctx, id, false, func(st *state) error { delete(st.Leases, id); return nil })
 }
 
 // ReleaseOnExit is the process-exit backstop for lease id: one attempt at
@@ -558,14 +604,15 @@ func (s *Stager) Release(ctx context.Context, id string) error {
 // holds the lock it returns the resource error and leaves the lease to
 // reconcile, which drops it once this process is gone.
 func (s *Stager) ReleaseOnExit(id string) error {
-	return s.onLease(context.Background(), id, true, func(st *state) { delete(st.Leases, id) })
+	return s.onLease(context.Background(), id, true, func(st *state) error { delete(st.Leases, id); return nil })
 }
 
 // onLease applies change to lease id under the main lock, drops dead
-// leases and syncs the config; an unknown lease is failure.Input. A config
-// an operator kept saving over does not fail the lease change, which the
-// manifest holds: the next locked step writes the config.
-func (s *Stager) onLease(ctx context.Context, id string, try bool, change func(*state)) error {
+// leases and syncs the config; an unknown lease is failure.Input, and a
+// change that fails leaves the manifest as it was. A config an operator
+// kept saving over does not fail the lease change, which the manifest
+// holds: the next locked step writes the config.
+func (s *Stager) onLease(ctx context.Context, id string, try bool, change func(*state) error) error {
 	quoted := id
 	if len(quoted) > 80 {
 		quoted = quoted[:80] + "…"
@@ -575,7 +622,9 @@ func (s *Stager) onLease(ctx context.Context, id string, try bool, change func(*
 		if st.Leases[id] == nil {
 			return unknown
 		}
-		change(st)
+		if err := change(st); err != nil {
+			return err
+		}
 		s.dropDead(ctx, st)
 		if err := s.sync(st, cur); !errors.Is(err, errRaced) {
 			return err

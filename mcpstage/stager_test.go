@@ -468,3 +468,126 @@ func TestLastReleaseWaitsOutAPeersLock(t *testing.T) {
 		})
 	}
 }
+
+// TestHeartbeatDoesNotReviveALapsedLease: a heartbeat on a lease whose
+// last one is older than LeaseTTL fails (input, as for a lease that is
+// gone) and leaves it lapsed, for the next reconcile to drop; one within
+// the TTL renews it.
+func TestHeartbeatDoesNotReviveALapsedLease(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		silent time.Duration // since the stage, when the heartbeat comes
+		lapsed bool
+	}{
+		{name: "within the TTL", silent: mcpstage.LeaseTTL - time.Minute},
+		{name: "past the TTL", silent: mcpstage.LeaseTTL + time.Minute, lapsed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := aShape(t, "repository")
+			staged := time.Now()
+			now := staged
+			s, err := mcpstage.New(ctx, dir, mcpstage.Options{Now: func() time.Time { return now }})
+			require.NoError(t, err)
+			lease, err := s.Stage(ctx, entry)
+			require.NoError(t, err)
+
+			now = staged.Add(tc.silent)
+			err = s.Heartbeat(ctx, lease.ID)
+			st, statusErr := s.Status(ctx)
+			require.NoError(t, statusErr)
+			require.Len(t, st.Leases, 1, "a heartbeat drops no lease")
+			r, reconcileErr := s.Reconcile(ctx)
+			require.NoError(t, reconcileErr)
+			if !tc.lapsed {
+				require.NoError(t, err)
+				assert.True(t, st.Leases[0].HeartbeatAt.Equal(now), "renewed")
+				assert.Empty(t, r.Dropped)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, failure.Input, failure.KindOf(err), "%v", err)
+			assert.ErrorContains(t, err, "lapsed")
+			assert.True(t, st.Leases[0].HeartbeatAt.Equal(staged), "the lapsed lease is not renewed")
+			assert.Equal(t, []string{lease.ID}, r.Dropped, "reconcile drops the lapsed lease")
+			assert.True(t, r.Cleaned)
+			assert.NoDirExists(t, filepath.Join(dir, mcpstage.ConfigDir))
+		})
+	}
+}
+
+// TestCreatedDirGoesAfterAPeerStagedBeforeItsRmdir: a peer that stages
+// the moment the last release lets the lock go (its bootstrap finds
+// .cursor/ there) makes that release's rmdir fail; .cursor/, which
+// cursorkit made, still goes once the peer's lease does, by its release
+// or by the reconcile that drops it.
+func TestCreatedDirGoesAfterAPeerStagedBeforeItsRmdir(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		onExit    bool // the last release is the exit backstop's
+		peerLapse bool // the peer's lease lapses and a reconcile drops it
+	}{
+		{name: "the peer releases"},
+		{name: "the backstop's release, the peer releases", onExit: true},
+		{name: "a reconcile drops the peer's lapsed lease", peerLapse: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := aShape(t, "repository")
+			cursorDir := filepath.Join(dir, mcpstage.ConfigDir)
+			peer, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+			require.NoError(t, err)
+			var peerLease mcpstage.Lease
+			opts := mcpstage.WithFault(mcpstage.Options{}, func(p string) {
+				if p == "unlocked" && peerLease.ID == "" {
+					var err error
+					peerLease, err = peer.Stage(ctx, entry)
+					require.NoError(t, err)
+				}
+			})
+			s, err := mcpstage.New(ctx, dir, opts)
+			require.NoError(t, err)
+			lease, err := s.Stage(ctx, entry)
+			require.NoError(t, err)
+			if tc.onExit {
+				require.NoError(t, s.ReleaseOnExit(lease.ID))
+			} else {
+				require.NoError(t, s.Release(ctx, lease.ID))
+			}
+			require.NotEmpty(t, peerLease.ID, "the peer staged")
+			require.DirExists(t, cursorDir, "the peer's staging keeps .cursor/")
+
+			if tc.peerLapse {
+				later, err := mcpstage.New(ctx, dir, mcpstage.Options{Now: func() time.Time { return time.Now().Add(mcpstage.LeaseTTL + time.Minute) }})
+				require.NoError(t, err)
+				r, err := later.Reconcile(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, []string{peerLease.ID}, r.Dropped)
+			} else {
+				require.NoError(t, peer.Release(ctx, peerLease.ID))
+			}
+			assert.NoDirExists(t, cursorDir, "cursorkit made .cursor/: it goes once empty")
+		})
+	}
+}
+
+// TestDeepConfigIsQuarantinedForItsDepth: a valid config nested deeper
+// than the parser goes quarantines the worktree with that reason, not as
+// a syntax error.
+func TestDeepConfigIsQuarantinedForItsDepth(t *testing.T) {
+	ctx := context.Background()
+	s, _, _, config := stagedIn(t, "none")
+	const depth = 10000
+	deep := `{"mcpServers": {"deep": {"command": "x", "args": ` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}}}`
+	require.NoError(t, os.WriteFile(config, []byte(deep), 0o644))
+	r, err := s.Reconcile(ctx)
+	require.NoError(t, err)
+	assert.True(t, r.Quarantined)
+	st, err := s.Status(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, st.Quarantine)
+	assert.Contains(t, st.Quarantine.Reason, "nested deeper than 10000 levels")
+	assert.NotContains(t, st.Quarantine.Reason, "syntax error")
+	got, _ := readMaybe(t, config)
+	assert.Equal(t, deep, got, "a quarantined config is never written")
+}
