@@ -15,17 +15,6 @@ import (
 	"github.com/cursorkit/cursorkit/task"
 )
 
-// symlinkOrSkip makes link point to target, or skips where that cannot be
-// done (Wine's links are neither seen by Lstat nor followed by CreateFile;
-// Windows needs a privilege for them).
-func symlinkOrSkip(t *testing.T, target, link string) {
-	t.Helper()
-	testkit.SkipIfWine(t, "symbolic links (os.Symlink succeeds, but neither Lstat nor CreateFile then sees a link)")
-	if err := os.Symlink(target, link); err != nil {
-		t.Skipf("cannot make a symbolic link here: %v", err)
-	}
-}
-
 // TestDataDirThroughALinkIntoTheWorkspaceIsRefused: a data directory that
 // does not exist yet, reached through a link whose target does not exist
 // yet either, overlaps the workspace as the link's target would: refused
@@ -44,7 +33,7 @@ func TestDataDirThroughALinkIntoTheWorkspaceIsRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			link := filepath.Join(testkit.TempDir(t), "link")
-			symlinkOrSkip(t, tc.target(f.workspace), link)
+			testkit.Symlink(t, tc.target(f.workspace), link)
 			f.store.Dir = filepath.Join(link, tc.data)
 			rec, _, err := task.Run(context.Background(), f.store, f.spec(jobs.ModeWrite, "go"), f.options())
 			assert.Nil(t, rec)
@@ -61,7 +50,7 @@ func TestDataDirThroughALinkIntoTheWorkspaceIsRefused(t *testing.T) {
 func TestWorkspaceThroughALinkIsOneWorkspace(t *testing.T) {
 	f := newFixture(t)
 	link := filepath.Join(testkit.TempDir(t), "link")
-	symlinkOrSkip(t, f.workspace, link)
+	testkit.Symlink(t, f.workspace, link)
 
 	for _, tc := range []struct {
 		name          string

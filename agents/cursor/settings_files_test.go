@@ -13,16 +13,6 @@ import (
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
-// symlinkOrSkip makes link point to target, or skips where that cannot be
-// done (Wine's links are neither seen by Lstat nor followed by CreateFile).
-func symlinkOrSkip(t *testing.T, target, link string) {
-	t.Helper()
-	testkit.SkipIfWine(t, "symbolic links (os.Symlink succeeds, but neither Lstat nor CreateFile then sees a link)")
-	if err := os.Symlink(target, link); err != nil {
-		t.Skipf("cannot make a symbolic link here: %v", err)
-	}
-}
-
 // TestUpdateSettingsThroughASymlink: an operator whose settings file is a
 // link into a dotfiles directory keeps the link; the file it points to is
 // updated with its other members.
@@ -33,7 +23,7 @@ func TestUpdateSettingsThroughASymlink(t *testing.T) {
 	require.NoError(t, os.WriteFile(target, []byte(`{"theme":"dark","cursorCliBinaryPath":"/old"}`), 0o600))
 	link := filepath.Join(dir, "config", "settings.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o700))
-	symlinkOrSkip(t, target, link)
+	testkit.Symlink(t, target, link)
 
 	_, err := UpdateSettings(link, func(s *Settings) error { s.BinaryPath = "/new"; return nil })
 	require.NoError(t, err)
@@ -52,7 +42,7 @@ func TestUpdateSettingsRefusesABrokenSymlink(t *testing.T) {
 	dir := testkit.TempDir(t)
 	missing := filepath.Join(dir, "elsewhere", "settings.json")
 	link := filepath.Join(dir, "settings.json")
-	symlinkOrSkip(t, missing, link)
+	testkit.Symlink(t, missing, link)
 	s, err := LoadSettings(link)
 	require.NoError(t, err, "a link to a missing file reads as no settings")
 	assert.Empty(t, s.BinaryPath)

@@ -42,16 +42,6 @@ func readWithin(t *testing.T, path string, limit int64, check func(fs.FileInfo) 
 	}
 }
 
-// symlinkOrSkip makes link point to target, skipping the test where the
-// file system or the account cannot make symbolic links.
-func symlinkOrSkip(t *testing.T, target, link string) {
-	t.Helper()
-	testkit.SkipIfWine(t, "symbolic links (os.Symlink succeeds, but neither Lstat nor CreateFile then sees a link)")
-	if err := os.Symlink(target, link); err != nil {
-		t.Skipf("cannot make a symbolic link here: %v", err)
-	}
-}
-
 func TestReadRefusesWhatIsNotARegularFile(t *testing.T) {
 	dir := testkit.TempDir(t)
 	regular := filepath.Join(dir, "regular.json")
@@ -125,13 +115,13 @@ func TestReadFollowsSymbolicLinks(t *testing.T) {
 	target := filepath.Join(dir, "target.json")
 	require.NoError(t, os.WriteFile(target, []byte("through the link"), 0o600))
 	link := filepath.Join(dir, "link.json")
-	symlinkOrSkip(t, target, link)
+	testkit.Symlink(t, target, link)
 	data, err := readWithin(t, link, 64, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "through the link", string(data))
 
 	dangling := filepath.Join(dir, "dangling.json")
-	symlinkOrSkip(t, filepath.Join(dir, "missing"), dangling)
+	testkit.Symlink(t, filepath.Join(dir, "missing"), dangling)
 	_, err = readWithin(t, dangling, 64, nil)
 	assert.ErrorIs(t, err, fs.ErrNotExist, "a dangling link reads as a missing file")
 }
@@ -158,7 +148,7 @@ func TestWriteFollowsASymbolicLink(t *testing.T) {
 	linkDir := filepath.Join(dir, "config")
 	require.NoError(t, os.Mkdir(linkDir, 0o700))
 	link := filepath.Join(linkDir, "settings.json")
-	symlinkOrSkip(t, target, link)
+	testkit.Symlink(t, target, link)
 
 	require.NoError(t, Write(link, []byte("new"), 0o644))
 	info, err := os.Lstat(link)
@@ -190,7 +180,7 @@ func TestWriteRefusesABrokenLinkAndNonRegularFiles(t *testing.T) {
 
 	dangling := filepath.Join(dir, "dangling.json")
 	missing := filepath.Join(dir, "missing.json")
-	symlinkOrSkip(t, missing, dangling)
+	testkit.Symlink(t, missing, dangling)
 	err = Write(dangling, []byte("x"), 0o600)
 	var broken *BrokenLinkError
 	require.ErrorAs(t, err, &broken, "%v", err)
