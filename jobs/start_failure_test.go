@@ -4,6 +4,7 @@ import (
 	"encoding/json/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func TestAFailedStartEndsTheJobAndLeavesNoPrompt(t *testing.T) {
 			name:   "a worker program that does not exist",
 			block:  func(*testing.T, string) {},
 			worker: missing,
-			names:  func(string) string { return missing },
+			names:  func(string) string { return strconv.Quote(missing) },
 			kind:   failure.MissingCLI,
 		},
 		{
