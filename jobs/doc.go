@@ -3,14 +3,15 @@
 //
 // A job's Record is on disk from before its agent starts until after it
 // ends, written atomically by one writer at a time (Store); a record in a
-// final state is never written again, so whoever ends a job first (its
-// worker, Cancel, Judge) wins. A background job is prepared by the caller
-// (task.Prepare, state starting) and handed by Start to a detached worker,
-// a program that outlives the caller and runs it with Worker.Work; Wait
-// follows it to a final state, and OutcomeWithJob is its output's outcome
-// line with the record. Every
-// process is acted on through its recorded identity (PID and creation
-// time), from any process, so a reused PID is never signalled.
+// final state stays final, so whoever ends a job first (its worker,
+// Cancel, Judge) wins, and only the operator's acceptance of the job is
+// written into it afterwards (Store.Accept). A background job is prepared
+// by the caller (task.Prepare, state starting) and handed by Start to a
+// detached worker, a program that outlives the caller and runs it with
+// Worker.Work; Wait follows it to a final state, and OutcomeWithJob is its
+// output's outcome line with the record. Every process is acted on through
+// its recorded identity (PID and creation time), from any process, so a
+// reused PID is never signalled.
 //
 // The layout under the data directory (DataDir):
 //

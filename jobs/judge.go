@@ -3,8 +3,10 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
 )
@@ -12,6 +14,11 @@ import (
 // DefaultStartGrace is how long a background job may stay without a worker
 // on record before Judge finds it died (docs/contract.md, "Jobs").
 const DefaultStartGrace = 30 * time.Second
+
+// WarnRecordNotSaved is the warning of a record returned with a verdict
+// its file does not hold: the save failed, and the file still reads as it
+// did.
+const WarnRecordNotSaved = "record_not_saved"
 
 // How long the judgement and Cancel wait for an agent to go by itself
 // before they kill it, and then for the kill.
@@ -27,8 +34,10 @@ const (
 // The dead worker's tree goes with it (launch guard, Job Object), so the
 // agent gets 2 s to go and is then killed through its identity before the
 // job is died. The verdict is saved only over a record still unfinished
-// with the same worker; one that cannot be saved, or a process that
-// cannot be inspected, leaves rec as it was.
+// with the same worker. A verdict that cannot be saved still stands: the
+// record returned is died and carries a WarnRecordNotSaved warning saying
+// why, while its file still reads as it did. A process that cannot be
+// inspected leaves rec as it was. rec itself is never changed.
 func Judge(ctx context.Context, store Store, rec *Record, grace time.Duration) *Record {
 	if grace <= 0 {
 		grace = DefaultStartGrace
@@ -50,17 +59,23 @@ func Judge(ctx context.Context, store Store, rec *Record, grace time.Duration) *
 		return rec
 	}
 	stopAgent(ctx, rec, agentGoes)
+	message := "the job died: " + why
 	judged, err := store.Update(rec.Workspace, rec.ID, func(r *Record) bool {
 		if r.State.Terminal() || (r.Worker != nil && !sameProcess(r.Worker, rec.Worker)) {
 			return false
 		}
-		r.end(StateDied, failure.Died, "the job died: "+why)
+		r.end(StateDied, failure.Died, message)
 		return true
 	})
-	if err != nil {
-		return rec
+	if err == nil {
+		return judged
 	}
-	return judged
+	// A caller shown the stale state would wait on a job that is gone.
+	unsaved := *rec
+	unsaved.end(StateDied, failure.Died, message)
+	unsaved.Warnings = append(slices.Clip(rec.Warnings), event.Warning{Code: WarnRecordNotSaved,
+		Message: fmt.Sprintf("the died verdict could not be saved; the record file still reads %s: %v", rec.State, err)})
+	return &unsaved
 }
 
 // stopAgent waits up to within for job rec's agent, if it has one, to go,

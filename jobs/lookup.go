@@ -180,12 +180,15 @@ type HistoryEntry struct {
 	ParentJob       string     `json:"parentJob,omitempty"`
 	CreatedAt       time.Time  `json:"createdAt"`
 	EndedAt         *time.Time `json:"endedAt"`
+	// Acceptance is the operator's verdict, null when none was given.
+	Acceptance *Acceptance `json:"acceptance"`
 }
 
 // Project is r's history entry.
 func (r *Record) Project() HistoryEntry {
 	h := HistoryEntry{ID: r.ID, Role: r.Role, Mode: r.Mode, Workspace: r.Workspace, State: r.State, Delivery: r.Delivery,
-		Model: r.ResolvedModel, LauncherSession: r.LauncherSession, ParentJob: r.ParentJob, CreatedAt: r.CreatedAt, EndedAt: r.EndedAt}
+		Model: r.ResolvedModel, LauncherSession: r.LauncherSession, ParentJob: r.ParentJob, CreatedAt: r.CreatedAt, EndedAt: r.EndedAt,
+		Acceptance: r.Acceptance}
 	if h.Model == "" {
 		h.Model = r.ObservedModel
 	}

@@ -21,10 +21,11 @@ const DefaultRetention = 200
 // first.
 //
 // It is safe against the jobs' own writers because only a record read in
-// a final state is pruned, and such a record is never written again; a
-// starting or running job is never pruned, whatever its age, nor is a
-// record that cannot be read. A crash between the two removals leaves a
-// final record without its run directory, which the next prune removes; a
+// a final state is pruned, and such a record stays final; a starting or
+// running job is never pruned, whatever its age, nor is a record that
+// cannot be read. A crash between the two removals leaves a final record
+// without its run directory, which the next prune removes, as it does a
+// record an acceptance racing the prune wrote back (Store.Accept); a
 // job whose removal fails stays for the next one, and the first such
 // failure is returned (failure.Setup) with the ids that were removed.
 func (s Store) prune(workspace string, keep int) ([]string, error) {

@@ -41,8 +41,9 @@ const (
 )
 
 // Terminal reports whether s is a final state: done, error, cancelled or
-// died. A record in a final state is never written again, which is what
-// makes pruning safe.
+// died. A record in a final state stays final: only its acceptance is
+// ever written into it again (Store.Accept), which is what makes pruning
+// safe.
 func (s State) Terminal() bool {
 	switch s {
 	case StateDone, StateError, StateCancelled, StateDied:
@@ -59,6 +60,32 @@ func (s State) known() bool {
 		return true
 	}
 	return false
+}
+
+// AcceptanceState is the operator's verdict on a finished job's work
+// (Store.Accept).
+type AcceptanceState string
+
+const (
+	AcceptanceAccepted   AcceptanceState = "accepted"
+	AcceptanceRejected   AcceptanceState = "rejected"
+	AcceptanceUnverified AcceptanceState = "unverified"
+)
+
+func (a AcceptanceState) known() bool {
+	switch a {
+	case AcceptanceAccepted, AcceptanceRejected, AcceptanceUnverified:
+		return true
+	}
+	return false
+}
+
+// Acceptance is what the operator recorded of a final job: the verdict, a
+// one-line note ("" for none) and when.
+type Acceptance struct {
+	State AcceptanceState `json:"state"`
+	Note  string          `json:"note"`
+	At    time.Time       `json:"at"`
 }
 
 // Deliveries: a foreground task prints as it runs; a background job runs
@@ -153,6 +180,9 @@ type Record struct {
 	// Review is a review's validated verdict, absent for a task and for a
 	// review that failed.
 	Review jsontext.Value `json:"review,omitempty"`
+	// Acceptance is the operator's verdict on the job once final, nil
+	// until one is given (Store.Accept).
+	Acceptance *Acceptance `json:"acceptance,omitempty"`
 
 	CreatedAt time.Time  `json:"createdAt"`
 	UpdatedAt time.Time  `json:"updatedAt"`

@@ -13,8 +13,10 @@ import (
 
 // Wait judges rec (Judge, with grace) until it is final or budget has
 // passed, reading it again from store every poll, and returns it as last
-// judged: not final when the budget ended first, which is no error. A ctx
-// ended first stops the wait with a failure.Cancelled error.
+// judged: not final when the budget ended first, which is no error. A job
+// judged died ends the wait even when its record could not be saved (the
+// record returned then says so). A ctx ended first stops the wait with a
+// failure.Cancelled error.
 func Wait(ctx context.Context, store Store, rec *Record, grace, budget, poll time.Duration) (*Record, error) {
 	deadline := time.Now().Add(budget)
 	for rec = Judge(ctx, store, rec, grace); !rec.State.Terminal() && time.Now().Before(deadline); rec = Judge(ctx, store, rec, grace) {

@@ -121,9 +121,6 @@ const (
 	// WarnProjectHooks: project hooks run outside the sandbox (before
 	// launch).
 	WarnProjectHooks = "project_hooks"
-	// WarnRecordNotSaved: the record's final save failed twice; the file
-	// still says running (the turn's own verdict stands).
-	WarnRecordNotSaved = "record_not_saved"
 	// WarnNoChat: a resume found no chat to copy from the job it resumes.
 	WarnNoChat = "no_chat"
 )
@@ -136,7 +133,7 @@ const (
 // failed) return a nil record and leave nothing behind. Once the record
 // exists every return leaves it saved in its final state, whatever the
 // turn did, cancellation included: saving uses no context. When even the
-// final save fails twice, the record returned carries a WarnRecordNotSaved
+// final save fails twice, the record returned carries a jobs.WarnRecordNotSaved
 // warning.
 func Run(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*jobs.Record, turn.Outcome, error) {
 	rec, err := Prepare(ctx, store, spec, opts)
@@ -332,7 +329,7 @@ func Execute(ctx context.Context, store jobs.Store, rec *jobs.Record, prompt str
 	finish(rec, o, err, now())
 	if serr := store.Save(rec); serr != nil {
 		if serr = store.Save(rec); serr != nil {
-			rec.Warnings = append(rec.Warnings, event.Warning{Code: WarnRecordNotSaved, Message: serr.Error()})
+			rec.Warnings = append(rec.Warnings, event.Warning{Code: jobs.WarnRecordNotSaved, Message: serr.Error()})
 		}
 	}
 	return rec, o, err

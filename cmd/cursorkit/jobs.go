@@ -7,6 +7,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"strings"
@@ -89,12 +90,12 @@ func runWorker(ctx context.Context, a *app, args []string) int {
 	return failure.ExitOK
 }
 
-const jobsUsage = "jobs status [ID] [--all] | result ID [--wait] | cancel ID | history [--all] [--limit N] | cleanup --session ID  [--cwd DIR] [--json]"
+const jobsUsage = "jobs status [ID] [--all] | result ID [--wait] | cancel ID | accept ID --acceptance accepted|rejected|unverified [--note TEXT] | history [--all] [--limit N] | cleanup --session ID  [--cwd DIR] [--json]"
 
 // runJobs is `cursorkit jobs SUBCOMMAND`.
 func runJobs(ctx context.Context, a *app, args []string) int {
 	var asJSON, all, wait bool
-	var cwd, session string
+	var cwd, session, acceptance, note string
 	var limit int
 	fs := newFlags("jobs")
 	fs.IntVar(&limit, "limit", jobs.DefaultHistoryLimit, "history: at most `N` jobs, newest first")
@@ -102,13 +103,15 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 	fs.BoolVar(&all, "all", false, "status: every workspace's jobs")
 	fs.BoolVar(&wait, "wait", false, "result: wait while the job runs (CURSORKIT_WAIT_TIMEOUT)")
 	fs.StringVar(&session, "session", "", "cleanup: the launcher session `ID` (CURSORKIT_SESSION) whose running jobs to stop")
+	fs.StringVar(&acceptance, "acceptance", "", "accept: the verdict `STATE` on the finished job: accepted, rejected or unverified")
+	fs.StringVar(&note, "note", "", fmt.Sprintf("accept: one line of `TEXT` (at most %d bytes) kept with the verdict", jobs.MaxNoteBytes))
 	fs.StringVar(&cwd, "cwd", "", "the workspace `DIR` (default: search every workspace by id; status lists the current one)")
 	if code, ok := a.parseFlags(fs, jobsUsage, args); !ok {
 		return code
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return a.usageError(asJSON, jobsUsage, errors.New("jobs needs a subcommand: status, result, cancel, history or cleanup"))
+		return a.usageError(asJSON, jobsUsage, errors.New("jobs needs a subcommand: status, result, cancel, accept, history or cleanup"))
 	}
 	dataDir, err := jobs.DataDir(a.getenv)
 	if err != nil {
@@ -135,6 +138,9 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 	}
 	if session != "" && sub != "cleanup" {
 		return a.usageError(asJSON, jobsUsage, fmt.Errorf("--session is cleanup's; jobs %s takes none", sub))
+	}
+	if (fs.Changed("acceptance") || fs.Changed("note")) && sub != "accept" {
+		return a.usageError(asJSON, jobsUsage, fmt.Errorf("--acceptance and --note are accept's; jobs %s takes neither", sub))
 	}
 	switch sub {
 	case "cleanup":
@@ -165,6 +171,14 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs cancel needs a job id"))
 		}
 		return a.jobsCancel(ctx, store, grace, workspace, id, asJSON)
+	case "accept":
+		if id == "" {
+			return a.usageError(asJSON, jobsUsage, errors.New("jobs accept needs a job id"))
+		}
+		if !fs.Changed("acceptance") {
+			return a.usageError(asJSON, jobsUsage, errors.New("jobs accept needs --acceptance accepted, rejected or unverified"))
+		}
+		return a.jobsAccept(ctx, store, grace, workspace, id, jobs.AcceptanceState(acceptance), note, asJSON)
 	}
 	return a.usageError(asJSON, jobsUsage, fmt.Errorf("unknown jobs subcommand %q", sub))
 }
@@ -180,6 +194,7 @@ func (a *app) jobsStatus(ctx context.Context, store jobs.Store, grace time.Durat
 			a.writeJSON(rec)
 		} else {
 			printJobFooter(a.stdout, rec)
+			printAcceptance(a.stdout, rec.Acceptance)
 		}
 		return failure.ExitOK
 	}
@@ -216,6 +231,9 @@ func (a *app) jobsList(ctx context.Context, store jobs.Store, grace time.Duratio
 		fmt.Fprintf(a.stdout, "%s  %-9s %-7s %-10s %s", e.ID, e.State, e.Mode, e.Delivery, orDash(e.Model))
 		if e.ResumeSession != "" {
 			fmt.Fprintf(a.stdout, "  --resume %s", e.ResumeSession)
+		}
+		if e.Acceptance != nil {
+			fmt.Fprintf(a.stdout, "  acceptance: %s", e.Acceptance.State)
 		}
 		fmt.Fprintln(a.stdout)
 	}
@@ -303,7 +321,20 @@ func (a *app) printOutput(store jobs.Store, rec *jobs.Record, asJSON bool) error
 		return err
 	}
 	printJobEnd(a.stdout, rec, text > 0, textEnded)
+	printAcceptance(a.stdout, rec.Acceptance)
 	return nil
+}
+
+// printAcceptance ends a job's footer with the operator's verdict, when
+// one was given.
+func printAcceptance(w io.Writer, acc *jobs.Acceptance) {
+	if acc == nil {
+		return
+	}
+	fmt.Fprintf(w, "acceptance: %s\n", acc.State)
+	if acc.Note != "" {
+		fmt.Fprintf(w, "acceptance-note: %s\n", oneLine(acc.Note))
+	}
 }
 
 func (a *app) jobsCancel(ctx context.Context, store jobs.Store, grace time.Duration, workspace, id string, asJSON bool) int {
@@ -322,6 +353,26 @@ func (a *app) jobsCancel(ctx context.Context, store jobs.Store, grace time.Durat
 	} else {
 		fmt.Fprintf(a.stdout, "job: %s\nstate: %s\n", rec.ID, rec.State)
 	}
+	return failure.ExitOK
+}
+
+// jobsAccept records the operator's verdict on a finished job (judged
+// first, so a job whose worker is gone can be accepted as died).
+func (a *app) jobsAccept(ctx context.Context, store jobs.Store, grace time.Duration, workspace, id string, state jobs.AcceptanceState, note string, asJSON bool) int {
+	rec, err := store.Find(workspace, id)
+	if err != nil {
+		return a.fail(asJSON, err)
+	}
+	rec = jobs.Judge(ctx, store, rec, grace)
+	if rec, err = store.Accept(rec.Workspace, rec.ID, state, note); err != nil {
+		return a.fail(asJSON, err)
+	}
+	if asJSON {
+		a.writeJSON(map[string]any{"id": rec.ID, "state": string(rec.State), "acceptance": rec.Acceptance})
+		return failure.ExitOK
+	}
+	fmt.Fprintf(a.stdout, "job: %s\nstate: %s\n", rec.ID, rec.State)
+	printAcceptance(a.stdout, rec.Acceptance)
 	return failure.ExitOK
 }
 

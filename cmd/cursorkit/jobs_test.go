@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/internal/testkit"
@@ -330,4 +331,66 @@ func TestCancelAForegroundTask(t *testing.T) {
 	rec, err = jobs.Store{Dir: data}.Find("", id)
 	require.NoError(t, err)
 	assert.Equal(t, jobs.StateCancelled, rec.State)
+}
+
+// recordedJob saves a background task of a new data directory in state,
+// run by worker (nil: none yet), and returns the environment that finds
+// it, the store and the record.
+func recordedJob(t *testing.T, state jobs.State, worker *jobs.ProcessRef) (map[string]string, jobs.Store, *jobs.Record) {
+	t.Helper()
+	store := jobs.Store{Dir: testkit.TempDir(t)}
+	now := time.Now().UTC()
+	rec := &jobs.Record{Engine: "cursor", ID: jobs.NewID(jobs.RoleTask, now), Role: jobs.RoleTask, Mode: jobs.ModeWrite,
+		Workspace: testkit.TempDir(t), SessionID: "sess-1", Sandbox: "workspace_readwrite", Delivery: jobs.DeliveryBackground,
+		AllowedTools: []string{}, Warnings: []event.Warning{}, State: state, Worker: worker, CreatedAt: now, UpdatedAt: now}
+	if state.Terminal() {
+		rec.EndedAt = &now
+	}
+	require.NoError(t, store.Save(rec))
+	return map[string]string{jobs.EnvData: store.Dir}, store, rec
+}
+
+func selfRef(t *testing.T) *jobs.ProcessRef {
+	t.Helper()
+	self, err := procid.Self()
+	require.NoError(t, err)
+	return &jobs.ProcessRef{PID: self.PID, Created: self.Created}
+}
+
+// TestJobStatusOfADeadJobWhoseRecordCannotBeSaved: the died verdict is
+// shown, with a record_not_saved warning, even when it cannot be saved,
+// and result --wait ends at it instead of waiting out its budget.
+func TestJobStatusOfADeadJobWhoseRecordCannotBeSaved(t *testing.T) {
+	self := selfRef(t)
+	gone := &jobs.ProcessRef{PID: self.PID, Created: self.Created.Add(-time.Hour)} // names no living process
+	env, store, rec := recordedJob(t, jobs.StateRunning, gone)
+	// A directory where the record's lock file goes: no save can lock it.
+	lock := filepath.Join(store.Dir, "runs", rec.ID, "record.lock")
+	require.NoError(t, os.Remove(lock))
+	require.NoError(t, os.Mkdir(lock, 0o700))
+
+	code, stdout, stderr := runCLI(t, env, "", "jobs", "status", rec.ID)
+	require.Equal(t, 0, code, stderr)
+	f := footer(stdout)
+	assert.Equal(t, "died", f["state"])
+	assert.Contains(t, f["warning"], jobs.WarnRecordNotSaved+": ")
+
+	code, stdout, _ = runCLI(t, env, "", "jobs", "status", rec.ID, "--json")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "died", decodeObject(t, stdout)["state"])
+	code, stdout, _ = runCLI(t, env, "", "jobs", "history", "--all", "--json")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "died", decodeObject(t, stdout)["jobs"].([]any)[0].(map[string]any)["state"])
+
+	env["CURSORKIT_WAIT_TIMEOUT"] = "5s"
+	env["CURSORKIT_WAIT_POLL"] = "10ms"
+	start := time.Now()
+	code, stdout, _ = runCLI(t, env, "", "jobs", "result", rec.ID, "--wait")
+	assert.Equal(t, 11, code, "died")
+	assert.Less(t, time.Since(start), 5*time.Second, "the wait ends at the verdict")
+	assert.Equal(t, "died", footer(stdout)["state"])
+
+	saved, err := store.Load(rec.Workspace, rec.ID)
+	require.NoError(t, err)
+	assert.Equal(t, jobs.StateRunning, saved.State, "the file still reads as it did")
 }

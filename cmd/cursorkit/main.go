@@ -109,7 +109,7 @@ func commands() []command {
 		{name: "shim", usage: shimUsage, summary: "how TARGET would be found and launched, exactly", run: runShim},
 		{name: "serve", usage: serveUsage, summary: "the settings validation endpoint (HTTP)", run: runServe},
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},
-		{name: "jobs", usage: "jobs status|result|cancel|history|cleanup [ID] [flags]", summary: "background jobs: state, output (--wait), cancel, history, cleanup --session", run: runJobs},
+		{name: "jobs", usage: "jobs status|result|cancel|history|cleanup|accept [ID] [flags]", summary: "jobs: state, output (--wait), cancel, history, cleanup --session, accept", run: runJobs},
 		{name: "agents", usage: agentsUsage, summary: "which agent CLIs (cursor, claude, codex, gemini) this machine has, and how each would launch", run: runAgents},
 		{name: "mcp", usage: "mcp stage|heartbeat|release|reconcile|status [flags]", summary: "stage MCP servers into a worktree's .cursor/mcp.json, crash-safely", run: runMCP},
 		{name: workerCommand, hidden: true, run: runWorker},
