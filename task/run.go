@@ -178,21 +178,7 @@ func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*j
 	created := now()
 	id := jobs.NewID(spec.Role, created)
 	home := store.HomeDir(id)
-	gitDir, commonDir := GitDirs(spec.Workspace)
-	hs := cursor.HomeSpec{Mode: cmode, Workspace: spec.Workspace, GitDir: gitDir, GitCommonDir: commonDir}
-	if spec.ResolvedModel == "" {
-		// Without --model the user's own choice runs, as outside a task.
-		hs.ModelChoice = cursor.UserModelChoice(env, runtime.GOOS)
-	}
-	if spec.Mode == jobs.ModeWrite {
-		denv := discovery.EnvFromOS()
-		denv.Path = childenv.Lookup(env, "PATH", runtime.GOOS)
-		hs.RuntimeRoot = cursor.RuntimeRoot(ctx, denv)
-	}
-	if runtime.GOOS == "darwin" {
-		hs.KeychainDir = cursor.KeychainDir(env)
-	}
-	if err := cursor.WritePrivateHome(home, hs); err != nil {
+	if err := cursor.WritePrivateHome(home, homeSpec(ctx, spec, cmode, env)); err != nil {
 		_ = store.RemoveRun(id)
 		return nil, err
 	}
@@ -229,6 +215,26 @@ func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*j
 		return nil, err
 	}
 	return rec, nil
+}
+
+// homeSpec is the private home of a task of spec, in Cursor's mode cmode,
+// whose environment is env.
+func homeSpec(ctx context.Context, spec Spec, cmode cursor.Mode, env []string) cursor.HomeSpec {
+	gitDir, commonDir := GitDirs(spec.Workspace)
+	hs := cursor.HomeSpec{Mode: cmode, Workspace: spec.Workspace, GitDir: gitDir, GitCommonDir: commonDir}
+	if spec.ResolvedModel == "" {
+		// Without --model the user's own choice runs, as outside a task.
+		hs.Model, hs.ModelChanged = cursor.UserModelChoice(env, runtime.GOOS)
+	}
+	if spec.Mode == jobs.ModeWrite {
+		denv := discovery.EnvFromOS()
+		denv.Path = childenv.Lookup(env, "PATH", runtime.GOOS)
+		hs.RuntimeRoot = cursor.RuntimeRoot(ctx, denv)
+	}
+	if runtime.GOOS == "darwin" {
+		hs.KeychainDir = cursor.KeychainDir(env)
+	}
+	return hs
 }
 
 // resume makes rec continue the session of job p: p must be a finished job

@@ -10,46 +10,38 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// ModelChoice is the model the user chose in the Cursor CLI's own
-// configuration: cli-config.json's "model" member (an object, "Selected
-// model configuration") and "hasChangedDefaultModel" (the CLI's mark that
-// the user changed it), as the user's file has them. The private home of
-// a task hides that file; WritePrivateHome carries this one setting into
-// the private config, so a turn without --model runs the user's choice
-// rather than Cursor's default. The zero ModelChoice carries nothing.
-type ModelChoice struct {
-	Model   jsontext.Value
-	Changed bool
-}
-
-// UserModelChoice reads the model choice of the user whose environment is
-// env, on goos, from the Cursor CLI's configuration file: in
-// $CURSOR_CONFIG_DIR when set, else on Linux and the BSDs in
-// $XDG_CONFIG_HOME/cursor when set, else in the home's .cursor (HOME, on
-// Windows USERPROFILE). A file that is missing, unreadable, not one JSON
-// object or without a model object carries nothing: the zero ModelChoice.
-// It reads nothing else of the file.
-func UserModelChoice(env []string, goos string) ModelChoice {
+// UserModelChoice reads the model the user whose environment is env, on
+// goos, chose in the Cursor CLI's own configuration file: its "model"
+// member (an object, "Selected model configuration"), compacted, and
+// whether its "hasChangedDefaultModel" (the CLI's mark that the user
+// changed it) is true. The file is in $CURSOR_CONFIG_DIR when set, else on
+// Linux and the BSDs in $XDG_CONFIG_HOME/cursor when set, else in the
+// home's .cursor (HOME, on Windows USERPROFILE). A task's private home
+// hides that file; HomeSpec carries this one setting into the private
+// config, so a turn without --model runs the user's choice rather than
+// Cursor's default. A file that is missing, unreadable, not one JSON
+// object or without a model object gives nil; nothing else of it is read.
+func UserModelChoice(env []string, goos string) (model jsontext.Value, changed bool) {
 	path := userConfigPath(env, goos)
 	if path == "" {
-		return ModelChoice{}
+		return nil, false
 	}
 	data, err := safefile.Read(path, homeConfigLimit)
 	if err != nil {
-		return ModelChoice{}
+		return nil, false
 	}
 	var doc struct {
 		Model   jsontext.Value `json:"model"`
 		Changed jsontext.Value `json:"hasChangedDefaultModel"`
 	}
 	if json.Unmarshal(data, &doc, turn.UnmarshalOptions()) != nil || doc.Model.Kind() != '{' {
-		return ModelChoice{}
+		return nil, false
 	}
-	model := doc.Model.Clone()
+	model = doc.Model.Clone()
 	if model.Compact() != nil {
-		return ModelChoice{}
+		return nil, false
 	}
-	return ModelChoice{Model: model, Changed: doc.Changed.Kind() == 't'}
+	return model, doc.Changed.Kind() == 't'
 }
 
 // userConfigPath is where the Cursor CLI of the user whose environment is

@@ -22,21 +22,22 @@ func TestUserModelChoice(t *testing.T) {
 		dir     string // where the file is, below the root: "home", "xdg" or "config"
 		env     []string
 		content string
-		want    ModelChoice
+		model   string // "" for none
+		changed bool
 	}{
 		{name: "the home's file", goos: "linux", dir: "home/.cursor", env: []string{"HOME=ROOT/home"},
 			content: `{"version":1,"model":` + chosen + `,"hasChangedDefaultModel":true,"permissions":{"allow":["Shell(**)"]}}`,
-			want:    ModelChoice{Model: jsontext.Value(chosen), Changed: true}},
+			model:   chosen, changed: true},
 		{name: "CURSOR_CONFIG_DIR first", goos: "linux", dir: "config", env: []string{"HOME=ROOT/home", "CURSOR_CONFIG_DIR=ROOT/config"},
-			content: `{"model":` + chosen + `}`, want: ModelChoice{Model: jsontext.Value(chosen)}},
+			content: `{"model":` + chosen + `}`, model: chosen},
 		{name: "XDG_CONFIG_HOME on Linux", goos: "linux", dir: "xdg/cursor", env: []string{"HOME=ROOT/home", "XDG_CONFIG_HOME=ROOT/xdg"},
-			content: `{"model":` + chosen + `}`, want: ModelChoice{Model: jsontext.Value(chosen)}},
+			content: `{"model":` + chosen + `}`, model: chosen},
 		{name: "XDG_CONFIG_HOME is not macOS's", goos: "darwin", dir: "xdg/cursor", env: []string{"HOME=ROOT/home", "XDG_CONFIG_HOME=ROOT/xdg"},
 			content: `{"model":` + chosen + `}`},
 		{name: "USERPROFILE on Windows", goos: "windows", dir: "profile/.cursor", env: []string{"HOME=ROOT/home", "USERPROFILE=ROOT/profile"},
-			content: `{"model":` + chosen + `}`, want: ModelChoice{Model: jsontext.Value(chosen)}},
+			content: `{"model":` + chosen + `}`, model: chosen},
 		{name: "compacted", goos: "linux", dir: "home/.cursor", env: []string{"HOME=ROOT/home"},
-			content: "{\"model\": {\n  \"modelId\": \"gpt-5\"\n}}", want: ModelChoice{Model: jsontext.Value(`{"modelId":"gpt-5"}`)}},
+			content: "{\"model\": {\n  \"modelId\": \"gpt-5\"\n}}", model: `{"modelId":"gpt-5"}`},
 		{name: "a model that is no object", goos: "linux", dir: "home/.cursor", env: []string{"HOME=ROOT/home"}, content: `{"model":"gpt-5"}`},
 		{name: "not JSON", goos: "linux", dir: "home/.cursor", env: []string{"HOME=ROOT/home"}, content: `{"model":`},
 		{name: "no file", goos: "linux", env: []string{"HOME=ROOT/home"}},
@@ -54,7 +55,9 @@ func TestUserModelChoice(t *testing.T) {
 			for _, kv := range tt.env {
 				env = append(env, strings.ReplaceAll(kv, "ROOT", root))
 			}
-			assert.Equal(t, tt.want, UserModelChoice(env, tt.goos))
+			model, changed := UserModelChoice(env, tt.goos)
+			assert.Equal(t, tt.model, string(model))
+			assert.Equal(t, tt.changed, changed)
 		})
 	}
 }
@@ -62,19 +65,19 @@ func TestUserModelChoice(t *testing.T) {
 // TestPrivateConfigCarriesTheModelChoice: the private cli-config.json
 // holds the user's model choice, and nothing of it without one.
 func TestPrivateConfigCarriesTheModelChoice(t *testing.T) {
-	for _, choice := range []ModelChoice{{}, {Model: jsontext.Value(`{"modelId":"gpt-5"}`), Changed: true}} {
+	for _, model := range []jsontext.Value{nil, jsontext.Value(`{"modelId":"gpt-5"}`)} {
 		home := filepath.Join(testkit.TempDir(t), "home")
-		require.NoError(t, WritePrivateHome(home, HomeSpec{Mode: ModeAsk, Workspace: testkit.TempDir(t), ModelChoice: choice}))
+		require.NoError(t, WritePrivateHome(home, HomeSpec{Mode: ModeAsk, Workspace: testkit.TempDir(t), Model: model, ModelChanged: model != nil}))
 		data, err := os.ReadFile(filepath.Join(home, ".cursor", "cli-config.json"))
 		require.NoError(t, err)
 		var doc map[string]jsontext.Value
 		require.NoError(t, json.Unmarshal(data, &doc))
-		if choice.Model == nil {
+		if model == nil {
 			assert.NotContains(t, doc, "model")
 			assert.NotContains(t, doc, "hasChangedDefaultModel")
 			continue
 		}
-		assert.JSONEq(t, string(choice.Model), string(doc["model"]))
+		assert.JSONEq(t, string(model), string(doc["model"]))
 		assert.Equal(t, "true", string(doc["hasChangedDefaultModel"]))
 	}
 }

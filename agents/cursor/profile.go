@@ -86,9 +86,11 @@ type HomeSpec struct {
 	// On macOS the home gets Library/Keychains as a symbolic link to it,
 	// never a copy; "" makes no link. Other systems ignore it.
 	KeychainDir string
-	// ModelChoice is the user's own model choice (UserModelChoice),
-	// carried into the private config, that setting alone.
-	ModelChoice ModelChoice
+	// Model and ModelChanged are the user's own model choice
+	// (UserModelChoice), carried into the private config, that setting
+	// alone; a nil Model carries none.
+	Model        jsontext.Value
+	ModelChanged bool
 }
 
 // homeConfigLimit bounds what is read of a workspace's configuration file.
@@ -135,7 +137,7 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 		rel string
 		v   any
 	}{
-		{".cursor/cli-config.json", cliConfig(spec.Mode, spec.ModelChoice)},
+		{".cursor/cli-config.json", cliConfig(spec)},
 		{".cursor/sandbox.json", sandboxPolicy(spec)},
 	}
 	for _, f := range files {
@@ -216,7 +218,8 @@ type cliConfigDoc struct {
 // the workspace (relative patterns are workspace-scoped) for every mode,
 // writes and shell commands in ModeWrite; everything else denied. The
 // user's model choice comes along.
-func cliConfig(mode Mode, choice ModelChoice) cliConfigDoc {
+func cliConfig(spec HomeSpec) cliConfigDoc {
+	mode := spec.Mode
 	allow := []string{"Read(**)"}
 	deny := []string{"Mcp(*, *)", "WebFetch(*)"}
 	if mode == ModeWrite {
@@ -225,7 +228,7 @@ func cliConfig(mode Mode, choice ModelChoice) cliConfigDoc {
 		deny = append([]string{"Write(**)", "Shell(**)"}, deny...)
 	}
 	return cliConfigDoc{Version: 1, Editor: map[string]bool{"vimMode": false},
-		Permissions: cliPermissions{Allow: allow, Deny: deny}, Model: choice.Model, HasChangedDefaultModel: choice.Changed}
+		Permissions: cliPermissions{Allow: allow, Deny: deny}, Model: spec.Model, HasChangedDefaultModel: spec.ModelChanged}
 }
 
 // sandboxDoc is the generated sandbox.json (cursor.com/docs/reference/sandbox.md).

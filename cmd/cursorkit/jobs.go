@@ -92,54 +92,68 @@ func runWorker(ctx context.Context, a *app, args []string) int {
 
 const jobsUsage = "jobs status [ID] [--all] | result ID [--wait] | cancel ID | accept ID --acceptance accepted|rejected|unverified [--note TEXT] | history [--all] [--limit N] | cleanup --session ID  [--cwd DIR] [--json]"
 
+// jobsFlags are the flags of `cursorkit jobs`, each a subcommand's.
+type jobsFlags struct {
+	asJSON, all, wait          bool
+	cwd, session               string
+	acceptance, note           string
+	acceptanceSet, noteOrState bool
+	limit                      int
+}
+
 // runJobs is `cursorkit jobs SUBCOMMAND`.
 func runJobs(ctx context.Context, a *app, args []string) int {
-	var asJSON, all, wait bool
-	var cwd, session, acceptance, note string
-	var limit int
+	var f jobsFlags
 	fs := newFlags("jobs")
-	fs.IntVar(&limit, "limit", jobs.DefaultHistoryLimit, "history: at most `N` jobs, newest first")
-	fs.BoolVar(&asJSON, "json", a.json, "print JSON on stdout")
-	fs.BoolVar(&all, "all", false, "status: every workspace's jobs")
-	fs.BoolVar(&wait, "wait", false, "result: wait while the job runs (CURSORKIT_WAIT_TIMEOUT)")
-	fs.StringVar(&session, "session", "", "cleanup: the launcher session `ID` (CURSORKIT_SESSION) whose running jobs to stop")
-	fs.StringVar(&acceptance, "acceptance", "", "accept: the verdict `STATE` on the finished job: accepted, rejected or unverified")
-	fs.StringVar(&note, "note", "", fmt.Sprintf("accept: one line of `TEXT` (at most %d bytes) kept with the verdict", jobs.MaxNoteBytes))
-	fs.StringVar(&cwd, "cwd", "", "the workspace `DIR` (default: search every workspace by id; status lists the current one)")
+	fs.IntVar(&f.limit, "limit", jobs.DefaultHistoryLimit, "history: at most `N` jobs, newest first")
+	fs.BoolVar(&f.asJSON, "json", a.json, "print JSON on stdout")
+	fs.BoolVar(&f.all, "all", false, "status: every workspace's jobs")
+	fs.BoolVar(&f.wait, "wait", false, "result: wait while the job runs (CURSORKIT_WAIT_TIMEOUT)")
+	fs.StringVar(&f.session, "session", "", "cleanup: the launcher session `ID` (CURSORKIT_SESSION) whose running jobs to stop")
+	fs.StringVar(&f.acceptance, "acceptance", "", "accept: the verdict `STATE` on the finished job: accepted, rejected or unverified")
+	fs.StringVar(&f.note, "note", "", fmt.Sprintf("accept: one line of `TEXT` (at most %d bytes) kept with the verdict", jobs.MaxNoteBytes))
+	fs.StringVar(&f.cwd, "cwd", "", "the workspace `DIR` (default: search every workspace by id; status lists the current one)")
 	if code, ok := a.parseFlags(fs, jobsUsage, args); !ok {
 		return code
 	}
+	f.acceptanceSet = fs.Changed("acceptance")
+	f.noteOrState = f.acceptanceSet || fs.Changed("note")
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return a.usageError(asJSON, jobsUsage, errors.New("jobs needs a subcommand: status, result, cancel, accept, history or cleanup"))
+		return a.usageError(f.asJSON, jobsUsage, errors.New("jobs needs a subcommand: status, result, cancel, accept, history or cleanup"))
 	}
 	dataDir, err := jobs.DataDir(a.getenv)
 	if err != nil {
-		return a.fail(asJSON, err)
+		return a.fail(f.asJSON, err)
 	}
-	store := jobs.Store{Dir: dataDir}
 	grace, err := a.startGrace()
 	if err != nil {
-		return a.fail(asJSON, err)
+		return a.fail(f.asJSON, err)
 	}
 	workspace := ""
-	if cwd != "" {
-		if workspace, err = task.Workspace(cwd); err != nil {
-			return a.fail(asJSON, err)
+	if f.cwd != "" {
+		if workspace, err = task.Workspace(f.cwd); err != nil {
+			return a.fail(f.asJSON, err)
 		}
 	}
 	sub, ids := rest[0], rest[1:]
 	if len(ids) > 1 {
-		return a.usageError(asJSON, jobsUsage, fmt.Errorf("jobs %s takes one job id", sub))
+		return a.usageError(f.asJSON, jobsUsage, fmt.Errorf("jobs %s takes one job id", sub))
 	}
 	id := ""
 	if len(ids) == 1 {
 		id = ids[0]
 	}
-	if session != "" && sub != "cleanup" {
+	return a.jobsSubcommand(ctx, jobs.Store{Dir: dataDir}, grace, workspace, sub, id, f)
+}
+
+// jobsSubcommand runs jobs subcommand sub on the job id ("" for none).
+func (a *app) jobsSubcommand(ctx context.Context, store jobs.Store, grace time.Duration, workspace, sub, id string, f jobsFlags) int {
+	asJSON := f.asJSON
+	if f.session != "" && sub != "cleanup" {
 		return a.usageError(asJSON, jobsUsage, fmt.Errorf("--session is cleanup's; jobs %s takes none", sub))
 	}
-	if (fs.Changed("acceptance") || fs.Changed("note")) && sub != "accept" {
+	if f.noteOrState && sub != "accept" {
 		return a.usageError(asJSON, jobsUsage, fmt.Errorf("--acceptance and --note are accept's; jobs %s takes neither", sub))
 	}
 	switch sub {
@@ -147,40 +161,37 @@ func runJobs(ctx context.Context, a *app, args []string) int {
 		if id != "" {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs cleanup takes no job id: it stops every running job of --session"))
 		}
-		if strings.TrimSpace(session) == "" {
+		if strings.TrimSpace(f.session) == "" {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs cleanup needs --session ID (the CURSORKIT_SESSION its jobs were started with)"))
 		}
-		return a.jobsCleanup(ctx, store, grace, strings.TrimSpace(session), asJSON)
+		return a.jobsCleanup(ctx, store, grace, strings.TrimSpace(f.session), asJSON)
 	case "history":
 		if id != "" {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs history takes no job id"))
 		}
-		if limit < 1 || limit > jobs.MaxHistoryLimit {
+		if f.limit < 1 || f.limit > jobs.MaxHistoryLimit {
 			return a.fail(asJSON, failure.New(failure.Input, "--limit must be between 1 and %d", jobs.MaxHistoryLimit))
 		}
-		return a.jobsList(ctx, store, grace, workspace, all, limit, asJSON)
+		return a.jobsList(ctx, store, grace, workspace, f.all, f.limit, asJSON)
 	case "status":
-		return a.jobsStatus(ctx, store, grace, workspace, id, all, asJSON)
+		return a.jobsStatus(ctx, store, grace, workspace, id, f.all, asJSON)
+	}
+	if sub != "result" && sub != "cancel" && sub != "accept" {
+		return a.usageError(asJSON, jobsUsage, fmt.Errorf("unknown jobs subcommand %q", sub))
+	}
+	if id == "" {
+		return a.usageError(asJSON, jobsUsage, fmt.Errorf("jobs %s needs a job id", sub))
+	}
+	switch sub {
 	case "result":
-		if id == "" {
-			return a.usageError(asJSON, jobsUsage, errors.New("jobs result needs a job id"))
-		}
-		return a.jobsResult(ctx, store, grace, workspace, id, wait, asJSON)
-	case "cancel":
-		if id == "" {
-			return a.usageError(asJSON, jobsUsage, errors.New("jobs cancel needs a job id"))
-		}
-		return a.jobsCancel(ctx, store, grace, workspace, id, asJSON)
+		return a.jobsResult(ctx, store, grace, workspace, id, f.wait, asJSON)
 	case "accept":
-		if id == "" {
-			return a.usageError(asJSON, jobsUsage, errors.New("jobs accept needs a job id"))
-		}
-		if !fs.Changed("acceptance") {
+		if !f.acceptanceSet {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs accept needs --acceptance accepted, rejected or unverified"))
 		}
-		return a.jobsAccept(ctx, store, grace, workspace, id, jobs.AcceptanceState(acceptance), note, asJSON)
+		return a.jobsAccept(ctx, store, grace, workspace, id, jobs.AcceptanceState(f.acceptance), f.note, asJSON)
 	}
-	return a.usageError(asJSON, jobsUsage, fmt.Errorf("unknown jobs subcommand %q", sub))
+	return a.jobsCancel(ctx, store, grace, workspace, id, asJSON)
 }
 
 func (a *app) jobsStatus(ctx context.Context, store jobs.Store, grace time.Duration, workspace, id string, all, asJSON bool) int {
