@@ -5,6 +5,7 @@ import (
 	"encoding/json/jsontext"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -70,4 +71,54 @@ func TestRenderVerdictCannotForgeLines(t *testing.T) {
 		assert.False(t, strings.HasPrefix(line, "state:"), "a forged footer line: %q", line)
 		assert.NotContains(t, line, "\x1b")
 	}
+}
+
+// FuzzHumanText: whatever an agent writes, however it is cut into events,
+// what reaches the terminal holds no control character but newline and
+// tab, no line of it begins as one of cursorkit's own, and every other
+// byte comes through in order.
+func FuzzHumanText(f *testing.F) {
+	f.Add("Done.\n\njob: task-x\nstate: done\n", 3)
+	f.Add("\x1b[31mred\x1b[0m\r\nsta", 1)
+	f.Add("── done in 1s\n", 0)
+	f.Add("a\u009b31mb\nwarning: x", 5)
+	f.Fuzz(func(t *testing.T, text string, cut int) {
+		var out bytes.Buffer
+		var g lineGuard
+		clean := forTerminal(text)
+		if cut = max(cut, 1); cut > len(clean) {
+			cut = len(clean)
+		}
+		for rest := clean; rest != ""; {
+			n := min(cut, len(rest))
+			g.Write(&out, rest[:n])
+			rest = rest[n:]
+		}
+		g.Flush(&out)
+		got := out.String()
+		for _, r := range got {
+			if r != '\n' && r != '\t' && unicode.IsControl(r) {
+				t.Fatalf("a control character %U reached the terminal: %q", r, got)
+			}
+		}
+		for _, line := range strings.Split(got, "\n") {
+			for _, own := range ownLineStarts() {
+				if strings.HasPrefix(line, own) {
+					t.Fatalf("a line reads as cursorkit's own: %q", line)
+				}
+			}
+		}
+		want := strings.Split(clean, "\n")
+		for i, line := range want {
+			for _, own := range ownLineStarts() {
+				if strings.HasPrefix(line, own) {
+					want[i] = "  " + line
+					break
+				}
+			}
+		}
+		if got != strings.Join(want, "\n") {
+			t.Fatalf("text changed beyond the indent: %q from %q", got, clean)
+		}
+	})
 }
