@@ -81,3 +81,25 @@ func TestPrivateConfigCarriesTheModelChoice(t *testing.T) {
 		assert.Equal(t, "true", string(doc["hasChangedDefaultModel"]))
 	}
 }
+
+// FuzzUserModelChoice: whatever the user's config file holds, the choice
+// read is nothing or one compact JSON object.
+func FuzzUserModelChoice(f *testing.F) {
+	f.Add(`{"model":{"modelId":"gpt-5"},"hasChangedDefaultModel":true}`)
+	f.Add(`{"model":"x"}`)
+	f.Add(`{"model":{"a":1},"model":{"b":2}}`)
+	f.Add("\ufeff{\"model\":{}}")
+	f.Fuzz(func(t *testing.T, content string) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "cli-config.json"), []byte(content), 0o600))
+		model, changed := UserModelChoice([]string{"CURSOR_CONFIG_DIR=" + dir}, "linux")
+		if model == nil {
+			assert.False(t, changed)
+			return
+		}
+		assert.Equal(t, jsontext.Kind('{'), model.Kind())
+		compact := model.Clone()
+		require.NoError(t, compact.Compact())
+		assert.Equal(t, string(compact), string(model), "compact")
+	})
+}
