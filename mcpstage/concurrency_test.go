@@ -221,3 +221,52 @@ func TestConcurrentStagersAndAnOperator(t *testing.T) {
 	assert.Positive(t, total, "some checks ran with no operator write in between")
 	t.Logf("%d stagers x %d cycles, %d operator writes; outputs: %q", procs, cycles, last, outs)
 }
+
+// TestFiftyParallelStagesAllSucceed: 50 stages at once on one worktree
+// each get the lock within its wait (none fails as busy), every entry is
+// staged, and 50 releases at once leave the worktree as it was.
+func TestFiftyParallelStagesAllSucceed(t *testing.T) {
+	const stagers = 50
+	ctx := context.Background()
+	dir := aShape(t, "repository")
+	config := filepath.Join(dir, ".cursor", "mcp.json")
+	ss := make([]*mcpstage.Stager, stagers)
+	for i := range ss {
+		s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+		require.NoError(t, err)
+		ss[i] = s
+	}
+	leases := make([]mcpstage.Lease, stagers)
+	errs := make([]error, stagers)
+	took := make([]time.Duration, stagers)
+	parallel := func(step func(i int) error) time.Duration {
+		began := time.Now()
+		var wg sync.WaitGroup
+		for i := range stagers {
+			wg.Go(func() {
+				start := time.Now()
+				errs[i] = step(i)
+				took[i] = time.Since(start)
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "stager %d", i)
+			assert.Less(t, took[i], mcpstage.LockWait, "stager %d", i)
+		}
+		return time.Since(began)
+	}
+
+	staging := parallel(func(i int) (err error) { leases[i], err = ss[i].Stage(ctx, entry); return err })
+	got, ok := readMaybe(t, config)
+	require.True(t, ok)
+	keys := stagedKeys(t, got)
+	for _, l := range leases {
+		assert.Contains(t, keys, l.Key)
+	}
+	assert.Len(t, keys, stagers)
+
+	releasing := parallel(func(i int) error { return ss[i].Release(ctx, leases[i].ID) })
+	assert.NoDirExists(t, filepath.Join(dir, ".cursor"), "cursorkit made .cursor/ and the last release removed it")
+	t.Logf("%d stages at once took %s, their releases %s", stagers, staging.Round(time.Millisecond), releasing.Round(time.Millisecond))
+}

@@ -6,5 +6,6 @@
 // ended the function; what went wrong around it comes back as Warnings.
 // ReadEntryFile reads such an entry from a {command, args, env} file. A
 // Stager gives the steps one by one (Stage, Heartbeat, Release, Reconcile,
-// Status), for a lease that outlives one call or one process.
+// Status), for a lease that outlives one call or one process: the command
+// line's follows the caller's job (CallerOwner) unless told otherwise.
 package mcpstage

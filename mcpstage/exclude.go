@@ -69,6 +69,17 @@ func addExclusion(ctx context.Context, shape gitShape) error {
 	})
 }
 
+// ensureExclusion is addExclusion unless the block lists shape.Root
+// already (read without the bootstrap lock: peers staging in a worktree
+// at once do not queue on it for a line that is there).
+func ensureExclusion(ctx context.Context, shape gitShape) error {
+	excluded, err := hasExclusion(shape)
+	if err == nil && !excluded {
+		err = addExclusion(ctx, shape)
+	}
+	return err
+}
+
 // removeExclusion drops shape.Root's line from the block, and the whole
 // block (with the line break addExclusion added before it) when no
 // worktree line remains. removed reports that the line was there.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -155,12 +156,15 @@ func TestExclusionRefusals(t *testing.T) {
 	}
 	assert.NoFileExists(t, filepath.Join(gitDir, "info", "exclude"))
 
-	// A held bootstrap lock (a directory without an owner file is never
-	// taken over): the edit fails as unavailable, the file untouched.
+	// A held bootstrap lock (a fresh directory without an owner file, as
+	// its maker is about to write one): the edit waits for it, here until
+	// its context ends, and leaves the file untouched.
 	shape := fakeShape(gitDir, filepath.Join(gitDir, "R"))
 	require.NoError(t, os.MkdirAll(excludeLockDir(shape), 0o700))
-	err := addExclusion(context.Background(), shape)
-	assert.Equal(t, failure.Resource, failure.KindOf(err), "%v", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := addExclusion(ctx, shape)
+	assert.Equal(t, failure.Cancelled, failure.KindOf(err), "%v", err)
 	assert.NoFileExists(t, shape.ExcludePath)
 }
 

@@ -17,6 +17,19 @@ func WithFault(opts Options, fn func(point string)) Options {
 // release pass them.
 var FaultPoints = []string{"bootstrap-excluded", "bootstrap-created-dir", "locked", "baseline", "journalled", "replaced", "promoted", "state-removed", "unexcluded", "unlocked"}
 
+// LockDirs are the lock directories s takes: the worktree's, and the
+// bootstrap lock of its exclude file when it is in git.
+func LockDirs(s *Stager) []string {
+	dirs := []string{s.lockPath}
+	if s.shape.Kind != gitNone {
+		dirs = append(dirs, excludeLockDir(s.shape))
+	}
+	return dirs
+}
+
+// LockWait is how long a step waits for the worktree's lock.
+var LockWait = mainLockPolicy().Wait
+
 // RemoveTree removes a directory and everything in it, as the package
 // does (os.RemoveAll uses an NT call Wine does not implement).
 var RemoveTree = removeTree

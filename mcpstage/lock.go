@@ -24,6 +24,9 @@ import (
 // system, network ones included, unlike O_EXCL files or flock), and an
 // owner file written right after says who holds it, so a contender can
 // tell a dead or overdue owner (which the OS does not drop) from a live one.
+// The owner file is put in place with a hard link, which never replaces a
+// name: of the processes that write one into a directory (its maker, and
+// reclaimers of a stale or ownerless lock) exactly one holds it.
 
 const (
 	ownerFile     = "owner.json" // in a lock directory
@@ -37,23 +40,33 @@ const (
 	missingOwnerTries = 8
 )
 
-// lockPolicy is how a contender tries and when it may reclaim.
+// lockPolicy is how long a contender waits and when it may reclaim.
 type lockPolicy struct {
-	TTL            time.Duration // an owner older than this may be reclaimed
-	Attempts       int           // tries before failing
-	MinGap, MaxGap time.Duration // random wait between tries (uniform)
+	// TTL bounds a critical section: an owner that acquired the lock
+	// longer ago, or a directory without an owner file that has not
+	// changed for longer, may be reclaimed.
+	TTL time.Duration
+	// Wait is how long a contender keeps trying before it fails: every
+	// peer queued before it gets its section meanwhile.
+	Wait time.Duration
+	// The waits between tries are random, up to FirstGap at first and
+	// doubling up to MaxGap: contenders that collided spread out, and a
+	// long queue polls (and asks the OS about the owner) rarely.
+	FirstGap, MaxGap time.Duration
 }
 
 // mainLockPolicy is the main lock's: its critical sections are one
-// journal step each (milliseconds), so 30 s means the owner is stuck or
-// gone, and a brief randomised retry lets a peer's section end.
+// journal step each (milliseconds; tens under load), so 30 s means the
+// owner is stuck or gone, and 10 s lets dozens of peers queued on one
+// worktree have theirs.
 func mainLockPolicy() lockPolicy {
-	return lockPolicy{TTL: 30 * time.Second, Attempts: 5, MinGap: 8 * time.Millisecond, MaxGap: 19 * time.Millisecond}
+	return lockPolicy{TTL: 30 * time.Second, Wait: 10 * time.Second, FirstGap: 2 * time.Millisecond, MaxGap: 50 * time.Millisecond}
 }
 
-// bootstrapLockPolicy is the bootstrap lock's (one info/exclude rewrite).
+// bootstrapLockPolicy is the bootstrap lock's: one info/exclude rewrite,
+// only when a worktree's line is missing or goes.
 func bootstrapLockPolicy() lockPolicy {
-	return lockPolicy{TTL: 10 * time.Second, Attempts: 5, MinGap: 10 * time.Millisecond, MaxGap: 10 * time.Millisecond}
+	return lockPolicy{TTL: 10 * time.Second, Wait: 5 * time.Second, FirstGap: 2 * time.Millisecond, MaxGap: 20 * time.Millisecond}
 }
 
 // lockOwner is the content of a lock's owner file.
@@ -86,51 +99,78 @@ type dirLock struct {
 }
 
 // acquireDirLock takes the lock directory dir (its parent must exist),
-// trying p.Attempts times a random gap apart, reclaiming a stale owner.
-// Errors: failure.Resource when the lock stays held (naming the owner, or
-// saying there is no owner file), failure.Setup when dir cannot be a lock
-// (missing parent, not a directory, no permission), failure.Cancelled.
+// trying for p.Wait (on the real clock) with random gaps between tries,
+// reclaiming a stale or ownerless lock. Errors: failure.Resource when the
+// lock stays held (naming the owner, or saying there is no owner file),
+// failure.Setup when dir cannot be a lock (missing parent, not a
+// directory, no permission), failure.Cancelled.
 func acquireDirLock(ctx context.Context, dir string, p lockPolicy, now func() time.Time) (*dirLock, error) {
-	for attempt := 1; ; attempt++ {
+	me := whoAmI()
+	deadline := time.Now().Add(p.Wait)
+	ceiling := p.FirstGap
+	for {
 		if err := ctx.Err(); err != nil {
 			return nil, failure.Wrap(failure.Cancelled, err, "taking the lock %s cancelled", dir)
 		}
-		l, err := tryLock(ctx, dir, now, &p)
-		if err == nil || !failure.Is(err, failure.Resource) || attempt >= max(p.Attempts, 1) {
+		l, err := tryLock(ctx, dir, me, now, &p)
+		left := time.Until(deadline)
+		if err == nil || !failure.Is(err, failure.Resource) || left <= 0 {
 			return l, err
 		}
 		select {
 		case <-ctx.Done():
 			return nil, failure.Wrap(failure.Cancelled, context.Cause(ctx), "taking the lock %s cancelled", dir)
-		case <-time.After(gap(p)):
+		case <-time.After(min(gap(ceiling), left)):
 		}
+		ceiling = min(2*ceiling, p.MaxGap)
 	}
 }
 
-// gap returns a uniform random wait in [MinGap, MaxGap]: contenders that
+// gap returns a random wait in [ceiling/2, ceiling]: contenders that
 // collided once should not retry in lockstep.
-func gap(p lockPolicy) time.Duration {
-	if p.MaxGap <= p.MinGap {
-		return max(p.MinGap, 0)
+func gap(ceiling time.Duration) time.Duration {
+	if ceiling <= 0 {
+		return 0
 	}
-	return p.MinGap + mathrand.N(p.MaxGap-p.MinGap+1)
+	return ceiling/2 + mathrand.N(ceiling/2+1)
 }
 
 // tryDirLock makes one attempt at dir and never reclaims, for the
 // process-exit backstop. Errors as acquireDirLock's.
 func tryDirLock(dir string, now func() time.Time) (*dirLock, error) {
-	return tryLock(context.Background(), dir, now, nil)
+	return tryLock(context.Background(), dir, whoAmI(), now, nil)
 }
 
-// tryLock is one attempt: mkdir, else a look at the owner, reclaimed if
-// stale unless p is nil (tryDirLock).
-func tryLock(ctx context.Context, dir string, now func() time.Time, p *lockPolicy) (*dirLock, error) {
+// whoAmI is this process as an owner file names it, the acquisition time
+// left to own: read before the lock is taken, as it asks the OS.
+func whoAmI() lockOwner {
+	o := lockOwner{PID: os.Getpid()}
+	// Without a creation time the owner is judged by its PID alone (see
+	// stale), which is still right unless the PID was reused.
+	if self, err := procid.Self(); err == nil {
+		o.Created = self.Created
+	}
+	// Without a hostname no contender ever takes the owner for dead on its
+	// own host; the TTL still frees the lock.
+	o.Hostname, _ = os.Hostname()
+	return o
+}
+
+// tryLock is one attempt by me: mkdir, else a look at the owner, reclaimed
+// if stale unless p is nil (tryDirLock).
+func tryLock(ctx context.Context, dir string, me lockOwner, now func() time.Time, p *lockPolicy) (*dirLock, error) {
 	var busy error
 	for range maxPasses {
 		err := os.Mkdir(dir, 0o700)
 		switch {
 		case err == nil:
-			return own(dir, now)
+			if l, err := own(dir, me, now); l != nil || err != nil {
+				return l, err
+			}
+			// A reclaimer of an ownerless lock overtook this mkdir: it
+			// judged an older directory at this path, and holds this one.
+			busy = failure.New(failure.Resource, "the lock %s changed hands repeatedly", dir)
+			continue
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, failure.Wrap(failure.Setup, err, "cannot make the lock %s: its parent directory does not exist", dir)
 		case !errors.Is(err, fs.ErrExist):
@@ -143,11 +183,27 @@ func tryLock(ctx context.Context, dir string, now func() time.Time, p *lockPolic
 		case ins.vanished:
 			busy = failure.New(failure.Resource, "the lock %s changed hands repeatedly", dir)
 			continue
+		case ins.ownerless:
+			// Between a contender's mkdir and its owner file there is none
+			// yet; a kill there, or in a release, leaves none for good. The
+			// directory changes whenever anything is made, renamed or
+			// removed in it, so its age bounds how long it has been so.
+			age := max(now().Sub(ins.changed), 0).Round(time.Millisecond)
+			if p == nil {
+				return nil, failure.New(failure.Resource, "the lock %s has no owner file (unchanged for %s)", dir, age)
+			}
+			if age <= p.TTL {
+				return nil, failure.New(failure.Resource, "the lock %s has no owner file (unchanged for %s; it may be reclaimed after %s)", dir, age, p.TTL)
+			}
+			if l, err := own(dir, me, now); l != nil || err != nil {
+				return l, err
+			}
+			busy = failure.New(failure.Resource, "the lock %s had no owner file for %s, but another process reclaimed it", dir, age)
+			continue
 		case !ins.ok:
-			// Never stolen, however old: between a contender's mkdir and
-			// its owner write there is no owner file yet, and a directory
-			// with something else in it is not one of ours.
-			return nil, failure.New(failure.Resource, "the lock %s has no owner file: if no cursorkit process uses this worktree, remove it", dir)
+			// Never stolen, however old: a directory with something else
+			// in it than an owner file of ours is not one of ours.
+			return nil, failure.New(failure.Resource, "the lock %s has no owner file cursorkit can read: if no cursorkit process uses this worktree, remove it", dir)
 		}
 		t := now()
 		if p == nil {
@@ -160,7 +216,7 @@ func tryLock(ctx context.Context, dir string, now func() time.Time, p *lockPolic
 		if why == "" {
 			return nil, failure.New(failure.Resource, "the lock %s is held by %s (it may be reclaimed when its process is gone or after %s)", dir, ins.owner.describe(t), p.TTL)
 		}
-		if l, err := reclaim(dir, ins.raw, now); l != nil || err != nil {
+		if l, err := reclaim(dir, ins.raw, me, now); l != nil || err != nil {
 			return l, err
 		}
 		busy = failure.New(failure.Resource, "the lock %s is held by %s, who %s, but another process is reclaiming it", dir, ins.owner.describe(t), why)
@@ -168,36 +224,37 @@ func tryLock(ctx context.Context, dir string, now func() time.Time, p *lockPolic
 	return nil, busy
 }
 
-// own writes the owner file into dir, made or reclaimed by this process.
-func own(dir string, now func() time.Time) (*dirLock, error) {
-	o := lockOwner{PID: os.Getpid(), Acquired: now().UTC()}
-	// Without a creation time the owner is judged by its PID alone (see
-	// stale), which is still right unless the PID was reused.
-	if self, err := procid.Self(); err == nil {
-		o.Created = self.Created
-	}
-	// Without a hostname no contender ever takes the owner for dead on its
-	// own host; the TTL still frees the lock.
-	o.Hostname, _ = os.Hostname()
-	data, err := json.Marshal(o)
+// own puts me's owner file into dir, made or reclaimed by this process.
+// A nil lock and error: another process put its owner file there first
+// (or removed the directory), so this one holds nothing.
+func own(dir string, me lockOwner, now func() time.Time) (*dirLock, error) {
+	me.Acquired = now().UTC()
+	data, err := json.Marshal(me)
+	published := false
 	if err == nil {
-		err = writeOwner(dir, append(data, '\n'))
+		published, err = writeOwner(dir, append(data, '\n'))
 	}
 	if err != nil {
-		// The directory has no owner file, so nobody would ever reclaim
-		// it: remove it (and a temporary file the write may have left).
-		_ = removeTree(dir)
+		// No owner file of ours: an empty directory goes at once rather
+		// than waiting out the TTL (an rmdir never takes a peer's owner
+		// file with it).
+		_ = os.Remove(dir)
 		return nil, failure.Wrap(failure.Setup, err, "writing the owner file of the lock %s", dir)
 	}
-	return &dirLock{dir: dir, owner: o}, nil
+	if !published {
+		return nil, nil
+	}
+	return &dirLock{dir: dir, owner: me}, nil
 }
 
 // inspection is what a look inside a lock directory found.
 type inspection struct {
-	vanished bool      // the directory is gone: mkdir again
-	ok       bool      // a valid owner file
-	owner    lockOwner // when ok
-	raw      []byte    // the owner file's bytes, when ok
+	vanished  bool      // the directory is gone: mkdir again
+	ownerless bool      // no owner file,
+	changed   time.Time // and the directory's modification time
+	ok        bool      // a valid owner file
+	owner     lockOwner // when ok
+	raw       []byte    // the owner file's bytes, when ok
 }
 
 // inspect reads the owner of the lock directory dir. failure.Setup for a
@@ -215,8 +272,15 @@ func inspect(dir string) (inspection, error) {
 	}
 	raw, err := safefile.Read(filepath.Join(dir, ownerFile), maxOwnerBytes)
 	if errors.Is(err, fs.ErrNotExist) { // no owner file, or no directory any more
-		_, serr := os.Lstat(dir)
-		return inspection{vanished: errors.Is(serr, fs.ErrNotExist)}, nil
+		// Looked at after the read: an owner file made since changed it.
+		info, err := os.Lstat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return inspection{vanished: true}, nil
+		case err != nil:
+			return inspection{}, failure.Wrap(failure.Setup, err, "cannot inspect the lock %s", dir)
+		}
+		return inspection{ownerless: true, changed: info.ModTime()}, nil
 	}
 	if err != nil {
 		var tooLarge *safefile.TooLargeError
@@ -271,16 +335,18 @@ func stale(ctx context.Context, owner lockOwner, ttl time.Duration, now time.Tim
 
 // reclaim takes over the stale lock dir, whose owner file read raw, by
 // claiming the owner file: of several reclaimers only one rename succeeds.
-// A directory without an owner file is touched by nobody, so the claimer
-// owns this directory instance: it checks the claimed file is the one it
-// judged stale, writes its own owner file and drops the claim. A nil lock
-// and error leave the next pass to decide (the file, if any, put back).
+// The claimer checks the claimed file is the one it judged stale, puts its
+// own owner file in place and drops the claim. A directory without an
+// owner file is reclaimed only once unchanged for the TTL, which the
+// claim's rename just reset, and an owner file is only ever linked in, so
+// whoever got one in first holds the lock. A nil lock and error leave the
+// next pass to decide (the file, if any, put back).
 //
 // Renaming the directory itself to a tombstone would not do: a reclaimer
 // overtaken between its read and its rename by another that reclaimed the
 // same owner and took the lock afresh would move that fresh lock, and
 // both would hold it. The owner file pins its directory; a path does not.
-func reclaim(dir string, raw []byte, now func() time.Time) (*dirLock, error) {
+func reclaim(dir string, raw []byte, me lockOwner, now func() time.Time) (*dirLock, error) {
 	claimed, ok := claim(dir, "reclaim")
 	if !ok {
 		return nil, nil
@@ -289,14 +355,11 @@ func reclaim(dir string, raw []byte, now func() time.Time) (*dirLock, error) {
 		unclaim(dir, claimed)
 		return nil, nil
 	}
-	l, err := own(dir, now)
-	if err != nil {
-		return nil, err // own removed dir, claim and all
-	}
-	// A claim file that cannot be removed now is harmless: release
-	// removes everything in the directory.
+	// The stale owner's file goes, whoever holds the lock next. One that
+	// cannot be removed now is harmless: release removes everything in
+	// the directory.
 	_ = os.Remove(claimed)
-	return l, nil
+	return own(dir, me, now)
 }
 
 // claim renames the owner file of dir to a unique name beside it; false
@@ -311,34 +374,55 @@ func claim(dir, why string) (string, bool) {
 	return claimed, true
 }
 
-// unclaim puts a claimed owner file back. Nothing can have written a new
-// owner file meanwhile: only a mkdir winner writes one, into the directory
-// it made. Should the rename fail, the lock is left without an owner file,
-// which nobody steals and whose error tells the operator what to do.
+// unclaim puts a claimed owner file back. Nothing writes a new owner file
+// meanwhile: only a mkdir winner does, into the directory it made, or a
+// reclaimer of a directory unchanged for the TTL, which the claim's rename
+// just changed. Should the rename fail, the lock is left without an owner
+// file, reclaimed once the TTL has passed.
 func unclaim(dir, claimed string) {
 	_ = os.Rename(claimed, filepath.Join(dir, ownerFile))
 }
 
-// writeOwner puts the owner file in place whole (a temporary file renamed:
-// a kill between leaves no owner file, which the lock's rules cover). It is
-// not synced to the disk: a lock lives for milliseconds and means nothing
-// after a reboot.
-func writeOwner(dir string, data []byte) error {
+// writeOwner puts the owner file in place whole unless dir has one
+// (published false): a temporary file, hard-linked to the owner file's
+// name, which a link never replaces. A kill before the link leaves no
+// owner file, which the lock's rules cover; the temporary file goes with
+// the directory. A file system without hard links (FAT, some network
+// shares) gets the owner file renamed into place when it has none yet,
+// which leaves two reclaimers of one ownerless lock a moment to both take
+// it there. The file is not synced to the disk: a lock lives for
+// milliseconds and means nothing after a reboot.
+func writeOwner(dir string, data []byte) (published bool, err error) {
 	tmp, err := os.CreateTemp(dir, "."+ownerFile+".*.tmp")
-	if err != nil {
-		return err
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // the directory went: a releaser's, in the end
 	}
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(data)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, ownerFile))
-	}
 	if err != nil {
-		_ = os.Remove(tmp.Name())
+		return false, err
 	}
-	return err
+	target := filepath.Join(dir, ownerFile)
+	err = os.Link(tmp.Name(), target)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // removeTree removes dir and everything in it, deepest entries first, with
@@ -364,9 +448,35 @@ func removeTree(dir string) error {
 	return errors.Join(errs...)
 }
 
+// removeLockDir removes the lock directory dir, released, with everything
+// in it (the claimed owner file, temporary files a kill left) but an owner
+// file: a reclaimer that judged the directory ownerless long before may
+// have linked its own in since the release's claim, and holds the lock
+// then. A dir already gone is removed.
+func removeLockDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Name() != ownerFile {
+			errs = append(errs, removeTree(filepath.Join(dir, e.Name())))
+		}
+	}
+	err = os.Remove(dir)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if _, serr := os.Lstat(filepath.Join(dir, ownerFile)); serr == nil {
+		return nil // the reclaimer's lock now
+	}
+	return errors.Join(append(errs, err)...)
+}
+
 // release gives the lock up: it claims the owner file (as a reclaimer
 // does, so a concurrent reclaim and this release cannot both act on it),
-// then removes the directory with everything in it; one already gone is
+// then removes the directory (removeLockDir); one already gone is
 // released. An owner file that is not this holding's any more (reclaimed
 // after the TTL) is put back untouched: failure.Resource. Calling it again
 // returns the first call's result.
@@ -408,14 +518,13 @@ func (l *dirLock) releaseOnce() error {
 		}
 		l.ownerGone = true
 	}
-	// The directory holds no owner file now, so nobody else touches it:
-	// everything in it (the claimed owner file) is this holding's. The
-	// removal is retried a few times: Windows keeps a deleted file's name
-	// until the last handle to it closes, so a contender that was reading
-	// the owner file makes the directory look non-empty for a moment.
+	// The removal is retried a few times: Windows keeps a deleted file's
+	// name until the last handle to it closes, so a contender that was
+	// reading the owner file makes the directory look non-empty for a
+	// moment.
 	delay := time.Millisecond
 	for attempt := 0; ; attempt++ {
-		err := removeTree(l.dir)
+		err := removeLockDir(l.dir)
 		if err == nil {
 			return nil
 		}

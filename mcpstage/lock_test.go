@@ -2,6 +2,7 @@ package mcpstage
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json/v2"
 	"errors"
@@ -50,7 +51,14 @@ var holdRole = testkit.Role{Name: "mcpstage-hold", Run: func([]string) int {
 // contendPolicy retries until the test's deadline: the contenders are
 // meant to wait for each other, not to give up.
 func contendPolicy() lockPolicy {
-	return lockPolicy{TTL: time.Minute, Attempts: 1 << 30, MinGap: 0, MaxGap: 2 * time.Millisecond}
+	return lockPolicy{TTL: time.Minute, Wait: deadline, FirstGap: time.Millisecond, MaxGap: 2 * time.Millisecond}
+}
+
+// brief is p for a test that expects a busy lock: a contender gives up
+// after a few tries.
+func brief(p lockPolicy) lockPolicy {
+	p.Wait, p.FirstGap, p.MaxGap = 20*time.Millisecond, time.Millisecond, time.Millisecond
+	return p
 }
 
 // contendRole takes the lock ROUNDS times and, under it, appends "enter
@@ -205,15 +213,17 @@ func TestPolicies(t *testing.T) {
 		got  lockPolicy
 		want lockPolicy
 	}{
-		{"main", mainLockPolicy(), lockPolicy{TTL: 30 * time.Second, Attempts: 5, MinGap: 8 * time.Millisecond, MaxGap: 19 * time.Millisecond}},
-		{"bootstrap", bootstrapLockPolicy(), lockPolicy{TTL: 10 * time.Second, Attempts: 5, MinGap: 10 * time.Millisecond, MaxGap: 10 * time.Millisecond}},
+		{"main", mainLockPolicy(), lockPolicy{TTL: 30 * time.Second, Wait: 10 * time.Second, FirstGap: 2 * time.Millisecond, MaxGap: 50 * time.Millisecond}},
+		{"bootstrap", bootstrapLockPolicy(), lockPolicy{TTL: 10 * time.Second, Wait: 5 * time.Second, FirstGap: 2 * time.Millisecond, MaxGap: 20 * time.Millisecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, tt.got)
-			for range 100 {
-				g := gap(tt.got)
-				assert.True(t, g >= tt.want.MinGap && g <= tt.want.MaxGap, "gap %s", g)
+			for _, ceiling := range []time.Duration{tt.got.FirstGap, tt.got.MaxGap} {
+				for range 100 {
+					g := gap(ceiling)
+					assert.True(t, g >= ceiling/2 && g <= ceiling, "gap %s under %s", g, ceiling)
+				}
 			}
 		})
 	}
@@ -233,7 +243,7 @@ func TestAcquireReleaseAndIdempotentRelease(t *testing.T) {
 	_, err = tryDirLock(dir, time.Now)
 	require.True(t, failure.Is(err, failure.Resource), "%v", err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("pid %d", os.Getpid()))
-	_, err = acquireDirLock(ctx, dir, mainLockPolicy(), time.Now)
+	_, err = acquireDirLock(ctx, dir, brief(mainLockPolicy()), time.Now)
 	require.True(t, failure.Is(err, failure.Resource), "%v", err)
 
 	require.NoError(t, l.release())
@@ -299,6 +309,29 @@ func TestReleaseOfAGoneOrTakenOverLock(t *testing.T) {
 	}
 }
 
+// TestReleaseLeavesALaterHoldersLock: a reclaimer that judged the lock
+// ownerless long before may link its owner file in between a release's
+// claim and its removal: the release removes its own files only, and the
+// lock stays the reclaimer's.
+func TestReleaseLeavesALaterHoldersLock(t *testing.T) {
+	dir := lockIn(t)
+	l, err := tryDirLock(dir, time.Now)
+	require.NoError(t, err)
+	claimed, ok := claim(dir, "release")
+	require.True(t, ok)
+	l.ownerGone = true // where release stands after its claim
+	later, err := json.Marshal(lockOwner{PID: os.Getpid(), Hostname: hostname(t), Acquired: time.Now().Add(time.Second)})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ownerFile), later, 0o600))
+
+	require.NoError(t, l.release())
+	assert.NoFileExists(t, claimed)
+	got, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	require.NoError(t, err)
+	assert.Equal(t, later, got, "the later holder's owner file")
+	assert.Empty(t, others(t, dir))
+}
+
 func TestUnusableLockDirectory(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -342,13 +375,12 @@ func TestWhoMayBeReclaimed(t *testing.T) {
 	}
 	noCreated := func(id procid.Identity) procid.Identity { return procid.Identity{PID: id.PID} }
 	reused := procid.Identity{PID: me.PID, Created: me.Created.Add(-time.Hour)}
-	quick := func(p lockPolicy) lockPolicy { p.MinGap, p.MaxGap = time.Millisecond, time.Millisecond; return p }
 
 	tests := []struct {
 		name        string
 		policy      lockPolicy
 		owner       *lockOwner // planted with this owner, or
-		raw         []byte     // with these owner file bytes, or neither: no owner file
+		raw         []byte     // with these owner file bytes, or
 		ownerIsDir  bool       // owner.json is a directory
 		wantReclaim bool
 		wantMsg     string // in the error when not reclaimed
@@ -364,8 +396,7 @@ func TestWhoMayBeReclaimed(t *testing.T) {
 		{name: "within the main TTL", owner: new(owner(me, host, 11*time.Second)), wantMsg: "acquired 11s ago"},
 		{name: "past the bootstrap TTL", policy: bootstrapLockPolicy(), owner: new(owner(me, host, 11*time.Second)), wantReclaim: true},
 		{name: "owner from the future", owner: new(owner(me, "elsewhere.invalid", -time.Hour)), wantMsg: "held by"},
-		{name: "no owner file", wantMsg: "has no owner file: if no cursorkit process uses this worktree, remove it"},
-		{name: "malformed owner file", raw: []byte(`{"pid": 12`), wantMsg: "has no owner file"},
+		{name: "malformed owner file", raw: []byte(`{"pid": 12`), wantMsg: "has no owner file cursorkit can read: if no cursorkit process uses this worktree, remove it"},
 		{name: "owner file of zero pid", raw: []byte(`{"pid":0,"acquiredAt":"2000-01-01T00:00:00Z"}`), wantMsg: "has no owner file"},
 		{name: "owner file without acquisition time", raw: []byte(`{"pid":1}`), wantMsg: "has no owner file"},
 		{name: "owner file not an object", raw: []byte(`[1,2]`), wantMsg: "has no owner file"},
@@ -382,12 +413,10 @@ func TestWhoMayBeReclaimed(t *testing.T) {
 				plantRaw(t, dir, tt.raw)
 			case tt.ownerIsDir:
 				require.NoError(t, os.MkdirAll(filepath.Join(dir, ownerFile), 0o700))
-			default:
-				require.NoError(t, os.Mkdir(dir, 0o700))
-				// Old as it may be, a directory without an owner is kept.
-				old := now.Add(-24 * time.Hour)
-				require.NoError(t, os.Chtimes(dir, old, old))
 			}
+			// Old as it may be, a directory with a foreign owner file is kept.
+			old := now.Add(-24 * time.Hour)
+			require.NoError(t, os.Chtimes(dir, old, old))
 			var before []byte
 			if !tt.ownerIsDir {
 				before, _ = os.ReadFile(filepath.Join(dir, ownerFile))
@@ -406,7 +435,7 @@ func TestWhoMayBeReclaimed(t *testing.T) {
 			if policy.TTL == 0 {
 				policy = mainLockPolicy()
 			}
-			l, err := acquireDirLock(context.Background(), dir, quick(policy), clock)
+			l, err := acquireDirLock(context.Background(), dir, brief(policy), clock)
 			if tt.wantReclaim {
 				require.NoError(t, err)
 				requireOurs(t, l, dir)
@@ -426,6 +455,60 @@ func TestWhoMayBeReclaimed(t *testing.T) {
 	}
 }
 
+// TestOwnerlessLockReclaimedPastTheTTL: a lock directory without an owner
+// file (a kill between its mkdir and the owner file, or in a release) is
+// reclaimed once it has not changed for the TTL, as a stale owner is; a
+// younger one is left to the process that is writing its owner file.
+// tryDirLock reclaims nothing.
+func TestOwnerlessLockReclaimedPastTheTTL(t *testing.T) {
+	now := time.Now()
+	clock := func() time.Time { return now }
+	tests := []struct {
+		name        string
+		policy      lockPolicy
+		age         time.Duration // the directory unchanged for this long
+		leftover    bool          // with the temporary owner file of a killed writer
+		wantReclaim bool
+		wantMsg     string // in the error when not reclaimed
+	}{
+		{name: "fresh", age: 0, wantMsg: "has no owner file (unchanged for 0s; it may be reclaimed after 30s)"},
+		{name: "within the TTL", age: 29 * time.Second, wantMsg: "has no owner file (unchanged for 29s"},
+		{name: "past the TTL", age: 31 * time.Second, wantReclaim: true},
+		{name: "a day old", age: 24 * time.Hour, wantReclaim: true},
+		{name: "past the TTL, a killed owner write's file left", age: time.Minute, leftover: true, wantReclaim: true},
+		{name: "within the main TTL, past the bootstrap's", policy: bootstrapLockPolicy(), age: 11 * time.Second, wantReclaim: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := lockIn(t)
+			require.NoError(t, os.Mkdir(dir, 0o700))
+			if tt.leftover {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "."+ownerFile+".123.tmp"), []byte(`{"pid":1`), 0o600))
+			}
+			changed := now.Add(-tt.age)
+			require.NoError(t, os.Chtimes(dir, changed, changed))
+
+			_, err := tryDirLock(dir, clock)
+			require.True(t, failure.Is(err, failure.Resource), "tryDirLock never reclaims: %v", err)
+			assert.Contains(t, err.Error(), "has no owner file")
+
+			policy := cmp.Or(tt.policy, mainLockPolicy())
+			l, err := acquireDirLock(context.Background(), dir, brief(policy), clock)
+			if !tt.wantReclaim {
+				require.True(t, failure.Is(err, failure.Resource), "%v", err)
+				assert.Contains(t, err.Error(), tt.wantMsg)
+				assert.Contains(t, err.Error(), dir)
+				assert.NoFileExists(t, filepath.Join(dir, ownerFile))
+				return
+			}
+			require.NoError(t, err)
+			requireOurs(t, l, dir)
+			require.NoError(t, l.release())
+			assert.NoDirExists(t, dir, "released with what a kill left in it")
+		})
+	}
+}
+
 func TestCancelledAcquire(t *testing.T) {
 	dir := lockIn(t)
 	plant(t, dir, lockOwner{PID: os.Getpid(), Hostname: hostname(t), Acquired: time.Now()})
@@ -437,7 +520,7 @@ func TestCancelledAcquire(t *testing.T) {
 	// Cancelled while waiting between attempts.
 	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err = acquireDirLock(ctx, dir, lockPolicy{TTL: time.Minute, Attempts: 1 << 30, MinGap: time.Millisecond, MaxGap: time.Millisecond}, time.Now)
+	_, err = acquireDirLock(ctx, dir, lockPolicy{TTL: time.Minute, Wait: time.Hour, FirstGap: time.Millisecond, MaxGap: time.Millisecond}, time.Now)
 	require.True(t, failure.Is(err, failure.Cancelled), "%v", err)
 }
 
@@ -494,7 +577,7 @@ func TestAKilledOwnerIsReclaimedAtOnce(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, pid, owner.PID)
 
-	_, err = acquireDirLock(context.Background(), dir, mainLockPolicy(), time.Now)
+	_, err = acquireDirLock(context.Background(), dir, brief(mainLockPolicy()), time.Now)
 	require.True(t, failure.Is(err, failure.Resource), "a live owner keeps it: %v", err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("pid %d", pid))
 
@@ -514,9 +597,26 @@ func TestAKilledOwnerIsReclaimedAtOnce(t *testing.T) {
 	require.NoError(t, l.release())
 }
 
-// TestRacingReclaimers: of goroutines that all find the same stale lock,
-// exactly one gets it.
+// TestRacingReclaimers: of goroutines that all find the same stale lock
+// (an owner past the TTL, or no owner file for longer), exactly one gets
+// it.
 func TestRacingReclaimers(t *testing.T) {
+	stale := map[string]func(t *testing.T, dir string){
+		"owner past the TTL": func(t *testing.T, dir string) {
+			plant(t, dir, lockOwner{PID: os.Getpid(), Hostname: hostname(t), Acquired: time.Now().Add(-time.Hour)})
+		},
+		"no owner file past the TTL": func(t *testing.T, dir string) {
+			require.NoError(t, os.Mkdir(dir, 0o700))
+			old := time.Now().Add(-time.Hour)
+			require.NoError(t, os.Chtimes(dir, old, old))
+		},
+	}
+	for name, plantStale := range stale {
+		t.Run(name, func(t *testing.T) { raceReclaimers(t, plantStale) })
+	}
+}
+
+func raceReclaimers(t *testing.T, plantStale func(t *testing.T, dir string)) {
 	const racers = 8
 	rounds := 20
 	if testkit.UnderWine() {
@@ -524,7 +624,7 @@ func TestRacingReclaimers(t *testing.T) {
 	}
 	for round := range rounds {
 		dir := filepath.Join(testkit.TempDir(t), "lock")
-		plant(t, dir, lockOwner{PID: os.Getpid(), Hostname: hostname(t), Acquired: time.Now().Add(-time.Hour)})
+		plantStale(t, dir)
 		var wins atomic.Int32
 		var mu sync.Mutex
 		var held []*dirLock
@@ -533,7 +633,7 @@ func TestRacingReclaimers(t *testing.T) {
 		for range racers {
 			wg.Go(func() {
 				<-startLine
-				p := lockPolicy{TTL: 30 * time.Second, Attempts: 3, MinGap: 0, MaxGap: time.Millisecond}
+				p := lockPolicy{TTL: 30 * time.Second, Wait: 3 * time.Millisecond, FirstGap: time.Millisecond, MaxGap: time.Millisecond}
 				l, err := acquireDirLock(context.Background(), dir, p, time.Now)
 				if err != nil {
 					assert.True(t, failure.Is(err, failure.Resource), "%v", err)

@@ -168,9 +168,9 @@ func TestRunHeartbeats(t *testing.T) {
 }
 
 // TestRunReleaseLeftToReconcile: a release that cannot take the lock (a
-// lock directory nobody owns, which is never taken over) gives up within
-// its bound, tries the exit backstop once, and leaves a warning that
-// says how to clean up.
+// fresh lock directory without an owner file, taken over only once
+// unchanged for the TTL) gives up within its bound, tries the exit
+// backstop once, and leaves a warning that says how to clean up.
 func TestRunReleaseLeftToReconcile(t *testing.T) {
 	dir := aShape(t, "none")
 	ctx := context.Background()

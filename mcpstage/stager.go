@@ -43,7 +43,8 @@ const (
 type Options struct {
 	KeyPrefix string // starts the server keys (DefaultKeyPrefix when "")
 	// OwnerPID is the process whose life a lease follows (0: this one):
-	// a command-line stage names its caller, which outlives it.
+	// a command-line stage names its caller's job (CallerOwner), which
+	// outlives it.
 	OwnerPID int
 	Now      func() time.Time // the clock (nil: time.Now)
 	// fault, set by tests only (export_test.go), is called at every
@@ -150,7 +151,7 @@ func (s *Stager) bootstrap(ctx context.Context) (created bool, err error) {
 		if tracked {
 			return false, failure.New(failure.Setup, "%s is tracked by git: cursorkit never stages into a committed config (untrack it, or stage elsewhere)", rel)
 		}
-		if err := addExclusion(ctx, s.shape); err != nil {
+		if err := ensureExclusion(ctx, s.shape); err != nil {
 			return false, err
 		}
 		s.at("bootstrap-excluded")
@@ -241,18 +242,37 @@ func (s *Stager) recovery(what string) string {
 	return fmt.Sprintf("repair the JSON and remove every %s* server, or delete %s; then run `cursorkit mcp reconcile --cwd %s`", s.prefix, what, s.shape.Root)
 }
 
-// dropDead removes leases whose owner on this host is gone, or whose
-// heartbeat is older than LeaseTTL. It returns the ids dropped, sorted.
-func (s *Stager) dropDead(ctx context.Context, st *state) []string {
+// goneOwners returns the lease owners on this host whose process is gone,
+// from the manifest read without the lock (it is only ever replaced
+// whole). Asking the OS about every owner takes a while, which the lock
+// would make every waiting peer wait too; a process that is gone stays
+// gone, so the judgement still holds in the lock a moment later.
+func (s *Stager) goneOwners(ctx context.Context) []LeaseOwner {
+	st, err := readState(s.statePath)
+	if err != nil || st == nil {
+		return nil // the read in the lock reports it
+	}
 	host, _ := os.Hostname()
+	var seen, gone []LeaseOwner
+	for _, l := range st.Leases {
+		if slices.ContainsFunc(seen, l.Owner.same) {
+			continue
+		}
+		seen = append(seen, l.Owner)
+		if alive, known := l.Owner.alive(ctx, host); known && !alive {
+			gone = append(gone, l.Owner)
+		}
+	}
+	return gone
+}
+
+// dropDead removes leases whose owner is one of gone (goneOwners), or
+// whose heartbeat is older than LeaseTTL. It returns the ids dropped,
+// sorted.
+func (s *Stager) dropDead(st *state, gone []LeaseOwner) []string {
 	var dropped []string
 	for id, l := range st.Leases {
-		dead := s.lapsed(l)
-		if !dead {
-			alive, known := l.Owner.alive(ctx, host)
-			dead = known && !alive
-		}
-		if dead {
+		if s.lapsed(l) || slices.ContainsFunc(gone, l.Owner.same) {
 			delete(st.Leases, id)
 			dropped = append(dropped, id)
 		}
@@ -384,6 +404,7 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 	if err != nil {
 		return Lease{}, err
 	}
+	gone := s.goneOwners(ctx)
 	l, err := s.lock(ctx)
 	if err != nil {
 		return Lease{}, err
@@ -391,11 +412,7 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 	defer l.release()
 	// A last release may have removed the exclusion line (its last step in
 	// the lock) since this bootstrap: looked at again inside the lock.
-	excluded, err := hasExclusion(s.shape)
-	if err == nil && !excluded {
-		err = addExclusion(ctx, s.shape)
-	}
-	if err != nil {
+	if err := ensureExclusion(ctx, s.shape); err != nil {
 		return Lease{}, err
 	}
 	st, err := readState(s.statePath)
@@ -417,7 +434,7 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 		return Lease{}, failure.New(failure.Setup, "%s is quarantined since %s (%s): cursorkit writes no config here. To recover: %s",
 			s.configPath, q.Since.UTC().Format(time.RFC3339), q.Reason, s.recovery("the file"))
 	}
-	s.dropDead(ctx, st)
+	s.dropDead(st, gone)
 	if st.Baseline == nil {
 		// Stored before any config byte is written (with the first journal
 		// record, or alone when no write follows).
@@ -450,16 +467,17 @@ func newID() string {
 }
 
 // withState runs fn under the main lock (tryDirLock when try) on the
-// recovered state, then saves the state, or cleans up (finish) when
-// nothing is left in it. Without .cursor/ or a state, fn is not called
-// and ok is false.
-func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur content) error) (ok bool, err error) {
+// recovered state and the owners found gone before the lock (goneOwners),
+// then saves the state, or cleans up (finish) when nothing is left in it.
+// Without .cursor/ or a state, fn is not called and ok is false.
+func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur content, gone []LeaseOwner) error) (ok bool, err error) {
 	if err := s.checkWritable(); err != nil {
 		return false, err
 	}
 	if _, err := os.Lstat(s.cursorDir); errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
+	gone := s.goneOwners(ctx)
 	l, err := s.lockOrTry(ctx, try)
 	if err != nil {
 		return false, err
@@ -474,7 +492,7 @@ func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur
 	if err != nil {
 		return true, err
 	}
-	if err := fn(st, cur); err != nil {
+	if err := fn(st, cur, gone); err != nil {
 		return true, err
 	}
 	// A journal record left (an operator's saves kept overtaking a change)
@@ -618,14 +636,14 @@ func (s *Stager) onLease(ctx context.Context, id string, try bool, change func(*
 		quoted = quoted[:80] + "…"
 	}
 	unknown := failure.New(failure.Input, "no lease %q in %s", quoted, s.shape.Root)
-	ok, err := s.withState(ctx, try, func(st *state, cur content) error {
+	ok, err := s.withState(ctx, try, func(st *state, cur content, gone []LeaseOwner) error {
 		if st.Leases[id] == nil {
 			return unknown
 		}
 		if err := change(st); err != nil {
 			return err
 		}
-		s.dropDead(ctx, st)
+		s.dropDead(st, gone)
 		if err := s.sync(st, cur); !errors.Is(err, errRaced) {
 			return err
 		}
@@ -651,8 +669,8 @@ type Report struct {
 // state (a crash after the state went) is removed.
 func (s *Stager) Reconcile(ctx context.Context) (Report, error) {
 	var r Report
-	ok, err := s.withState(ctx, false, func(st *state, cur content) error {
-		r.Dropped = s.dropDead(ctx, st)
+	ok, err := s.withState(ctx, false, func(st *state, cur content, gone []LeaseOwner) error {
+		r.Dropped = s.dropDead(st, gone)
 		if err := s.sync(st, cur); err != nil {
 			return err
 		}

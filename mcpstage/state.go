@@ -69,6 +69,11 @@ type LeaseOwner struct {
 	Hostname string    `json:"hostname"`
 }
 
+// same reports whether o and other name one process.
+func (o LeaseOwner) same(other LeaseOwner) bool {
+	return o.PID == other.PID && o.Created.Equal(other.Created) && o.Hostname == other.Hostname
+}
+
 // alive reports whether the owner's process runs; known is false for
 // another host's owner, or when that cannot be told.
 func (o LeaseOwner) alive(ctx context.Context, host string) (alive, known bool) {

@@ -51,7 +51,7 @@ func (a *app) parseMCP(ctx context.Context, args []string) (c mcpCall, s *mcpsta
 	fs.BoolVar(&c.asJSON, "json", a.json, "print JSON on stdout")
 	fs.StringVar(&cwd, "cwd", "", "the worktree `DIR` (default: the current directory)")
 	fs.StringArrayVar(&c.env, "env", nil, "stage: an environment entry `K=V` of the server (repeatable)")
-	fs.IntVar(&ownerPID, "owner-pid", 0, "stage: the `PID` whose life the lease follows (default: cursorkit's caller)")
+	fs.IntVar(&ownerPID, "owner-pid", 0, "stage: the `PID` whose life the lease follows (default: the caller's job, the outermost of cursorkit's ancestors in its process group, so a script staging through $(…), a pipeline or xargs owns the lease, not the subshell or helper; the parent when that is in another group, and on Windows; a script started without job control passes $$)")
 	if code, ok := a.parseFlags(fs, mcpUsage, args); !ok {
 		return c, nil, code, false
 	}
@@ -80,7 +80,7 @@ func (a *app) parseMCP(ctx context.Context, args []string) (c mcpCall, s *mcpsta
 	if c.sub == "stage" && ownerPID == 0 {
 		// A command-line stage outlives this process: the lease follows
 		// the caller (an orchestrator, a shell script) instead.
-		opts.OwnerPID = os.Getppid()
+		opts.OwnerPID = mcpstage.CallerOwner(ctx)
 	}
 	s, err := mcpstage.New(ctx, cwd, opts)
 	if err != nil {

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,6 +100,98 @@ func TestMCPQuarantineSaysHowToRecover(t *testing.T) {
 	code, _, stderr = runCLI(t, nil, "", "mcp", "release", id, "--cwd", dir)
 	require.Equal(t, 0, code, stderr)
 	assert.NoFileExists(t, config)
+}
+
+// TestMCPStageDefaultOwnerIsTheScript: a script run as a job of its own
+// (as an interactive shell starts one) stages through a command
+// substitution, a pipeline in one, or xargs, whose processes are gone as
+// soon as the stage returns; the lease follows the script: a reconcile
+// while the script runs keeps it, the first one after it exits drops it.
+func TestMCPStageDefaultOwnerIsTheScript(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no process groups: the lease follows the parent")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bin := testkit.TempDir(t)
+	testkit.Install(t, bin, "cursorkit", cliRole)
+	tests := []struct {
+		name  string
+		stage string // sets lease to the stage's JSON output; $1 is the worktree
+	}{
+		{"command substitution", `lease=$(cursorkit mcp stage --cwd "$1" --json -- node server.js 2>&1)`},
+		{"pipeline in a substitution", `lease=$(cursorkit mcp stage --cwd "$1" --json -- node server.js 2>&1 | cat)`},
+		{"xargs", `lease=$(echo server.js | xargs cursorkit mcp stage --cwd "$1" --json -- node 2>&1)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, config, baseline := mcpWorktree(t)
+			script := filepath.Join(testkit.TempDir(t), "stage.sh")
+			body := tt.stage + "\n" + `[ $? = 0 ] || { printf '%s\n' "$lease" >&2; exit 1; }
+printf '%s\n' "$lease"
+read -r _
+`
+			require.NoError(t, os.WriteFile(script, []byte(body), 0o644))
+			// set -m runs the script as a job, in a process group of its
+			// own, as an interactive shell does.
+			cmd := exec.Command(bash, "-c", `set -m; bash "$0" "$1" & wait $!`, script, dir)
+			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			stdin, err := cmd.StdinPipe()
+			require.NoError(t, err)
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			lines := make(chan string, 1)
+			exited := make(chan struct{})
+			var waitErr error // once exited is closed
+			go func() {
+				line, _ := bufio.NewReader(stdout).ReadString('\n')
+				lines <- line
+				_, _ = io.Copy(io.Discard, stdout)
+				waitErr = cmd.Wait()
+				close(exited)
+			}()
+			t.Cleanup(func() { _ = stdin.Close(); <-exited })
+
+			var line string
+			select {
+			case line = <-lines:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the script printed no lease")
+			}
+			if line == "" {
+				<-exited // stderr is complete once the script is waited for
+				t.Fatalf("the script printed no lease (%v): %s", waitErr, stderr.String())
+			}
+			id := decodeObject(t, line)["lease"].(string)
+
+			code, out, errOut := runCLI(t, nil, "", "mcp", "reconcile", "--cwd", dir, "--json")
+			require.Equal(t, 0, code, errOut)
+			assert.Empty(t, decodeObject(t, out)["dropped"], "the script still runs")
+			got, err := os.ReadFile(config)
+			require.NoError(t, err)
+			assert.Contains(t, string(got), decodeLeaseKey(t, id))
+
+			_, err = io.WriteString(stdin, "done\n")
+			require.NoError(t, err)
+			select {
+			case <-exited:
+				require.NoError(t, waitErr, "stderr: %s", stderr.String())
+			case <-time.After(30 * time.Second):
+				t.Fatal("the script did not end")
+			}
+			code, out, errOut = runCLI(t, nil, "", "mcp", "reconcile", "--cwd", dir, "--json")
+			require.Equal(t, 0, code, errOut)
+			assert.Equal(t, []any{id}, decodeObject(t, out)["dropped"], "the script is gone")
+			got, err = os.ReadFile(config)
+			require.NoError(t, err)
+			assert.Equal(t, baseline, string(got))
+		})
+	}
 }
 
 func TestMCPUsage(t *testing.T) {
