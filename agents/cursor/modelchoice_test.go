@@ -90,7 +90,7 @@ func FuzzUserModelChoice(f *testing.F) {
 	f.Add(`{"model":{"a":1},"model":{"b":2}}`)
 	f.Add("\ufeff{\"model\":{}}")
 	f.Fuzz(func(t *testing.T, content string) {
-		dir := t.TempDir()
+		dir := testkit.TempDir(t)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "cli-config.json"), []byte(content), 0o600))
 		model, changed := UserModelChoice([]string{"CURSOR_CONFIG_DIR=" + dir}, "linux")
 		if model == nil {
