@@ -413,9 +413,15 @@ func writeOwner(dir string, data []byte) (published bool, err error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrNotExist):
-		return false, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, nil // another writer's owner file won
 	}
+	if _, serr := os.Lstat(dir); errors.Is(serr, fs.ErrNotExist) {
+		return false, nil // the directory went: a releaser's, in the end
+	}
+	// No hard links here (a file system, or Wine, without them): a rename,
+	// which could replace an owner file written meanwhile, so only when
+	// none is there.
 	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
