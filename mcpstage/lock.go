@@ -13,6 +13,7 @@ import (
 	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -409,7 +410,12 @@ func writeOwner(dir string, data []byte) (published bool, err error) {
 		return false, err
 	}
 	target := filepath.Join(dir, ownerFile)
-	err = os.Link(tmp.Name(), target)
+	err = errHardLinkUnused
+	if runtime.GOOS != "windows" {
+		// Windows (and Wine, which reports a link it made as missing)
+		// takes the rename below.
+		err = os.Link(tmp.Name(), target)
+	}
 	switch {
 	case err == nil:
 		return true, nil
@@ -430,6 +436,9 @@ func writeOwner(dir string, data []byte) (published bool, err error) {
 	}
 	return true, nil
 }
+
+// errHardLinkUnused stands for the hard link writeOwner does not try.
+var errHardLinkUnused = errors.New("hard links unused here")
 
 // removeTree removes dir and everything in it, deepest entries first, with
 // os.Remove: os.RemoveAll uses an NT call Wine does not implement. A dir
