@@ -410,17 +410,15 @@ func writeOwner(dir string, data []byte) (published bool, err error) {
 		return false, err
 	}
 	target := filepath.Join(dir, ownerFile)
-	err = errHardLinkUnused
 	if runtime.GOOS != "windows" {
 		// Windows (and Wine, which reports a link it made as missing)
 		// takes the rename below.
-		err = os.Link(tmp.Name(), target)
-	}
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, fs.ErrExist):
-		return false, nil // another writer's owner file won
+		switch err := os.Link(tmp.Name(), target); {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, fs.ErrExist):
+			return false, nil // another writer's owner file won
+		}
 	}
 	if _, serr := os.Lstat(dir); errors.Is(serr, fs.ErrNotExist) {
 		return false, nil // the directory went: a releaser's, in the end
@@ -436,9 +434,6 @@ func writeOwner(dir string, data []byte) (published bool, err error) {
 	}
 	return true, nil
 }
-
-// errHardLinkUnused stands for the hard link writeOwner does not try.
-var errHardLinkUnused = errors.New("hard links unused here")
 
 // removeTree removes dir and everything in it, deepest entries first, with
 // os.Remove: os.RemoveAll uses an NT call Wine does not implement. A dir
