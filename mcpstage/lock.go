@@ -13,7 +13,6 @@ import (
 	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -25,9 +24,9 @@ import (
 // system, network ones included, unlike O_EXCL files or flock), and an
 // owner file written right after says who holds it, so a contender can
 // tell a dead or overdue owner (which the OS does not drop) from a live one.
-// The owner file is put in place with a hard link, which never replaces a
-// name: of the processes that write one into a directory (its maker, and
-// reclaimers of a stale or ownerless lock) exactly one holds it.
+// The owner file is put in place by a move that never replaces a name
+// (placeNew): of the processes that write one into a directory (its maker,
+// and reclaimers of a stale or ownerless lock) exactly one holds it.
 
 const (
 	ownerFile     = "owner.json" // in a lock directory
@@ -385,14 +384,14 @@ func unclaim(dir, claimed string) {
 }
 
 // writeOwner puts the owner file in place whole unless dir has one
-// (published false): a temporary file, hard-linked to the owner file's
-// name, which a link never replaces. A kill before the link leaves no
+// (published false): a temporary file, moved to the owner file's name by
+// placeNew, which never replaces a name. A kill before that leaves no
 // owner file, which the lock's rules cover; the temporary file goes with
-// the directory. A file system without hard links (FAT, some network
-// shares) gets the owner file renamed into place when it has none yet,
-// which leaves two reclaimers of one ownerless lock a moment to both take
-// it there. The file is not synced to the disk: a lock lives for
-// milliseconds and means nothing after a reboot.
+// the directory. Where placeNew cannot work (a file system without hard
+// links: FAT, some network shares) the owner file is renamed into place
+// when it has none yet, which leaves two reclaimers of one ownerless lock
+// a moment to both take it there. The file is not synced to the disk: a
+// lock lives for milliseconds and means nothing after a reboot.
 func writeOwner(dir string, data []byte) (published bool, err error) {
 	tmp, err := os.CreateTemp(dir, "."+ownerFile+".*.tmp")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -410,22 +409,15 @@ func writeOwner(dir string, data []byte) (published bool, err error) {
 		return false, err
 	}
 	target := filepath.Join(dir, ownerFile)
-	if runtime.GOOS != "windows" {
-		// Windows (and Wine, which reports a link it made as missing)
-		// takes the rename below.
-		switch err := os.Link(tmp.Name(), target); {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, fs.ErrExist):
-			return false, nil // another writer's owner file won
-		}
+	switch err := placeNew(tmp.Name(), target); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, nil // another writer's owner file won
 	}
 	if _, serr := os.Lstat(dir); errors.Is(serr, fs.ErrNotExist) {
 		return false, nil // the directory went: a releaser's, in the end
 	}
-	// No hard links here (a file system, or Wine, without them): a rename,
-	// which could replace an owner file written meanwhile, so only when
-	// none is there.
 	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -437,12 +429,11 @@ func writeOwner(dir string, data []byte) (published bool, err error) {
 
 // removeTree removes dir and everything in it, deepest entries first, with
 // os.Remove: os.RemoveAll uses an NT call Wine does not implement. A dir
-// already gone is removed.
+// already gone is removed; a file is removed too.
 func removeTree(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	// Listing a file fails (Windows says its path is missing): nothing
+	// to list, and the remove below takes it.
+	entries, _ := os.ReadDir(dir)
 	var errs []error
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())

@@ -7,6 +7,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -690,4 +691,30 @@ func FuzzReadLockOwner(f *testing.F) {
 		require.NoError(t, json.Unmarshal(raw, &again))
 		assert.True(t, again.same(o))
 	})
+}
+
+func TestRemoveTree(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T, path string)
+	}{
+		{name: "a file", make: func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path, []byte("x"), 0o644))
+		}},
+		{name: "a tree", make: func(t *testing.T, path string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(path, "a", "b"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(path, "a", "b", "f"), []byte("x"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(path, "g"), []byte("x"), 0o644))
+		}},
+		{name: "nothing there", make: func(*testing.T, string) {}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(testkit.TempDir(t), "target")
+			tt.make(t, path)
+			require.NoError(t, removeTree(path))
+			_, err := os.Lstat(path)
+			assert.ErrorIs(t, err, fs.ErrNotExist)
+		})
+	}
 }
