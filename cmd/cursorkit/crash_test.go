@@ -110,8 +110,10 @@ func TestKillsAtRandomPoints(t *testing.T) {
 			_ = writer.Wait()
 		}
 
+		// A worker killed before it recorded itself leaves the job starting
+		// until the start grace has passed since its creation.
 		var final map[string]any
-		testkit.Eventually(t, "job "+id+" to reach a final state", execWait, func() bool {
+		testkit.Eventually(t, "job "+id+" to reach a final state", jobs.DefaultStartGrace+execWait, func() bool {
 			code, stdout, _ := runCLI(t, env, "", "jobs", "status", id, "--json")
 			if code != 0 {
 				return false
