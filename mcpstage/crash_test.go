@@ -215,11 +215,16 @@ func crashOnce(t *testing.T, ctx context.Context, exe, dir string, r crashRound,
 	}
 	assert.NoFileExists(t, filepath.Join(cursorDir, mcpstage.StateFile), what)
 	assert.NoDirExists(t, filepath.Join(cursorDir, mcpstage.LockDir), what)
+	if r.baseline == "" && r.kind != "none" {
+		// In git the exclusion block records that cursorkit made it.
+		assert.NoDirExists(t, cursorDir, "%s: the .cursor/ cursorkit made goes", what)
+	}
 	if r.kind != "none" {
 		assert.Equal(t, before, porcelain(t, dir), "%s: git sees nothing of cursorkit's", what)
 		st, err := s.Status(ctx)
 		require.NoError(t, err)
 		assert.False(t, st.Excluded, "%s: the exclusion went", what)
+		assert.False(t, st.MadeDir, "%s: the record of .cursor/ went", what)
 	}
 	return killed, agedLock
 }

@@ -25,7 +25,13 @@ import (
 //	/.cursor/.cursorkit-mcp-state.json
 //	/.cursor/.cursorkit-mcp.lock/
 //	# worktree: /abs/root/of/a/worktree
+//	# made .cursor/: /abs/root/of/a/worktree
 //	# <<< cursorkit <<<
+//
+// A "made" line records that cursorkit made that worktree's .cursor/: it
+// is written before the mkdir and goes once the directory is gone, so a
+// crash or a failed rmdir anywhere between leaves it for the next cleanup
+// (the manifest inside .cursor/ cannot say so once it is gone).
 //
 // When addExclusion had to end the file's last line to append the block,
 // excludeJoinedLine follows the start marker, so that the last removal
@@ -34,6 +40,7 @@ const (
 	excludeStartMarker = "# >>> cursorkit >>>"
 	excludeEndMarker   = "# <<< cursorkit <<<"
 	excludeRootPrefix  = "# worktree: "
+	excludeMadePrefix  = "# made .cursor/: "
 	excludeJoinedLine  = "# (cursorkit ended the line above this block)"
 	excludeMaxBytes    = 4 << 20 // bounds the exclude file read
 	// excludeLockName is the bootstrap lock's directory, beside info/ in
@@ -62,9 +69,7 @@ func excludeLockDir(shape gitShape) string {
 // and 0644, when missing).
 func addExclusion(ctx context.Context, shape gitShape) error {
 	return editExclusion(ctx, shape, func(b *excludeBlock) (keep, write bool) {
-		if !b.has(shape.Root) {
-			b.roots = append(b.roots, shape.Root)
-		}
+		b.roots = addRoot(b.roots, shape.Root)
 		return true, true
 	})
 }
@@ -88,7 +93,7 @@ func removeExclusion(ctx context.Context, shape gitShape) (removed bool, err err
 		before := len(b.roots)
 		b.roots = slices.DeleteFunc(b.roots, func(r string) bool { return sameRoot(r, shape.Root, runtime.GOOS) })
 		removed = len(b.roots) < before
-		return len(b.roots) > 0, removed
+		return b.inUse(), removed
 	})
 	return removed, err
 }
@@ -96,18 +101,31 @@ func removeExclusion(ctx context.Context, shape gitShape) (removed bool, err err
 // hasExclusion reports whether shape's exclude file lists shape.Root in
 // the block (read without the lock: the file is only ever replaced whole).
 func hasExclusion(shape gitShape) (present bool, err error) {
+	b, err := readBlock(shape)
+	return b.found && b.has(shape.Root), err
+}
+
+// hasMadeMark reports whether the block records that cursorkit made
+// shape.Root's .cursor/ (read without the lock, as hasExclusion).
+func hasMadeMark(shape gitShape) (marked bool, err error) {
+	b, err := readBlock(shape)
+	return b.found && hasRoot(b.made, shape.Root), err
+}
+
+// readBlock reads shape's exclude file without the lock: an empty block
+// for gitNone.
+func readBlock(shape gitShape) (excludeBlock, error) {
 	if shape.Kind == gitNone {
-		return false, nil
+		return excludeBlock{}, nil
 	}
 	if err := checkShape(shape); err != nil {
-		return false, err
+		return excludeBlock{}, err
 	}
 	data, err := readExclude(shape.ExcludePath)
 	if err != nil {
-		return false, err
+		return excludeBlock{}, err
 	}
-	b := parseExclude(data)
-	return b.found && b.has(shape.Root), nil
+	return parseExclude(data), nil
 }
 
 // checkShape refuses a shape whose exclude path is not absolute or whose
@@ -123,17 +141,25 @@ func checkShape(shape gitShape) error {
 }
 
 // editExclusion reads shape's exclude file under the bootstrap lock, lets
-// edit change the block's worktree list (keep: the block stays; write:
+// edit change the block's worktree lists (keep: the block stays; write:
 // the change is to be written), and replaces the file atomically, keeping
 // its mode, when write and its bytes changed. No-op for gitNone.
-func editExclusion(ctx context.Context, shape gitShape, edit func(*excludeBlock) (keep, write bool)) (err error) {
+func editExclusion(ctx context.Context, shape gitShape, edit func(*excludeBlock) (keep, write bool)) error {
+	return withExcludeLock(ctx, shape, func(x lockedExclude) error { return x.edit(edit) })
+}
+
+// lockedExclude is an exclude file whose bootstrap lock is held.
+type lockedExclude struct{ shape gitShape }
+
+// withExcludeLock runs fn with shape's bootstrap lock held. No-op for
+// gitNone.
+func withExcludeLock(ctx context.Context, shape gitShape, fn func(lockedExclude) error) (err error) {
 	if shape.Kind == gitNone {
 		return nil
 	}
 	if err := checkShape(shape); err != nil {
 		return err
 	}
-	infoDir := filepath.Dir(shape.ExcludePath)
 	lock, err := acquireDirLock(ctx, excludeLockDir(shape), bootstrapLockPolicy(), time.Now)
 	if err != nil {
 		return err
@@ -143,7 +169,12 @@ func editExclusion(ctx context.Context, shape gitShape, edit func(*excludeBlock)
 			err = failure.Wrap(failure.Setup, rerr, "cannot release the lock of %s", detail.Bound(shape.ExcludePath))
 		}
 	}()
-	data, err := readExclude(shape.ExcludePath)
+	return fn(lockedExclude{shape})
+}
+
+// edit is editExclusion's step, under the lock.
+func (x lockedExclude) edit(edit func(*excludeBlock) (keep, write bool)) error {
+	data, err := readExclude(x.shape.ExcludePath)
 	if err != nil {
 		return err
 	}
@@ -156,10 +187,69 @@ func editExclusion(ctx context.Context, shape gitShape, edit func(*excludeBlock)
 	if bytes.Equal(out, data) { // a missing file (nil) stays missing when empty
 		return nil
 	}
+	infoDir := filepath.Dir(x.shape.ExcludePath)
 	if err := os.MkdirAll(infoDir, 0o755); err != nil {
 		return failure.Wrap(failure.Setup, err, "cannot create %s", detail.Bound(infoDir))
 	}
-	return failure.Wrap(failure.Setup, safefile.Write(shape.ExcludePath, out, 0o644), "cannot write %s", detail.Bound(shape.ExcludePath))
+	return failure.Wrap(failure.Setup, safefile.Write(x.shape.ExcludePath, out, 0o644), "cannot write %s", detail.Bound(x.shape.ExcludePath))
+}
+
+// makeMarkedDir makes dir, shape's .cursor/, under the bootstrap lock,
+// its "made" line (and worktree line) written first: made reports that
+// this call made it. A dir made meanwhile by someone else (an operator:
+// peers make it under this lock) takes the line away again.
+func makeMarkedDir(ctx context.Context, shape gitShape, dir string) (made bool, err error) {
+	err = withExcludeLock(ctx, shape, func(x lockedExclude) error {
+		if _, err := os.Lstat(dir); err == nil {
+			return nil // a peer made it while this one waited
+		}
+		if err := x.edit(func(b *excludeBlock) (bool, bool) {
+			b.roots = addRoot(b.roots, shape.Root)
+			b.made = addRoot(b.made, shape.Root)
+			return true, true
+		}); err != nil {
+			return err
+		}
+		switch err := os.Mkdir(dir, 0o755); {
+		case err == nil:
+			made = true
+			return nil
+		case errors.Is(err, fs.ErrExist):
+			return x.edit(dropMade(shape.Root))
+		default:
+			// A line left without its directory goes at the next cleanup.
+			_ = x.edit(dropMade(shape.Root))
+			return failure.Wrap(failure.Setup, err, "creating %s", dir)
+		}
+	})
+	return made, err
+}
+
+// dropMade is the edit that removes root's "made" line.
+func dropMade(root string) func(*excludeBlock) (bool, bool) {
+	return func(b *excludeBlock) (bool, bool) {
+		before := len(b.made)
+		b.made = slices.DeleteFunc(b.made, func(r string) bool { return sameRoot(r, root, runtime.GOOS) })
+		return b.inUse(), len(b.made) < before
+	}
+}
+
+// unmarkGoneDir drops shape.Root's "made" line when dir, its .cursor/,
+// is gone or ours says it is not cursorkit's any more, looked at under the
+// bootstrap lock (a peer makes it again only under that lock, and then
+// the line is its own). dropped reports that the line went.
+func unmarkGoneDir(ctx context.Context, shape gitShape, dir string, ours func() bool) (dropped bool, err error) {
+	err = withExcludeLock(ctx, shape, func(x lockedExclude) error {
+		if _, err := os.Lstat(dir); err == nil && ours() {
+			return nil
+		}
+		return x.edit(func(b *excludeBlock) (bool, bool) {
+			inUse, changed := dropMade(shape.Root)(b)
+			dropped = changed
+			return inUse, changed
+		})
+	})
+	return dropped, err
 }
 
 // readExclude returns the exclude file's bytes, nil when it is missing.
@@ -201,11 +291,25 @@ type excludeBlock struct {
 	found  bool     // the file had a block
 	joined bool     // the block's first time: cursorkit ended the line above it
 	roots  []string // worktree lines, in order, each once
+	made   []string // worktrees whose .cursor/ cursorkit made ("made" lines)
 }
 
 // has reports whether root is one of the block's worktrees.
-func (b *excludeBlock) has(root string) bool {
-	return slices.ContainsFunc(b.roots, func(r string) bool { return sameRoot(r, root, runtime.GOOS) })
+func (b *excludeBlock) has(root string) bool { return hasRoot(b.roots, root) }
+
+// inUse reports whether the block has a line left to keep it.
+func (b *excludeBlock) inUse() bool { return len(b.roots) > 0 || len(b.made) > 0 }
+
+func hasRoot(roots []string, root string) bool {
+	return slices.ContainsFunc(roots, func(r string) bool { return sameRoot(r, root, runtime.GOOS) })
+}
+
+// addRoot returns roots with root appended unless it is there.
+func addRoot(roots []string, root string) []string {
+	if hasRoot(roots, root) {
+		return roots
+	}
+	return append(roots, root)
 }
 
 // lineContent is a line without its ending and trailing blanks (as git
@@ -216,7 +320,8 @@ func lineContent(line []byte) string {
 
 // isOurs reports whether a line belongs to a block's body.
 func isOurs(c string) bool {
-	return slices.Contains(exclusionPatterns(), c) || c == excludeJoinedLine || strings.HasPrefix(c, excludeRootPrefix)
+	return slices.Contains(exclusionPatterns(), c) || c == excludeJoinedLine ||
+		strings.HasPrefix(c, excludeRootPrefix) || strings.HasPrefix(c, excludeMadePrefix)
 }
 
 // parseExclude splits an exclude file (see excludeBlock).
@@ -253,9 +358,12 @@ func parseExclude(data []byte) excludeBlock {
 		for _, line := range lines[i+1 : stop] {
 			switch c := lineContent(line); {
 			case strings.HasPrefix(c, excludeRootPrefix):
-				root := strings.TrimRight(string(line), "\r\n")[len(excludeRootPrefix):]
-				if root != "" && !b.has(root) {
-					b.roots = append(b.roots, root)
+				if root := strings.TrimRight(string(line), "\r\n")[len(excludeRootPrefix):]; root != "" {
+					b.roots = addRoot(b.roots, root)
+				}
+			case strings.HasPrefix(c, excludeMadePrefix):
+				if root := strings.TrimRight(string(line), "\r\n")[len(excludeMadePrefix):]; root != "" {
+					b.made = addRoot(b.made, root)
 				}
 			case c == excludeJoinedLine:
 				b.joined = b.joined || first
@@ -298,6 +406,9 @@ func (b *excludeBlock) render(keep bool) []byte {
 		}
 		for _, r := range b.roots {
 			out.WriteString(excludeRootPrefix + r + "\n")
+		}
+		for _, r := range b.made {
+			out.WriteString(excludeMadePrefix + r + "\n")
 		}
 		out.WriteString(excludeEndMarker + "\n")
 	} else if b.found && b.joined && len(rest) == 0 && out.Len() > 0 && out.Bytes()[out.Len()-1] == '\n' {

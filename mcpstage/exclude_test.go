@@ -221,6 +221,10 @@ func TestMalformedBlocks(t *testing.T) {
 			start + "# worktree: R1\n" + end,
 			"R1", true,
 			block(false, "R1"), false},
+		{"a made line keeps the block when the last worktree line goes",
+			"a\n" + start + pats + "# worktree: R1\n# made .cursor/: R1\n" + end,
+			"R1", false,
+			"a\n" + start + pats + "# made .cursor/: R1\n" + end, true},
 		{"trailing blanks and CRLF on cursorkit lines",
 			"a\r\n# >>> cursorkit >>>  \r\n/.cursor/mcp.json \r\n# worktree: R1\r\n# <<< cursorkit <<<\r\n",
 			"R1", false,
@@ -393,6 +397,7 @@ func FuzzParseExclude(f *testing.F) {
 	f.Add("a\nb")
 	f.Add("# >>> cursorkit >>>\n/.cursor/mcp.json\n# worktree: /x\nop\n")
 	f.Add("# <<< cursorkit <<<\n# >>> cursorkit >>>\n# >>> cursorkit >>>\n# <<< cursorkit <<<\n")
+	f.Add("# >>> cursorkit >>>\n# made .cursor/: /x\n# worktree: /x\n# made .cursor/: \n# <<< cursorkit <<<\n")
 	f.Fuzz(func(t *testing.T, data string) {
 		b := parseExclude([]byte(data))
 		const root = "/fuzz/root"
@@ -405,7 +410,7 @@ func FuzzParseExclude(f *testing.F) {
 		require.True(t, again.found && again.has(root))
 		require.Equal(t, string(added), string(again.render(true)), "stable")
 		again.roots = slices.DeleteFunc(again.roots, func(r string) bool { return r == root })
-		out := string(again.render(len(again.roots) > 0))
+		out := string(again.render(again.inUse()))
 		for _, line := range strings.Split(data, "\n") {
 			c := strings.TrimRight(line, " \t\r")
 			if c == "" || isOurs(c) || c == excludeStartMarker || c == excludeEndMarker {

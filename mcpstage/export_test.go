@@ -33,3 +33,7 @@ var LockWait = mainLockPolicy().Wait
 // RemoveTree removes a directory and everything in it, as the package
 // does (os.RemoveAll uses an NT call Wine does not implement).
 var RemoveTree = removeTree
+
+// ExcludePath is the exclude file s's worktree is listed in ("" outside
+// git).
+func ExcludePath(s *Stager) string { return s.shape.ExcludePath }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -156,7 +157,21 @@ func (s *Stager) bootstrap(ctx context.Context) (created bool, err error) {
 		}
 		s.at("bootstrap-excluded")
 	}
-	// EEXIST-safe: whoever's Mkdir succeeds made it.
+	// EEXIST-safe: whoever's Mkdir succeeds made it. In git the exclusion
+	// block's "made" line records that, outside .cursor/, and created
+	// stays false; elsewhere only the manifest can.
+	if s.shape.Kind != gitNone {
+		if _, err := os.Lstat(s.cursorDir); errors.Is(err, fs.ErrNotExist) {
+			made, err := makeMarkedDir(ctx, s.shape, s.cursorDir)
+			if err != nil {
+				return false, err
+			}
+			if made {
+				s.at("bootstrap-created-dir")
+			}
+		}
+		return false, s.checkWritable()
+	}
 	switch err := os.Mkdir(s.cursorDir, 0o755); {
 	case err == nil:
 		created = true
@@ -524,9 +539,7 @@ func (s *Stager) finish(ctx context.Context, st *state, release func() error, tr
 		return err
 	}
 	s.at("unlocked")
-	if st.CreatedDir {
-		s.removeCreatedDir(ctx, try)
-	}
+	s.removeCreatedDir(ctx, st.CreatedDir, try)
 	return nil
 }
 
@@ -537,24 +550,48 @@ const (
 	retryGap     = 5 * time.Millisecond
 )
 
-// removeCreatedDir removes the .cursor/ cursorkit created if empty (an
-// operator's file, a peer that staged anew keep it). A peer that took the
-// main lock just after the last release let it go keeps it non-empty for
-// its step, and then nobody would remove it: while that lock is all there
-// is in it (or nothing), the rmdir is tried again for at most
-// peerStepWait from its first look (never with try, which must not wait):
-// one retry always comes, however slow the first rmdir was. When it stays,
-// a peer that staged meanwhile is given the record (passCreatedDir).
-func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
+// removeCreatedDir removes the .cursor/ cursorkit made, if empty, and
+// reports that it is gone. Made means recorded: the exclusion block's
+// "made" line (in git; never read with try, which must not wait for the
+// bootstrap lock: the line stays for reconcile), or the manifest's record
+// (recorded). The line goes once the directory is gone, or once it holds
+// an operator's file (it is the operator's then); a peer staging in it
+// keeps the line for its own last cleanup. Outside git the manifest's
+// record is passed to that peer (passCreatedDir).
+func (s *Stager) removeCreatedDir(ctx context.Context, recorded, try bool) (gone bool) {
+	marked := false
+	if s.shape.Kind != gitNone && !try {
+		marked, _ = hasMadeMark(s.shape)
+	}
+	if !recorded && !marked {
+		return false
+	}
+	gone = s.rmdirCursorDir(ctx, try)
+	if marked {
+		if _, err := unmarkGoneDir(ctx, s.shape, s.cursorDir, s.cursorDirIsOurs); err == nil {
+			s.at("unmarked")
+		}
+	} else if !gone {
+		s.passCreatedDir(ctx, try)
+	}
+	return gone
+}
+
+// rmdirCursorDir removes .cursor/ if empty and reports that it is gone.
+// A peer that took the main lock just after the last release let it go
+// keeps it non-empty for its step: while that lock is all there is in it
+// (or nothing), the rmdir is tried again for at most peerStepWait from
+// its first look (never with try, which must not wait): one retry always
+// comes, however slow the first rmdir was.
+func (s *Stager) rmdirCursorDir(ctx context.Context, try bool) bool {
 	var limit time.Time
 	for {
 		err := os.Remove(s.cursorDir)
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			return
+			return true
 		}
 		if try {
-			s.passCreatedDir(ctx, try)
-			return
+			return false
 		}
 		s.at("cursor-dir-kept")
 		// An empty .cursor/ counts: the peer's step that made the rmdir
@@ -565,12 +602,40 @@ func (s *Stager) removeCreatedDir(ctx context.Context, try bool) {
 		}
 		onlyALock := err == nil && (len(left) == 0 || len(left) == 1 && left[0].Name() == LockDir)
 		if !onlyALock || ctx.Err() != nil || time.Now().After(limit) {
-			s.passCreatedDir(ctx, try)
-			return
+			return false
 		}
 		s.at("cursor-dir-locked")
 		time.Sleep(retryGap) // a retry pace: the peer's step ends by itself
 	}
+}
+
+// cursorDirIsOurs reports whether everything in .cursor/ is cursorkit's:
+// the lock, the manifest, their temporary files, and a config beside a
+// manifest (a peer staging). Anything else is an operator's. A directory
+// that cannot be read counts as cursorkit's: the line stays.
+func (s *Stager) cursorDirIsOurs() bool {
+	entries, err := os.ReadDir(s.cursorDir)
+	if err != nil {
+		return true
+	}
+	staged := slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == StateFile })
+	for _, e := range entries {
+		if e.Name() == ConfigFile && !staged || !isStagingName(e.Name()) {
+			return false
+		}
+	}
+	return true
+}
+
+// isStagingName reports whether name is one of the names in .cursor/ the
+// exclusion patterns list: cursorkit's while it stages.
+func isStagingName(name string) bool {
+	for _, p := range exclusionPatterns() {
+		if ok, _ := path.Match(path.Base(strings.TrimSuffix(p, "/")), name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // passCreatedDir gives a peer that staged between the last release's
@@ -661,12 +726,14 @@ type Report struct {
 	Quarantined bool     `json:"quarantined"` // the worktree stays quarantined
 	Cleaned     bool     `json:"cleaned"`     // no lease left, everything cursorkit made gone
 	Unexcluded  bool     `json:"unexcluded"`  // an exclusion line without a state was removed
+	RemovedDir  bool     `json:"removedDir"`  // a .cursor/ cursorkit made, left empty without a state, was removed
 }
 
 // Reconcile is the crash-recovery owner: it settles the journal, drops
 // dead leases, rewrites the config to the live ones, and with none left
 // cleans up as the last release would; an exclusion line left without a
-// state (a crash after the state went) is removed.
+// state (a crash after the state went) is removed, and so is a .cursor/
+// that cursorkit made (the exclusion block says so) once it is empty.
 func (s *Stager) Reconcile(ctx context.Context) (Report, error) {
 	var r Report
 	ok, err := s.withState(ctx, false, func(st *state, cur content, gone []LeaseOwner) error {
@@ -687,6 +754,7 @@ func (s *Stager) Reconcile(ctx context.Context) (Report, error) {
 		return r, err
 	}
 	r.Unexcluded = removed
+	r.RemovedDir = s.removeCreatedDir(ctx, false, false)
 	return r, nil
 }
 

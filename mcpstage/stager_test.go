@@ -591,3 +591,79 @@ func TestDeepConfigIsQuarantinedForItsDepth(t *testing.T) {
 	got, _ := readMaybe(t, config)
 	assert.Equal(t, deep, got, "a quarantined config is never written")
 }
+
+// TestMadeDirGoesAtTheNextCleanup: the exclusion block records that
+// cursorkit made .cursor/ ("made"), so a .cursor/ that the last release
+// could not remove (here a file in it then, standing for a crash between
+// the unlock and the rmdir, or an rmdir that failed) goes at the next
+// reconcile once it is empty, and the exclude file is as it was. An
+// operator's file makes .cursor/ the operator's: the record goes, and
+// .cursor/ stays. A .cursor/ that was there before is never recorded.
+func TestMadeDirGoesAtTheNextCleanup(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		existed    bool   // .cursor/ was there before the stage
+		leftBehind string // a file in .cursor/ when the release's rmdir comes
+		operators  bool   // it is an operator's (it stays)
+		wantMarked bool   // the record is still there after the release
+	}{
+		{name: "nothing in the way"},
+		{name: "a temporary file a kill left", leftBehind: ".mcp.json.123.tmp", wantMarked: true},
+		{name: "an operator's file", leftBehind: "rules.md", operators: true},
+		{name: ".cursor/ was there before", existed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := aShape(t, "repository")
+			cursorDir := filepath.Join(dir, mcpstage.ConfigDir)
+			if tc.existed {
+				require.NoError(t, os.Mkdir(cursorDir, 0o755))
+			}
+			s0, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+			require.NoError(t, err)
+			exclude := mcpstage.ExcludePath(s0)
+			before, _ := readMaybe(t, exclude)
+			opts := mcpstage.WithFault(mcpstage.Options{}, func(p string) {
+				if p == "unlocked" && tc.leftBehind != "" {
+					require.NoError(t, os.WriteFile(filepath.Join(cursorDir, tc.leftBehind), nil, 0o644))
+				}
+			})
+			s, err := mcpstage.New(ctx, dir, opts)
+			require.NoError(t, err)
+			lease, err := s.Stage(ctx, entry)
+			require.NoError(t, err)
+			st, err := s.Status(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, !tc.existed, st.MadeDir, "recorded while staged")
+			require.NoError(t, s.Release(ctx, lease.ID))
+
+			st, err = s.Status(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantMarked, st.MadeDir, "recorded after the release")
+			if tc.leftBehind == "" {
+				assert.Equal(t, tc.existed, dirExists(cursorDir))
+				got, _ := readMaybe(t, exclude)
+				assert.Equal(t, before, got, "the exclude file as it was")
+				return
+			}
+			require.DirExists(t, cursorDir, "the release's rmdir failed")
+			if !tc.operators {
+				require.NoError(t, os.Remove(filepath.Join(cursorDir, tc.leftBehind)))
+			}
+			r, err := s.Reconcile(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, !tc.operators, r.RemovedDir)
+			assert.Equal(t, tc.operators, dirExists(cursorDir), "an operator's file keeps .cursor/")
+			st, err = s.Status(ctx)
+			require.NoError(t, err)
+			assert.False(t, st.MadeDir, "the record went")
+			got, _ := readMaybe(t, exclude)
+			assert.Equal(t, before, got, "the exclude file as it was")
+		})
+	}
+}
+
+func dirExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
+}

@@ -22,6 +22,9 @@ type Status struct {
 	Lock       *LockStatus       `json:"lock,omitempty"`       // the main lock's owner, when it is held
 	Quarantine *QuarantineStatus `json:"quarantine,omitempty"` // set while the worktree is quarantined
 	Excluded   bool              `json:"excluded"`             // this worktree's line is in the info/exclude block
+	// MadeDir: the info/exclude block records that cursorkit made .cursor/
+	// (its last cleanup removes it once empty).
+	MadeDir bool `json:"madeDir"`
 	// Baseline: whether a config existed before cursorkit's first write,
 	// and its size; nil when nothing is staged.
 	Baseline      *BaselineStatus `json:"baseline,omitempty"`
@@ -71,10 +74,11 @@ type BaselineStatus struct {
 // Status reports the worktree's staging.
 func (s *Stager) Status(ctx context.Context) (Status, error) {
 	st := Status{Root: s.shape.Root, Git: string(s.shape.Kind), Leases: []LeaseStatus{}, ConfigKeys: []string{}}
-	var err error
-	if st.Excluded, err = hasExclusion(s.shape); err != nil {
+	b, err := readBlock(s.shape)
+	if err != nil {
 		return st, err
 	}
+	st.Excluded, st.MadeDir = b.found && b.has(s.shape.Root), b.found && hasRoot(b.made, s.shape.Root)
 	if err := s.checkWritable(); err != nil {
 		return st, err
 	}

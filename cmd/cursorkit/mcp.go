@@ -192,7 +192,7 @@ func (a *app) mcpStatus(ctx context.Context, s *mcpstage.Stager, c mcpCall) int 
 func printMCPStatus(a *app, st mcpstage.Status) {
 	w := a.stdout
 	fmt.Fprintf(w, "worktree: %s (%s)\n", st.Root, st.Git)
-	fmt.Fprintf(w, "staged: %t\nexcluded: %t\n", st.Staged, st.Excluded)
+	fmt.Fprintf(w, "staged: %t\nexcluded: %t\nmade .cursor/: %t\n", st.Staged, st.Excluded, st.MadeDir)
 	if st.Baseline != nil {
 		if st.Baseline.Present {
 			fmt.Fprintf(w, "baseline: %d bytes\n", st.Baseline.Bytes)
