@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -167,8 +168,11 @@ func TurnDefaults() turn.Options {
 }
 
 // versionPattern matches `codex --version`'s line: "codex-cli 0.171.0"
-// (clap's "NAME VERSION"), the version possibly with a pre-release suffix.
-var versionPattern = regexp.MustCompile(`^codex(?:-cli)?\s+v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)$`) // never written
+// (clap's "NAME VERSION"), the version possibly with a pre-release suffix;
+// compiled at first use, so a start-up that never reads one does not pay.
+var versionPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^codex(?:-cli)?\s+v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)$`)
+})
 
 // ParseVersion reads the output of `codex --version` ("codex-cli 0.171.0",
 // maybe after warning lines such as the PATH-alias WARNING Codex prints)
@@ -176,7 +180,7 @@ var versionPattern = regexp.MustCompile(`^codex(?:-cli)?\s+v?(\d+\.\d+\.\d+(?:-[
 // bounded excerpt of the output.
 func ParseVersion(output string) (string, error) {
 	for line := range strings.Lines(output) {
-		if m := versionPattern.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+		if m := versionPattern().FindStringSubmatch(strings.TrimSpace(line)); m != nil {
 			return m[1], nil
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cursorkit/cursorkit/internal/detail"
@@ -56,7 +57,9 @@ func (v Version) BuildDate() string {
 
 // buildID matches 2026.08.11-e8db854 and 2026.08.11-14-03-22-e8db854; the
 // hash is optional so a bare date still yields a build date.
-var buildID = regexp.MustCompile(`^v?(\d{4})\.(\d{1,2})\.(\d{1,2})(?:-(\d{2})-(\d{2})-(\d{2}))?(?:-([0-9A-Fa-f]{6,64}))?$`)
+var buildID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v?(\d{4})\.(\d{1,2})\.(\d{1,2})(?:-(\d{2})-(\d{2})-(\d{2}))?(?:-([0-9A-Fa-f]{6,64}))?$`)
+})
 
 // ParseVersion parses `--version` output: the first whitespace-separated
 // token after trimming (a UTF-8 BOM and ANSI escapes are ignored). It never
@@ -69,7 +72,7 @@ func ParseVersion(output string) Version {
 		return Version{}
 	}
 	v := Version{Raw: detail.Bound(fields[0])}
-	m := buildID.FindStringSubmatch(fields[0])
+	m := buildID().FindStringSubmatch(fields[0])
 	if m == nil {
 		return v
 	}

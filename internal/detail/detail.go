@@ -5,6 +5,7 @@ package detail
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -15,7 +16,9 @@ const MaxRunes = 180
 // secretAssignment matches NAME=value pairs (environment-style upper-case
 // names, and Windows' Path) whose name suggests a search path or a credential; a child that prints its environment must not leak
 // it through a diagnostic.
-var secretAssignment = regexp.MustCompile(`\b([A-Z0-9_]*(?:PATH|TOKEN|KEY|SECRET|PASSWORD|PASSWD|AUTH|COOKIE|CREDENTIAL)[A-Z0-9_]*|(?i:path))=\S*`)
+var secretAssignment = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b([A-Z0-9_]*(?:PATH|TOKEN|KEY|SECRET|PASSWORD|PASSWD|AUTH|COOKIE|CREDENTIAL)[A-Z0-9_]*|(?i:path))=\S*`)
+})
 
 // Bound turns arbitrary text (a child's stderr tail, an error) into a
 // one-line diagnostic: ANSI escapes dropped, control characters and runs of
@@ -37,7 +40,7 @@ func Bound(s string) string {
 		}
 		b.WriteRune(r)
 	}
-	out := secretAssignment.ReplaceAllString(b.String(), "$1=<redacted>")
+	out := secretAssignment().ReplaceAllString(b.String(), "$1=<redacted>")
 	if utf8.RuneCountInString(out) <= MaxRunes {
 		return out
 	}
