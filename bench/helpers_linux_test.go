@@ -30,6 +30,8 @@ type tools struct {
 	// timed is testdata/timed, the wrapper BenchmarkRealClaudeTurn
 	// times a real CLI with, named claude.
 	timed string
+	// hello is testdata/hello, BenchmarkStartup's baseline.
+	hello string
 }
 
 // buildTools builds cmd/cursorkit, testdata/cursor-agent-sim,
@@ -47,12 +49,14 @@ func buildTools(b testing.TB) tools {
 		sim:       filepath.Join(dir, "sim", "cursor-agent"),
 		goDriver:  filepath.Join(dir, "go-driver"),
 		timed:     filepath.Join(dir, "timed", "claude"),
+		hello:     filepath.Join(dir, "hello"),
 	}
 	for out, pkg := range map[string]string{
 		t.cursorkit: "./cmd/cursorkit",
 		t.sim:       "./testdata/cursor-agent-sim",
 		t.goDriver:  "./bench/testdata/go-driver",
 		t.timed:     "./bench/testdata/timed",
+		t.hello:     "./bench/testdata/hello",
 	} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = root
