@@ -416,3 +416,12 @@ func (p *Process) startGuarded(ctx context.Context, cmd *exec.Cmd) (treeOwner, e
 	p.warnings = append(p.warnings, reply.Warnings...)
 	return t, nil
 }
+
+// PrepareGuard starts this program's launch guard in the background, so
+// that the first Start does not wait for its exec and start-up: a command
+// that will launch a program calls it as soon as it knows. It never
+// blocks and never fails; a guard that cannot start is reported by Start.
+// Only Linux has a guard: elsewhere it does nothing.
+func PrepareGuard() {
+	go func() { _, _ = theGuard.get(context.Background()) }()
+}
