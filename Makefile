@@ -16,8 +16,11 @@ export WINEDEBUG ?= -all
 
 all: build
 
+# cursorkit is built without cgo: a static binary that needs no C library
+# and starts sooner, without the dynamic loader (only net's and os/user's
+# optional cgo paths would use cgo).
 build:
-	$(GO) build -o $(BIN)/cursorkit ./cmd/cursorkit
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/cursorkit ./cmd/cursorkit
 	$(GO) build -o $(BIN)/cursor-agent-sim ./testdata/cursor-agent-sim
 
 run: build

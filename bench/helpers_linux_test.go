@@ -59,7 +59,8 @@ func buildTools(b testing.TB) tools {
 		t.hello:     "./bench/testdata/hello",
 	} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = root
+		// Built as `make build` builds cursorkit: without cgo.
+		cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 		msg, err := cmd.CombinedOutput()
 		require.NoError(b, err, "go build %s: %s", pkg, msg)
 	}
