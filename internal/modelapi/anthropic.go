@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 type anthropicRequest struct {
@@ -145,6 +146,9 @@ func (d anthropicDialect) play(st *sse, r Reply, n int) {
 	for i, c := range r.Calls {
 		input := string(c.Input)
 		half := len(input) / 2
+		for half > 0 && !utf8.RuneStart(input[half]) {
+			half-- // each part stays UTF-8, as a JSON string must
+		}
 		block(map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_standin_%d_%d", n, i), "name": c.Name, "input": map[string]any{}},
 			[]map[string]any{
 				{"type": "input_json_delta", "partial_json": input[:half]},

@@ -125,15 +125,17 @@ func (s Script) at(n int) (Reply, int, bool) {
 
 // expand returns r with every {{NAME}} of vars replaced in its texts and
 // calls: inside a call's JSON input the value is written as JSON string
-// content, so a path with a backslash or a quote stays valid JSON (bytes
-// that are not UTF-8, which JSON cannot hold, become U+FFFD there).
+// content, so a path with a backslash or a quote stays valid JSON. Bytes
+// that are not UTF-8 become U+FFFD: every text goes out in JSON, which
+// cannot hold them.
 func (r Reply) expand(vars map[string]string) Reply {
 	if len(vars) == 0 {
 		return r
 	}
 	var plain, escaped []string
 	for name, value := range vars {
-		q, _ := json.Marshal(value, jsontext.AllowInvalidUTF8(true))
+		value = strings.ToValidUTF8(value, "\uFFFD")
+		q, _ := json.Marshal(value)
 		plain = append(plain, "{{"+name+"}}", value)
 		escaped = append(escaped, "{{"+name+"}}", string(q[1:len(q)-1]))
 	}
