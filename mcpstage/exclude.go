@@ -85,14 +85,13 @@ func ensureExclusion(ctx context.Context, shape gitShape) error {
 	return err
 }
 
-// removeExclusion drops shape.Root's line from the block, and the whole
-// block (with the line break addExclusion added before it) when no
-// worktree line remains. removed reports that the line was there.
+// removeExclusion drops shape.Root's worktree line from the block, and
+// the whole block (with the line break addExclusion added before it) when
+// no worktree or "made" line remains. removed reports that the line was
+// there.
 func removeExclusion(ctx context.Context, shape gitShape) (removed bool, err error) {
 	err = editExclusion(ctx, shape, func(b *excludeBlock) (keep, write bool) {
-		before := len(b.roots)
-		b.roots = slices.DeleteFunc(b.roots, func(r string) bool { return sameRoot(r, shape.Root, runtime.GOOS) })
-		removed = len(b.roots) < before
+		b.roots, removed = removeRoot(b.roots, shape.Root)
 		return b.inUse(), removed
 	})
 	return removed, err
@@ -102,14 +101,14 @@ func removeExclusion(ctx context.Context, shape gitShape) (removed bool, err err
 // the block (read without the lock: the file is only ever replaced whole).
 func hasExclusion(shape gitShape) (present bool, err error) {
 	b, err := readBlock(shape)
-	return b.found && b.has(shape.Root), err
+	return b.has(shape.Root), err
 }
 
 // hasMadeMark reports whether the block records that cursorkit made
 // shape.Root's .cursor/ (read without the lock, as hasExclusion).
 func hasMadeMark(shape gitShape) (marked bool, err error) {
 	b, err := readBlock(shape)
-	return b.found && hasRoot(b.made, shape.Root), err
+	return b.madeHere(shape.Root), err
 }
 
 // readBlock reads shape's exclude file without the lock: an empty block
@@ -194,59 +193,37 @@ func (x lockedExclude) edit(edit func(*excludeBlock) (keep, write bool)) error {
 	return failure.Wrap(failure.Setup, safefile.Write(x.shape.ExcludePath, out, 0o644), "cannot write %s", detail.Bound(x.shape.ExcludePath))
 }
 
-// makeMarkedDir makes dir, shape's .cursor/, under the bootstrap lock,
-// its "made" line (and worktree line) written first: made reports that
-// this call made it. A dir made meanwhile by someone else (an operator:
-// peers make it under this lock) takes the line away again.
-func makeMarkedDir(ctx context.Context, shape gitShape, dir string) (made bool, err error) {
-	err = withExcludeLock(ctx, shape, func(x lockedExclude) error {
-		if _, err := os.Lstat(dir); err == nil {
-			return nil // a peer made it while this one waited
-		}
-		if err := x.edit(func(b *excludeBlock) (bool, bool) {
-			b.roots = addRoot(b.roots, shape.Root)
-			b.made = addRoot(b.made, shape.Root)
-			return true, true
-		}); err != nil {
-			return err
-		}
-		switch err := os.Mkdir(dir, 0o755); {
-		case err == nil:
-			made = true
-			return nil
-		case errors.Is(err, fs.ErrExist):
-			return x.edit(dropMade(shape.Root))
-		default:
-			// A line left without its directory goes at the next cleanup.
-			_ = x.edit(dropMade(shape.Root))
-			return failure.Wrap(failure.Setup, err, "creating %s", dir)
-		}
-	})
-	return made, err
-}
-
-// dropMade is the edit that removes root's "made" line.
-func dropMade(root string) func(*excludeBlock) (bool, bool) {
+// markMade is the edit that adds root's worktree and "made" lines.
+func markMade(root string) func(*excludeBlock) (bool, bool) {
 	return func(b *excludeBlock) (bool, bool) {
-		before := len(b.made)
-		b.made = slices.DeleteFunc(b.made, func(r string) bool { return sameRoot(r, root, runtime.GOOS) })
-		return b.inUse(), len(b.made) < before
+		b.roots, b.made = addRoot(b.roots, root), addRoot(b.made, root)
+		return true, true
 	}
 }
 
-// unmarkGoneDir drops shape.Root's "made" line when dir, its .cursor/,
-// is gone or ours says it is not cursorkit's any more, looked at under the
-// bootstrap lock (a peer makes it again only under that lock, and then
-// the line is its own). dropped reports that the line went.
-func unmarkGoneDir(ctx context.Context, shape gitShape, dir string, ours func() bool) (dropped bool, err error) {
+// unmarkMade is the edit that removes root's "made" line.
+func unmarkMade(root string) func(*excludeBlock) (bool, bool) {
+	return func(b *excludeBlock) (bool, bool) {
+		var dropped bool
+		b.made, dropped = removeRoot(b.made, root)
+		return b.inUse(), dropped
+	}
+}
+
+// unmarkUnlessStaging drops shape.Root's "made" line unless dir, its
+// .cursor/, is there and still holds only staging (staging says so),
+// looked at under the bootstrap lock: a peer makes it again only under
+// that lock, and then the line is its own. dropped reports that the line
+// went.
+func unmarkUnlessStaging(ctx context.Context, shape gitShape, dir string, staging func() bool) (dropped bool, err error) {
 	err = withExcludeLock(ctx, shape, func(x lockedExclude) error {
-		if _, err := os.Lstat(dir); err == nil && ours() {
+		if _, err := os.Lstat(dir); err == nil && staging() {
 			return nil
 		}
 		return x.edit(func(b *excludeBlock) (bool, bool) {
-			inUse, changed := dropMade(shape.Root)(b)
-			dropped = changed
-			return inUse, changed
+			var inUse bool
+			inUse, dropped = unmarkMade(shape.Root)(b)
+			return inUse, dropped
 		})
 	})
 	return dropped, err
@@ -278,11 +255,11 @@ func sameRoot(a, b, goos string) bool {
 //     takes only the run of cursorkit lines right after it (patterns,
 //     worktree lines, the joined line): the first other line ends it;
 //   - inside a block, pattern lines, the joined line and blank lines are
-//     cursorkit's and dropped (render writes them again), worktree lines
-//     are collected; any other line is the operator's and kept, byte for
-//     byte, just before the block;
-//   - a second block is merged into the first (worktree lines in order,
-//     each once) and its place keeps only its operator lines;
+//     cursorkit's and dropped (render writes them again), worktree and
+//     "made" lines are collected; any other line is the operator's and
+//     kept, byte for byte, just before the block;
+//   - a second block is merged into the first (worktree and "made" lines
+//     in order, each once) and its place keeps only its operator lines;
 //   - an end marker outside any block is dropped;
 //   - everything else is the operator's, kept byte for byte in its place.
 type excludeBlock struct {
@@ -297,6 +274,10 @@ type excludeBlock struct {
 // has reports whether root is one of the block's worktrees.
 func (b *excludeBlock) has(root string) bool { return hasRoot(b.roots, root) }
 
+// madeHere reports whether the block records that cursorkit made root's
+// .cursor/.
+func (b *excludeBlock) madeHere(root string) bool { return hasRoot(b.made, root) }
+
 // inUse reports whether the block has a line left to keep it.
 func (b *excludeBlock) inUse() bool { return len(b.roots) > 0 || len(b.made) > 0 }
 
@@ -310,6 +291,13 @@ func addRoot(roots []string, root string) []string {
 		return roots
 	}
 	return append(roots, root)
+}
+
+// removeRoot returns roots without root, and whether it was there.
+func removeRoot(roots []string, root string) ([]string, bool) {
+	before := len(roots)
+	roots = slices.DeleteFunc(roots, func(r string) bool { return sameRoot(r, root, runtime.GOOS) })
+	return roots, len(roots) < before
 }
 
 // lineContent is a line without its ending and trailing blanks (as git

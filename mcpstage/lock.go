@@ -387,10 +387,11 @@ func unclaim(dir, claimed string) {
 // (published false): a temporary file, moved to the owner file's name by
 // placeNew, which never replaces a name. A kill before that leaves no
 // owner file, which the lock's rules cover; the temporary file goes with
-// the directory. Where placeNew cannot work (a file system without hard
-// links: FAT, some network shares) the owner file is renamed into place
-// when it has none yet, which leaves two reclaimers of one ownerless lock
-// a moment to both take it there. The file is not synced to the disk: a
+// the directory. Where placeNew fails otherwise (a file system without
+// hard links, FAT or some network shares; on Windows a sharing
+// violation) the owner file is renamed into place when it has none yet,
+// which leaves two reclaimers of one ownerless lock a moment to both take
+// it there. The file is not synced to the disk: a
 // lock lives for milliseconds and means nothing after a reboot.
 func writeOwner(dir string, data []byte) (published bool, err error) {
 	tmp, err := os.CreateTemp(dir, "."+ownerFile+".*.tmp")
@@ -427,23 +428,24 @@ func writeOwner(dir string, data []byte) (published bool, err error) {
 	return true, nil
 }
 
-// removeTree removes dir and everything in it, deepest entries first, with
-// os.Remove: os.RemoveAll uses an NT call Wine does not implement. A dir
-// already gone is removed; a file is removed too.
-func removeTree(dir string) error {
-	// Listing a file fails (Windows says its path is missing): nothing
-	// to list, and the remove below takes it.
-	entries, _ := os.ReadDir(dir)
+// removeTree removes path and, when it is a directory, everything in it,
+// deepest entries first, with os.Remove: os.RemoveAll uses an NT call Wine
+// does not implement. A symbolic link is removed itself, never what it
+// points to. A path already gone is removed.
+func removeTree(path string) error {
+	info, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	var errs []error
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if e.IsDir() {
-			errs = append(errs, removeTree(path))
-		} else if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
+	if err == nil && info.IsDir() {
+		// A directory that cannot be listed fails its own removal below.
+		entries, _ := os.ReadDir(path)
+		for _, e := range entries {
+			errs = append(errs, removeTree(filepath.Join(path, e.Name())))
 		}
 	}
-	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

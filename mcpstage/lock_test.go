@@ -707,6 +707,13 @@ func TestRemoveTree(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(path, "g"), []byte("x"), 0o644))
 		}},
 		{name: "nothing there", make: func(*testing.T, string) {}},
+		{name: "a link to a directory, whose files stay", make: func(t *testing.T, path string) {
+			target := filepath.Join(filepath.Dir(path), "kept")
+			require.NoError(t, os.Mkdir(target, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(target, "f"), []byte("x"), 0o644))
+			testkit.Symlink(t, target, path)
+			t.Cleanup(func() { assert.FileExists(t, filepath.Join(target, "f"), "the link's target untouched") })
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

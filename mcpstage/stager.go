@@ -157,30 +157,86 @@ func (s *Stager) bootstrap(ctx context.Context) (created bool, err error) {
 		}
 		s.at("bootstrap-excluded")
 	}
-	// EEXIST-safe: whoever's Mkdir succeeds made it. In git the exclusion
-	// block's "made" line records that, outside .cursor/, and created
-	// stays false; elsewhere only the manifest can.
-	if s.shape.Kind != gitNone {
-		if _, err := os.Lstat(s.cursorDir); errors.Is(err, fs.ErrNotExist) {
-			made, err := makeMarkedDir(ctx, s.shape, s.cursorDir)
-			if err != nil {
-				return false, err
-			}
-			if made {
-				s.at("bootstrap-created-dir")
-			}
-		}
-		return false, s.checkWritable()
+	made := false
+	if s.shape.Kind == gitNone {
+		made, err = s.mkdirCursorDir()
+		created = made
+	} else {
+		// created stays false: the exclusion block is the record.
+		made, err = s.makeMarkedCursorDir(ctx)
 	}
-	switch err := os.Mkdir(s.cursorDir, 0o755); {
-	case err == nil:
-		created = true
+	if err != nil {
+		return false, err
+	}
+	if made {
 		s.at("bootstrap-created-dir")
-	case !errors.Is(err, fs.ErrExist):
-		return false, failure.Wrap(failure.Setup, err, "creating %s", s.cursorDir)
 	}
 	// Looked at again: a link or file put there meanwhile is refused.
 	return created, s.checkWritable()
+}
+
+// mkdirCursorDir makes .cursor/ unless it exists; created reports that
+// this call made it (EEXIST-safe: whoever's mkdir succeeds made it).
+func (s *Stager) mkdirCursorDir() (created bool, err error) {
+	switch err := os.Mkdir(s.cursorDir, 0o755); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, nil
+	default:
+		return false, failure.Wrap(failure.Setup, err, "creating %s", s.cursorDir)
+	}
+}
+
+// makeMarkedCursorDir makes .cursor/ in git unless it exists (made: this
+// call made it), under the bootstrap lock, its "made" line (and worktree line) written first, so
+// that the record of who made it lives outside it from before it exists.
+// A .cursor/ made meanwhile by someone else (an operator: peers make it
+// under this lock) takes the line away again.
+func (s *Stager) makeMarkedCursorDir(ctx context.Context) (made bool, err error) {
+	if _, err := os.Lstat(s.cursorDir); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	err = withExcludeLock(ctx, s.shape, func(x lockedExclude) error {
+		if _, err := os.Lstat(s.cursorDir); !errors.Is(err, fs.ErrNotExist) {
+			return nil // a peer made it while this one waited
+		}
+		if err := x.edit(markMade(s.shape.Root)); err != nil {
+			return err
+		}
+		s.at("bootstrap-marked")
+		made, err = s.mkdirCursorDir()
+		if err != nil || !made {
+			// A line left without its directory goes at the next cleanup.
+			return errors.Join(err, x.edit(unmarkMade(s.shape.Root)))
+		}
+		return nil
+	})
+	return made, err
+}
+
+// bootstrapTries bounds how often a stage bootstraps again after the
+// .cursor/ it found or made went before its lock: each time, a last
+// release or a reconcile removed it while it was empty.
+const bootstrapTries = 3
+
+// bootstrapAndLock is a stage's way into the main lock: bootstrap, the
+// dead owners judged (goneOwners), the lock, and all of it again when the
+// lock's directory vanished meanwhile. created is bootstrap's.
+func (s *Stager) bootstrapAndLock(ctx context.Context) (created bool, gone []LeaseOwner, l *dirLock, err error) {
+	for try := 1; ; try++ {
+		made, err := s.bootstrap(ctx)
+		if err != nil {
+			return false, nil, nil, err
+		}
+		created = created || made
+		gone = s.goneOwners(ctx)
+		l, err = s.lock(ctx)
+		if err == nil || try == bootstrapTries || isDir(s.cursorDir) {
+			return created, gone, l, err
+		}
+		s.at("cursor-dir-vanished")
+	}
 }
 
 // lock takes the worktree's main lock and sweeps internal/safefile's
@@ -415,12 +471,7 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 		return Lease{}, failure.Wrap(failure.Input, err, "the lease's owner process %d", pid)
 	}
 	host, _ := os.Hostname()
-	created, err := s.bootstrap(ctx)
-	if err != nil {
-		return Lease{}, err
-	}
-	gone := s.goneOwners(ctx)
-	l, err := s.lock(ctx)
+	created, gone, l, err := s.bootstrapAndLock(ctx)
 	if err != nil {
 		return Lease{}, err
 	}
@@ -550,44 +601,49 @@ const (
 	retryGap     = 5 * time.Millisecond
 )
 
-// removeCreatedDir removes the .cursor/ cursorkit made, if empty, and
-// reports that it is gone. Made means recorded: the exclusion block's
-// "made" line (in git; never read with try, which must not wait for the
-// bootstrap lock: the line stays for reconcile), or the manifest's record
-// (recorded). The line goes once the directory is gone, or once it holds
-// an operator's file (it is the operator's then); a peer staging in it
-// keeps the line for its own last cleanup. Outside git the manifest's
-// record is passed to that peer (passCreatedDir).
-func (s *Stager) removeCreatedDir(ctx context.Context, recorded, try bool) (gone bool) {
+// removeCreatedDir removes the .cursor/ cursorkit made, if empty. Made
+// means recorded: the exclusion
+// block's "made" line (in git), or the manifest's record (recorded). The
+// line goes once the directory is gone, or once it holds an operator's
+// file (it is the operator's then); a peer staging in it keeps the line
+// for its own last cleanup. With try (the exit backstop, which must not
+// wait for the bootstrap lock) the line stays for reconcile. Outside git
+// the manifest's record is passed to that peer (passCreatedDir).
+func (s *Stager) removeCreatedDir(ctx context.Context, recorded, try bool) {
 	marked := false
-	if s.shape.Kind != gitNone && !try {
+	if s.shape.Kind != gitNone {
 		marked, _ = hasMadeMark(s.shape)
 	}
 	if !recorded && !marked {
-		return false
+		return
 	}
-	gone = s.rmdirCursorDir(ctx, try)
-	if marked {
-		if _, err := unmarkGoneDir(ctx, s.shape, s.cursorDir, s.cursorDirIsOurs); err == nil {
+	gone := s.rmdirCursorDir(ctx, try)
+	switch {
+	case marked && !try:
+		if dropped, err := unmarkUnlessStaging(ctx, s.shape, s.cursorDir, s.cursorDirHoldsStaging); err == nil && dropped {
 			s.at("unmarked")
 		}
-	} else if !gone {
+	case !marked && !gone:
 		s.passCreatedDir(ctx, try)
 	}
-	return gone
 }
 
 // rmdirCursorDir removes .cursor/ if empty and reports that it is gone.
-// A peer that took the main lock just after the last release let it go
-// keeps it non-empty for its step: while that lock is all there is in it
-// (or nothing), the rmdir is tried again for at most peerStepWait from
-// its first look (never with try, which must not wait): one retry always
-// comes, however slow the first rmdir was.
+// A peer that took the
+// main lock just after the last release let it go keeps it non-empty for
+// its step: while that lock is all there is in it (or nothing), the rmdir
+// is tried again for at most peerStepWait from its first look (never with
+// try, which must not wait): one retry always comes, however slow the
+// first rmdir was.
 func (s *Stager) rmdirCursorDir(ctx context.Context, try bool) bool {
 	var limit time.Time
 	for {
 		err := os.Remove(s.cursorDir)
-		if err == nil || errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			s.at("cursor-dir-removed")
+			return true
+		}
+		if errors.Is(err, fs.ErrNotExist) {
 			return true
 		}
 		if try {
@@ -609,22 +665,29 @@ func (s *Stager) rmdirCursorDir(ctx context.Context, try bool) bool {
 	}
 }
 
-// cursorDirIsOurs reports whether everything in .cursor/ is cursorkit's:
-// the lock, the manifest, their temporary files, and a config beside a
-// manifest (a peer staging). Anything else is an operator's. A directory
-// that cannot be read counts as cursorkit's: the line stays.
-func (s *Stager) cursorDirIsOurs() bool {
+// cursorDirHoldsStaging reports whether everything in .cursor/ is
+// cursorkit's staging: the lock, the manifest, their temporary files, and
+// a config beside a manifest (a peer staging). Anything else is an
+// operator's. A directory that cannot be read counts as staging: the
+// line stays.
+func (s *Stager) cursorDirHoldsStaging() bool {
 	entries, err := os.ReadDir(s.cursorDir)
 	if err != nil {
 		return true
 	}
 	staged := slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == StateFile })
 	for _, e := range entries {
-		if e.Name() == ConfigFile && !staged || !isStagingName(e.Name()) {
+		if (e.Name() == ConfigFile && !staged) || !isStagingName(e.Name()) {
 			return false
 		}
 	}
 	return true
+}
+
+// isDir reports whether path is a directory (a link is not followed).
+func isDir(path string) bool {
+	info, err := os.Lstat(path)
+	return err == nil && info.IsDir()
 }
 
 // isStagingName reports whether name is one of the names in .cursor/ the
@@ -726,7 +789,7 @@ type Report struct {
 	Quarantined bool     `json:"quarantined"` // the worktree stays quarantined
 	Cleaned     bool     `json:"cleaned"`     // no lease left, everything cursorkit made gone
 	Unexcluded  bool     `json:"unexcluded"`  // an exclusion line without a state was removed
-	RemovedDir  bool     `json:"removedDir"`  // a .cursor/ cursorkit made, left empty without a state, was removed
+	RemovedDir  bool     `json:"removedDir"`  // the .cursor/ cursorkit made went with this reconcile
 }
 
 // Reconcile is the crash-recovery owner: it settles the journal, drops
@@ -734,8 +797,9 @@ type Report struct {
 // cleans up as the last release would; an exclusion line left without a
 // state (a crash after the state went) is removed, and so is a .cursor/
 // that cursorkit made (the exclusion block says so) once it is empty.
-func (s *Stager) Reconcile(ctx context.Context) (Report, error) {
-	var r Report
+func (s *Stager) Reconcile(ctx context.Context) (r Report, err error) {
+	existed := isDir(s.cursorDir)
+	defer func() { r.RemovedDir = existed && !isDir(s.cursorDir) }()
 	ok, err := s.withState(ctx, false, func(st *state, cur content, gone []LeaseOwner) error {
 		r.Dropped = s.dropDead(st, gone)
 		if err := s.sync(st, cur); err != nil {
@@ -754,7 +818,7 @@ func (s *Stager) Reconcile(ctx context.Context) (Report, error) {
 		return r, err
 	}
 	r.Unexcluded = removed
-	r.RemovedDir = s.removeCreatedDir(ctx, false, false)
+	s.removeCreatedDir(ctx, false, false)
 	return r, nil
 }
 

@@ -670,3 +670,63 @@ func dirExists(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && info.IsDir()
 }
+
+// TestMadeDirAfterTheExitBackstop: the exit backstop, which never waits
+// for the bootstrap lock, still removes the empty .cursor/ it made; the
+// "made" line it leaves goes with the next reconcile, and the exclude
+// file is as it was.
+func TestMadeDirAfterTheExitBackstop(t *testing.T) {
+	ctx := context.Background()
+	dir := aShape(t, "repository")
+	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+	require.NoError(t, err)
+	exclude := mcpstage.ExcludePath(s)
+	if exclude == "" {
+		t.Skip("no git here: the record lives in git's info/exclude")
+	}
+	before, _ := readMaybe(t, exclude)
+	lease, err := s.Stage(ctx, entry)
+	require.NoError(t, err)
+	require.NoError(t, s.ReleaseOnExit(lease.ID))
+	assert.NoDirExists(t, filepath.Join(dir, mcpstage.ConfigDir), "the backstop removed .cursor/")
+	_, err = s.Reconcile(ctx)
+	require.NoError(t, err)
+	st, err := s.Status(ctx)
+	require.NoError(t, err)
+	assert.False(t, st.MadeDir)
+	assert.False(t, st.Excluded)
+	got, _ := readMaybe(t, exclude)
+	assert.Equal(t, before, got, "the exclude file as it was")
+}
+
+// TestStageOutlivesAReconcileOfItsEmptyDir: a reconcile (or a last
+// release) removes the empty .cursor/ a stage has just made, before the
+// stage took its lock; the stage makes it again and succeeds.
+func TestStageOutlivesAReconcileOfItsEmptyDir(t *testing.T) {
+	for _, kind := range []string{"repository", "none"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			dir := aShape(t, kind)
+			other, err := mcpstage.New(ctx, dir, mcpstage.Options{})
+			require.NoError(t, err)
+			reconciled := false
+			opts := mcpstage.WithFault(mcpstage.Options{}, func(p string) {
+				if p == "bootstrap-created-dir" && !reconciled {
+					reconciled = true
+					r, err := other.Reconcile(ctx)
+					require.NoError(t, err)
+					require.True(t, r.RemovedDir || kind == "none", "the reconcile took the empty .cursor/")
+				}
+			})
+			s, err := mcpstage.New(ctx, dir, opts)
+			require.NoError(t, err)
+			lease, err := s.Stage(ctx, entry)
+			require.NoError(t, err)
+			require.True(t, reconciled)
+			got, _ := readMaybe(t, filepath.Join(dir, mcpstage.ConfigDir, mcpstage.ConfigFile))
+			assert.Contains(t, got, lease.Key)
+			require.NoError(t, s.Release(ctx, lease.ID))
+			assert.NoDirExists(t, filepath.Join(dir, mcpstage.ConfigDir))
+		})
+	}
+}

@@ -78,7 +78,7 @@ func (s *Stager) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Excluded, st.MadeDir = b.found && b.has(s.shape.Root), b.found && hasRoot(b.made, s.shape.Root)
+	st.Excluded, st.MadeDir = b.has(s.shape.Root), b.madeHere(s.shape.Root)
 	if err := s.checkWritable(); err != nil {
 		return st, err
 	}
