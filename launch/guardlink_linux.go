@@ -421,7 +421,9 @@ func (p *Process) startGuarded(ctx context.Context, cmd *exec.Cmd) (treeOwner, e
 // that the first Start does not wait for its exec and start-up: a command
 // that will launch a program calls it as soon as it knows. It never
 // blocks and never fails; a guard that cannot start is reported by Start.
-// Only Linux has a guard: elsewhere it does nothing.
-func PrepareGuard() {
-	go func() { _, _ = theGuard.get(context.Background()) }()
+// Cancelling ctx abandons the start (a Start meanwhile waits for it to
+// end, then starts one itself). Only Linux has a guard: elsewhere it does
+// nothing.
+func PrepareGuard(ctx context.Context) {
+	go func() { _, _ = theGuard.get(ctx) }()
 }

@@ -32,7 +32,7 @@ func TestPrepareGuard(t *testing.T) {
 		return
 	}
 	require.Zero(t, guardChild(t), "no guard before PrepareGuard")
-	launch.PrepareGuard()
+	launch.PrepareGuard(context.Background())
 	var guard int
 	testkit.Eventually(t, "the prepared guard to run", deadline, func() bool {
 		guard = guardChild(t)

@@ -2,6 +2,8 @@
 
 package launch
 
+import "context"
+
 // PrepareGuard does nothing: only Linux has a launch guard (see its
 // Linux documentation).
-func PrepareGuard() {}
+func PrepareGuard(context.Context) {}

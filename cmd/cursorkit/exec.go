@@ -15,6 +15,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/supervise"
 )
@@ -95,6 +96,9 @@ func runExec(ctx context.Context, a *app, args []string) int {
 		code := execSpawnExitCode(err)
 		fmt.Fprintf(a.stderr, "cursorkit: %v (%s)\n", err, failure.KindOf(err))
 		return a.writeExecReport(f.report, supervise.Outcome{Ending: supervise.SpawnFailed, ExitCode: -1, Stop: supervise.StopNone}, err, code)
+	}
+	if !f.dryRun {
+		launch.PrepareGuard(ctx)
 	}
 	if f.dryRun {
 		a.writeJSON(struct {

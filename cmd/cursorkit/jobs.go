@@ -16,6 +16,7 @@ import (
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/jobs"
+	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/review"
 	"github.com/cursorkit/cursorkit/task"
 )
@@ -71,6 +72,7 @@ func runWorker(ctx context.Context, a *app, args []string) int {
 		fmt.Fprintln(a.stderr, "cursorkit: the job worker is started by cursorkit itself")
 		return failure.ExitInput
 	}
+	launch.PrepareGuard(ctx)
 	store := jobs.Store{Dir: dataDir}
 	w := jobs.Worker{Log: log.New(a.stderr, "cursorkit worker: ", 0)}
 	w.Run = func(ctx context.Context, rec *jobs.Record, prompt string, out *jobs.OutputWriter) error {

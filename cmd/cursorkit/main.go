@@ -20,7 +20,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/launch"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -96,9 +95,6 @@ type command struct {
 	run     func(ctx context.Context, a *app, args []string) int
 	// hidden keeps a command out of the usage (the job worker's).
 	hidden bool
-	// launches: the command starts a supervised program, so the launch
-	// guard starts while the command reads its line (launch.PrepareGuard).
-	launches bool
 }
 
 // commands lists the subcommands in the order usage shows them.
@@ -108,17 +104,17 @@ func commands() []command {
 		{name: "status", usage: statusUsage, summary: "probe + `status --format json`", run: runStatus},
 		{name: "models", usage: modelsUsage, summary: "the model catalog (cached)", run: runModels},
 		{name: "doctor", usage: doctorUsage, summary: "all of the above at once, plus shim diagnostics", run: runDoctor},
-		{name: "run", usage: runUsage, summary: "one supervised prompt turn; PROMPT from the argument or stdin", run: runRun, launches: true},
+		{name: "run", usage: runUsage, summary: "one supervised prompt turn; PROMPT from the argument or stdin", run: runRun},
 		{name: "task", usage: "task [flags] [--] [PROMPT]", summary: "one sandboxed, recorded Cursor task in a private home (consult, or --write)", run: runTask},
-		{name: "review", usage: "review [flags]", summary: "review the working tree or the branch: a read-only task whose reply is a validated verdict", run: runReview, launches: true},
+		{name: "review", usage: "review [flags]", summary: "review the working tree or the branch: a read-only task whose reply is a validated verdict", run: runReview},
 		{name: "shim", usage: shimUsage, summary: "how TARGET would be found and launched, exactly", run: runShim},
 		{name: "serve", usage: serveUsage, summary: "the settings validation endpoint (HTTP)", run: runServe},
 		{name: "version", usage: "version", summary: "print cursorkit's version", run: runVersion},
 		{name: "jobs", usage: "jobs status|result|cancel|history|cleanup|accept [ID] [flags]", summary: "jobs: state, output (--wait), cancel, history, cleanup --session, accept", run: runJobs},
 		{name: "agents", usage: agentsUsage, summary: "which agent CLIs (cursor, claude, codex, gemini) this machine has, and how each would launch", run: runAgents},
 		{name: "mcp", usage: "mcp stage|heartbeat|release|reconcile|status [flags]", summary: "stage MCP servers into a worktree's .cursor/mcp.json, crash-safely", run: runMCP},
-		{name: workerCommand, hidden: true, run: runWorker, launches: true},
-		{name: "exec", usage: execUsage, summary: "supervise any program (resolution, shim, deadlines, tree kill)", run: runExec, launches: true},
+		{name: workerCommand, hidden: true, run: runWorker},
+		{name: "exec", usage: execUsage, summary: "supervise any program (resolution, shim, deadlines, tree kill)", run: runExec},
 	}
 }
 
@@ -159,9 +155,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	name := args[scan.end]
 	for _, c := range commands() {
 		if c.name == name {
-			if c.launches {
-				launch.PrepareGuard()
-			}
 			a.lineErr = err
 			return c.run(ctx, a, args[scan.end+1:])
 		}

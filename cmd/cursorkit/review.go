@@ -10,6 +10,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/jobs"
+	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/review"
 	"github.com/cursorkit/cursorkit/task"
 )
@@ -29,6 +30,9 @@ func runReview(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(&focus, "focus", "", "what the reviewer should look at most (`TEXT`)")
 	if code, ok := a.parseFlags(fs, reviewUsage, args); !ok {
 		return code
+	}
+	if !f.background {
+		launch.PrepareGuard(ctx) // while the diff is collected
 	}
 	var err error
 	if f.total, err = a.envDuration(envTaskTimeout, task.DefaultTotalTimeout); err != nil {

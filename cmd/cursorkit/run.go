@@ -15,6 +15,7 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/fallback"
+	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/mcpstage"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/turn"
@@ -67,6 +68,7 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	if err := checkSupervisionFlags(fs, f.cwd, "first-line-timeout", "idle-timeout", "timeout", "exit-grace"); err != nil {
 		return a.fail(f.asJSON, err)
 	}
+	launch.PrepareGuard(ctx) // while the prompt is read and the agent found
 	prompt, err := a.readPrompt(ctx, fs.Args())
 	if err != nil {
 		return a.fail(f.asJSON, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/jobs"
+	"github.com/cursorkit/cursorkit/launch"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/task"
 	"github.com/cursorkit/cursorkit/turn"
@@ -58,6 +59,9 @@ func runTask(ctx context.Context, a *app, args []string) int {
 	fs.SetInterspersed(false)
 	if code, ok := a.parseFlags(fs, taskUsage, args); !ok {
 		return code
+	}
+	if !f.background {
+		launch.PrepareGuard(ctx)
 	}
 	if !fs.Changed("timeout") {
 		var err error
