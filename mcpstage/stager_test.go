@@ -619,12 +619,7 @@ func TestMadeDirGoesAtTheNextCleanup(t *testing.T) {
 			if tc.existed {
 				require.NoError(t, os.Mkdir(cursorDir, 0o755))
 			}
-			s0, err := mcpstage.New(ctx, dir, mcpstage.Options{})
-			require.NoError(t, err)
-			exclude := mcpstage.ExcludePath(s0)
-			if exclude == "" {
-				t.Skip("no git here: the record lives in git's info/exclude")
-			}
+			_, exclude := stagerInGit(t, dir, mcpstage.Options{})
 			before, _ := readMaybe(t, exclude)
 			opts := mcpstage.WithFault(mcpstage.Options{}, func(p string) {
 				if p == "unlocked" && tc.leftBehind != "" {
@@ -666,6 +661,20 @@ func TestMadeDirGoesAtTheNextCleanup(t *testing.T) {
 	}
 }
 
+// stagerInGit returns a stager of dir and the exclude file its worktree
+// is listed in, skipping the test where dir is not in git (the Windows
+// lane has no git): the record of a made .cursor/ lives in that file.
+func stagerInGit(t *testing.T, dir string, opts mcpstage.Options) (*mcpstage.Stager, string) {
+	t.Helper()
+	s, err := mcpstage.New(context.Background(), dir, opts)
+	require.NoError(t, err)
+	exclude := mcpstage.ExcludePath(s)
+	if exclude == "" {
+		t.Skip("no git here: the record of a made .cursor/ lives in git's info/exclude")
+	}
+	return s, exclude
+}
+
 func dirExists(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && info.IsDir()
@@ -678,12 +687,7 @@ func dirExists(path string) bool {
 func TestMadeDirAfterTheExitBackstop(t *testing.T) {
 	ctx := context.Background()
 	dir := aShape(t, "repository")
-	s, err := mcpstage.New(ctx, dir, mcpstage.Options{})
-	require.NoError(t, err)
-	exclude := mcpstage.ExcludePath(s)
-	if exclude == "" {
-		t.Skip("no git here: the record lives in git's info/exclude")
-	}
+	s, exclude := stagerInGit(t, dir, mcpstage.Options{})
 	before, _ := readMaybe(t, exclude)
 	lease, err := s.Stage(ctx, entry)
 	require.NoError(t, err)
