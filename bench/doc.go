@@ -60,16 +60,17 @@
 //     stand-in that answers 429 forever: from the stand-in's first 429
 //     to Cursor started, CLI/handoff-ms. Goal: at most the CLI's first
 //     retry delay (CLI/retry-delay-ms) + 100.
-//   - BenchmarkConcurrentTurnsRSS: 200 concurrent supervised simulator
+//   - BenchmarkConcurrentTurnsRSS: 1,000 concurrent supervised simulator
 //     turns in one Go program embedding cursorkit (testdata/go-driver:
 //     cursor.Run per turn, every event encoded as run --json does; package
 //     internal/turns holds the turn it shares with the other benchmarks)
-//     against the same 200 turns driven by Node
+//     against the same 1,000 turns driven by Node
 //     (testdata/node-concurrent.js: child_process.spawn, readline, a
 //     per-line setTimeout reset, JSON.parse). Each driver is a process of
 //     its own that reports its own peak RSS (VmHWM) and CPU time
 //     (getrusage RUSAGE_SELF: the simulators are children and are not
-//     counted). Goal: go/node-rss <= 1/3.
+//     counted); one turn alone gives each runtime's base. Goal:
+//     go-KB/turn <= 32.
 //   - BenchmarkProbeOverhead: probe.Probe against the simulator's own
 //     --version started with os/exec (and the built `cursorkit probe` for
 //     reference). Goal: overhead-ms <= 10.
