@@ -7,7 +7,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/shirou/gopsutil/v4/process"
+	"github.com/cursorkit/cursorkit/internal/procid"
 )
 
 // maxAncestors bounds the walk up the process tree: shell jobs are a
@@ -20,8 +20,8 @@ const maxAncestors = 64
 // the next ancestor is in this process's process group, which a shell
 // with job control (a terminal's) gives each job it starts, and a service
 // manager each service, and which a script's subshells, pipelines and
-// helpers (a command substitution, xargs) share: `lease=$(cursorkit mcp stage …)` in a script gives the
-// script. A parent in another group (cursorkit started as a job of its
+// helpers (a command substitution, xargs) share: `lease=$(cursorkit mcp
+// stage …)` in a script gives the script. A parent in another group (cursorkit started as a job of its
 // own, or by a program that gave it a group) is the owner. A caller that
 // starts scripts without a group of their own (no job control) is itself
 // in the group, so the lease follows it, or further up: such a script
@@ -33,7 +33,7 @@ func CallerOwner(ctx context.Context) int {
 		if !inGroup(owner, group) {
 			break
 		}
-		up, err := parentOf(ctx, owner)
+		up, err := procid.Parent(ctx, owner)
 		if err != nil || up <= 0 || !inGroup(up, group) {
 			break
 		}
@@ -46,14 +46,4 @@ func CallerOwner(ctx context.Context) int {
 func inGroup(pid, group int) bool {
 	pgid, err := syscall.Getpgid(pid)
 	return err == nil && pgid == group
-}
-
-// parentOf returns the parent of process pid.
-func parentOf(ctx context.Context, pid int) (int, error) {
-	p, err := process.NewProcessWithContext(ctx, int32(pid))
-	if err != nil {
-		return 0, err
-	}
-	ppid, err := p.PpidWithContext(ctx)
-	return int(ppid), err
 }

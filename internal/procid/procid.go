@@ -96,6 +96,23 @@ func Of(ctx context.Context, pid int) (Identity, error) {
 	return Identity{PID: pid, Created: time.UnixMilli(ms).UTC()}, nil
 }
 
+// Parent returns the PID of the parent of the process at pid. Errors as
+// Of's.
+func Parent(ctx context.Context, pid int) (int, error) {
+	if pid <= 0 || pid > math.MaxInt32 {
+		return 0, failure.New(failure.Input, "pid %d cannot name a process", pid)
+	}
+	p, err := process.NewProcessWithContext(ctx, int32(pid))
+	if err != nil {
+		return 0, classify(err, pid)
+	}
+	ppid, err := p.PpidWithContext(ctx)
+	if err != nil {
+		return 0, classify(err, pid)
+	}
+	return int(ppid), nil
+}
+
 // Self returns the identity of this process.
 func Self() (Identity, error) { return Of(context.Background(), os.Getpid()) }
 

@@ -149,6 +149,43 @@ func TestUnusableIdentities(t *testing.T) {
 	assert.Equal(t, failure.Input, failure.KindOf(err))
 }
 
+func TestParent(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		pid      int
+		want     int
+		wantKind failure.Kind // "" for success
+	}{
+		{name: "this process", pid: os.Getpid(), want: os.Getppid()},
+		{name: "no pid", pid: 0, wantKind: failure.Input},
+		{name: "negative pid", pid: -5, wantKind: failure.Input},
+		{name: "a pid no process has", pid: exitedPID(t), wantKind: failure.Died},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := procid.Parent(ctx, tt.pid)
+			if tt.wantKind == failure.Died && err == nil {
+				return // the PID was reused already
+			}
+			if tt.wantKind != "" {
+				assert.Equal(t, tt.wantKind, failure.KindOf(err), "%v", err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// exitedPID returns the PID of a child that exited and was waited for.
+func exitedPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	require.NoError(t, cmd.Run())
+	return cmd.ProcessState.Pid()
+}
+
 func TestOfAChildThenKillIt(t *testing.T) {
 	ctx := context.Background()
 	cmd, pid := sleeper(t)
