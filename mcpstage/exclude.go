@@ -281,8 +281,11 @@ func (b *excludeBlock) madeHere(root string) bool { return hasRoot(b.made, root)
 // inUse reports whether the block has a line left to keep it.
 func (b *excludeBlock) inUse() bool { return len(b.roots) > 0 || len(b.made) > 0 }
 
-func hasRoot(roots []string, root string) bool {
-	return slices.ContainsFunc(roots, func(r string) bool { return sameRoot(r, root, runtime.GOOS) })
+func hasRoot(roots []string, root string) bool { return slices.ContainsFunc(roots, isRoot(root)) }
+
+// isRoot is the test a line's root passes when it names root (sameRoot).
+func isRoot(root string) func(string) bool {
+	return func(r string) bool { return sameRoot(r, root, runtime.GOOS) }
 }
 
 // addRoot returns roots with root appended unless it is there.
@@ -293,10 +296,19 @@ func addRoot(roots []string, root string) []string {
 	return append(roots, root)
 }
 
+// addRootOf returns roots with the root a line names after prefix (its
+// line ending aside) appended, unless it is empty or there.
+func addRootOf(roots []string, line []byte, prefix string) []string {
+	if root := strings.TrimRight(string(line), "\r\n")[len(prefix):]; root != "" {
+		return addRoot(roots, root)
+	}
+	return roots
+}
+
 // removeRoot returns roots without root, and whether it was there.
 func removeRoot(roots []string, root string) ([]string, bool) {
 	before := len(roots)
-	roots = slices.DeleteFunc(roots, func(r string) bool { return sameRoot(r, root, runtime.GOOS) })
+	roots = slices.DeleteFunc(roots, isRoot(root))
 	return roots, len(roots) < before
 }
 
@@ -346,13 +358,9 @@ func parseExclude(data []byte) excludeBlock {
 		for _, line := range lines[i+1 : stop] {
 			switch c := lineContent(line); {
 			case strings.HasPrefix(c, excludeRootPrefix):
-				if root := strings.TrimRight(string(line), "\r\n")[len(excludeRootPrefix):]; root != "" {
-					b.roots = addRoot(b.roots, root)
-				}
+				b.roots = addRootOf(b.roots, line, excludeRootPrefix)
 			case strings.HasPrefix(c, excludeMadePrefix):
-				if root := strings.TrimRight(string(line), "\r\n")[len(excludeMadePrefix):]; root != "" {
-					b.made = addRoot(b.made, root)
-				}
+				b.made = addRootOf(b.made, line, excludeMadePrefix)
 			case c == excludeJoinedLine:
 				b.joined = b.joined || first
 			case c == "" || slices.Contains(exclusionPatterns(), c):

@@ -261,24 +261,19 @@ type inspection struct {
 // dir that is not a directory (a symbolic link is never followed) or
 // cannot be read.
 func inspect(dir string) (inspection, error) {
-	info, err := os.Lstat(dir)
+	info, vanished, err := lstatLock(dir)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return inspection{vanished: true}, nil
-	case err != nil:
-		return inspection{}, failure.Wrap(failure.Setup, err, "cannot inspect the lock %s", dir)
+	case err != nil || vanished:
+		return inspection{vanished: vanished}, err
 	case !info.IsDir():
 		return inspection{}, failure.New(failure.Setup, "the lock %s is not a directory (%s): remove it", dir, info.Mode().Type())
 	}
 	raw, err := safefile.Read(filepath.Join(dir, ownerFile), maxOwnerBytes)
 	if errors.Is(err, fs.ErrNotExist) { // no owner file, or no directory any more
 		// Looked at after the read: an owner file made since changed it.
-		info, err := os.Lstat(dir)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return inspection{vanished: true}, nil
-		case err != nil:
-			return inspection{}, failure.Wrap(failure.Setup, err, "cannot inspect the lock %s", dir)
+		info, vanished, err := lstatLock(dir)
+		if err != nil || vanished {
+			return inspection{vanished: vanished}, err
 		}
 		return inspection{ownerless: true, changed: info.ModTime()}, nil
 	}
@@ -292,6 +287,19 @@ func inspect(dir string) (inspection, error) {
 	}
 	o, ok := parseOwner(raw)
 	return inspection{ok: ok, owner: o, raw: raw}, nil
+}
+
+// lstatLock is os.Lstat of the lock directory dir: vanished when it is
+// gone, failure.Setup when it cannot be looked at.
+func lstatLock(dir string) (info fs.FileInfo, vanished bool, err error) {
+	info, err = os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, true, nil
+	case err != nil:
+		return nil, false, failure.Wrap(failure.Setup, err, "cannot inspect the lock %s", dir)
+	}
+	return info, false, nil
 }
 
 // parseOwner decodes an owner file. Owner files are written whole, so one

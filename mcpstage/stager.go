@@ -189,8 +189,9 @@ func (s *Stager) mkdirCursorDir() (created bool, err error) {
 }
 
 // makeMarkedCursorDir makes .cursor/ in git unless it exists (made: this
-// call made it), under the bootstrap lock, its "made" line (and worktree line) written first, so
-// that the record of who made it lives outside it from before it exists.
+// call made it), under the bootstrap lock, its "made" line (and worktree
+// line) written first, so that the record of who made it lives outside it
+// from before it exists.
 // A .cursor/ made meanwhile by someone else (an operator: peers make it
 // under this lock) takes the line away again.
 func (s *Stager) makeMarkedCursorDir(ctx context.Context) (made bool, err error) {
@@ -602,9 +603,8 @@ const (
 )
 
 // removeCreatedDir removes the .cursor/ cursorkit made, if empty. Made
-// means recorded: the exclusion
-// block's "made" line (in git), or the manifest's record (recorded). The
-// line goes once the directory is gone, or once it holds an operator's
+// means recorded: the exclusion block's "made" line (in git), or the
+// manifest's record (recorded). The line goes once the directory is gone, or once it holds an operator's
 // file (it is the operator's then); a peer staging in it keeps the line
 // for its own last cleanup. With try (the exit backstop, which must not
 // wait for the bootstrap lock) the line stays for reconcile. Outside git
@@ -629,9 +629,8 @@ func (s *Stager) removeCreatedDir(ctx context.Context, recorded, try bool) {
 }
 
 // rmdirCursorDir removes .cursor/ if empty and reports that it is gone.
-// A peer that took the
-// main lock just after the last release let it go keeps it non-empty for
-// its step: while that lock is all there is in it (or nothing), the rmdir
+// A peer that took the main lock just after the last release let it go
+// keeps it non-empty for its step: while that lock is all there is in it (or nothing), the rmdir
 // is tried again for at most peerStepWait from its first look (never with
 // try, which must not wait): one retry always comes, however slow the
 // first rmdir was.
