@@ -346,8 +346,9 @@ func stale(ctx context.Context, owner lockOwner, ttl time.Duration, now time.Tim
 // The claimer checks the claimed file is the one it judged stale, puts its
 // own owner file in place and drops the claim. A directory without an
 // owner file is reclaimed only once unchanged for the TTL, which the
-// claim's rename just reset, and an owner file is only ever linked in, so
-// whoever got one in first holds the lock. A nil lock and error leave the
+// claim's rename just reset, and an owner file is only ever put in place
+// without replacing one (placeNew), so whoever got one in first holds the
+// lock. A nil lock and error leave the
 // next pass to decide (the file, if any, put back).
 //
 // Renaming the directory itself to a tombstone would not do: a reclaimer
@@ -399,8 +400,8 @@ func unclaim(dir, claimed string) {
 // hard links, FAT or some network shares; on Windows a sharing
 // violation) the owner file is renamed into place when it has none yet,
 // which leaves two reclaimers of one ownerless lock a moment to both take
-// it there. The file is not synced to the disk: a
-// lock lives for milliseconds and means nothing after a reboot.
+// it there. The file is not synced to the disk: a lock lives for
+// milliseconds and means nothing after a reboot.
 func writeOwner(dir string, data []byte) (published bool, err error) {
 	tmp, err := os.CreateTemp(dir, "."+ownerFile+".*.tmp")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -462,7 +463,7 @@ func removeTree(path string) error {
 // removeLockDir removes the lock directory dir, released, with everything
 // in it (the claimed owner file, temporary files a kill left) but an owner
 // file: a reclaimer that judged the directory ownerless long before may
-// have linked its own in since the release's claim, and holds the lock
+// have put its own in since the release's claim, and holds the lock
 // then. A dir already gone is removed.
 func removeLockDir(dir string) error {
 	entries, err := os.ReadDir(dir)
