@@ -3,6 +3,7 @@ package testkit
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,29 +78,38 @@ func kill(pid int, id procID) error {
 	return unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 }
 
+// PIDs returns the PIDs of the processes in /proc for which keep, given
+// the PID and its /proc directory, reports true, in /proc's order. keep
+// reads what it needs there: a process that vanishes meanwhile fails its
+// reads, and keep leaves it out. ok is false when /proc cannot be listed.
+func PIDs(keep func(pid int, dir string) bool) (pids []int, ok bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && keep(pid, "/proc/"+e.Name()) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, true
+}
+
 // carrying scans /proc for the running processes that have marker as one
 // whole argument. A zombie's argv is empty, so zombies do not count; nor do
 // processes that vanish during the scan.
 func carrying(marker string) map[int]procID {
-	entries, _ := os.ReadDir("/proc")
 	found := map[int]procID{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	PIDs(func(pid int, dir string) bool {
+		cmdline, err := os.ReadFile(dir + "/cmdline")
+		isMarker := func(arg []byte) bool { return string(arg) == marker }
+		if err != nil || !slices.ContainsFunc(bytes.Split(cmdline, []byte{0}), isMarker) {
+			return false
 		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
+		if id, ok := lookup(pid); ok {
+			found[pid] = id
 		}
-		for arg := range bytes.SplitSeq(cmdline, []byte{0}) {
-			if string(arg) == marker {
-				if id, ok := lookup(pid); ok {
-					found[pid] = id
-				}
-				break
-			}
-		}
-	}
+		return true
+	})
 	return found
 }
