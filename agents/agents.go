@@ -16,6 +16,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -31,6 +32,10 @@ type Turn struct {
 	Model  string
 	Resume string
 	Tools  []string
+	// Bridge, when set, is the MCP tool bridge whose tools the agent may
+	// call in this turn, and only in it (docs/contract.md, "The MCP tool
+	// bridge"): the caller opened it and closes it after the turn.
+	Bridge *mcpbridge.Server
 
 	// MCPServers are the keys of MCP servers whose tools the turn may
 	// call (--approve-mcps).

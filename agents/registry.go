@@ -9,6 +9,7 @@ import (
 	"github.com/cursorkit/cursorkit/agents/gemini"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -117,13 +118,14 @@ type common struct {
 	Model  string
 	Resume string
 	Tools  []string
+	Bridge *mcpbridge.Server
 }
 
 func (t Turn) common() common {
-	return common{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools}
+	return common{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools, Bridge: t.Bridge}
 }
 
 func cursorTurn(t Turn) cursor.Turn {
-	return cursor.Turn{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools,
+	return cursor.Turn{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools, Bridge: t.Bridge,
 		MCPServers: t.MCPServers, PartialOutput: t.PartialOutput, Sandboxed: t.Sandboxed}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -43,6 +44,9 @@ type Turn struct {
 	// is 1 to 128 ASCII letters, digits, '_' and '-', starting with a
 	// letter: rules with a specifier ("Bash(git *)") are refused.
 	Tools []string
+	// Bridge, when set, is the MCP tool bridge the turn publishes to the
+	// agent (agents.Turn.Bridge); nil publishes none.
+	Bridge *mcpbridge.Server
 }
 
 // mcpPrefix starts the name of every MCP tool: mcp__SERVER__TOOL.

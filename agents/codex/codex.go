@@ -9,6 +9,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -46,6 +47,9 @@ type Turn struct {
 	Model  string    // "" keeps Codex's configured model; checked with turn.CheckValue
 	Resume string    // a thread id an earlier turn reported; "" starts a new thread
 	Tools  []string  // tools allowed besides the mode's: shell, file_change, web_search, collab, mcp, mcp:SERVER
+	// Bridge, when set, is the MCP tool bridge the turn publishes to the
+	// agent (agents.Turn.Bridge); nil publishes none.
+	Bridge *mcpbridge.Server
 }
 
 // Args returns the argv after the program that runs t, with the prompt

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -43,6 +44,9 @@ type Turn struct {
 	// them ("mcp", "getMcpTools", ...): ASCII letters, digits, '_' and
 	// '-', 1 to 64 of them.
 	Tools []string
+	// Bridge, when set, is the MCP tool bridge the turn publishes to the
+	// agent (agents.Turn.Bridge); nil publishes none.
+	Bridge *mcpbridge.Server
 	// MCPServers are the keys of MCP servers (in the workspace's
 	// .cursor/mcp.json or the user's ~/.cursor/mcp.json) whose tools the
 	// turn may call: Args passes --approve-mcps when it is not empty, and

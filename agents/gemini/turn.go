@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -43,6 +44,9 @@ type Turn struct {
 	// ("run_shell_command", "mcp_github_create_issue"), or "mcp" for every
 	// MCP tool.
 	Tools []string
+	// Bridge, when set, is the MCP tool bridge the turn publishes to the
+	// agent (agents.Turn.Bridge); nil publishes none.
+	Bridge *mcpbridge.Server
 }
 
 // Args returns the argv after the program that runs t, the prompt on

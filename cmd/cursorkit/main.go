@@ -20,12 +20,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
+	// An agent CLI starting the MCP bridge of a turn (run --tools) starts
+	// this binary as the bridge program, which relays and exits here.
+	mcpbridge.RunIfBridge()
 	// The stop function is not called: the process exits at once, and
 	// handing the signals back to the runtime costs up to a millisecond
 	// of every command's wall time for nothing.

@@ -1,0 +1,117 @@
+package mcpbridge
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"github.com/cursorkit/cursorkit/failure"
+)
+
+// The handshake that opens every connection from a bridge program to its
+// embedder, before any MCP byte. Both ends prove they hold the session's
+// key without sending it: each answers the other's fresh nonce with an
+// HMAC-SHA256 of both nonces, so a recorded handshake replays nowhere and
+// a program squatting on the address learns nothing.
+//
+//	bridge → embedder: magic, session id, bridge nonce
+//	embedder → bridge: embedder nonce, HMAC(key, "embedder" session bn en)
+//	bridge → embedder: HMAC(key, "bridge" session bn en)
+//	embedder → bridge: accepted
+const (
+	magic        = "ckbridge"
+	idSize       = 16
+	keySize      = 32
+	nonceSize    = 32
+	macSize      = sha256.Size
+	acceptedByte = 0x01
+)
+
+// handshakeTimeout bounds a handshake from either end.
+const handshakeTimeout = 5 * time.Second
+
+// RefusedError is the failure.Auth error of a connection the embedder
+// refused: Reason says why, never with the key or a nonce.
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string { return "a bridge connection was refused: " + e.Reason }
+
+// Kind makes a refusal a failure.Auth error.
+func (e *RefusedError) Kind() failure.Kind { return failure.Auth }
+
+func mac(key []byte, role string, id, bridgeNonce, embedderNonce []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(role))
+	h.Write(id)
+	h.Write(bridgeNonce)
+	h.Write(embedderNonce)
+	return h.Sum(nil)
+}
+
+// accept runs the embedder's side on conn for session id and key.
+func accept(conn net.Conn, id, key []byte) error {
+	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	defer conn.SetDeadline(time.Time{})
+	hello := make([]byte, len(magic)+idSize+nonceSize)
+	if _, err := io.ReadFull(conn, hello); err != nil {
+		return &RefusedError{Reason: "it did not open with a bridge's handshake"}
+	}
+	if string(hello[:len(magic)]) != magic {
+		return &RefusedError{Reason: "it did not open with a bridge's handshake"}
+	}
+	if !hmac.Equal(hello[len(magic):len(magic)+idSize], id) {
+		return &RefusedError{Reason: "it named another session"}
+	}
+	bridgeNonce := hello[len(magic)+idSize:]
+	en := make([]byte, nonceSize)
+	rand.Read(en)
+	if _, err := conn.Write(append(en, mac(key, "embedder", id, bridgeNonce, en)...)); err != nil {
+		return &RefusedError{Reason: "it went away during the handshake"}
+	}
+	proof := make([]byte, macSize)
+	if _, err := io.ReadFull(conn, proof); err != nil {
+		return &RefusedError{Reason: "it went away during the handshake"}
+	}
+	if !hmac.Equal(proof, mac(key, "bridge", id, bridgeNonce, en)) {
+		return &RefusedError{Reason: "it did not prove the session's key"}
+	}
+	if _, err := conn.Write([]byte{acceptedByte}); err != nil {
+		return &RefusedError{Reason: "it went away during the handshake"}
+	}
+	return nil
+}
+
+// errNotEmbedder is a peer that could not prove the session's key.
+var errNotEmbedder = errors.New("the peer at the session's address did not prove the session's key")
+
+// connect runs the bridge's side on conn for session id and key.
+func connect(conn net.Conn, id, key []byte) error {
+	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	defer conn.SetDeadline(time.Time{})
+	bn := make([]byte, nonceSize)
+	rand.Read(bn)
+	hello := append(append([]byte(magic), id...), bn...)
+	if _, err := conn.Write(hello); err != nil {
+		return err
+	}
+	answer := make([]byte, nonceSize+macSize)
+	if _, err := io.ReadFull(conn, answer); err != nil {
+		return errNotEmbedder
+	}
+	en, proof := answer[:nonceSize], answer[nonceSize:]
+	if !hmac.Equal(proof, mac(key, "embedder", id, bn, en)) {
+		return errNotEmbedder
+	}
+	if _, err := conn.Write(mac(key, "bridge", id, bn, en)); err != nil {
+		return err
+	}
+	ok := make([]byte, 1)
+	if _, err := io.ReadFull(conn, ok); err != nil || ok[0] != acceptedByte {
+		return errors.New("the embedder refused this bridge")
+	}
+	return nil
+}
