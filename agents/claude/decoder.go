@@ -32,18 +32,29 @@ type Decoder struct {
 	allow allowlist
 	w     wireLine // the line being read; its blocks keep their capacity
 
+	bridged map[string]bool // the started calls of the bridge's tools, by call id
+
 	said     bool   // a text event was emitted
 	apiError string // the category of the last assistant error
 	model    string // the model of the last assistant message
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
-// t.Mode and t.Tools. An unknown mode or a bad tool name is a
-// failure.Input error.
+// t.Mode and t.Tools, and those t.Bridge publishes: a call of one of those
+// is reported by the tool's own name (its registered name, without
+// mcp__SERVER__ and the bridge's prefix), its input as the args and its
+// text as the result. An unknown mode, a bad tool name or a bridge Args
+// refuses is a failure.Input error.
 func NewDecoder(t Turn) (*Decoder, error) {
 	allow, err := newAllowlist(t.Mode, t.Tools)
 	if err != nil {
 		return nil, err
+	}
+	if t.Bridge != nil {
+		if _, _, err := bridgeArgs(t.Bridge); err != nil {
+			return nil, err
+		}
+		allow.bridge = t.Bridge
 	}
 	return &Decoder{
 		s: turn.Stream{Agent: "claude", Format: "stream-json", First: "a system/init event", Final: "a result event",
@@ -222,6 +233,13 @@ func (d *Decoder) assistant(w *wireLine) ([]event.Event, error) {
 			if err := d.s.StartTool(t, d.allow.check(t.Name)); err != nil {
 				return nil, err
 			}
+			if own, _, ok := bridged(d.allow.bridge, t.Name); ok {
+				t.Name = own
+				if d.bridged == nil {
+					d.bridged = map[string]bool{}
+				}
+				d.bridged[t.CallID] = true
+			}
 			evs = append(evs, event.Event{Type: event.TypeToolStarted, Tool: t})
 		}
 	}
@@ -265,6 +283,10 @@ func (d *Decoder) user(w *wireLine) []event.Event {
 		t := &event.Tool{CallID: b.ToolUseID.Value(), Status: status, Result: present(b.Content.Value())}
 		if started := d.s.CompleteTool(t.CallID); started != nil {
 			t.Name, t.Args = started.Name, started.Args
+		}
+		if d.bridged[t.CallID] {
+			delete(d.bridged, t.CallID)
+			t.Result = bridgedResult(b.Content.Value())
 		}
 		evs = append(evs, event.Event{Type: event.TypeToolCompleted, Tool: t})
 	}

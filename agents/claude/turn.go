@@ -83,6 +83,12 @@ func approvedWriteTools() []string { return []string{"Bash"} }
 //	                                --allowedTools Bash[,TOOLS]             (ModeWrite)
 //	  [--allowedTools TOOLS]        (ModePlan, ModeAsk: Tools not empty)
 //	  [--model ID] [--resume SESSION]
+//	  [--mcp-config FILE --strict-mcp-config]  (Bridge set)
+//
+// With a Bridge, its config file is the turn's only MCP configuration and
+// each of its tools, as Claude Code names it (mcp__SERVER__TOOL), is
+// approved with the TOOLS (bridgeArgs); the bridge must name an absolute
+// config file and tools Claude Code can approve (failure.Input).
 //
 // BUILTINS are the names of Tools that are not MCP tools (--tools lists
 // only built-in tools; it drops a name it does not know); TOOLS are all of
@@ -102,6 +108,12 @@ func Args(t Turn) ([]string, error) {
 	}
 	for _, name := range t.Tools {
 		if err := validToolName(name); err != nil {
+			return nil, err
+		}
+	}
+	var bridge, bridgeTools []string
+	if t.Bridge != nil {
+		if bridge, bridgeTools, err = bridgeArgs(t.Bridge); err != nil {
 			return nil, err
 		}
 	}
@@ -126,6 +138,11 @@ func Args(t Turn) ([]string, error) {
 			approved = append(approved, name)
 		}
 	}
+	for _, name := range bridgeTools {
+		if !slices.Contains(approved, name) {
+			approved = append(approved, name)
+		}
+	}
 	// One comma-separated value each: both options are variadic, and no
 	// positional argument follows that they could swallow.
 	args = append(args, "--tools", strings.Join(builtin, ","))
@@ -143,6 +160,9 @@ func Args(t Turn) ([]string, error) {
 			return nil, err
 		}
 		args = append(args, "--resume", t.Resume)
+	}
+	if bridge != nil {
+		args = append(args, bridge...)
 	}
 	return args, nil
 }

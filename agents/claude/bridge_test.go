@@ -1,0 +1,137 @@
+package claude
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/mcpbridge"
+	"github.com/cursorkit/cursorkit/turn"
+)
+
+// testBridge is a bridge publishing lookup_word and spell, as
+// mcpbridge.Bridge.Server describes one.
+func testBridge() *mcpbridge.Server {
+	return &mcpbridge.Server{Name: mcpbridge.ServerName, Command: "/opt/app/bin/app", Args: []string{"__cursorkit-mcp-bridge"},
+		Env:   map[string]string{mcpbridge.EnvSession: "/tmp/cursorkit-mcp-1/session.json"},
+		Tools: []string{"fn_lookup_word", "fn_spell"}, ConfigFile: "/tmp/cursorkit-mcp-1/mcp.json", Dir: "/tmp/cursorkit-mcp-1"}
+}
+
+func TestBridgeArgs(t *testing.T) {
+	const head = "-p --output-format stream-json --verbose "
+	const bridge = " --mcp-config /tmp/cursorkit-mcp-1/mcp.json --strict-mcp-config"
+	tests := []struct {
+		name   string
+		req    Turn
+		change func(*mcpbridge.Server)
+		want   string // joined with spaces; "" when refused
+	}{
+		{name: "plan: the bridge's tools approved", req: Turn{},
+			want: head + "--permission-mode plan --tools Read,Grep,Glob,LS --allowedTools mcp__cursorkit__fn_lookup_word,mcp__cursorkit__fn_spell" + bridge},
+		{name: "ask with a tool of the caller's", req: Turn{Mode: turn.ModeAsk, Tools: []string{"WebFetch"}},
+			want: head + "--permission-mode default --tools Read,Grep,Glob,LS,WebFetch --allowedTools WebFetch,mcp__cursorkit__fn_lookup_word,mcp__cursorkit__fn_spell" + bridge},
+		{name: "write", req: Turn{Mode: turn.ModeWrite, Resume: "s1"},
+			want: head + "--permission-mode acceptEdits --tools Read,Grep,Glob,LS,Edit,MultiEdit,Write,NotebookEdit,Bash,TodoWrite --allowedTools Bash,mcp__cursorkit__fn_lookup_word,mcp__cursorkit__fn_spell --resume s1" + bridge},
+		{name: "no config file", change: func(s *mcpbridge.Server) { s.ConfigFile = "" }},
+		{name: "a relative config file", change: func(s *mcpbridge.Server) { s.ConfigFile = "mcp.json" }},
+		{name: "a config file starting with a dash", change: func(s *mcpbridge.Server) { s.ConfigFile = "-x" }},
+		{name: "a config file with a newline", change: func(s *mcpbridge.Server) { s.ConfigFile = "/tmp/a\nb" }},
+		{name: "a tool Claude Code cannot approve", change: func(s *mcpbridge.Server) { s.Tools = []string{"fn_a,Bash"} }},
+		{name: "no server name", change: func(s *mcpbridge.Server) { s.Name = "" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.req.Bridge = testBridge()
+			if tt.change != nil {
+				tt.change(tt.req.Bridge)
+			}
+			args, err := Args(tt.req)
+			_, derr := NewDecoder(tt.req)
+			if tt.want == "" {
+				assert.Equal(t, failure.Input, failure.KindOf(err), "%v", err)
+				assert.Equal(t, failure.Input, failure.KindOf(derr), "the Decoder refuses the bridge Args refuses")
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, derr)
+			assert.Equal(t, tt.want, strings.Join(args, " "))
+			joined := strings.Join(args, " ")
+			assert.NotContains(t, joined, "{", "no JSON on argv")
+			assert.NotContains(t, joined, "session.json", "no session file on argv")
+		})
+	}
+}
+
+// Lines as Claude Code 2.1.197 prints a bridged call (the tool_use block,
+// with its tool_use_meta, and the MCP content array as the tool_result).
+const (
+	bridgeInit   = `{"type":"system","subtype":"init","cwd":"/repo","session_id":"s1","model":"claude-sonnet-4-5","permissionMode":"default","apiKeySource":"ANTHROPIC_API_KEY","tools":["Read","mcp__cursorkit__fn_lookup_word"],"mcp_servers":[{"name":"cursorkit","status":"connected"}]}`
+	bridgeCall   = `{"type":"assistant","message":{"model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"tool_use","id":"toolu_b1","name":"mcp__cursorkit__fn_lookup_word","input":{"word":"ossify"}}]},"tool_use_meta":[{"id":"toolu_b1","display_name":"fn_lookup_word","server_display_name":"cursorkit"}],"session_id":"s1"}`
+	bridgeResult = `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_b1","type":"tool_result","content":[{"type":"text","text":"ossify: to turn into bone"}]}]},"session_id":"s1"}`
+)
+
+func TestBridgeDecoderNamesTheToolItsOwn(t *testing.T) {
+	d := newTestDecoder(t, Turn{Mode: turn.ModeAsk, Bridge: testBridge()})
+	r := feedLines(d, []string{bridgeInit, bridgeCall, bridgeResult, textLine("It means to turn into bone."), resultLine})
+	require.NoError(t, r.err)
+	var tools []event.Event
+	for _, e := range r.events {
+		if e.Tool != nil {
+			tools = append(tools, e)
+		}
+	}
+	require.Len(t, tools, 2)
+	assert.Equal(t, event.TypeToolStarted, tools[0].Type)
+	assert.Equal(t, event.Tool{CallID: "toolu_b1", Name: "lookup_word", Args: []byte(`{"word":"ossify"}`)}, *tools[0].Tool)
+	assert.Equal(t, event.TypeToolCompleted, tools[1].Type)
+	assert.Equal(t, event.Tool{CallID: "toolu_b1", Name: "lookup_word", Args: []byte(`{"word":"ossify"}`), Status: "success",
+		Result: []byte(`"ossify: to turn into bone"`)}, *tools[1].Tool)
+	assert.NoError(t, d.End(0, ""))
+}
+
+func TestBridgeDecoderPolicy(t *testing.T) {
+	tests := []struct {
+		name  string
+		req   Turn
+		tool  string
+		allow bool
+	}{
+		{name: "a published tool", req: Turn{Bridge: testBridge()}, tool: "mcp__cursorkit__fn_spell", allow: true},
+		{name: "a published tool in write mode", req: Turn{Mode: turn.ModeWrite, Bridge: testBridge()}, tool: "mcp__cursorkit__fn_lookup_word", allow: true},
+		{name: "a tool the bridge does not publish", req: Turn{Bridge: testBridge()}, tool: "mcp__cursorkit__fn_other"},
+		{name: "the bridge's tool without its prefix", req: Turn{Bridge: testBridge()}, tool: "mcp__cursorkit__lookup_word"},
+		{name: "the bare name", req: Turn{Bridge: testBridge()}, tool: "lookup_word"},
+		{name: "another server", req: Turn{Bridge: testBridge()}, tool: "mcp__other__fn_spell"},
+		{name: "the bridge's server is the bridge's alone", req: Turn{Bridge: testBridge(), Tools: []string{"mcp__cursorkit"}}, tool: "mcp__cursorkit__fn_other"},
+		{name: "no bridge", req: Turn{}, tool: "mcp__cursorkit__fn_spell"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newTestDecoder(t, tt.req)
+			r := feedLines(d, []string{initLine, toolUse("toolu_1", tt.tool)})
+			if tt.allow {
+				require.NoError(t, r.err)
+				require.Len(t, r.events, 2)
+				assert.Equal(t, strings.TrimPrefix(tt.tool, "mcp__cursorkit__fn_"), r.events[1].Tool.Name)
+				return
+			}
+			assert.Equal(t, failure.Policy, failure.KindOf(r.err), "%v", r.err)
+			assert.Equal(t, 2, r.errLine)
+		})
+	}
+}
+
+func TestBridgeDecoderKeepsAResultItCannotRead(t *testing.T) {
+	d := newTestDecoder(t, Turn{Bridge: testBridge()})
+	odd := `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_b1","type":"tool_result","is_error":true,"content":{"odd":1}}]},"session_id":"s1"}`
+	r := feedLines(d, []string{bridgeInit, bridgeCall, odd})
+	require.NoError(t, r.err)
+	last := r.events[len(r.events)-1].Tool
+	assert.Equal(t, "lookup_word", last.Name)
+	assert.Equal(t, "error", last.Status)
+	assert.Equal(t, `{"odd":1}`, string(last.Result))
+}
