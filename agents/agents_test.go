@@ -20,11 +20,15 @@ import (
 	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
 func TestMain(m *testing.M) {
 	testkit.RunIfChild()
+	// The real CLIs start this test binary as the MCP bridge program
+	// (realbridge_test.go): mcpbridge.Bridge.Server's Command is it.
+	mcpbridge.RunIfBridge()
 	goleak.VerifyTestMain(m)
 }
 

@@ -1,0 +1,159 @@
+package agents_test
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/agents"
+	"github.com/cursorkit/cursorkit/discovery"
+	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/modelapi"
+	"github.com/cursorkit/cursorkit/internal/realcli"
+	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/mcpbridge"
+	"github.com/cursorkit/cursorkit/turn"
+)
+
+// The bridged tool of the real-CLI bridge tests, and what it answers.
+const (
+	bridgeWord       = "ossify"
+	bridgeDefinition = "ossify: to turn into bone (DEF-7c1)"
+)
+
+// bridgeCall is the model's call of the bridge's tool name (fn_NAME), in
+// cli's own spelling of a tool of the bridge's server: Claude Code's
+// mcp__cursorkit__fn_NAME, Gemini CLI's mcp_cursorkit_fn_NAME, and for
+// Codex a call of its code-mode exec tool that awaits
+// tools.mcp__cursorkit__fn_NAME (the only way Codex 0.171 offers MCP tools
+// to the model) and returns the result's text.
+func bridgeCall(cli, name string) modelapi.Call {
+	input := `{"word":"` + bridgeWord + `"}`
+	switch cli {
+	case realcli.Claude:
+		return modelapi.Call{Name: "mcp__cursorkit__" + name, Input: jsontext.Value(input)}
+	case realcli.Codex:
+		return modelapi.Call{Name: "exec", Code: "const r = await tools.mcp__cursorkit__" + name + "(" + input + ");\ntext(JSON.stringify(r));"}
+	}
+	return modelapi.Call{Name: "mcp_cursorkit_" + name, Input: jsontext.Value(input)}
+}
+
+// TestRealBridge runs a turn of every real CLI with an MCP tool bridge
+// publishing one Go tool, lookup_word, the CLI starting this test binary
+// as the bridge program (TestMain runs mcpbridge.RunIfBridge), against the
+// model-API stand-in scripted to call it. The CLI must list the tool to
+// the model, call it with the model's input, and carry its result back to
+// the model; the turn is done and its events show the call by the tool's
+// own name with its input and result. A call of a tool the bridge does
+// not publish fails the turn as a policy failure, the handler never run.
+func TestRealBridge(t *testing.T) {
+	tests := []struct {
+		name string
+		tool string // the agent-facing name the model calls
+		ok   bool
+	}{
+		{name: "call", tool: "fn_lookup_word", ok: true},
+		{name: "unpublished", tool: "fn_forget_word"},
+	}
+	for _, cli := range realcli.CLIs() {
+		for _, tt := range tests {
+			t.Run(cli+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				testkit.SkipIfWine(t, realcli.WineLacks)
+				bin := realcli.Bin(t, cli)
+
+				var mu sync.Mutex
+				var inputs []string
+				b, err := mcpbridge.Open(context.Background(), []mcpbridge.Tool{{
+					Name: "lookup_word", Description: "Looks a word up in the dictionary.",
+					InputSchema: jsontext.Value(`{"type":"object","properties":{"word":{"type":"string"}},"required":["word"]}`),
+					Handle: func(_ context.Context, input jsontext.Value) (string, error) {
+						mu.Lock()
+						defer mu.Unlock()
+						inputs = append(inputs, string(input))
+						return bridgeDefinition, nil
+					},
+				}}, mcpbridge.Options{})
+				require.NoError(t, err)
+				t.Cleanup(func() { assert.NoError(t, b.Close()) })
+				server := b.Server()
+
+				script := modelapi.Script{Replies: []modelapi.Reply{{Calls: []modelapi.Call{bridgeCall(cli, tt.tool)}},
+					{Text: []string{"It means to turn into bone."}}}}
+				ws := realcli.Workspace(t, testkit.TempDir(t))
+				api, err := modelapi.Start(script, map[string]string{"workspace": ws})
+				require.NoError(t, err)
+				t.Cleanup(func() { assert.NoError(t, api.Close()) })
+				home := testkit.TempDir(t)
+
+				a, err := agents.Lookup(cli)
+				require.NoError(t, err)
+				res, err := a.Find(context.Background(), bin, nil, discovery.EnvFromOS(), discovery.OSFS())
+				require.NoError(t, err)
+				opts := a.TurnDefaults()
+				opts.Env, opts.Dir = realcli.Env(t, cli, api.URL(), home), ws
+				opts.TotalTimeout, opts.FirstLineTimeout = 3*time.Minute, realcli.FirstLine
+				req := agents.Turn{Prompt: realcli.Prompt, Mode: turn.ModeAsk, Bridge: &server}
+
+				stream, o, err := runAndWrite(t, a, res, req, opts)
+				run := realcli.Observe(t, []byte(stream))
+				t.Cleanup(func() {
+					if t.Failed() {
+						t.Logf("the stream:\n%s\nthe stand-in's requests:", run)
+						for _, r := range api.Requests() {
+							t.Logf("  %s %s reply %d status %d tools %q results %q", r.API, r.Path, r.Reply, r.Status, r.Tools, r.ToolResults)
+						}
+					}
+				})
+				assert.NotContains(t, stream, realcli.PromptMark, "the stream quotes the prompt")
+				for _, l := range run.Lines {
+					if strings.Contains(l, `"tool_`) {
+						t.Logf("%s: %s", cli, l)
+					}
+				}
+				mu.Lock()
+				ran := slices.Clone(inputs)
+				mu.Unlock()
+				if !tt.ok {
+					require.Error(t, err)
+					t.Logf("%s: %v", cli, err)
+					assert.Equal(t, failure.Policy, failure.KindOf(err), "%v", err)
+					assert.Contains(t, err.Error(), tt.tool)
+					assert.Empty(t, ran, "the handler ran for a tool the bridge does not publish")
+					return
+				}
+				require.NoError(t, err, "outcome %+v", o)
+				assert.Equal(t, "done", run.Outcome.Status)
+				if assert.Len(t, ran, 1, "the handler's calls") {
+					assert.JSONEq(t, `{"word":"`+bridgeWord+`"}`, ran[0])
+				}
+				assert.Equal(t, []string{"lookup_word"}, realcli.Names(run.Started), "tools started")
+				assert.Equal(t, []string{"lookup_word"}, realcli.Names(run.Completed), "tools completed")
+				if len(run.Started) == 1 && len(run.Completed) == 1 {
+					assert.JSONEq(t, `{"word":"`+bridgeWord+`"}`, string(run.Started[0].Args))
+					var text string
+					require.NoError(t, json.Unmarshal(run.Completed[0].Result, &text), "the result is the tool's text: %s", run.Completed[0].Result)
+					assert.Equal(t, bridgeDefinition, text)
+				}
+				// The model's requests: those the script answered.
+				reqs := slices.DeleteFunc(api.Requests(), func(r modelapi.Request) bool { return r.Reply < 0 })
+				require.Len(t, reqs, 2, "the model's requests: the call, then the answer")
+				if cli != realcli.Codex {
+					assert.Contains(t, reqs[0].Tools, bridgeCall(cli, "fn_lookup_word").Name, "the tool offered to the model")
+				}
+				last := reqs[1]
+				if assert.Len(t, last.ToolResults, 1, "the tool results the model got") {
+					assert.Contains(t, last.ToolResults[0], bridgeDefinition, "the tool's result reached the model")
+				}
+			})
+		}
+	}
+}
