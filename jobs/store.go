@@ -176,23 +176,7 @@ func (s Store) removeRunDir(id string) error {
 		}
 		return nil
 	})
-	if err := os.RemoveAll(dir); err != nil {
-		// Wine answers some of os.RemoveAll's POSIX-semantics deletes
-		// with "Invalid function": remove entry by entry, deepest first,
-		// with the plain deletes, then judge by RemoveAll again.
-		var paths []string
-		_ = filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
-			if err == nil {
-				paths = append(paths, path)
-			}
-			return nil
-		})
-		for i := len(paths) - 1; i >= 0; i-- {
-			_ = os.Remove(paths[i])
-		}
-		return os.RemoveAll(dir)
-	}
-	return nil
+	return safefile.RemoveAll(dir)
 }
 
 // runDir holds what job id keeps besides its record.

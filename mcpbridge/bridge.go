@@ -102,12 +102,12 @@ func Open(ctx context.Context, tools []Tool, opts Options) (*Bridge, error) {
 	rand.Read(b.id)
 	rand.Read(b.key)
 	if err := b.listen(); err != nil {
-		os.RemoveAll(dir)
+		safefile.RemoveAll(dir)
 		return nil, err
 	}
 	if err := b.writeFiles(); err != nil {
 		b.listener.Close()
-		os.RemoveAll(dir)
+		safefile.RemoveAll(dir)
 		return nil, err
 	}
 	b.server = b.newServer()
@@ -310,7 +310,7 @@ func (b *Bridge) Close() error {
 	b.cancel()
 	b.listener.Close()
 	b.wg.Wait()
-	if err := os.RemoveAll(b.dir); err != nil {
+	if err := safefile.RemoveAll(b.dir); err != nil {
 		return failure.Wrap(failure.Resource, err, "cannot remove the MCP bridge's private directory")
 	}
 	return nil

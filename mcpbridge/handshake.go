@@ -38,10 +38,12 @@ const handshakeTimeout = 5 * time.Second
 // refused: Reason says why, never with the key or a nonce.
 type RefusedError struct{ Reason string }
 
-func (e *RefusedError) Error() string { return "a bridge connection was refused: " + e.Reason }
+func (e *RefusedError) Error() string {
+	return "a connection to the MCP bridge was refused: the connection " + e.Reason
+}
 
-// Kind makes a refusal a failure.Auth error.
-func (e *RefusedError) Kind() failure.Kind { return failure.Auth }
+// Unwrap makes a refusal a failure.Auth error.
+func (e *RefusedError) Unwrap() error { return &failure.Error{Kind: failure.Auth} }
 
 func mac(key []byte, role string, id, bridgeNonce, embedderNonce []byte) []byte {
 	h := hmac.New(sha256.New, key)
@@ -58,29 +60,29 @@ func accept(conn net.Conn, id, key []byte) error {
 	defer conn.SetDeadline(time.Time{})
 	hello := make([]byte, len(magic)+idSize+nonceSize)
 	if _, err := io.ReadFull(conn, hello); err != nil {
-		return &RefusedError{Reason: "it did not open with a bridge's handshake"}
+		return &RefusedError{Reason: "did not open with a bridge's handshake"}
 	}
 	if string(hello[:len(magic)]) != magic {
-		return &RefusedError{Reason: "it did not open with a bridge's handshake"}
+		return &RefusedError{Reason: "did not open with a bridge's handshake"}
 	}
 	if !hmac.Equal(hello[len(magic):len(magic)+idSize], id) {
-		return &RefusedError{Reason: "it named another session"}
+		return &RefusedError{Reason: "named another session"}
 	}
 	bridgeNonce := hello[len(magic)+idSize:]
 	en := make([]byte, nonceSize)
 	rand.Read(en)
 	if _, err := conn.Write(append(en, mac(key, "embedder", id, bridgeNonce, en)...)); err != nil {
-		return &RefusedError{Reason: "it went away during the handshake"}
+		return &RefusedError{Reason: "went away during the handshake"}
 	}
 	proof := make([]byte, macSize)
 	if _, err := io.ReadFull(conn, proof); err != nil {
-		return &RefusedError{Reason: "it went away during the handshake"}
+		return &RefusedError{Reason: "went away during the handshake"}
 	}
 	if !hmac.Equal(proof, mac(key, "bridge", id, bridgeNonce, en)) {
-		return &RefusedError{Reason: "it did not prove the session's key"}
+		return &RefusedError{Reason: "did not prove the session's key"}
 	}
 	if _, err := conn.Write([]byte{acceptedByte}); err != nil {
-		return &RefusedError{Reason: "it went away during the handshake"}
+		return &RefusedError{Reason: "went away during the handshake"}
 	}
 	return nil
 }

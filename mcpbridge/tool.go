@@ -89,7 +89,7 @@ func checkTools(tools []Tool) error {
 // is "object", the only input schema MCP allows for a tool.
 func CheckSchema(schema jsontext.Value) error {
 	var s struct {
-		Type jsontext.Value `json:"type"`
+		Type any `json:"type"`
 	}
 	if len(schema) == 0 {
 		return errors.New("the input schema is missing")
@@ -97,7 +97,7 @@ func CheckSchema(schema jsontext.Value) error {
 	if err := json.Unmarshal(schema, &s); err != nil {
 		return fmt.Errorf("the input schema is not a JSON object: %w", err)
 	}
-	if string(s.Type) != `"object"` {
+	if s.Type != "object" {
 		return errors.New(`the input schema's "type" is not "object"`)
 	}
 	return nil
