@@ -2,11 +2,14 @@ package cursor
 
 import (
 	"cmp"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"strings"
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -129,6 +132,9 @@ func (d *Decoder) toolCall(w *wireToolCallEvent, line []byte) ([]event.Event, er
 		// StartTool fails the turn with the refusal.
 		return nil, d.s.StartTool(t, refused)
 	}
+	// The Stream remembers the call as Cursor sent it, the args that name
+	// its server included, for its completed event's policy check; the
+	// events carry a bridged call as the embedder's own tool.
 	switch w.Subtype {
 	case "started":
 		if err := d.s.StartTool(t, nil); err != nil {
@@ -137,13 +143,51 @@ func (d *Decoder) toolCall(w *wireToolCallEvent, line []byte) ([]event.Event, er
 		// Text after a tool call starts a new piece of the answer, which a
 		// flush may repeat on its own: dedupe may compare from here.
 		d.text.said.mark(d.text.said.len())
-		return []event.Event{{Type: event.TypeToolStarted, Tool: t}}, nil
+		return []event.Event{{Type: event.TypeToolStarted, Tool: d.bridged(t)}}, nil
 	case "completed":
 		d.s.CompleteTool(t.CallID)
 		t.Args = args
-		return []event.Event{{Type: event.TypeToolCompleted, Tool: t}}, nil
+		return []event.Event{{Type: event.TypeToolCompleted, Tool: d.bridged(t)}}, nil
 	}
 	return []event.Event{turn.Unknown("tool_call", w.Subtype, line)}, nil
+}
+
+// bridged is t, a call the policy allowed, as its events carry it: a call
+// of the tool bridge's server is a copy of t named by the tool's own name
+// (mcpbridge.Server.Own: "lookup_word"), with the tool's input as its args
+// and, once completed, the text it answered as its result, a JSON string
+// (mcpbridge.ResultText); its status is "failure" when the tool reported
+// an error (Cursor says "success" with isError true). A result whose text
+// cannot be read is kept as sent. Any other call is t.
+func (d *Decoder) bridged(t *event.Tool) *event.Tool {
+	call, ok := d.allow.bridgeCall(t.Name, t.Args)
+	if !ok {
+		return t
+	}
+	own, _ := d.allow.bridge.Own(call.tool) // published: the policy checked it
+	b := *t
+	b.Name, b.Args = own, call.input
+	if b.Status != "success" || b.Result == nil {
+		return &b
+	}
+	if text, ok := mcpbridge.ResultText(b.Result); ok {
+		if q, err := jsontext.AppendQuote(nil, text); err == nil {
+			b.Result = q
+			if toolFailed(t.Result) {
+				b.Status = "failure"
+			}
+		}
+	}
+	return &b
+}
+
+// toolFailed reports whether an MCP tool's result, as a successful
+// mcpToolCall carries it, says the tool failed: isError true.
+func toolFailed(result jsontext.Value) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(result, &r, turn.UnmarshalOptions()) == nil && r.IsError
 }
 
 // maxAgentMessage bounds the agent's own error text carried in a failure.
