@@ -90,6 +90,13 @@
 //   - BenchmarkJobsHistoryCLI: the built `cursorkit jobs history --all
 //     --limit 20 --json` over 10,000 records in 50 workspaces, against
 //     `cursorkit version`. Goal: history-ms <= 100.
+//   - BenchmarkBridgeRoundTrip: a tool call through the MCP tool bridge
+//     as an agent CLI makes it: the built cursorkit as the bridge program
+//     (started with the bridge's arguments and environment, stdio pipes),
+//     the official SDK's MCP client in the CLI's place calling a tool
+//     whose handler is in this process, 2,000 calls in a row. Goal: the
+//     round trip's p50 <= 2 ms; its p99 and the bridge program's peak RSS
+//     are reported beside it.
 //
 // The records of the two jobs benchmarks are written beforehand through
 // jobs.Store; the same lookups in process (no process start) are
