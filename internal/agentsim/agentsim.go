@@ -46,6 +46,14 @@ const (
 	// EnvMCPServer names the MCP server the mcp-tool scenario calls
 	// (default: the first of the workspace's .cursor/mcp.json).
 	EnvMCPServer = "CURSORKIT_SIM_MCP_SERVER"
+	// EnvMCPTool names the tool the mcp-call scenario calls (default: the
+	// first the server lists), EnvMCPArgs its input, a JSON object
+	// (default DefaultMCPArgs).
+	EnvMCPTool = "CURSORKIT_SIM_MCP_TOOL"
+	EnvMCPArgs = "CURSORKIT_SIM_MCP_ARGS"
+	// EnvMCPLog names a file to which the mcp-call scenario appends one
+	// JSON line (an MCPRun) per server it ran, once it has stopped it.
+	EnvMCPLog = "CURSORKIT_SIM_MCP_LOG"
 	// EnvMarker is in every worker's environment and argv
 	// (`--marker=VALUE`), so tests can find survivors in the process table
 	// (default DefaultMarker).
@@ -114,6 +122,7 @@ const (
 	ScenarioSandboxWriteOutside = "sandbox-write-outside" // two editToolCalls, inside and outside the workspace; with --sandbox enabled $HOME/.cursor/sandbox.json decides each result
 	ScenarioSandboxUnavailable  = "sandbox-unavailable"   // with --sandbox enabled: SandboxUnavailableText on stderr, exit 1, no stream; otherwise the normal turn
 	ScenarioMCPTool             = "mcp-tool"              // with --approve-mcps: the normal turn with an mcpToolCall (MCPToolName of EnvMCPServer, else of the first server of the workspace's .cursor/mcp.json) before its read; the completed event carries only the result, as Cursor's does. Without --approve-mcps, or with no server, the normal turn
+	ScenarioMCPCall             = "mcp-call"              // with --approve-mcps: the normal turn with a real MCP call before its read: the server EnvMCPServer names (else the first) of the workspace's .cursor/mcp.json started with its command, args and env, spoken to over stdio (tools/list, then tools/call of EnvMCPTool, else the first tool, with EnvMCPArgs), its answer in the completed mcpToolCall; the server stopped when the turn ends, the run logged to EnvMCPLog. Without --approve-mcps the normal turn; what prevents the call goes to stderr and the turn goes on
 
 	// review replies (review.go): a read tool call, then the text as one
 	// assistant event and as the result

@@ -29,8 +29,9 @@
 // (the Scenario* constants); each affects only the commands its constant's
 // comment names, so `slow-version,unauthenticated` makes `--version` slow
 // and `status` report a logged-out user. The Env* variables tune versions,
-// delays and sizes, name a record file and a directory of process-id
-// files, and set the marker every spawned helper process carries in its
+// delays and sizes, name a record file, an MCP log and a directory of
+// process-id files, choose the MCP server, tool and input of the mcp-call
+// scenario, and set the marker every spawned helper process carries in its
 // argv and environment.
 //
 // Hangs really block: they sleep until killed, bounded only by

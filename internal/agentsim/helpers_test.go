@@ -20,7 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testkit.RunIfChild()
+	testkit.RunIfChild(mcpServerRole())
 	os.Exit(m.Run())
 }
 

@@ -244,20 +244,13 @@ func (s *sim) record(stdin string) {
 	exe, _ := os.Executable()
 	home := s.homeDir()
 	files, truncated := listHome(home)
-	line, err := marshal(Record{Args: append([]string{}, s.args...), Env: os.Environ(), Stdin: stdin,
+	err := appendLine(path, Record{Args: append([]string{}, s.args...), Env: os.Environ(), Stdin: stdin,
 		Cwd: osGetwd(), PID: os.Getpid(), Executable: exe, Home: home, HomeFiles: files, HomeFilesTruncated: truncated,
 		Sandbox: s.inv.sandbox, AllowedTools: s.inv.allowedTools, ApproveMCPs: s.inv.approveMCPs,
 		ProjectMCPConfig: projectMCPConfig(s.workspace())})
 	if err != nil {
-		return
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
 		fmt.Fprintf(s.stderr, "cursor-agent-sim: record: %v\n", err)
-		return
 	}
-	defer f.Close()
-	f.Write(append(line, '\n'))
 }
 
 // workspace is --workspace, else the working directory.
@@ -322,20 +315,40 @@ func firstMCPServer(config *string) string {
 
 // ReadRecords returns the records appended to path, oldest first.
 func ReadRecords(path string) ([]Record, error) {
+	return readLines[Record](path)
+}
+
+// readLines returns the JSON lines appended to path, oldest first.
+func readLines[T any](path string) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var records []Record
+	var lines []T
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
-		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("record %d: %w", len(records)+1, err)
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return nil, fmt.Errorf("line %d: %w", len(lines)+1, err)
 		}
-		records = append(records, r)
+		lines = append(lines, v)
 	}
-	return records, sc.Err()
+	return lines, sc.Err()
+}
+
+// appendLine appends v to path as one JSON line.
+func appendLine(path string, v any) error {
+	line, err := marshal(v)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write(append(line, '\n'))
+	return err
 }

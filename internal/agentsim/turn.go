@@ -108,7 +108,8 @@ type turn struct {
 	inv     invocation
 	w       *lineWriter
 	session string
-	cwd     string // the workspace: --workspace, else the working directory
+	cwd     string        // the workspace: --workspace, else the working directory
+	mcp     *mcpServerRun // the mcp-call scenario's server, nil when none
 }
 
 func (t *turn) assistant(text, modelCallID string) {
@@ -215,6 +216,7 @@ func (s *sim) print(inv invocation) int {
 		return s.hang()
 	}
 	t := s.newTurn(inv)
+	defer t.stopMCP() // the MCP servers of a turn live as long as it
 	t.begin(string(prompt))
 	if code, failed := t.fail(); failed {
 		return code
@@ -355,6 +357,9 @@ func (t *turn) tools() {
 	}
 	if t.s.has(ScenarioMCPTool) {
 		t.mcpTool(t.cwd)
+	}
+	if t.s.has(ScenarioMCPCall) {
+		t.mcpCall(t.cwd)
 	}
 	t.toolCall(CallIDRead, "mc_1", "readToolCall", obj{{"path", "README.md"}},
 		obj{{"success", obj{{"content", "# Demo\nhello\n"}, {"isEmpty", false}, {"exceededLimit", false}, {"totalLines", 2}}}})
