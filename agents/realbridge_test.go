@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +49,20 @@ func bridgeCall(cli, name string) modelapi.Call {
 	return modelapi.Call{Name: "mcp_cursorkit_" + name, Input: jsontext.Value(input)}
 }
 
+// oddDir is a new directory whose name holds what every CLI's config
+// must quote (a quote, a backslash, a space): the bridge's paths are in
+// it, and the bridge program finds its session file only if the CLI read
+// the path back exactly.
+func oddDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(testkit.TempDir(t), `q"b\s 1`)
+	if runtime.GOOS == "windows" {
+		dir = filepath.Join(testkit.TempDir(t), "q b 1") // Windows names hold no '"', and '\\' separates
+	}
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	return dir
+}
+
 // TestRealBridge runs a turn of every real CLI with an MCP tool bridge
 // publishing one Go tool, lookup_word, the CLI starting this test binary
 // as the bridge program (TestMain runs mcpbridge.RunIfBridge), against the
@@ -53,7 +70,9 @@ func bridgeCall(cli, name string) modelapi.Call {
 // the model, call it with the model's input, and carry its result back to
 // the model; the turn is done and its events show the call by the tool's
 // own name with its input and result. A call of a tool the bridge does
-// not publish fails the turn as a policy failure, the handler never run.
+// not publish never reaches the handler: Claude Code's and Gemini CLI's
+// turn fails as a policy failure at the call; Codex's code mode has no
+// such function, which the model is told, and no MCP call is made.
 func TestRealBridge(t *testing.T) {
 	tests := []struct {
 		name string
@@ -81,7 +100,7 @@ func TestRealBridge(t *testing.T) {
 						inputs = append(inputs, string(input))
 						return bridgeDefinition, nil
 					},
-				}}, mcpbridge.Options{})
+				}}, mcpbridge.Options{Dir: oddDir(t)})
 				require.NoError(t, err)
 				t.Cleanup(func() { assert.NoError(t, b.Close()) })
 				server := b.Server()
@@ -122,12 +141,27 @@ func TestRealBridge(t *testing.T) {
 				mu.Lock()
 				ran := slices.Clone(inputs)
 				mu.Unlock()
+				// The model's requests: those the script answered.
+				reqs := slices.DeleteFunc(api.Requests(), func(r modelapi.Request) bool { return r.Reply < 0 })
 				if !tt.ok {
+					assert.Empty(t, ran, "the handler ran for a tool the bridge does not publish")
+					if cli == realcli.Codex {
+						// Codex's code mode offers the model only the tools the
+						// server listed: the call is a script error that
+						// Codex hands the model, and no MCP call is made.
+						require.NoError(t, err)
+						assert.Empty(t, run.Started, "tools started")
+						require.Len(t, reqs, 2)
+						if assert.Len(t, reqs[1].ToolResults, 1) {
+							t.Logf("%s: the model got %q", cli, reqs[1].ToolResults[0])
+							assert.Contains(t, reqs[1].ToolResults[0], "tools.mcp__cursorkit__"+tt.tool+" is not a function")
+						}
+						return
+					}
 					require.Error(t, err)
 					t.Logf("%s: %v", cli, err)
 					assert.Equal(t, failure.Policy, failure.KindOf(err), "%v", err)
 					assert.Contains(t, err.Error(), tt.tool)
-					assert.Empty(t, ran, "the handler ran for a tool the bridge does not publish")
 					return
 				}
 				require.NoError(t, err, "outcome %+v", o)
@@ -143,8 +177,6 @@ func TestRealBridge(t *testing.T) {
 					require.NoError(t, json.Unmarshal(run.Completed[0].Result, &text), "the result is the tool's text: %s", run.Completed[0].Result)
 					assert.Equal(t, bridgeDefinition, text)
 				}
-				// The model's requests: those the script answered.
-				reqs := slices.DeleteFunc(api.Requests(), func(r modelapi.Request) bool { return r.Reply < 0 })
 				require.Len(t, reqs, 2, "the model's requests: the call, then the answer")
 				if cli != realcli.Codex {
 					assert.Contains(t, reqs[0].Tools, bridgeCall(cli, "fn_lookup_word").Name, "the tool offered to the model")

@@ -58,6 +58,9 @@ type Turn struct {
 //	exec --json --color never --sandbox MODE [--model M] -
 //	exec --json --color never --sandbox MODE [--model M] resume THREAD_ID -
 //
+// With a Bridge, its -c options (bridgeArgs) come before the final "-" or
+// the resume subcommand: the MCP server of the turn, its tools approved.
+//
 // plan and ask run under --sandbox read-only, write under --sandbox
 // workspace-write. Exec never asks for approval (it sets the approval
 // policy "never" itself), so no approval flag is passed. The options come
@@ -80,6 +83,13 @@ func Args(t Turn) ([]string, error) {
 			return nil, err
 		}
 		args = append(args, "--model", t.Model)
+	}
+	if t.Bridge != nil {
+		bridge, err := bridgeArgs(t.Bridge)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, bridge...)
 	}
 	if t.Resume != "" {
 		if err := turn.CheckValue("session id", t.Resume); err != nil {

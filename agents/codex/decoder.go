@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"encoding/json/jsontext"
 	"errors"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -26,17 +28,22 @@ const (
 // line into events (see the package documentation). It implements
 // turn.Decoder. A Decoder is not safe for concurrent use.
 type Decoder struct {
-	s     turn.Stream
-	allow allowlist
-	fatal error               // the first top-level error Codex does not retry
-	said  map[string]struct{} // agent_message and reasoning items already emitted, by id
-	last  string              // the last agent_message's text: the result's
-	wire  wireItem            // the item being read
+	s      turn.Stream
+	allow  allowlist
+	bridge *mcpbridge.Server   // the turn's MCP tool bridge, nil when none
+	fatal  error               // the first top-level error Codex does not retry
+	said   map[string]struct{} // agent_message and reasoning items already emitted, by id
+	last   string              // the last agent_message's text: the result's
+	wire   wireItem            // the item being read
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
-// t.Mode and t.Tools. An unknown mode or tool name is a failure.Input
-// error.
+// t.Mode and t.Tools, and those t.Bridge publishes: an mcp_tool_call of
+// the bridge's server is reported by the tool's own name (its registered
+// name, without the bridge's prefix), its arguments as the args and its
+// result's text as the result; one of a tool the bridge does not publish
+// is a policy failure, whatever t.Tools allow. An unknown mode or tool
+// name, or a bridge Args refuses, is a failure.Input error.
 func NewDecoder(t Turn) (*Decoder, error) {
 	mode, err := t.Mode.Resolve()
 	if err != nil {
@@ -46,11 +53,17 @@ func NewDecoder(t Turn) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.Bridge != nil {
+		if _, err := bridgeArgs(t.Bridge); err != nil {
+			return nil, err
+		}
+	}
 	return &Decoder{
 		s: turn.Stream{Agent: Name, Format: "codex exec --json", First: "a thread.started event",
 			Final: "a turn.completed or turn.failed event", Classify: ClassifyMessage},
-		allow: allow,
-		said:  map[string]struct{}{},
+		allow:  allow,
+		bridge: t.Bridge,
+		said:   map[string]struct{}{},
 	}, nil
 }
 
@@ -282,9 +295,24 @@ func (d *Decoder) firstSaid(id string) bool {
 // tool maps a tool item: every phase is checked against the policy; the
 // first item.started of an id is tool_started, item.completed is
 // tool_completed, item.updated says nothing new.
+//
+// A call of the bridge's server is the bridge's alone: allowed when the
+// bridge publishes its tool, and then named and filled as that tool.
 func (d *Decoder) tool(it *wireItem, name, server, phase string) ([]event.Event, error) {
 	t := &event.Tool{CallID: it.ID, Name: name}
-	if refused := d.allow.check(name, server); refused != nil {
+	fill := it.fill
+	refused := d.allow.check(name, server)
+	if it.Type == "mcp_tool_call" {
+		if own, onServer, published := bridgedTool(d.bridge, server, jsontext.Value(it.Tool.Value())); onServer {
+			refused = nil
+			if !published {
+				refused = bridgeRefused(d.bridge, jsontext.Value(it.Tool.Value()))
+			}
+			t.Name = own
+			fill = func(t *event.Tool, done bool) { fillBridged(it, t, done) }
+		}
+	}
+	if refused != nil {
 		return nil, d.s.StartTool(t, refused)
 	}
 	switch phase {
@@ -292,11 +320,11 @@ func (d *Decoder) tool(it *wireItem, name, server, phase string) ([]event.Event,
 		if d.s.Tool(it.ID) != nil {
 			return nil, nil // said again
 		}
-		it.fill(t, false)
+		fill(t, false)
 		return []event.Event{{Type: event.TypeToolStarted, Tool: t}}, d.s.StartTool(t, nil)
 	case "completed":
 		d.s.CompleteTool(it.ID)
-		it.fill(t, true)
+		fill(t, true)
 		return []event.Event{{Type: event.TypeToolCompleted, Tool: t}}, nil
 	}
 	return nil, nil
