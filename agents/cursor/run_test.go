@@ -20,15 +20,20 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/supervise"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// TestMain makes the test binary the cursor-agent simulator when started
-// as one, and, for ExampleRun, installs it as the Cursor CLI that
-// CURSOR_AGENT_BIN names, with its caches in a scratch directory.
+// TestMain makes the test binary an MCP bridge program or the
+// cursor-agent simulator when started as one, and, for ExampleRun,
+// installs it as the Cursor CLI that CURSOR_AGENT_BIN names, with its
+// caches in a scratch directory. The bridge check comes first: the
+// simulator starts the bridge program with its own environment, which
+// names the simulator's role too.
 func TestMain(m *testing.M) {
+	mcpbridge.RunIfBridge()
 	testkit.RunIfChild()
 	scratch, err := os.MkdirTemp("", "cursor-test-")
 	if err != nil {
