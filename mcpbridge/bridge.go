@@ -32,9 +32,13 @@ import (
 	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
-// ServerName is the key of the bridge's entry in an agent's MCP
-// configuration: letters only, so that every agent's spelling of a tool
-// (mcp__cursorkit__fn_x, mcp_cursorkit_fn_x) splits back unambiguously.
+// ServerName starts the key of a bridge's entry in an agent's MCP
+// configuration (Server.Name): ServerName and 8 random lower-case hex
+// digits, fresh for each bridge, so that a project's own MCP config
+// cannot define a server under that key beforehand and have its tools
+// taken for the bridge's. Letters and digits only, so that every agent's
+// spelling of a tool (mcp__NAME__fn_x, mcp_NAME_fn_x) splits back
+// unambiguously.
 const ServerName = "cursorkit"
 
 // Options tune a bridge; the zero value is usable.
@@ -57,6 +61,7 @@ type Bridge struct {
 	session  string // the session file's path
 	config   string // the MCP client config file's path
 	id, key  []byte
+	name     string // Server.Name
 	listener net.Listener
 	server   *mcp.Server
 	opts     Options
@@ -101,6 +106,9 @@ func Open(ctx context.Context, tools []Tool, opts Options) (*Bridge, error) {
 	}
 	rand.Read(b.id)
 	rand.Read(b.key)
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	b.name = ServerName + hex.EncodeToString(suffix)
 	if err := b.listen(); err != nil {
 		safefile.RemoveAll(dir)
 		return nil, err
@@ -161,7 +169,8 @@ func (b *Bridge) writeFiles() error {
 // Server describes the MCP server an agent CLI must start to reach a
 // bridge: what goes into the CLI's configuration for one turn.
 type Server struct {
-	// Name is the server's key in the CLI's configuration (ServerName).
+	// Name is the server's key in the CLI's configuration: ServerName and
+	// 8 hex digits, this bridge's own.
 	Name string
 	// Command, Args and Env start the bridge program: this binary, its
 	// absolute path, recognised by RunIfBridge. Env holds only the path of
@@ -191,7 +200,7 @@ func (b *Bridge) Server() Server {
 		names[i] = Prefix + t.Name
 	}
 	return Server{
-		Name:       ServerName,
+		Name:       b.name,
 		Command:    exe,
 		Args:       []string{bridgeArg},
 		Env:        map[string]string{EnvSession: b.session},
@@ -203,7 +212,7 @@ func (b *Bridge) Server() Server {
 
 // newServer builds the MCP server of b's tools, each under Prefix.
 func (b *Bridge) newServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "cursorkit tool bridge", Version: "1"},
+	s := mcp.NewServer(&mcp.Implementation{Name: b.name, Title: "cursorkit tool bridge", Version: "1"},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{}})
 	for _, t := range b.tools {
 		s.AddTool(&mcp.Tool{Name: Prefix + t.Name, Description: t.Description, InputSchema: t.InputSchema},

@@ -405,14 +405,15 @@ func TestCloseEndsEveryBridgeProgramAndRemovesTheSecret(t *testing.T) {
 func TestTheSecretIsOnlyInTheSessionFile(t *testing.T) {
 	b := open(t, []Tool{echoTool("echo")}, Options{})
 	s := b.Server()
-	assert.Equal(t, ServerName, s.Name)
+	assert.Regexp(t, `^cursorkit[0-9a-f]{8}$`, s.Name)
+	assert.NotEqual(t, s.Name, open(t, []Tool{echoTool("echo")}, Options{}).Server().Name, "each bridge has its own name")
 	assert.Equal(t, []string{"fn_echo"}, s.Tools)
 	assert.Equal(t, []string{bridgeArg}, s.Args)
 	assert.Equal(t, []string{EnvSession}, keys(s.Env))
 	config, err := os.ReadFile(s.ConfigFile)
 	require.NoError(t, err)
 	assertNoSecret(t, b, string(config)+fmt.Sprint(s))
-	assert.Contains(t, string(config), `"`+ServerName+`"`)
+	assert.Contains(t, string(config), `"`+s.Name+`"`)
 
 	if runtime.GOOS != "windows" {
 		for path, mode := range map[string]os.FileMode{s.Dir: 0o700 | os.ModeDir, s.Env[EnvSession]: 0o600, s.ConfigFile: 0o600} {
@@ -445,7 +446,7 @@ func TestOpenRefusesToolsItCannotPublish(t *testing.T) {
 		{"an upper-case name", with(func(t *Tool) { t.Name = "Echo" }), "name"},
 		{"a name with a hyphen", with(func(t *Tool) { t.Name = "look-up" }), "name"},
 		{"a name starting with a digit", with(func(t *Tool) { t.Name = "1echo" }), "name"},
-		{"a name too long", with(func(t *Tool) { t.Name = strings.Repeat("a", 49) }), "name"},
+		{"a name too long", with(func(t *Tool) { t.Name = strings.Repeat("a", 39) }), "name"},
 		{"the same name twice", []Tool{ok, ok}, "registered twice"},
 		{"no schema", with(func(t *Tool) { t.InputSchema = nil }), "input schema is missing"},
 		{"a schema not JSON", with(func(t *Tool) { t.InputSchema = jsontext.Value("{") }), "not a JSON object"},
@@ -489,7 +490,7 @@ func FuzzValidName(f *testing.F) {
 		if !validName(name) {
 			return
 		}
-		assert.LessOrEqual(t, len(name), 48)
+		assert.LessOrEqual(t, len(name), maxName)
 		for _, c := range []byte(name) {
 			assert.True(t, c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'), "%q", name)
 		}

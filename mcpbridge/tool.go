@@ -21,7 +21,7 @@ const DefaultCallTimeout = 60 * time.Second
 
 // Tool is one tool an embedding program publishes to the agent of a turn.
 type Tool struct {
-	// Name is 1 to 48 lower-case ASCII letters, digits and '_', starting
+	// Name is 1 to 38 lower-case ASCII letters, digits and '_', starting
 	// with a letter; the agent sees it as Prefix+Name.
 	Name string
 	// Description tells the model what the tool does.
@@ -40,12 +40,16 @@ type Tool struct {
 	Timeout time.Duration
 }
 
-// validName reports whether name is 1 to 48 lower-case ASCII letters,
-// digits and '_', starting with a letter: a name every agent spells the
-// same, short enough that the longest spelling, Gemini's
-// mcp_SERVER_fn_NAME, stays within its 63 bytes.
+// maxName bounds a tool's name so that the longest spelling of a bridged
+// tool, Gemini's mcp_SERVER_fn_NAME with a 17-byte SERVER, stays within
+// the 63 bytes Gemini CLI keeps of a tool's name.
+const maxName = 63 - len("mcp_") - len(ServerName) - 8 - len("_") - len(Prefix)
+
+// validName reports whether name is 1 to maxName lower-case ASCII
+// letters, digits and '_', starting with a letter: a name every agent
+// spells the same.
 func validName(name string) bool {
-	if name == "" || len(name) > 48 || name[0] < 'a' || name[0] > 'z' {
+	if name == "" || len(name) > maxName || name[0] < 'a' || name[0] > 'z' {
 		return false
 	}
 	for _, c := range []byte(name) {
@@ -66,7 +70,7 @@ func checkTools(tools []Tool) error {
 	seen := make(map[string]bool, len(tools))
 	for i, t := range tools {
 		if !validName(t.Name) {
-			return failure.New(failure.Input, "tool %d: name %q is not 1 to 48 lower-case letters, digits and '_' starting with a letter", i+1, cut(t.Name))
+			return failure.New(failure.Input, "tool %d: name %q is not 1 to %d lower-case letters, digits and '_' starting with a letter", i+1, cut(t.Name), maxName)
 		}
 		if seen[t.Name] {
 			return failure.New(failure.Input, "tool %q is registered twice", t.Name)
