@@ -16,6 +16,7 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/fallback"
 	"github.com/cursorkit/cursorkit/launch"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/mcpstage"
 	"github.com/cursorkit/cursorkit/probe"
 	"github.com/cursorkit/cursorkit/turn"
@@ -33,7 +34,7 @@ type runFlags struct {
 	model, effort, mode     string
 	write, partial          bool
 	resume, cwd, allowTools string
-	mcpServer               string
+	mcpServer, tools        string
 	agentName, fallback     string
 	transcript              string
 	fallbackAfterRetries    int
@@ -58,6 +59,7 @@ func runRun(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(&f.transcript, "transcript", "", "with --fallback: the conversation so far, a JSON array of {role, content} messages in `FILE`")
 	fs.IntVar(&f.fallbackAfterRetries, "fallback-after-retries", 0, "with --fallback: hand off at the primary's `N`th retry of a rate limit, quota or auth failure, stopping it (0: only once it fails)")
 	fs.StringVar(&f.mcpServer, "mcp-server", "", "stage the MCP server `FILE` describes ({command, args, env}) for the turn and allow its tools")
+	fs.StringVar(&f.tools, "tools", "", "publish the tools `FILE` describes ({\"tools\": [{name, description, inputSchema, command, timeout}]}) to the agent for the turn, as fn_NAME; a call runs its command, no shell, with the input JSON on stdin and stdout as the result")
 	fs.DurationVar(&f.firstLine, "first-line-timeout", cursor.TurnDefaults().FirstLineTimeout, "fail when the agent prints no line within `D` (0: off)")
 	fs.DurationVar(&f.idle, "idle-timeout", cursor.TurnDefaults().IdleTimeout, "fail when the agent stays silent for `D` (0: off)")
 	fs.DurationVar(&f.total, "timeout", 0, "fail when the turn takes longer than `D` (0: off)")
@@ -141,6 +143,9 @@ type runPlan struct {
 	turn       agents.Turn
 	// mcp is the --mcp-server entry, staged around the turn.
 	mcp *mcpstage.Entry
+	// tools are --tools', published by a bridge around the turn; nil
+	// without the flag. The caller closes them.
+	tools *mcpbridge.CommandSet
 	// fallback is --fallback's, nil without one.
 	fallback *agents.Fallback
 }
@@ -170,6 +175,8 @@ func checkRunFlags(fs *pflag.FlagSet, f runFlags, ag agents.Agent) error {
 	switch {
 	case fs.Changed("mcp-server") && withFallback:
 		return failure.New(failure.Input, "--mcp-server cannot be combined with --agent or --fallback")
+	case fs.Changed("tools") && withFallback:
+		return failure.New(failure.Input, "--tools cannot be combined with --fallback: the fallback's turn would not have the tools")
 	case f.transcript != "" && f.fallback == "":
 		return failure.New(failure.Input, "--transcript needs --fallback: it is what the fallback is told of the conversation")
 	case fs.Changed("fallback-after-retries") && f.fallback == "":
@@ -181,10 +188,16 @@ func checkRunFlags(fs *pflag.FlagSet, f runFlags, ag agents.Agent) error {
 // planRun checks the flags, reads the files they name, finds the agent
 // (Cursor through its probe; the others by discovery alone: their
 // --version is `cursorkit agents`', and a turn reports a broken binary
-// itself), resolves the model and prepares the fallback.
-func (a *app) planRun(ctx context.Context, fs *pflag.FlagSet, f runFlags, prompt string) (runPlan, error) {
-	p := runPlan{}
-	var err error
+// itself), resolves the model and prepares the fallback. Every file is
+// read before anything is started (the Cursor probe included). On error,
+// the --tools it read are closed.
+func (a *app) planRun(ctx context.Context, fs *pflag.FlagSet, f runFlags, prompt string) (p runPlan, err error) {
+	defer func() {
+		if err != nil && p.tools != nil {
+			_ = p.tools.Close()
+			p.tools = nil
+		}
+	}()
 	if p.agent, err = agents.Lookup(f.agentName); err != nil {
 		return p, err
 	}
@@ -207,6 +220,11 @@ func (a *app) planRun(ctx context.Context, fs *pflag.FlagSet, f runFlags, prompt
 			return p, err
 		}
 		p.mcp = &e
+	}
+	if f.tools != "" {
+		if p.tools, err = readTools(ctx, f.tools, f.cwd); err != nil {
+			return p, err
+		}
 	}
 	if p.turn, err = turnOf(f, prompt); err != nil {
 		return p, err
@@ -334,18 +352,31 @@ func (a *app) runTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p runP
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(150)
 	}
+	if p.tools != nil {
+		// Closed after the bridge (deferred first): the bridge's sessions
+		// end, then every call still running has its tree killed.
+		defer p.tools.Close()
+		b, err := mcpbridge.Open(ctx, p.tools.Tools(), mcpbridge.Options{})
+		if err != nil {
+			w.close()
+			return a.fail(f.asJSON, err)
+		}
+		defer b.Close()
+		s := b.Server()
+		p.turn.Bridge = &s
+	}
 	started := time.Now()
 	var o turn.Outcome
 	var err error
-	switch {
-	case p.mcp != nil:
-		// The MCP server is staged last, when nothing else can refuse the
-		// turn before it starts; only then is its key approved
-		// (--approve-mcps) and its tools allowed. It is released once the
-		// agent's tree is gone, whatever ended the turn (a stop signal
+	switch staged := p.stagedServers(); {
+	case len(staged) > 0:
+		// The MCP servers are staged last, when nothing else can refuse
+		// the turn before it starts; only then are their keys approved
+		// (--approve-mcps) and their tools allowed. They are released once
+		// the agent's tree is gone, whatever ended the turn (a stop signal
 		// included).
 		var ran bool
-		o, ran, err = a.runStaged(ctx, f.cwd, p, w, func(ctx context.Context, t agents.Turn) (turn.Outcome, error) {
+		o, ran, err = a.runStaged(ctx, f.cwd, p, staged, w, func(ctx context.Context, t agents.Turn) (turn.Outcome, error) {
 			started = time.Now()
 			return p.agent.Run(ctx, p.res, p.configured, t, opts)
 		})

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/cursorkit/cursorkit/agents"
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/mcpstage"
 	"github.com/cursorkit/cursorkit/turn"
 )
@@ -27,19 +30,55 @@ func readMCPServer(path string) (mcpstage.Entry, error) {
 	return e, failure.Wrap(failure.Input, err, "--mcp-server")
 }
 
-// runStaged runs p's turn with its MCP server staged into the worktree of
-// dir (docs/contract.md, "run --mcp-server"): play runs the agent once the
-// lease's key is the turn's one MCP server. The lease's warnings are
-// events on w from then on, and all of them are in the outcome. started is
-// false when the agent never started (a refused stage): err is then the
-// run's failure, the error object alone, so no warning is rendered.
-func (a *app) runStaged(ctx context.Context, dir string, p runPlan, w *turnWriter,
+// readTools reads the --tools file (mcpbridge.ReadToolsFile): its tools
+// run in dir, the turn's directory ("" is this process's), and their
+// programs are found from the file's own directory.
+func readTools(ctx context.Context, path, dir string) (*mcpbridge.CommandSet, error) {
+	set, err := mcpbridge.ReadToolsFile(ctx, path, mcpbridge.CommandOptions{Dir: dir})
+	if failure.Is(err, failure.Input) {
+		return nil, failure.Wrap(failure.Input, err, "--tools")
+	}
+	return set, err
+}
+
+// stagedServer is an MCP server staged into the worktree around a turn.
+type stagedServer struct {
+	entry mcpstage.Entry
+	// bridge says the entry is the turn's tool bridge: its key becomes the
+	// name of Turn.Bridge, not one of Turn.MCPServers.
+	bridge bool
+}
+
+// stagedServers are the servers p's turn needs staged: --mcp-server's, and
+// for Cursor, which reads its servers from the worktree only, the tool
+// bridge's.
+func (p runPlan) stagedServers() []stagedServer {
+	var out []stagedServer
+	if p.mcp != nil {
+		out = append(out, stagedServer{entry: *p.mcp})
+	}
+	if b := p.turn.Bridge; b != nil && p.agent.Name == cursor.Name {
+		out = append(out, stagedServer{entry: mcpstage.Entry{Command: b.Command, Args: b.Args, Env: b.Env}, bridge: true})
+	}
+	return out
+}
+
+// runStaged runs p's turn with servers staged into the worktree of dir
+// (docs/contract.md, "run --mcp-server"), each under a lease of its own
+// (mcpstage.Run, one inside the other): play runs the agent once every
+// lease's key is in the turn, an --mcp-server's as one of its MCP servers,
+// the bridge's as its Bridge's name (the server Cursor names in each
+// call). The leases' warnings are events on w from then on, and all of
+// them are in the outcome. started is false when the agent never started
+// (a refused stage): err is then the run's failure, the error object
+// alone, so no warning is rendered.
+func (a *app) runStaged(ctx context.Context, dir string, p runPlan, servers []stagedServer, w *turnWriter,
 	play func(context.Context, agents.Turn) (turn.Outcome, error)) (o turn.Outcome, started bool, err error) {
 	every, err := a.mcpHeartbeatEvery()
 	if err != nil {
 		return o, false, err
 	}
-	var playing atomic.Bool // the OnWarning of the heartbeat's goroutine reads it
+	var playing atomic.Bool // the OnWarning of the heartbeats' goroutines reads it
 	opts := mcpstage.RunOptions{
 		HeartbeatEvery: every,
 		OnWarning: func(warn mcpstage.Warning) {
@@ -48,17 +87,33 @@ func (a *app) runStaged(ctx context.Context, dir string, p runPlan, w *turnWrite
 			}
 		},
 	}
-	warns, err := mcpstage.Run(ctx, dir, *p.mcp, opts, func(ctx context.Context, lease mcpstage.Lease) error {
-		req := p.turn
-		req.MCPServers = []string{lease.Key}
-		if _, err := p.agent.Args(req); err != nil {
+	var warns []mcpstage.Warning
+	var stage func(ctx context.Context, i int, req agents.Turn) error
+	stage = func(ctx context.Context, i int, req agents.Turn) error {
+		if i == len(servers) {
+			if _, err := p.agent.Args(req); err != nil {
+				return err
+			}
+			playing.Store(true)
+			var err error
+			o, err = play(ctx, req)
 			return err
 		}
-		playing.Store(true)
-		var err error
-		o, err = play(ctx, req)
+		ws, err := mcpstage.Run(ctx, dir, servers[i].entry, opts, func(ctx context.Context, lease mcpstage.Lease) error {
+			req := req
+			if servers[i].bridge {
+				b := *req.Bridge
+				b.Name = lease.Key
+				req.Bridge = &b
+			} else {
+				req.MCPServers = append(slices.Clone(req.MCPServers), lease.Key)
+			}
+			return stage(ctx, i+1, req)
+		})
+		warns = append(warns, ws...)
 		return err
-	})
+	}
+	err = stage(ctx, 0, p.turn)
 	if !playing.Load() {
 		return o, false, err
 	}
