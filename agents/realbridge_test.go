@@ -32,21 +32,21 @@ const (
 	bridgeDefinition = "ossify: to turn into bone (DEF-7c1)"
 )
 
-// bridgeCall is the model's call of the bridge's tool name (fn_NAME), in
-// cli's own spelling of a tool of the bridge's server: Claude Code's
-// mcp__cursorkit__fn_NAME, Gemini CLI's mcp_cursorkit_fn_NAME, and for
-// Codex a call of its code-mode exec tool that awaits
-// tools.mcp__cursorkit__fn_NAME (the only way Codex 0.171 offers MCP tools
-// to the model) and returns the result's text.
-func bridgeCall(cli, name string) modelapi.Call {
+// bridgeCall is the model's call of the tool name (fn_NAME) of the
+// bridge's server, in cli's own spelling: Claude Code's
+// mcp__SERVER__fn_NAME, Gemini CLI's mcp_SERVER_fn_NAME, and for Codex a
+// call of its code-mode exec tool that awaits tools.mcp__SERVER__fn_NAME
+// (the only way Codex 0.171 offers MCP tools to the model) and returns
+// the result.
+func bridgeCall(cli, server, name string) modelapi.Call {
 	input := `{"word":"` + bridgeWord + `"}`
 	switch cli {
 	case realcli.Claude:
-		return modelapi.Call{Name: "mcp__cursorkit__" + name, Input: jsontext.Value(input)}
+		return modelapi.Call{Name: "mcp__" + server + "__" + name, Input: jsontext.Value(input)}
 	case realcli.Codex:
-		return modelapi.Call{Name: "exec", Code: "const r = await tools.mcp__cursorkit__" + name + "(" + input + ");\ntext(JSON.stringify(r));"}
+		return modelapi.Call{Name: "exec", Code: "const r = await tools.mcp__" + server + "__" + name + "(" + input + ");\ntext(JSON.stringify(r));"}
 	}
-	return modelapi.Call{Name: "mcp_cursorkit_" + name, Input: jsontext.Value(input)}
+	return modelapi.Call{Name: "mcp_" + server + "_" + name, Input: jsontext.Value(input)}
 }
 
 // oddDir is a new directory whose name holds what every CLI's config
@@ -105,7 +105,7 @@ func TestRealBridge(t *testing.T) {
 				t.Cleanup(func() { assert.NoError(t, b.Close()) })
 				server := b.Server()
 
-				script := modelapi.Script{Replies: []modelapi.Reply{{Calls: []modelapi.Call{bridgeCall(cli, tt.tool)}},
+				script := modelapi.Script{Replies: []modelapi.Reply{{Calls: []modelapi.Call{bridgeCall(cli, server.Name, tt.tool)}},
 					{Text: []string{"It means to turn into bone."}}}}
 				ws := realcli.Workspace(t, testkit.TempDir(t))
 				api, err := modelapi.Start(script, map[string]string{"workspace": ws})
@@ -154,7 +154,7 @@ func TestRealBridge(t *testing.T) {
 						require.Len(t, reqs, 2)
 						if assert.Len(t, reqs[1].ToolResults, 1) {
 							t.Logf("%s: the model got %q", cli, reqs[1].ToolResults[0])
-							assert.Contains(t, reqs[1].ToolResults[0], "tools.mcp__cursorkit__"+tt.tool+" is not a function")
+							assert.Contains(t, reqs[1].ToolResults[0], "tools.mcp__"+server.Name+"__"+tt.tool+" is not a function")
 						}
 						return
 					}
@@ -179,7 +179,7 @@ func TestRealBridge(t *testing.T) {
 				}
 				require.Len(t, reqs, 2, "the model's requests: the call, then the answer")
 				if cli != realcli.Codex {
-					assert.Contains(t, reqs[0].Tools, bridgeCall(cli, "fn_lookup_word").Name, "the tool offered to the model")
+					assert.Contains(t, reqs[0].Tools, bridgeCall(cli, server.Name, "fn_lookup_word").Name, "the tool offered to the model")
 				}
 				last := reqs[1]
 				if assert.Len(t, last.ToolResults, 1, "the tool results the model got") {

@@ -3,8 +3,13 @@ package agents
 import (
 	"bytes"
 	"context"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/cursorkit/cursorkit/agents/gemini"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
@@ -46,6 +51,9 @@ func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured boo
 	if err != nil {
 		return turn.Refused(err), err
 	}
+	if opts.Env, err = a.bridgeEnv(t, opts.Env); err != nil {
+		return turn.Refused(err), err
+	}
 	o, err := turn.Run(ctx, plan, t.Prompt, dec, opts)
 	if o.Model == "" {
 		// The stream named no model (Codex's never does): the one the
@@ -53,6 +61,48 @@ func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured boo
 		o.Model = t.Model
 	}
 	return o, err
+}
+
+// bridgeEnv returns env, the turn's environment (nil: this process's),
+// with what an agent needs beyond its argv to reach t.Bridge: Gemini CLI
+// reads MCP servers only from settings files, so its turn gets a private
+// home holding the bridge (gemini.BridgeHome) instead of a file in the
+// user's workspace or home. Every other agent, and a turn without a
+// bridge, keeps env as it is.
+func (a Agent) bridgeEnv(t Turn, env []string) ([]string, error) {
+	if t.Bridge == nil || a.Name != gemini.Name {
+		return env, nil
+	}
+	if env == nil {
+		env = os.Environ()
+	}
+	getenv := func(name string) string {
+		v := ""
+		for _, kv := range env {
+			if k, val, ok := strings.Cut(kv, "="); ok && envName(k) == envName(name) {
+				v = val // the last one wins, as in the child
+			}
+		}
+		return v
+	}
+	add, err := gemini.BridgeHome(gemini.Turn(t.common()), getenv)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return envName(k) == envName(gemini.EnvHome)
+	})
+	return append(out, add...), nil
+}
+
+// envName is an environment variable's name as the OS compares it:
+// without case on Windows.
+func envName(name string) string {
+	if runtime.GOOS == "windows" {
+		return strings.ToUpper(name)
+	}
+	return name
 }
 
 // Bounds of a --version run's output.

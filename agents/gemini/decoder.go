@@ -46,13 +46,19 @@ type Decoder struct {
 var _ turn.StderrDecoder = (*Decoder)(nil)
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
-// t.Mode and t.Tools. An unknown mode or a bad tool name is a
-// failure.Input error.
+// t.Mode and t.Tools, and those t.Bridge publishes: a call of one of those
+// (mcp_SERVER_fn_NAME) is reported by the tool's own name, NAME, with its
+// parameters and its output. An unknown mode, a bad tool name or a bridge
+// Args refuses is a failure.Input error.
 func NewDecoder(t Turn) (*Decoder, error) {
 	allow, err := newAllowlist(t.Mode, t.Tools)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkBridge(t); err != nil {
+		return nil, err
+	}
+	allow.bridge = t.Bridge
 	return &Decoder{allow: allow, s: turn.Stream{Agent: Name, Format: "stream-json",
 		First: "an init event", Final: "a result event", Classify: ClassifyMessage}}, nil
 }
@@ -133,6 +139,10 @@ func (d *Decoder) toolUse(w *wireToolUse, _ []byte) ([]event.Event, error) {
 	t := &event.Tool{CallID: w.ToolID, Name: w.ToolName, Args: jsontext.Value(w.Parameters)}
 	if err := d.s.StartTool(t, d.allow.check(t.Name)); err != nil {
 		return nil, err
+	}
+	if own, _, ok := bridged(d.allow.bridge, t.Name); ok {
+		// Stream keeps t: the completed event takes this name too.
+		t.Name = own
 	}
 	d.boundary()
 	return one(event.Event{Type: event.TypeToolStarted, Tool: t}), nil

@@ -76,6 +76,11 @@ type Turn struct {
 // so write is yolo, which approves every tool, and the Decoder's allowlist
 // is what stops the tools the mode does not allow.
 //
+// A Bridge adds nothing to argv: Gemini CLI reads MCP servers only from
+// settings files, so the turn runs with a private home that holds the
+// bridge (BridgeHome, which agents.Agent.Run calls). A plan turn with a
+// Bridge is refused (checkBridge).
+//
 // An unknown mode, a bad tool name, and a model or session id that is
 // longer than 256 bytes, starts with '-' or holds whitespace or control
 // characters are failure.Input errors; so is a Resume that is not a
@@ -91,6 +96,9 @@ func Args(t Turn) ([]string, error) {
 		if err := turn.CheckName("tool name", name, 64, "_-.:"); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkBridge(t); err != nil {
+		return nil, err
 	}
 	args := []string{"--output-format", "stream-json", "--skip-trust", "--approval-mode", approvalMode(mode)}
 	if t.Model != "" {
@@ -176,9 +184,10 @@ const mcpPrefix = "mcp_"
 
 // allowlist is the set of tools a turn may use.
 type allowlist struct {
-	mode   string   // the mode as messages name it
-	tools  []string // sorted, distinct
-	allMCP bool     // "mcp" was named: every mcp_ tool is allowed
+	mode   string            // the mode as messages name it
+	tools  []string          // sorted, distinct
+	allMCP bool              // "mcp" was named: every mcp_ tool is allowed
+	bridge *mcpbridge.Server // the turn's MCP tool bridge, nil when none
 }
 
 // newAllowlist returns the tools of mode plus extra, or a failure.Input
@@ -210,10 +219,19 @@ func newAllowlist(mode turn.Mode, extra []string) (allowlist, error) {
 // check returns nil when the tool may run, else a failure.Policy error
 // naming it. Names compare exactly; an MCP tool (mcp_...) is allowed when
 // named exactly or when "mcp" was named; an empty name is never allowed.
+// A tool of the bridge's server is the bridge's alone: allowed exactly
+// when the bridge publishes it.
 func (a allowlist) check(name string) *failure.Error {
 	if name == "" {
 		return failure.New(failure.Policy, "the agent called a tool that cannot be identified; the %s mode allows only: %s",
 			a.mode, strings.Join(a.tools, ", "))
+	}
+	if _, onServer, published := bridged(a.bridge, name); onServer {
+		if published {
+			return nil
+		}
+		return failure.New(failure.Policy, "the agent called the tool %s, which the MCP bridge does not publish (it publishes: %s)",
+			turn.Quote(name, 64), strings.Join(a.bridge.Tools, ", "))
 	}
 	if _, found := slices.BinarySearch(a.tools, name); found {
 		return nil
