@@ -2,6 +2,7 @@ package turn
 
 import (
 	"bytes"
+	"math/bits"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
@@ -47,15 +48,17 @@ type withhold struct {
 	// filter has the bit of each window's hash (window.bit): a text's
 	// window is looked up only when its bit is set, so a text is read
 	// once, without building its windows.
-	filter []uint64
+	filter    []uint64
+	filterLog int // the filter has 1<<filterLog bits
 }
 
-// filterBits is the size of withhold's filter: 8 KiB, few enough bits set
-// by a prompt of thousands of words that a text's windows are rarely
-// looked up.
+// filterLog bounds: the filter has 16 bits for each of the prompt's
+// windows, few enough set that a text's windows are rarely looked up,
+// from one word (a short prompt costs a turn 8 bytes, not kilobytes) to
+// 8 KiB (a prompt of thousands of words).
 const (
-	filterLog  = 16
-	filterBits = 1 << filterLog
+	minFilterLog = 6
+	maxFilterLog = 16
 )
 
 // newWithhold returns the withhold of prompt.
@@ -70,12 +73,13 @@ func newWithhold(prompt string) withhold {
 		return withhold{}
 	}
 	size := min(runes, promptWindow)
-	w := withhold{size: size, empty: newWindow(size), windows: map[string]struct{}{}, filter: make([]uint64, filterBits/64)}
+	log := min(max(bits.Len(uint(runes-size+1)*16-1), minFilterLog), maxFilterLog)
+	w := withhold{size: size, empty: newWindow(size), windows: map[string]struct{}{}, filter: make([]uint64, (1<<log)/64), filterLog: log}
 	win := w.empty
 	for _, r := range prompt {
 		if win.push(r) {
 			w.windows[string(win.text(nil))] = struct{}{}
-			b := win.bit()
+			b := win.bit(w.filterLog)
 			w.filter[b/64] |= 1 << (b % 64)
 		}
 	}
@@ -112,7 +116,7 @@ func (w withhold) found(text []byte) bool {
 		if !win.push(r) {
 			continue
 		}
-		if b := win.bit(); w.filter[b/64]&(1<<(b%64)) == 0 {
+		if b := win.bit(w.filterLog); w.filter[b/64]&(1<<(b%64)) == 0 {
 			continue
 		}
 		if _, ok := w.windows[string(win.text(buf[:0]))]; ok {
@@ -160,8 +164,8 @@ func (w *window) push(r rune) bool {
 	return w.runes == w.size
 }
 
-// bit is the window's bit in a withhold's filter, from its hash.
-func (w *window) bit() uint64 { return (w.hash * 0x9e3779b97f4a7c15) >> (64 - filterLog) }
+// bit is the window's bit in a withhold's filter of 1<<log bits, from its hash.
+func (w *window) bit(log int) uint64 { return (w.hash * 0x9e3779b97f4a7c15) >> (64 - log) }
 
 // text appends the window's runes, oldest first, to buf.
 func (w *window) text(buf []byte) []byte {
