@@ -13,13 +13,18 @@ import (
 
 	"github.com/cursorkit/cursorkit/internal/agentsim"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/mcpbridge"
 )
 
 // TestMain lets the test binary play the children of its own tests: the
-// exec tests' roles (execRoles) and, built in, the cursor-agent simulator
-// that testkit.Install puts where the CLI looks for cursor-agent.
+// bridge program of a run --tools turn (the test binary is the bridge's
+// embedder, so the simulator starts it), the exec tests' roles
+// (execRoles), the tools' programs (toolRoles) and, built in, the
+// cursor-agent simulator that testkit.Install puts where the CLI looks for
+// cursor-agent.
 func TestMain(m *testing.M) {
-	testkit.RunIfChild(append(execRoles(), cliRoles()...)...)
+	mcpbridge.RunIfBridge()
+	testkit.RunIfChild(append(append(execRoles(), cliRoles()...), toolRoles()...)...)
 	if v := probeTimeoutForTests(); v != "" {
 		// The same bound for the cursorkit processes tests start.
 		_ = os.Setenv(envProbeTimeout, v)
