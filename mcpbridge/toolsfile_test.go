@@ -5,10 +5,8 @@ import (
 	"encoding/json/jsontext"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -162,28 +160,6 @@ func TestReadToolsFileRefusals(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.msg)
 			assert.NotContains(t, err.Error(), fileSecret)
 		})
-	}
-}
-
-// TestReadToolsFileRefusesAFIFOWithoutBlocking: a FIFO is not a tools
-// file, and reading one does not wait for a writer.
-func TestReadToolsFileRefusesAFIFOWithoutBlocking(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no FIFOs on Windows")
-	}
-	path := filepath.Join(testkit.TempDir(t), "tools.fifo")
-	require.NoError(t, syscall.Mkfifo(path, 0o600))
-	done := make(chan error, 1)
-	go func() {
-		_, err := ReadToolsFile(context.Background(), path, CommandOptions{})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		assert.Equal(t, failure.Input, failure.KindOf(err))
-		assert.Contains(t, err.Error(), "is not a regular file")
-	case <-time.After(10 * time.Second):
-		t.Fatal("reading a FIFO blocked")
 	}
 }
 
