@@ -16,7 +16,7 @@ import (
 // testBridge is a bridge publishing lookup_word and spell, as
 // mcpbridge.Bridge.Server describes one.
 func testBridge() *mcpbridge.Server {
-	return &mcpbridge.Server{Name: mcpbridge.ServerName, Command: "/opt/app/bin/app", Args: []string{"__cursorkit-mcp-bridge"},
+	return &mcpbridge.Server{Name: "cursorkita092e71e", Command: "/opt/app/bin/app", Args: []string{"__cursorkit-mcp-bridge"},
 		Env:   map[string]string{mcpbridge.EnvSession: "/tmp/cursorkit-mcp-1/session.json"},
 		Tools: []string{"fn_lookup_word", "fn_spell"}, ConfigFile: "/tmp/cursorkit-mcp-1/mcp.json", Dir: "/tmp/cursorkit-mcp-1"}
 }
@@ -31,11 +31,11 @@ func TestBridgeArgs(t *testing.T) {
 		want   string // joined with spaces; "" when refused
 	}{
 		{name: "plan: the bridge's tools approved", req: Turn{},
-			want: head + "--permission-mode plan --tools Read,Grep,Glob,LS --allowedTools mcp__cursorkit__fn_lookup_word,mcp__cursorkit__fn_spell" + bridge},
+			want: head + "--permission-mode plan --tools Read,Grep,Glob,LS --allowedTools mcp__cursorkita092e71e__fn_lookup_word,mcp__cursorkita092e71e__fn_spell" + bridge},
 		{name: "ask with a tool of the caller's", req: Turn{Mode: turn.ModeAsk, Tools: []string{"WebFetch"}},
-			want: head + "--permission-mode default --tools Read,Grep,Glob,LS,WebFetch --allowedTools WebFetch,mcp__cursorkit__fn_lookup_word,mcp__cursorkit__fn_spell" + bridge},
+			want: head + "--permission-mode default --tools Read,Grep,Glob,LS,WebFetch --allowedTools WebFetch,mcp__cursorkita092e71e__fn_lookup_word,mcp__cursorkita092e71e__fn_spell" + bridge},
 		{name: "write", req: Turn{Mode: turn.ModeWrite, Resume: "s1"},
-			want: head + "--permission-mode acceptEdits --tools Read,Grep,Glob,LS,Edit,MultiEdit,Write,NotebookEdit,Bash,TodoWrite --allowedTools Bash,mcp__cursorkit__fn_lookup_word,mcp__cursorkit__fn_spell --resume s1" + bridge},
+			want: head + "--permission-mode acceptEdits --tools Read,Grep,Glob,LS,Edit,MultiEdit,Write,NotebookEdit,Bash,TodoWrite --allowedTools Bash,mcp__cursorkita092e71e__fn_lookup_word,mcp__cursorkita092e71e__fn_spell --resume s1" + bridge},
 		{name: "no config file", change: func(s *mcpbridge.Server) { s.ConfigFile = "" }},
 		{name: "a relative config file", change: func(s *mcpbridge.Server) { s.ConfigFile = "mcp.json" }},
 		{name: "a config file starting with a dash", change: func(s *mcpbridge.Server) { s.ConfigFile = "-x" }},
@@ -66,12 +66,12 @@ func TestBridgeArgs(t *testing.T) {
 	}
 }
 
-// Lines as Claude Code 2.1.197 prints a bridged call (the tool_use block,
-// with its tool_use_meta, and the MCP content array as the tool_result).
+// Lines Claude Code 2.1.197 printed for a bridged call, against the
+// stand-in (the init line cut to what the decoder reads).
 const (
-	bridgeInit   = `{"type":"system","subtype":"init","cwd":"/repo","session_id":"s1","model":"claude-sonnet-4-5","permissionMode":"default","apiKeySource":"ANTHROPIC_API_KEY","tools":["Read","mcp__cursorkit__fn_lookup_word"],"mcp_servers":[{"name":"cursorkit","status":"connected"}]}`
-	bridgeCall   = `{"type":"assistant","message":{"model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"tool_use","id":"toolu_b1","name":"mcp__cursorkit__fn_lookup_word","input":{"word":"ossify"}}]},"tool_use_meta":[{"id":"toolu_b1","display_name":"fn_lookup_word","server_display_name":"cursorkit"}],"session_id":"s1"}`
-	bridgeResult = `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_b1","type":"tool_result","content":[{"type":"text","text":"ossify: to turn into bone"}]}]},"session_id":"s1"}`
+	bridgeInit   = `{"type":"system","subtype":"init","cwd":"/tmp/ws","session_id":"8a30ac47-591e-43ad-a071-576eae21eb1a","tools":["Glob","Grep","Read","mcp__cursorkita092e71e__fn_lookup_word"],"mcp_servers":[{"name":"cursorkita092e71e","status":"connected"}],"model":"claude-opus-4-8[1m]","permissionMode":"default","apiKeySource":"ANTHROPIC_API_KEY","claude_code_version":"2.1.197"}`
+	bridgeCall   = `{"type":"assistant","message":{"content":[{"id":"toolu_standin_0_0","input":{"word":"ossify"},"name":"mcp__cursorkita092e71e__fn_lookup_word","type":"tool_use"}],"id":"msg_standin_0","model":"claude-opus-4-8","role":"assistant","stop_reason":null,"stop_sequence":null,"type":"message","usage":{"cache_creation_input_tokens":0,"cache_read_input_tokens":20,"input_tokens":100,"output_tokens":1},"context_management":null},"parent_tool_use_id":null,"session_id":"8a30ac47-591e-43ad-a071-576eae21eb1a","uuid":"34c81bde-4d3c-4f56-a570-7391ad0aea5b","tool_use_meta":[{"id":"toolu_standin_0_0","display_name":"Fn Lookup Word","server_display_name":"cursorkita092e71e"}]}`
+	bridgeResult = `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_standin_0_0","type":"tool_result","content":[{"type":"text","text":"ossify: to turn into bone"}]}]},"parent_tool_use_id":null,"session_id":"8a30ac47-591e-43ad-a071-576eae21eb1a","uuid":"e15b09e1-b9cd-4ffd-97c2-a11ed256601f","timestamp":"2026-12-03T15:22:31.665Z","tool_use_result":[{"type":"text","text":"ossify: to turn into bone"}]}`
 )
 
 func TestBridgeDecoderNamesTheToolItsOwn(t *testing.T) {
@@ -86,9 +86,9 @@ func TestBridgeDecoderNamesTheToolItsOwn(t *testing.T) {
 	}
 	require.Len(t, tools, 2)
 	assert.Equal(t, event.TypeToolStarted, tools[0].Type)
-	assert.Equal(t, event.Tool{CallID: "toolu_b1", Name: "lookup_word", Args: []byte(`{"word":"ossify"}`)}, *tools[0].Tool)
+	assert.Equal(t, event.Tool{CallID: "toolu_standin_0_0", Name: "lookup_word", Args: []byte(`{"word":"ossify"}`)}, *tools[0].Tool)
 	assert.Equal(t, event.TypeToolCompleted, tools[1].Type)
-	assert.Equal(t, event.Tool{CallID: "toolu_b1", Name: "lookup_word", Args: []byte(`{"word":"ossify"}`), Status: "success",
+	assert.Equal(t, event.Tool{CallID: "toolu_standin_0_0", Name: "lookup_word", Args: []byte(`{"word":"ossify"}`), Status: "success",
 		Result: []byte(`"ossify: to turn into bone"`)}, *tools[1].Tool)
 	assert.NoError(t, d.End(0, ""))
 }
@@ -100,14 +100,14 @@ func TestBridgeDecoderPolicy(t *testing.T) {
 		tool  string
 		allow bool
 	}{
-		{name: "a published tool", req: Turn{Bridge: testBridge()}, tool: "mcp__cursorkit__fn_spell", allow: true},
-		{name: "a published tool in write mode", req: Turn{Mode: turn.ModeWrite, Bridge: testBridge()}, tool: "mcp__cursorkit__fn_lookup_word", allow: true},
-		{name: "a tool the bridge does not publish", req: Turn{Bridge: testBridge()}, tool: "mcp__cursorkit__fn_other"},
-		{name: "the bridge's tool without its prefix", req: Turn{Bridge: testBridge()}, tool: "mcp__cursorkit__lookup_word"},
+		{name: "a published tool", req: Turn{Bridge: testBridge()}, tool: "mcp__cursorkita092e71e__fn_spell", allow: true},
+		{name: "a published tool in write mode", req: Turn{Mode: turn.ModeWrite, Bridge: testBridge()}, tool: "mcp__cursorkita092e71e__fn_lookup_word", allow: true},
+		{name: "a tool the bridge does not publish", req: Turn{Bridge: testBridge()}, tool: "mcp__cursorkita092e71e__fn_other"},
+		{name: "the bridge's tool without its prefix", req: Turn{Bridge: testBridge()}, tool: "mcp__cursorkita092e71e__lookup_word"},
 		{name: "the bare name", req: Turn{Bridge: testBridge()}, tool: "lookup_word"},
 		{name: "another server", req: Turn{Bridge: testBridge()}, tool: "mcp__other__fn_spell"},
-		{name: "the bridge's server is the bridge's alone", req: Turn{Bridge: testBridge(), Tools: []string{"mcp__cursorkit"}}, tool: "mcp__cursorkit__fn_other"},
-		{name: "no bridge", req: Turn{}, tool: "mcp__cursorkit__fn_spell"},
+		{name: "the bridge's server is the bridge's alone", req: Turn{Bridge: testBridge(), Tools: []string{"mcp__cursorkita092e71e"}}, tool: "mcp__cursorkita092e71e__fn_other"},
+		{name: "no bridge", req: Turn{}, tool: "mcp__cursorkita092e71e__fn_spell"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestBridgeDecoderPolicy(t *testing.T) {
 			if tt.allow {
 				require.NoError(t, r.err)
 				require.Len(t, r.events, 2)
-				assert.Equal(t, strings.TrimPrefix(tt.tool, "mcp__cursorkit__fn_"), r.events[1].Tool.Name)
+				assert.Equal(t, strings.TrimPrefix(tt.tool, "mcp__cursorkita092e71e__fn_"), r.events[1].Tool.Name)
 				return
 			}
 			assert.Equal(t, failure.Policy, failure.KindOf(r.err), "%v", r.err)
@@ -127,7 +127,7 @@ func TestBridgeDecoderPolicy(t *testing.T) {
 
 func TestBridgeDecoderKeepsAResultItCannotRead(t *testing.T) {
 	d := newTestDecoder(t, Turn{Bridge: testBridge()})
-	odd := `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_b1","type":"tool_result","is_error":true,"content":{"odd":1}}]},"session_id":"s1"}`
+	odd := `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_standin_0_0","type":"tool_result","is_error":true,"content":{"odd":1}}]},"session_id":"s1"}`
 	r := feedLines(d, []string{bridgeInit, bridgeCall, odd})
 	require.NoError(t, r.err)
 	last := r.events[len(r.events)-1].Tool

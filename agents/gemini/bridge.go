@@ -45,7 +45,30 @@ func checkBridge(t Turn) error {
 	if t.Bridge.Command == "" || t.Bridge.Dir == "" || !filepath.IsAbs(t.Bridge.Dir) {
 		return failure.New(failure.Input, "the MCP bridge names no command or no absolute directory")
 	}
+	// Gemini replaces $NAME and ${NAME} in every string of its settings
+	// with the variable's value, and has no escape for a '$': a value that
+	// holds one could start another program or read another file.
+	values := append([]string{t.Bridge.Command}, t.Bridge.Args...)
+	for _, v := range t.Bridge.Env {
+		values = append(values, v)
+	}
+	for _, v := range values {
+		if expands(v) {
+			return failure.New(failure.Input, "the MCP bridge's command, arguments or environment hold %s, which gemini would expand as a variable", turn.Quote(v, 120))
+		}
+	}
 	return nil
+}
+
+// expands reports whether gemini's settings would expand part of s: a '$'
+// followed by a letter, digit, '_' or '{' (resolveEnvVarsInString).
+func expands(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if c := s[i+1]; s[i] == '$' && (c == '{' || c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return true
+		}
+	}
+	return false
 }
 
 // bridgePrefix starts the name Gemini CLI gives every tool of the
