@@ -52,8 +52,9 @@ const fileMembers = "name, description, inputSchema, command and timeout"
 //	            "command": ["prog", "arg"], "timeout": "10s"}]}
 //
 // One JSON object holding "tools", a non-empty array of tools, and no other
-// member. A tool has a name (1 to 48 lower-case ASCII letters, digits and
-// '_', starting with a letter, distinct within the file), an optional
+// member. A tool has a name (what Tool.Name may be: 1 to 38 lower-case
+// ASCII letters, digits and '_', starting with a letter; distinct within
+// the file), an optional
 // description, an inputSchema that is an object schema (CheckSchema), a
 // command of at least one string whose first is not blank and none holding
 // NUL, and an optional timeout, a Go duration above zero (absent:
@@ -95,7 +96,7 @@ func parseFileTool(n int, raw jsontext.Value) (CommandSpec, error) {
 		return CommandSpec{}, failure.New(failure.Input, "tool %d: %s", n, describeToolError(err))
 	}
 	if !validName(t.Name) {
-		return CommandSpec{}, failure.New(failure.Input, "tool %d: the name %q is not 1 to 48 lower-case letters, digits and '_' starting with a letter", n, cut(t.Name))
+		return CommandSpec{}, failure.New(failure.Input, "tool %d: the name %q is not 1 to %d lower-case letters, digits and '_' starting with a letter", n, cut(t.Name), maxName)
 	}
 	where := fmt.Sprintf("tool %d (%s)", n, t.Name)
 	if err := CheckSchema(t.InputSchema); err != nil {

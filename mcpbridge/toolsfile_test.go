@@ -55,9 +55,10 @@ func toolsJSON(tools ...string) string {
 
 func TestParseToolsFileReadsEveryMember(t *testing.T) {
 	specs, err := ParseToolsFile([]byte(toolsJSON(toolJSON(nil),
-		toolJSON(map[string]string{"name": `"other"`, "description": "", "timeout": "", "command": `["b"]`}))))
+		toolJSON(map[string]string{"name": `"other"`, "description": "", "timeout": "", "command": `["b"]`}),
+		toolJSON(map[string]string{"name": `"` + strings.Repeat("a", maxName) + `"`}))))
 	require.NoError(t, err)
-	require.Len(t, specs, 2)
+	require.Len(t, specs, 3)
 	assert.Equal(t, CommandSpec{
 		Name: "lookup_word", Description: "Looks a word up.",
 		InputSchema: jsontext.Value(`{"type":"object","properties":{"word":{"type":"string"}}}`),
@@ -88,9 +89,9 @@ func TestParseToolsFileRefusals(t *testing.T) {
 		{"a member twice", `{"tools": [{"name": "a", "name": "b"}]}`, `the member "name" is given twice (at byte offset`},
 		{"tools twice", `{"tools": [], "tools": []}`, `the member "tools" is given twice`},
 		{"a name not a string", toolsJSON(toolJSON(map[string]string{"name": "7"})), `tool 1: "name" must be a string`},
-		{"no name", toolsJSON(toolJSON(map[string]string{"name": ""})), `tool 1: the name "" is not 1 to 48`},
-		{"a bad name", toolsJSON(toolJSON(map[string]string{"name": `"Lookup-Word"`})), `tool 1: the name "Lookup-Word" is not 1 to 48`},
-		{"a long name", toolsJSON(toolJSON(map[string]string{"name": `"` + strings.Repeat("a", 49) + `"`})), "is not 1 to 48"},
+		{"no name", toolsJSON(toolJSON(map[string]string{"name": ""})), `tool 1: the name "" is not 1 to 38`},
+		{"a bad name", toolsJSON(toolJSON(map[string]string{"name": `"Lookup-Word"`})), `tool 1: the name "Lookup-Word" is not 1 to 38`},
+		{"a long name", toolsJSON(toolJSON(map[string]string{"name": `"` + strings.Repeat("a", maxName+1) + `"`})), "is not 1 to 38"},
 		{"a name twice", toolsJSON(toolJSON(nil), toolJSON(nil)), `tool 2: the name "lookup_word" is given to another tool too`},
 		{"no schema", toolsJSON(toolJSON(map[string]string{"inputSchema": ""})), `tool 1 (lookup_word): "inputSchema" is missing`},
 		{"a schema not an object", toolsJSON(toolJSON(map[string]string{"inputSchema": `["` + fileSecret + `"]`})), `tool 1 (lookup_word): "inputSchema" is not a JSON object`},
