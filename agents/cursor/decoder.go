@@ -26,10 +26,12 @@ type Decoder struct {
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
-// t.Mode and t.Tools and the MCP tools of the servers t.MCPServers names,
-// or for a Sandboxed turn exactly the stream tools of
-// SandboxedTools(t.Mode). An unknown mode, a bad tool name or MCP server
-// key, and a Sandboxed turn Args refuses are failure.Input errors.
+// t.Mode and t.Tools, the MCP tools of the servers t.MCPServers names and,
+// of the server of t.Bridge, exactly the tools the bridge publishes
+// (reported by their own names), or for a Sandboxed turn exactly the
+// stream tools of SandboxedTools(t.Mode). An unknown mode, a bad tool
+// name, MCP server key or bridge, and a Sandboxed turn Args refuses are
+// failure.Input errors.
 func NewDecoder(t Turn) (*Decoder, error) {
 	allow, err := newAllowlist(t)
 	if err != nil {
