@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -315,4 +316,58 @@ func TestRunToolsCancelled(t *testing.T) {
 	}
 	w.RequireGone(10 * time.Second)
 	assert.Equal(t, snapshot{}, takeSnapshot(t, dir), "released after a cancelled run too")
+}
+
+// TestRunToolsWithAnotherAgent: for an agent that takes its MCP servers
+// for the turn on its command line, the bridge is on that line (Claude
+// Code's --mcp-config, Codex's -c mcp_servers), nothing is staged in the
+// worktree, and the bridge's private directory is gone after the run.
+func TestRunToolsWithAnotherAgent(t *testing.T) {
+	tests := []struct {
+		agent, stream string
+		want          []string // in the agent's line: the bridge, its tools approved
+		dirAfter      func(args []string) string
+	}{
+		{"claude", "../../agents/claude/testdata/good-turn.jsonl", []string{"--strict-mcp-config", "__" + mcpbridge.Prefix + "lookup_word"}, func(args []string) string {
+			i := slices.Index(args, "--mcp-config")
+			if i < 0 || i+1 == len(args) {
+				return ""
+			}
+			return filepath.Dir(args[i+1])
+		}},
+		{"codex", "../../agents/codex/testdata/success.jsonl", []string{".required=true", `.default_tools_approval_mode="approve"`}, func(args []string) string {
+			for _, a := range args {
+				if v, ok := strings.CutPrefix(a, "mcp_servers."); ok && strings.Contains(v, ".env=") {
+					_, path, _ := strings.Cut(v, mcpbridge.EnvSession+`="`)
+					path, _, _ = strings.Cut(path, `"`)
+					return filepath.Dir(strings.ReplaceAll(path, `\\`, `\`))
+				}
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.agent, func(t *testing.T) {
+			f := newAgentFixture(t, tt.agent, tt.stream, "0", "", true)
+			bin := testkit.Install(t, testkit.TempDir(t), "lookup", toolRole)
+			command, err := json.Marshal([]string{bin, "answer"})
+			require.NoError(t, err)
+			tools := writeToolsFile(t, `{"tools": [`+lookupTool("lookup_word", map[string]string{"command": string(command)})+`]}`)
+			dir := testkit.TempDir(t)
+			code, stdout, stderr := runCLI(t, nil, "", "--settings", f.settings, "run", "--agent", tt.agent, "--write", "--json",
+				"--cwd", dir, "--tools", tools, "list the files")
+			require.Equal(t, 0, code, "stderr: %s\nstdout: %s", stderr, stdout)
+			turns := f.turns(t, tt.agent)
+			require.Len(t, turns, 1)
+			args := turns[0].Args
+			for _, want := range tt.want {
+				assert.Contains(t, strings.Join(args, " "), want, "the bridge is on the agent's line")
+			}
+			bridgeDir := tt.dirAfter(args)
+			require.NotEmpty(t, bridgeDir, "the bridge's directory in %q", args)
+			_, err = os.Stat(bridgeDir)
+			assert.True(t, os.IsNotExist(err), "the bridge's private directory is gone: %v", err)
+			assert.Equal(t, snapshot{}, takeSnapshot(t, dir), "nothing staged in the worktree")
+		})
+	}
 }
