@@ -39,6 +39,8 @@ func (a Agent) Run(ctx context.Context, res discovery.Resolution, configured boo
 	if a.run != nil {
 		return a.run(ctx, res, configured, t, opts)
 	}
+	// The bridge admits only bridge programs this agent starts.
+	opts.OnStarted = t.Bridge.Admitting(opts.OnStarted)
 	args, err := a.args(t)
 	if err != nil {
 		return turn.Refused(err), err

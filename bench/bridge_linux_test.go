@@ -35,6 +35,7 @@ func BenchmarkBridgeRoundTrip(b *testing.B) {
 	br, err := mcpbridge.Open(context.Background(), []mcpbridge.Tool{lookup}, mcpbridge.Options{})
 	require.NoError(b, err)
 	defer br.Close()
+	br.Admit(os.Getpid()) // this process starts the bridge program
 	s := br.Server()
 
 	bridge := exec.Command(tools.cursorkit, s.Args...)

@@ -25,10 +25,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/internal/safefile"
 )
 
@@ -73,6 +75,8 @@ type Bridge struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	closed bool
+	agents []int         // the PIDs Admit was given
+	known  chan struct{} // closed by the first Admit
 }
 
 // sessionFile is what the bridge program reads to reach its embedder.
@@ -103,6 +107,7 @@ func Open(ctx context.Context, tools []Tool, opts Options) (*Bridge, error) {
 		key:     make([]byte, keySize),
 		opts:    opts,
 		conns:   map[net.Conn]struct{}{},
+		known:   make(chan struct{}),
 	}
 	rand.Read(b.id)
 	rand.Read(b.key)
@@ -187,6 +192,9 @@ type Server struct {
 	// Dir is the bridge's private directory (mode 0700, removed by Close),
 	// for anything else a CLI needs on disk for the turn.
 	Dir string
+	// Admit is Bridge.Admit: whoever starts the agent that is to use the
+	// bridge gives it the agent's PID (agents.Agent.Run does).
+	Admit func(pid int) `json:"-"`
 }
 
 // Server returns what starts the bridge program for this bridge.
@@ -207,7 +215,77 @@ func (b *Bridge) Server() Server {
 		Tools:      names,
 		ConfigFile: b.config,
 		Dir:        b.dir,
+		Admit:      b.Admit,
 	}
+}
+
+// Admitting returns onStarted (a turn's turn.Options.OnStarted, which may
+// be nil) preceded by s's Admit: what runs a turn with a bridge wraps its
+// start hook with it, so that the bridge admits the agent it starts. A nil
+// s, or one without Admit, returns onStarted as it is.
+func (s *Server) Admitting(onStarted func(pid int)) func(pid int) {
+	if s == nil || s.Admit == nil {
+		return onStarted
+	}
+	return func(pid int) {
+		s.Admit(pid)
+		if onStarted != nil {
+			onStarted(pid)
+		}
+	}
+}
+
+// Admit lets the process pid, an agent CLI started for the turn, and its
+// descendants use the bridge: a bridge program is admitted only when the
+// process that started it is one of them. Until the first Admit, a
+// connecting bridge waits (up to 5 s, then it is refused), so that a
+// bridge program started at once by a CLI whose PID is not known yet gets
+// in. Without it, a CLI of another turn that shares a configuration file
+// (Cursor's .cursor/mcp.json holds every staged server of a worktree)
+// could start this bridge and see this turn's tools.
+func (b *Bridge) Admit(pid int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.agents = append(b.agents, pid)
+	select {
+	case <-b.known:
+	default:
+		close(b.known)
+	}
+}
+
+// maxAncestors bounds the walk from a bridge program's parent up to an
+// admitted agent: a CLI starts its MCP servers itself or through a few
+// wrappers (npm's shim, node, a shell).
+const maxAncestors = 16
+
+// admit decides on a bridge program whose parent is parent.
+func (b *Bridge) admit(parent int) error {
+	select {
+	case <-b.known:
+	case <-time.After(handshakeTimeout):
+		return &RefusedError{Reason: "came before any agent was admitted (Bridge.Admit)"}
+	case <-b.ctx.Done():
+		return &RefusedError{Reason: "came after the bridge was closed"}
+	}
+	b.mu.Lock()
+	agents := slices.Clone(b.agents)
+	b.mu.Unlock()
+	pid := parent
+	for range maxAncestors {
+		if pid <= 1 {
+			break
+		}
+		if slices.Contains(agents, pid) {
+			return nil
+		}
+		next, err := procid.Parent(b.ctx, pid)
+		if err != nil || next == pid {
+			break
+		}
+		pid = next
+	}
+	return &RefusedError{Reason: "came from a process the turn's agent did not start"}
 }
 
 // newServer builds the MCP server of b's tools, each under Prefix.
@@ -271,7 +349,7 @@ func (b *Bridge) serve() {
 // serveConn authenticates conn and serves MCP on it until either end
 // closes it.
 func (b *Bridge) serveConn(conn net.Conn) {
-	if err := accept(conn, b.id, b.key); err != nil {
+	if err := accept(conn, b.id, b.key, b.admit); err != nil {
 		b.refused(err)
 		return
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/procid"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 
@@ -65,7 +66,16 @@ func (r *refusals) next(t *testing.T) error {
 	return r.errs[len(r.errs)-1]
 }
 
+// open opens a bridge for a bridge program run in this process (Relay),
+// whose parent is this process's.
 func open(t *testing.T, tools []Tool, opts Options) *Bridge {
+	t.Helper()
+	b := openUnadmitted(t, tools, opts)
+	b.Admit(os.Getppid())
+	return b
+}
+
+func openUnadmitted(t *testing.T, tools []Tool, opts Options) *Bridge {
 	t.Helper()
 	b, err := Open(context.Background(), tools, opts)
 	require.NoError(t, err)
@@ -254,7 +264,7 @@ func TestTheEmbedderRefusesEveryConnectionThatDoesNotProveTheSessionKey(t *testi
 
 	// A recorded handshake of a bridge that was let in.
 	rec := &recordingConn{Conn: dial(t, sf)}
-	require.NoError(t, connect(rec, id, key))
+	require.NoError(t, connect(rec, id, key, os.Getppid()))
 	require.Len(t, rec.written, 2, "hello and proof")
 
 	wrongKey := slices.Clone(key)
@@ -267,18 +277,18 @@ func TestTheEmbedderRefusesEveryConnectionThatDoesNotProveTheSessionKey(t *testi
 		try          func(conn net.Conn)
 	}{
 		{"not a bridge", "did not open with a bridge's handshake", func(conn net.Conn) {
-			conn.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n"))
+			conn.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}` + "\n"))
 		}},
 		{"another session's bridge", "named another session", func(conn net.Conn) {
-			assert.Error(t, connect(conn, otherID, otherKey))
+			assert.Error(t, connect(conn, otherID, otherKey, os.Getppid()))
 		}},
 		{"the right session, a wrong key", "did not prove the session's key", func(conn net.Conn) {
 			bn := make([]byte, nonceSize)
-			conn.Write(append(append([]byte(magic), id...), bn...))
+			conn.Write(append(append([]byte(magic), id...), append(bn, make([]byte, pidSize)...)...))
 			answer := make([]byte, nonceSize+macSize)
 			_, err := io.ReadFull(conn, answer)
 			require.NoError(t, err)
-			conn.Write(mac(wrongKey, "bridge", id, bn, answer[:nonceSize]))
+			conn.Write(mac(wrongKey, "bridge", id, bn, answer[:nonceSize], make([]byte, pidSize)))
 		}},
 		{"a replayed handshake", "did not prove the session's key", func(conn net.Conn) {
 			conn.Write(rec.written[0])
@@ -321,7 +331,7 @@ func TestTheBridgeProgramRefusesAnEmbedderThatCannotProveTheKey(t *testing.T) {
 			return
 		}
 		defer conn.Close()
-		io.ReadFull(conn, make([]byte, len(magic)+idSize+nonceSize))
+		io.ReadFull(conn, make([]byte, len(magic)+idSize+nonceSize+pidSize))
 		conn.Write(make([]byte, nonceSize+macSize)) // no proof it can make
 		io.Copy(io.Discard, conn)
 	}()
@@ -387,6 +397,7 @@ func TestFiftySessionsEachSeeOnlyTheirOwnTools(t *testing.T) {
 func TestCloseEndsEveryBridgeProgramAndRemovesTheSecret(t *testing.T) {
 	b, err := Open(context.Background(), []Tool{echoTool("echo")}, Options{})
 	require.NoError(t, err)
+	b.Admit(os.Getppid())
 	s := b.Server()
 	cs := connectClient(t, s.Env[EnvSession])
 	require.Equal(t, []string{"fn_echo"}, toolNames(t, cs.ClientSession))
@@ -494,5 +505,49 @@ func FuzzValidName(f *testing.F) {
 		for _, c := range []byte(name) {
 			assert.True(t, c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'), "%q", name)
 		}
+	})
+}
+
+func TestOnlyABridgeProgramTheAdmittedAgentStartedGetsIn(t *testing.T) {
+	t.Run("started by the admitted agent or a descendant of it", func(t *testing.T) {
+		// The bridge program runs in this process: its parent is this
+		// process's parent, a descendant of its own parent.
+		grandparent, err := procid.Parent(context.Background(), os.Getppid())
+		require.NoError(t, err)
+		admitted := []int{os.Getppid()}
+		if grandparent > 1 {
+			admitted = append(admitted, grandparent)
+		}
+		for _, admitted := range admitted {
+			b := openUnadmitted(t, []Tool{echoTool("echo")}, Options{})
+			b.Server().Admit(admitted)
+			cs := connectClient(t, b.Server().Env[EnvSession])
+			assert.Equal(t, []string{"fn_echo"}, toolNames(t, cs.ClientSession))
+		}
+	})
+	t.Run("admitted while it connects", func(t *testing.T) {
+		b := openUnadmitted(t, []Tool{echoTool("echo")}, Options{})
+		go b.Admit(os.Getppid())
+		cs := connectClient(t, b.Server().Env[EnvSession])
+		assert.Equal(t, []string{"fn_echo"}, toolNames(t, cs.ClientSession))
+	})
+	t.Run("started by a process the admitted agent did not start", func(t *testing.T) {
+		r := newRefusals()
+		b := openUnadmitted(t, []Tool{echoTool("echo")}, Options{OnRefused: r.add})
+		b.Admit(os.Getpid()) // this process did not start its parent
+		err := Relay(context.Background(), blockingReader{}, io.Discard, b.Server().Env[EnvSession])
+		assert.Equal(t, failure.Auth, failure.KindOf(err))
+		var re *RefusedError
+		require.ErrorAs(t, r.next(t), &re)
+		assert.Equal(t, "came from a process the turn's agent did not start", re.Reason)
+	})
+	t.Run("before any agent was admitted", func(t *testing.T) {
+		r := newRefusals()
+		b := openUnadmitted(t, []Tool{echoTool("echo")}, Options{OnRefused: r.add})
+		err := Relay(context.Background(), blockingReader{}, io.Discard, b.Server().Env[EnvSession])
+		assert.Equal(t, failure.Auth, failure.KindOf(err))
+		var re *RefusedError
+		require.ErrorAs(t, r.next(t), &re)
+		assert.Equal(t, "came before any agent was admitted (Bridge.Admit)", re.Reason)
 	})
 }

@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"crypto/hmac"
+	"encoding/binary"
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
@@ -18,15 +19,20 @@ import (
 // HMAC-SHA256 of both nonces, so a recorded handshake replays nowhere and
 // a program squatting on the address learns nothing.
 //
-//	bridge → embedder: magic, session id, bridge nonce
+//	bridge → embedder: magic, session id, bridge nonce, the bridge's parent PID
 //	embedder → bridge: embedder nonce, HMAC(key, "embedder" session bn en)
-//	bridge → embedder: HMAC(key, "bridge" session bn en)
+//	bridge → embedder: HMAC(key, "bridge" session bn en parent)
 //	embedder → bridge: accepted
+//
+// The parent PID, covered by the bridge's proof, is the process that
+// started the bridge program: the embedder admits only a bridge its turn's
+// agent started (Bridge.Admit).
 const (
 	magic        = "ckbridge"
 	idSize       = 16
 	keySize      = 32
 	nonceSize    = 32
+	pidSize      = 8
 	macSize      = sha256.Size
 	acceptedByte = 0x01
 )
@@ -45,20 +51,24 @@ func (e *RefusedError) Error() string {
 // Unwrap makes a refusal a failure.Auth error.
 func (e *RefusedError) Unwrap() error { return &failure.Error{Kind: failure.Auth} }
 
-func mac(key []byte, role string, id, bridgeNonce, embedderNonce []byte) []byte {
+func mac(key []byte, role string, id, bridgeNonce, embedderNonce []byte, more ...[]byte) []byte {
 	h := hmac.New(sha256.New, key)
 	h.Write([]byte(role))
 	h.Write(id)
 	h.Write(bridgeNonce)
 	h.Write(embedderNonce)
+	for _, m := range more {
+		h.Write(m)
+	}
 	return h.Sum(nil)
 }
 
-// accept runs the embedder's side on conn for session id and key.
-func accept(conn net.Conn, id, key []byte) error {
+// accept runs the embedder's side on conn for session id and key, up to
+// the accepted byte, which admit decides on from the bridge's parent PID.
+func accept(conn net.Conn, id, key []byte, admit func(parent int) error) error {
 	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
 	defer conn.SetDeadline(time.Time{})
-	hello := make([]byte, len(magic)+idSize+nonceSize)
+	hello := make([]byte, len(magic)+idSize+nonceSize+pidSize)
 	if _, err := io.ReadFull(conn, hello); err != nil {
 		return &RefusedError{Reason: "did not open with a bridge's handshake"}
 	}
@@ -68,7 +78,8 @@ func accept(conn net.Conn, id, key []byte) error {
 	if !hmac.Equal(hello[len(magic):len(magic)+idSize], id) {
 		return &RefusedError{Reason: "named another session"}
 	}
-	bridgeNonce := hello[len(magic)+idSize:]
+	bridgeNonce := hello[len(magic)+idSize : len(magic)+idSize+nonceSize]
+	parent := hello[len(magic)+idSize+nonceSize:]
 	en := make([]byte, nonceSize)
 	rand.Read(en)
 	if _, err := conn.Write(append(en, mac(key, "embedder", id, bridgeNonce, en)...)); err != nil {
@@ -78,9 +89,13 @@ func accept(conn net.Conn, id, key []byte) error {
 	if _, err := io.ReadFull(conn, proof); err != nil {
 		return &RefusedError{Reason: "went away during the handshake"}
 	}
-	if !hmac.Equal(proof, mac(key, "bridge", id, bridgeNonce, en)) {
+	if !hmac.Equal(proof, mac(key, "bridge", id, bridgeNonce, en, parent)) {
 		return &RefusedError{Reason: "did not prove the session's key"}
 	}
+	if err := admit(int(binary.BigEndian.Uint64(parent))); err != nil {
+		return err
+	}
+	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
 	if _, err := conn.Write([]byte{acceptedByte}); err != nil {
 		return &RefusedError{Reason: "went away during the handshake"}
 	}
@@ -90,13 +105,17 @@ func accept(conn net.Conn, id, key []byte) error {
 // errNotEmbedder is a peer that could not prove the session's key.
 var errNotEmbedder = errors.New("the peer at the session's address did not prove the session's key")
 
-// connect runs the bridge's side on conn for session id and key.
-func connect(conn net.Conn, id, key []byte) error {
-	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
+// connect runs the bridge's side on conn for session id and key, as a
+// bridge program whose parent is the process parent.
+func connect(conn net.Conn, id, key []byte, parent int) error {
+	// The embedder may wait for its agent's PID before it answers the
+	// proof (Bridge.Admit): the deadline covers that wait too.
+	_ = conn.SetDeadline(time.Now().Add(2 * handshakeTimeout))
 	defer conn.SetDeadline(time.Time{})
 	bn := make([]byte, nonceSize)
 	rand.Read(bn)
-	hello := append(append([]byte(magic), id...), bn...)
+	pp := binary.BigEndian.AppendUint64(nil, uint64(parent))
+	hello := append(append(append([]byte(magic), id...), bn...), pp...)
 	if _, err := conn.Write(hello); err != nil {
 		return err
 	}
@@ -108,7 +127,7 @@ func connect(conn net.Conn, id, key []byte) error {
 	if !hmac.Equal(proof, mac(key, "embedder", id, bn, en)) {
 		return errNotEmbedder
 	}
-	if _, err := conn.Write(mac(key, "bridge", id, bn, en)); err != nil {
+	if _, err := conn.Write(mac(key, "bridge", id, bn, en, pp)); err != nil {
 		return err
 	}
 	ok := make([]byte, 1)

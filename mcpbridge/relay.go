@@ -69,7 +69,7 @@ func Relay(ctx context.Context, in io.Reader, out io.Writer, path string) error 
 		return failure.Wrap(failure.Process, err, "the embedder that opened this bridge is gone")
 	}
 	defer conn.Close()
-	if err := connect(conn, id, key); err != nil {
+	if err := connect(conn, id, key, os.Getppid()); err != nil {
 		return failure.Wrap(failure.Auth, err, "the bridge could not authenticate its embedder")
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })

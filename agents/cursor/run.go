@@ -47,6 +47,8 @@ func Run(ctx context.Context, bin Binary, t Turn, opts turn.Options) (turn.Outco
 	if err != nil {
 		return turn.Refused(err), err
 	}
+	// The bridge admits only bridge programs this agent starts.
+	opts.OnStarted = t.Bridge.Admitting(opts.OnStarted)
 	o, err := runOnce(ctx, bin, t, args, opts)
 	if o.Process.Ending != supervise.SpawnFailed {
 		return o, err
