@@ -355,7 +355,10 @@ func (blockingReader) Read([]byte) (int, error) { select {} }
 
 type recordingWriter struct{ data []byte }
 
-func (w *recordingWriter) Write(p []byte) (int, error) { w.data = append(w.data, p...); return len(p), nil }
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	w.data = append(w.data, p...)
+	return len(p), nil
+}
 
 func TestABadSessionFileIsASetupError(t *testing.T) {
 	dir := testkit.TempDir(t)

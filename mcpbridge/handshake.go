@@ -2,9 +2,9 @@ package mcpbridge
 
 import (
 	"crypto/hmac"
-	"encoding/binary"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
