@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
@@ -55,7 +56,7 @@ type commandTool struct {
 	plan    shim.Command
 	dir     string
 	env     []string
-	timeout string // for messages
+	timeout time.Duration
 }
 
 // NewCommandSet resolves and plans the program of every spec, once, the
@@ -126,7 +127,7 @@ func planCommand(ctx context.Context, spec CommandSpec, denv discovery.Env) (com
 	if err != nil {
 		return commandTool{}, failure.Wrap(failure.Input, err, "its command cannot be launched")
 	}
-	return commandTool{name: spec.Name, plan: plan, timeout: cmpDuration(spec.Timeout, DefaultCallTimeout).String()}, nil
+	return commandTool{name: spec.Name, plan: plan, timeout: cmpDuration(spec.Timeout, DefaultCallTimeout)}, nil
 }
 
 // Tools returns the set's tools, in the file's order, for Open.
@@ -176,9 +177,12 @@ func (c commandTool) run(ctx context.Context, input jsontext.Value) (string, err
 	var out bytes.Buffer
 	tooLarge := false
 	o, err := supervise.Run(ctx, c.plan, supervise.Options{
-		Dir:             c.dir,
-		Env:             c.env,
-		Stdin:           bytes.NewReader(input),
+		Dir:   c.dir,
+		Env:   c.env,
+		Stdin: bytes.NewReader(input),
+		// The bridge's call has this deadline already; a caller of Handle
+		// without one gets it too.
+		TotalTimeout:    c.timeout,
 		MaxLineBytes:    MaxCommandOutput,
 		StderrTailBytes: 1, // nothing of stderr is used; the tail must not be empty
 		Lines:           supervise.PassThrough,
@@ -202,7 +206,7 @@ func (c commandTool) run(ctx context.Context, input jsontext.Value) (string, err
 		return strings.ToValidUTF8(out.String(), "\uFFFD"), nil
 	case o.Ending == supervise.SpawnFailed:
 		return "", failure.New(failure.KindOf(err), "tool %s could not be started", c.name)
-	case o.Ending == supervise.Cancelled && errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case o.Ending == supervise.TotalTimeout, o.Ending == supervise.Cancelled && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return "", failure.New(failure.Timeout, "tool %s did not answer within %s; it was stopped", c.name, c.timeout)
 	case o.Ending == supervise.Cancelled:
 		return "", failure.New(failure.Cancelled, "tool %s was cancelled", c.name)
