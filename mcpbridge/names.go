@@ -10,7 +10,7 @@ import (
 // Own returns the name a tool of s was registered under, given the name
 // the agent calls it by on s (Prefix and the Tool's name, one of
 // s.Tools), and whether s publishes it. Each agent first takes off its own
-// wrapping of the server (mcp__cursorkit__, mcp_cursorkit_, Codex's
+// wrapping of the server (mcp__SERVER__, mcp_SERVER_, Codex's
 // server field); this is the rule every agent shares, so that every
 // decoder reports a bridged call by the tool's own name.
 func (s *Server) Own(name string) (string, bool) {

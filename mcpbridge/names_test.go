@@ -1,0 +1,56 @@
+package mcpbridge
+
+import (
+	"encoding/json/jsontext"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestServerOwn(t *testing.T) {
+	s := &Server{Tools: []string{"fn_lookup_word", "fn_x"}}
+	tests := []struct {
+		name, want string
+		ok         bool
+	}{
+		{name: "fn_lookup_word", want: "lookup_word", ok: true},
+		{name: "fn_x", want: "x", ok: true},
+		{name: "lookup_word"},
+		{name: "fn_other"},
+		{name: "fn_"},
+		{name: ""},
+	}
+	for _, tt := range tests {
+		own, ok := s.Own(tt.name)
+		assert.Equal(t, tt.want, own, "%q", tt.name)
+		assert.Equal(t, tt.ok, ok, "%q", tt.name)
+	}
+	own, ok := (*Server)(nil).Own("fn_x")
+	assert.False(t, ok, "no bridge publishes nothing")
+	assert.Empty(t, own)
+	_, ok = (&Server{Tools: []string{"fn_"}}).Own("fn_")
+	assert.False(t, ok, "a name that is the prefix alone")
+}
+
+func TestResultText(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{in: `"plain text"`, want: "plain text", ok: true},
+		{in: `[{"type":"text","text":"a"},{"type":"image","data":"x"},{"type":"text","text":"b"}]`, want: "a\nb", ok: true},
+		{in: `[]`, want: "", ok: true},
+		{in: `{"content":[{"type":"text","text":"c"}],"structured_content":null}`, want: "c", ok: true},
+		{in: `{"content":"c"}`},
+		{in: `{"odd":1}`},
+		{in: `[1]`},
+		{in: `null`},
+		{in: `7`},
+		{in: ``},
+	}
+	for _, tt := range tests {
+		got, ok := ResultText(jsontext.Value(tt.in))
+		assert.Equal(t, tt.want, got, "%s", tt.in)
+		assert.Equal(t, tt.ok, ok, "%s", tt.in)
+	}
+}
