@@ -78,8 +78,10 @@ type commandTool struct {
 // timeout are tool errors whose short message names the tool and what
 // happened, never the output.
 //
-// On Windows the tree is a Job Object's, and a program started through
-// cmd.exe gets its input the same way, on stdin.
+// On Windows a bare name is looked for with PATHEXT (a .ps1 runs only when
+// named with its extension, through PowerShell), a .cmd or .bat runs
+// through cmd.exe and gets its input on stdin all the same, and the tree
+// killed is the call's Job Object.
 func NewCommandSet(ctx context.Context, specs []CommandSpec, opts CommandOptions) (*CommandSet, error) {
 	env := opts.Env
 	if env == nil {
