@@ -105,8 +105,15 @@ func TestRealBridge(t *testing.T) {
 				t.Cleanup(func() { assert.NoError(t, b.Close()) })
 				server := b.Server()
 
+				// The tool as the model sees it. Codex 0.171 names only the
+				// server, among the "deferred tool namespaces" of its code
+				// mode's text: its exec tool finds the server's tools when
+				// the code runs (a tool the server did not list is "not a
+				// function" there, as the unpublished case shows).
+				offered := map[string]string{realcli.Claude: "mcp__" + server.Name + "__fn_lookup_word",
+					realcli.Codex: "mcp__" + server.Name, realcli.Gemini: "mcp_" + server.Name + "_fn_lookup_word"}[cli]
 				script := modelapi.Script{Replies: []modelapi.Reply{{Calls: []modelapi.Call{bridgeCall(cli, server.Name, tt.tool)}},
-					{Text: []string{"It means to turn into bone."}}}}
+					{Text: []string{"It means to turn into bone."}}}, Watch: []string{offered}}
 				ws := realcli.Workspace(t, testkit.TempDir(t))
 				api, err := modelapi.Start(script, map[string]string{"workspace": ws})
 				require.NoError(t, err)
@@ -128,7 +135,7 @@ func TestRealBridge(t *testing.T) {
 					if t.Failed() {
 						t.Logf("the stream:\n%s\nthe stand-in's requests:", run)
 						for _, r := range api.Requests() {
-							t.Logf("  %s %s reply %d status %d tools %q results %q", r.API, r.Path, r.Reply, r.Status, r.Tools, r.ToolResults)
+							t.Logf("  %s %s reply %d status %d tools %q mentioned %q results %q", r.API, r.Path, r.Reply, r.Status, r.Tools, r.Mentioned, r.ToolResults)
 						}
 					}
 				})
@@ -178,8 +185,9 @@ func TestRealBridge(t *testing.T) {
 					assert.Equal(t, bridgeDefinition, text)
 				}
 				require.Len(t, reqs, 2, "the model's requests: the call, then the answer")
+				assert.Equal(t, []string{offered}, reqs[0].Mentioned, "the tool offered to the model")
 				if cli != realcli.Codex {
-					assert.Contains(t, reqs[0].Tools, bridgeCall(cli, server.Name, "fn_lookup_word").Name, "the tool offered to the model")
+					assert.Contains(t, reqs[0].Tools, offered, "the tool offered to the model as a tool")
 				}
 				last := reqs[1]
 				if assert.Len(t, last.ToolResults, 1, "the tool results the model got") {

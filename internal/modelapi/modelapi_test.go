@@ -354,3 +354,20 @@ func FuzzScript(f *testing.F) {
 		}
 	})
 }
+
+func TestWatchedWords(t *testing.T) {
+	s := start(t, modelapi.Script{Replies: []modelapi.Reply{{Text: []string{"a"}}, {Text: []string{"b"}}},
+		Watch: []string{"web_search", "read_file", "custom_tool_call_output"}})
+	for _, body := range []string{responsesBody, geminiBody} {
+		resp := post(t, context.Background(), s, "/v1/responses", body)
+		_, err := readSSE(resp.Body)
+		require.NoError(t, err)
+	}
+	reqs := s.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, []string{"web_search", "custom_tool_call_output"}, reqs[0].Mentioned)
+	assert.Equal(t, []string{"read_file"}, reqs[1].Mentioned)
+
+	_, err := modelapi.Start(modelapi.Script{Replies: []modelapi.Reply{{Text: []string{"a"}}}, Watch: []string{""}}, nil)
+	assert.Error(t, err, "an empty watched word")
+}

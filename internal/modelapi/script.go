@@ -12,6 +12,10 @@ import (
 // recorded as Request.Exhausted.
 type Script struct {
 	Replies []Reply `json:"replies"`
+	// Watch are words whose presence in each model request's body the
+	// stand-in records (Request.Mentioned): a tool the CLI describes to
+	// the model only in text, as Codex's code mode names MCP tools.
+	Watch []string `json:"watch,omitzero"`
 }
 
 // Reply is the model's answer to one request: an HTTP error, or a stream
@@ -73,8 +77,14 @@ func Parse(doc []byte) (Script, error) {
 	return s, s.Check()
 }
 
-// Check reports the first reply that cannot be played.
+// Check reports the first reply that cannot be played, or an empty
+// watched word.
 func (s Script) Check() error {
+	for i, w := range s.Watch {
+		if w == "" {
+			return fmt.Errorf("watch %d: empty", i)
+		}
+	}
 	for i, r := range s.Replies {
 		if r.Times < 0 {
 			return fmt.Errorf("reply %d: times %d is negative", i, r.Times)

@@ -1,6 +1,7 @@
 package modelapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json/v2"
 	"fmt"
@@ -46,7 +47,10 @@ type Request struct {
 	// back, in order: each request carries the whole conversation.
 	Tools       []string
 	ToolResults []string
-	Status      int // the HTTP status it was answered with
+	// Mentioned are the script's watched words its body holds, in the
+	// script's order.
+	Mentioned []string
+	Status    int // the HTTP status it was answered with
 }
 
 // Server is a model API on the loopback that plays a Script.
@@ -133,6 +137,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := Request{Method: r.Method, Path: r.URL.Path, Reply: -1}
+	for _, w := range s.script.Watch {
+		if bytes.Contains(body, []byte(w)) {
+			req.Mentioned = append(req.Mentioned, w)
+		}
+	}
 	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 	defer func() {
 		req.Status = rec.code
