@@ -114,7 +114,7 @@ func TestMCPCall(t *testing.T) {
 		{name: "a server that is not there", approve: true, servers: map[string]any{"srv": entry()},
 			env: []string{agentsim.EnvMCPServer + "=gone"}, stderr: `no command for the MCP server "gone"`,
 			run: &agentsim.MCPRun{Server: "gone", Args: []string{}, EnvNames: []string{}, Tools: []string{}, Error: `no command for the MCP server "gone" in .cursor/mcp.json`}},
-		{name: "a command that cannot start", approve: true, servers: map[string]any{"srv": map[string]any{"command": filepath.Join(t.TempDir(), "missing")}},
+		{name: "a command that cannot start", approve: true, servers: map[string]any{"srv": map[string]any{"command": filepath.Join(testkit.TempDir(t), "missing")}},
 			stderr: `starting the MCP server "srv"`},
 	}
 	for _, tt := range tests {
