@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -16,14 +18,23 @@ import (
 // testBridge is a bridge publishing lookup_word and spell, as
 // mcpbridge.Bridge.Server describes one.
 func testBridge() *mcpbridge.Server {
+	dir := bridgeDir()
 	return &mcpbridge.Server{Name: "cursorkita092e71e", Command: "/opt/app/bin/app", Args: []string{"__cursorkit-mcp-bridge"},
-		Env:   map[string]string{mcpbridge.EnvSession: "/tmp/cursorkit-mcp-1/session.json"},
-		Tools: []string{"fn_lookup_word", "fn_spell"}, ConfigFile: "/tmp/cursorkit-mcp-1/mcp.json", Dir: "/tmp/cursorkit-mcp-1"}
+		Env:   map[string]string{mcpbridge.EnvSession: filepath.Join(dir, "session.json")},
+		Tools: []string{"fn_lookup_word", "fn_spell"}, ConfigFile: filepath.Join(dir, "mcp.json"), Dir: dir}
+}
+
+// bridgeDir is an absolute path on this OS for a bridge's directory.
+func bridgeDir() string {
+	if runtime.GOOS == "windows" {
+		return `C:\tmp\cursorkit-mcp-1`
+	}
+	return "/tmp/cursorkit-mcp-1"
 }
 
 func TestBridgeArgs(t *testing.T) {
 	const head = "-p --output-format stream-json --verbose "
-	const bridge = " --mcp-config /tmp/cursorkit-mcp-1/mcp.json --strict-mcp-config"
+	bridge := " --mcp-config " + filepath.Join(bridgeDir(), "mcp.json") + " --strict-mcp-config"
 	tests := []struct {
 		name   string
 		req    Turn

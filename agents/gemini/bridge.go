@@ -373,15 +373,21 @@ func stripComments(in []byte) []byte {
 }
 
 // link makes to a symbolic link to from when from exists; where the OS
-// refuses the link, a regular file of at most maxCopied bytes is copied
-// (mode 0600) and anything else left out.
+// refuses the link, or makes one that does not lead to from, a regular
+// file of at most maxCopied bytes is copied (mode 0600) and anything else
+// left out.
 func link(from, to string) error {
 	fi, err := os.Stat(from)
 	if err != nil {
 		return nil // absent (or unreadable): Gemini does without it
 	}
 	if os.Symlink(from, to) == nil {
-		return nil
+		if _, err := os.Stat(to); err == nil {
+			return nil
+		}
+		// A link made but not followed (Wine makes one whose target is a
+		// Windows path its own file system cannot resolve): copy instead.
+		os.Remove(to)
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > maxCopied {
 		return nil
