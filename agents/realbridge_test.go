@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -30,6 +31,7 @@ import (
 const (
 	bridgeWord       = "ossify"
 	bridgeDefinition = "ossify: to turn into bone (DEF-7c1)"
+	bridgeFailure    = "the dictionary has no entry for ossify (ERR-3d2)"
 )
 
 // bridgeCall is the model's call of the tool name (fn_NAME) of the
@@ -75,11 +77,13 @@ func oddDir(t *testing.T) string {
 // such function, which the model is told, and no MCP call is made.
 func TestRealBridge(t *testing.T) {
 	tests := []struct {
-		name string
-		tool string // the agent-facing name the model calls
-		ok   bool
+		name  string
+		tool  string // the agent-facing name the model calls
+		ok    bool
+		fails bool // the handler returns an error: a tool error, the turn goes on
 	}{
 		{name: "call", tool: "fn_lookup_word", ok: true},
+		{name: "tool-error", tool: "fn_lookup_word", ok: true, fails: true},
 		{name: "unpublished", tool: "fn_forget_word"},
 	}
 	for _, cli := range realcli.CLIs() {
@@ -98,6 +102,9 @@ func TestRealBridge(t *testing.T) {
 						mu.Lock()
 						defer mu.Unlock()
 						inputs = append(inputs, string(input))
+						if tt.fails {
+							return "", errors.New(bridgeFailure)
+						}
 						return bridgeDefinition, nil
 					},
 				}}, mcpbridge.Options{Dir: oddDir(t)})
@@ -178,11 +185,18 @@ func TestRealBridge(t *testing.T) {
 				}
 				assert.Equal(t, []string{"lookup_word"}, realcli.Names(run.Started), "tools started")
 				assert.Equal(t, []string{"lookup_word"}, realcli.Names(run.Completed), "tools completed")
+				want, status := bridgeDefinition, map[string]string{realcli.Claude: "success", realcli.Codex: "completed", realcli.Gemini: "success"}[cli]
+				if tt.fails {
+					want, status = bridgeFailure, map[string]string{realcli.Claude: "error", realcli.Codex: "failed", realcli.Gemini: "error"}[cli]
+				}
 				if len(run.Started) == 1 && len(run.Completed) == 1 {
 					assert.JSONEq(t, `{"word":"`+bridgeWord+`"}`, string(run.Started[0].Args))
 					var text string
 					require.NoError(t, json.Unmarshal(run.Completed[0].Result, &text), "the result is the tool's text: %s", run.Completed[0].Result)
-					assert.Equal(t, bridgeDefinition, text)
+					assert.Equal(t, want, text)
+					if assert.NotNil(t, run.Completed[0].Status) {
+						assert.Equal(t, status, *run.Completed[0].Status, "the call's status as the CLI reports it")
+					}
 				}
 				require.Len(t, reqs, 2, "the model's requests: the call, then the answer")
 				assert.Equal(t, []string{offered}, reqs[0].Mentioned, "the tool offered to the model")
@@ -191,7 +205,7 @@ func TestRealBridge(t *testing.T) {
 				}
 				last := reqs[1]
 				if assert.Len(t, last.ToolResults, 1, "the tool results the model got") {
-					assert.Contains(t, last.ToolResults[0], bridgeDefinition, "the tool's result reached the model")
+					assert.Contains(t, last.ToolResults[0], want, "the tool's result reached the model")
 				}
 			})
 		}

@@ -90,6 +90,51 @@ func bridged(b *mcpbridge.Server, name string) (own string, onServer, published 
 	return own, true, published
 }
 
+// bridgedError is the result of a bridged call that failed: the tool's
+// own text when gemini reports the tool's error (type mcp_tool_error,
+// whose message is "MCP tool 'T' reported tool error for function call:
+// CALL with response: PARTS", PARTS the MCP result as JSON, in
+// DiscoveredMCPToolInvocation.execute), else the error's message, a JSON
+// string; the error object as gemini wrote it when it has neither.
+func bridgedError(obj jsontext.Value) jsontext.Value {
+	var e struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(obj, &e) != nil || e.Message == "" {
+		return obj
+	}
+	text := e.Message
+	if e.Type == "mcp_tool_error" {
+		// The call's arguments come first and may hold the marker: the
+		// first marker whose rest is whole JSON of the parts is the one.
+		const marker = " with response: "
+		for i := strings.Index(e.Message, marker); i >= 0; {
+			var parts []struct {
+				FunctionResponse struct {
+					Response jsontext.Value `json:"response"`
+				} `json:"functionResponse"`
+			}
+			if json.Unmarshal([]byte(e.Message[i+len(marker):]), &parts) == nil && len(parts) == 1 {
+				if t, ok := mcpbridge.ResultText(parts[0].FunctionResponse.Response); ok {
+					text = t
+					break
+				}
+			}
+			next := strings.Index(e.Message[i+1:], marker)
+			if next < 0 {
+				break
+			}
+			i += 1 + next
+		}
+	}
+	q, err := jsontext.AppendQuote(nil, text)
+	if err != nil {
+		return obj
+	}
+	return q
+}
+
 // maxSettings bounds the user's settings.json that BridgeHome reads.
 const maxSettings = 1 << 20
 

@@ -1,6 +1,7 @@
 package gemini_test
 
 import (
+	"encoding/json/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -196,4 +197,41 @@ func TestBridgeHome(t *testing.T) {
 		})
 		assert.Equal(t, failure.Setup, failure.KindOf(err), "%v", err)
 	})
+}
+
+func TestBridgeDecoderToolError(t *testing.T) {
+	errorLine := func(message string) string {
+		q, err := json.Marshal(message)
+		require.NoError(t, err)
+		return `{"type":"tool_result","timestamp":"2026-12-03T15:40:00.000Z","tool_id":"mcp_cursorkitfa33fb33_fn_lookup_word__call_standin_0_0","status":"error","error":{"type":"mcp_tool_error","message":` + string(q) + `}}`
+	}
+	// As gemini 0.61.0 wrote it for a handler's error.
+	seen := `MCP tool 'fn_lookup_word' reported tool error for function call: {"name":"fn_lookup_word","args":{"word":"ossify"}} with response: [{"functionResponse":{"name":"fn_lookup_word","response":{"content":[{"type":"text","text":"the dictionary has no entry for ossify (ERR-3d2)"}],"isError":true}}}]`
+	tests := []struct {
+		name, line, want string
+	}{
+		{name: "the tool's own text", line: errorLine(seen), want: `"the dictionary has no entry for ossify (ERR-3d2)"`},
+		{name: "the marker in the call's arguments", line: errorLine(`MCP tool 'fn_lookup_word' reported tool error for function call: {"name":"fn_lookup_word","args":{"word":"x with response: [1]"}} with response: [{"functionResponse":{"name":"fn_lookup_word","response":{"content":[{"type":"text","text":"no"}],"isError":true}}}]`),
+			want: `"no"`},
+		{name: "a message of another shape", line: errorLine("MCP tool 'fn_lookup_word' reported tool error"), want: `"MCP tool 'fn_lookup_word' reported tool error"`},
+		{name: "another error type", line: `{"type":"tool_result","tool_id":"mcp_cursorkitfa33fb33_fn_lookup_word__call_standin_0_0","status":"error","error":{"type":"execution_failed","message":"boom"}}`,
+			want: `"boom"`},
+		{name: "no message", line: `{"type":"tool_result","tool_id":"mcp_cursorkitfa33fb33_fn_lookup_word__call_standin_0_0","status":"error","error":{"type":"x"}}`,
+			want: `{"type":"x"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, evs, err := feed(t, gemini.Turn{Mode: turn.ModeAsk, Bridge: testBridge(testkit.TempDir(t))}, []string{bridgeInit, bridgeUse, tt.line})
+			require.NoError(t, err)
+			require.Len(t, evs, 3)
+			assert.Equal(t, "lookup_word", evs[2].Tool.Name)
+			assert.Equal(t, "error", evs[2].Tool.Status)
+			assert.Equal(t, tt.want, string(evs[2].Tool.Result))
+		})
+	}
+	_, evs, err := feed(t, gemini.Turn{Mode: turn.ModeAsk, Tools: []string{"mcp"}}, []string{bridgeInit,
+		`{"type":"tool_use","tool_name":"mcp_docs_search","tool_id":"d1","parameters":{}}`,
+		`{"type":"tool_result","tool_id":"d1","status":"error","error":{"type":"mcp_tool_error","message":"x"}}`})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"mcp_tool_error","message":"x"}`, string(evs[2].Tool.Result), "another server's error is as gemini wrote it")
 }

@@ -31,8 +31,9 @@ const maxRun = 1 << 20
 // line by line (see the package documentation). It implements
 // turn.StderrDecoder. A Decoder is not safe for concurrent use.
 type Decoder struct {
-	s     turn.Stream
-	allow allowlist
+	s       turn.Stream
+	allow   allowlist
+	bridged map[string]bool // the started calls of the bridge's tools, by call id
 
 	sessionID string         // the first init event's
 	fatal     *failure.Error // the first error event of severity "error"
@@ -143,6 +144,10 @@ func (d *Decoder) toolUse(w *wireToolUse, _ []byte) ([]event.Event, error) {
 	if own, _, ok := bridged(d.allow.bridge, t.Name); ok {
 		// Stream keeps t: the completed event takes this name too.
 		t.Name = own
+		if d.bridged == nil {
+			d.bridged = map[string]bool{}
+		}
+		d.bridged[t.CallID] = true
 	}
 	d.boundary()
 	return one(event.Event{Type: event.TypeToolStarted, Tool: t}), nil
@@ -160,7 +165,11 @@ func (d *Decoder) toolResult(w *wireToolResult, _ []byte) ([]event.Event, error)
 	t := &event.Tool{CallID: w.ToolID, Name: started.Name, Args: started.Args, Status: w.Status, Result: jsontext.Value(w.Output)}
 	if w.Error != nil {
 		t.Result = jsontext.Value(w.Error)
+		if d.bridged[w.ToolID] {
+			t.Result = bridgedError(t.Result)
+		}
 	}
+	delete(d.bridged, w.ToolID)
 	d.boundary()
 	return one(event.Event{Type: event.TypeToolCompleted, Tool: t}), nil
 }
