@@ -1,6 +1,7 @@
 package agents_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
@@ -71,18 +72,23 @@ func oddDir(t *testing.T) string {
 // model-API stand-in scripted to call it. The CLI must list the tool to
 // the model, call it with the model's input, and carry its result back to
 // the model; the turn is done and its events show the call by the tool's
-// own name with its input and result. A call of a tool the bridge does
+// own name with its input and result, in ask, write and plan mode (Gemini
+// refuses plan: it offers no MCP tool there); a handler's error is the
+// call's error, and the turn goes on. A call of a tool the bridge does
 // not publish never reaches the handler: Claude Code's and Gemini CLI's
 // turn fails as a policy failure at the call; Codex's code mode has no
 // such function, which the model is told, and no MCP call is made.
 func TestRealBridge(t *testing.T) {
 	tests := []struct {
 		name  string
-		tool  string // the agent-facing name the model calls
+		mode  turn.Mode // ask when ""
+		tool  string    // the agent-facing name the model calls
 		ok    bool
 		fails bool // the handler returns an error: a tool error, the turn goes on
 	}{
 		{name: "call", tool: "fn_lookup_word", ok: true},
+		{name: "call-write", mode: turn.ModeWrite, tool: "fn_lookup_word", ok: true},
+		{name: "call-plan", mode: turn.ModePlan, tool: "fn_lookup_word", ok: true},
 		{name: "tool-error", tool: "fn_lookup_word", ok: true, fails: true},
 		{name: "unpublished", tool: "fn_forget_word"},
 	}
@@ -134,7 +140,14 @@ func TestRealBridge(t *testing.T) {
 				opts := a.TurnDefaults()
 				opts.Env, opts.Dir = realcli.Env(t, cli, api.URL(), home), ws
 				opts.TotalTimeout, opts.FirstLineTimeout = 3*time.Minute, realcli.FirstLine
-				req := agents.Turn{Prompt: realcli.Prompt, Mode: turn.ModeAsk, Bridge: &server}
+				req := agents.Turn{Prompt: realcli.Prompt, Mode: cmp.Or(tt.mode, turn.ModeAsk), Bridge: &server}
+				if cli == realcli.Gemini && tt.mode == turn.ModePlan {
+					// Gemini's plan mode offers no MCP tool: refused.
+					_, _, err := runAndWrite(t, a, res, req, opts)
+					assert.Equal(t, failure.Input, failure.KindOf(err), "%v", err)
+					assert.Empty(t, api.Requests(), "gemini never started")
+					return
+				}
 
 				stream, o, err := runAndWrite(t, a, res, req, opts)
 				run := realcli.Observe(t, []byte(stream))
