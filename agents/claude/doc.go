@@ -92,4 +92,15 @@
 // an MCP tool as mcp__SERVER__TOOL, every tool of a server as
 // mcp__SERVER (Claude Code's own rule syntax). A tool_use outside the
 // list (a subagent's included) makes Feed return failure.Policy at once.
+//
+// # The MCP tool bridge
+//
+// A Turn with a Bridge (package mcpbridge) runs with the bridge's config
+// file as its only MCP configuration (--mcp-config FILE
+// --strict-mcp-config) and each of its tools approved (--allowedTools
+// mcp__SERVER__fn_NAME), in every mode. The tools of the bridge's server
+// are the bridge's alone: a call of one it publishes is reported by the
+// tool's own name (NAME) with its input and its text as the result; a
+// call of any other tool of that server is a policy failure, whatever
+// Turn.Tools say.
 package claude

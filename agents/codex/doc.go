@@ -86,4 +86,18 @@
 // tool, so Args cannot restrict tools beyond the sandbox; MCP servers
 // configured in Codex's config.toml are started by Codex whatever the
 // turn allows, and only their calls are refused.
+//
+// # The MCP tool bridge
+//
+// A Turn with a Bridge (package mcpbridge) adds the bridge's server to the
+// run with -c options (no file is written), required, its tools approved
+// (exec's approval policy is "never", under which an MCP call needing
+// approval fails). Codex 0.171 offers MCP tools to the model through its
+// code mode: the model calls tools.mcp__SERVER__fn_NAME inside exec, and
+// the call is an mcp_tool_call item of the bridge's server. The tools of
+// that server are the bridge's alone: a call of one it publishes is
+// reported by the tool's own name (NAME) with its arguments and its text
+// as the result; any other tool of that server is a policy failure,
+// whatever Turn.Tools say (code mode does not even offer one the server
+// did not list).
 package codex

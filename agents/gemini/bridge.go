@@ -157,7 +157,9 @@ const maxSettings = 1 << 20
 //     (which tmp/ folder is which project), history/.
 //
 // settings.json is the turn's own (BridgeHome); anything else Gemini
-// writes (state.json, a new installation_id) stays in the turn's home.
+// writes (state.json, a new installation_id) stays in the turn's home and
+// goes with it: so does the session of a turn whose user has no
+// ~/.gemini/tmp yet, which a later turn then cannot resume.
 func homeEntries() []string {
 	return []string{
 		"oauth_creds.json", "gemini-credentials.json", "google_accounts.json", "installation_id",

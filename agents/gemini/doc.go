@@ -84,4 +84,18 @@
 // that, and write's yolo approves every tool gemini has. The Decoder's
 // allowlist is the only restriction that does not depend on gemini's
 // settings.
+//
+// # The MCP tool bridge
+//
+// Gemini reads MCP servers only from settings files. A Turn with a Bridge
+// (package mcpbridge) runs with a private home (BridgeHome, whose
+// GEMINI_CLI_HOME agents.Agent.Run adds to the turn's environment): the
+// user's settings plus the bridge's server, trusted, beside links to the
+// user's credentials and sessions; nothing is written into the user's
+// workspace or home. Plan mode offers gemini no MCP tool, so a plan Turn
+// with a Bridge is refused (failure.Input). The tools of the bridge's
+// server are the bridge's alone: a call of one it publishes
+// (mcp_SERVER_fn_NAME) is reported by the tool's own name (NAME) with its
+// parameters and its text as the result, also when the tool failed; any
+// other tool of that server is a policy failure, whatever Turn.Tools say.
 package gemini
