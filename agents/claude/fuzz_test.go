@@ -83,11 +83,15 @@ func FuzzDecoder(f *testing.F) {
 	for _, line := range edgeLines {
 		f.Add([]byte(initLine+"\n"+line+"\n"+resultLine), byte(7))
 	}
+	f.Add([]byte(strings.Join([]string{bridgeInit, bridgeCall, bridgeResult, toolUse("t3", "mcp__cursorkita092e71e__fn_x"), resultLine}, "\n")), byte(10))
 	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
 		modes := []turn.Mode{"", turn.ModePlan, turn.ModeAsk, turn.ModeWrite}
 		req := Turn{Prompt: "SECRET PROMPT", Mode: modes[int(mode)%len(modes)]}
 		if mode&4 != 0 {
 			req.Tools = []string{"mcp__github", "Task"}
+		}
+		if mode&8 != 0 {
+			req.Bridge = testBridge()
 		}
 		d := newTestDecoder(t, req)
 		var out bytes.Buffer

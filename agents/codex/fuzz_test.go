@@ -85,11 +85,15 @@ func FuzzDecoder(f *testing.F) {
 	for i := range oddLines {
 		f.Add([]byte("#0\n#"+strconv.Itoa(len(seeds)-len(oddLines)+i)), byte(i))
 	}
+	f.Add([]byte(strings.Join([]string{bridgeThread, bridgeStarted, bridgeDone, bridgeFailed, bridgeAnswer, bridgeEnd}, "\n")), byte(10))
 	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
 		modes := []turn.Mode{"", turn.ModePlan, turn.ModeAsk, turn.ModeWrite}
 		req := codex.Turn{Mode: modes[int(mode)%len(modes)]}
 		if mode&4 != 0 {
 			req.Tools = []string{"mcp", "collab"}
+		}
+		if mode&8 != 0 {
+			req.Bridge = testBridge()
 		}
 		d, err := codex.NewDecoder(req)
 		require.NoError(t, err)

@@ -69,11 +69,17 @@ func FuzzDecoder(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(b, byte(7))
 	}
+	f.Add([]byte(strings.Join([]string{bridgeInit, bridgeUse, bridgeResult,
+		`{"type":"tool_result","tool_id":"mcp_cursorkitfa33fb33_fn_lookup_word__call_standin_0_0","status":"error","error":{"type":"mcp_tool_error","message":"x with response: [{\"functionResponse\":{\"response\":{\"content\":[]}}}]"}}`}, "\n")), byte(10))
 	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
 		modes := []turn.Mode{"", turn.ModePlan, turn.ModeAsk, turn.ModeWrite}
 		req := gemini.Turn{Mode: modes[int(mode)%len(modes)]}
 		if mode&4 != 0 {
 			req.Tools = []string{"mcp"}
+		}
+		if mode&8 != 0 {
+			// A bridge: never in plan mode, which refuses one.
+			req.Mode, req.Bridge = modes[2+int(mode)%2], testBridge(os.TempDir())
 		}
 		d, err := gemini.NewDecoder(req)
 		require.NoError(t, err)
