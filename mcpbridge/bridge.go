@@ -75,7 +75,7 @@ type Bridge struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	closed bool
-	agents []int         // the PIDs Admit was given
+	agents []procid.Identity // the processes Admit was given
 	known  chan struct{} // closed by the first Admit
 }
 
@@ -244,9 +244,14 @@ func (s *Server) Admitting(onStarted func(pid int)) func(pid int) {
 // (Cursor's .cursor/mcp.json holds every staged server of a worktree)
 // could start this bridge and see this turn's tools.
 func (b *Bridge) Admit(pid int) {
+	// The process, not only its PID: a PID is reused once its process is
+	// gone (soon, on Windows), and a bridge may outlive its agent a little.
+	id, err := procid.Of(context.Background(), pid)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.agents = append(b.agents, pid)
+	if err == nil {
+		b.agents = append(b.agents, id)
+	} // else it is gone already, and so is every bridge program it could start
 	select {
 	case <-b.known:
 	default:
@@ -273,10 +278,11 @@ func (b *Bridge) admit(parent int) error {
 	b.mu.Unlock()
 	pid := parent
 	for range maxAncestors {
-		if pid <= 1 {
-			break
+		id, err := procid.Of(b.ctx, pid)
+		if err != nil {
+			break // no process (0 or gone): nothing above it to find
 		}
-		if slices.Contains(agents, pid) {
+		if slices.ContainsFunc(agents, id.Matches) {
 			return nil
 		}
 		next, err := procid.Parent(b.ctx, pid)

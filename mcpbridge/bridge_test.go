@@ -66,12 +66,12 @@ func (r *refusals) next(t *testing.T) error {
 	return r.errs[len(r.errs)-1]
 }
 
-// open opens a bridge for a bridge program run in this process (Relay),
-// whose parent is this process's.
+// open opens a bridge for a bridge program run in this process
+// (connectClient), which says this process started it.
 func open(t *testing.T, tools []Tool, opts Options) *Bridge {
 	t.Helper()
 	b := openUnadmitted(t, tools, opts)
-	b.Admit(os.Getppid())
+	b.Admit(os.Getpid())
 	return b
 }
 
@@ -98,7 +98,7 @@ func connectClient(t *testing.T, sessionPath string) *relayed {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := Relay(ctx, inR, outW, sessionPath)
+		err := relay(ctx, inR, outW, sessionPath, os.Getpid())
 		outW.CloseWithError(io.EOF)
 		inR.Close()
 		done <- err
@@ -264,7 +264,7 @@ func TestTheEmbedderRefusesEveryConnectionThatDoesNotProveTheSessionKey(t *testi
 
 	// A recorded handshake of a bridge that was let in.
 	rec := &recordingConn{Conn: dial(t, sf)}
-	require.NoError(t, connect(rec, id, key, os.Getppid()))
+	require.NoError(t, connect(rec, id, key, os.Getpid()))
 	require.Len(t, rec.written, 2, "hello and proof")
 
 	wrongKey := slices.Clone(key)
@@ -280,7 +280,7 @@ func TestTheEmbedderRefusesEveryConnectionThatDoesNotProveTheSessionKey(t *testi
 			conn.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}` + "\n"))
 		}},
 		{"another session's bridge", "named another session", func(conn net.Conn) {
-			assert.Error(t, connect(conn, otherID, otherKey, os.Getppid()))
+			assert.Error(t, connect(conn, otherID, otherKey, os.Getpid()))
 		}},
 		{"the right session, a wrong key", "did not prove the session's key", func(conn net.Conn) {
 			bn := make([]byte, nonceSize)
@@ -349,6 +349,13 @@ func TestTheBridgeProgramRefusesAnEmbedderThatCannotProveTheKey(t *testing.T) {
 	assertNoSecret(t, b, err.Error())
 }
 
+// bounded is a context that ends a relay the embedder let in by mistake.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 type blockingReader struct{}
 
 func (blockingReader) Read([]byte) (int, error) { select {} }
@@ -400,7 +407,7 @@ func TestFiftySessionsEachSeeOnlyTheirOwnTools(t *testing.T) {
 func TestCloseEndsEveryBridgeProgramAndRemovesTheSecret(t *testing.T) {
 	b, err := Open(context.Background(), []Tool{echoTool("echo")}, Options{})
 	require.NoError(t, err)
-	b.Admit(os.Getppid())
+	b.Admit(os.Getpid())
 	s := b.Server()
 	cs := connectClient(t, s.Env[EnvSession])
 	require.Equal(t, []string{"fn_echo"}, toolNames(t, cs.ClientSession))
@@ -513,32 +520,46 @@ func FuzzValidName(f *testing.F) {
 
 func TestOnlyABridgeProgramTheAdmittedAgentStartedGetsIn(t *testing.T) {
 	t.Run("started by the admitted agent or a descendant of it", func(t *testing.T) {
-		// The bridge program runs in this process: its parent is this
-		// process's parent, a descendant of its own parent.
-		grandparent, err := procid.Parent(context.Background(), os.Getppid())
-		require.NoError(t, err)
-		admitted := []int{os.Getppid()}
-		if grandparent > 1 {
-			admitted = append(admitted, grandparent)
+		admitted := []int{os.Getpid()}
+		if parent := os.Getppid(); parent > 0 { // Wine has none to show
+			admitted = append(admitted, parent)
 		}
-		for _, admitted := range admitted {
+		for _, pid := range admitted {
 			b := openUnadmitted(t, []Tool{echoTool("echo")}, Options{})
-			b.Server().Admit(admitted)
+			b.Server().Admit(pid)
 			cs := connectClient(t, b.Server().Env[EnvSession])
 			assert.Equal(t, []string{"fn_echo"}, toolNames(t, cs.ClientSession))
 		}
 	})
 	t.Run("admitted while it connects", func(t *testing.T) {
 		b := openUnadmitted(t, []Tool{echoTool("echo")}, Options{})
-		go b.Admit(os.Getppid())
+		go b.Admit(os.Getpid())
 		cs := connectClient(t, b.Server().Env[EnvSession])
 		assert.Equal(t, []string{"fn_echo"}, toolNames(t, cs.ClientSession))
 	})
 	t.Run("started by a process the admitted agent did not start", func(t *testing.T) {
 		r := newRefusals()
 		b := openUnadmitted(t, []Tool{echoTool("echo")}, Options{OnRefused: r.add})
-		b.Admit(os.Getpid()) // this process did not start its parent
-		err := Relay(context.Background(), blockingReader{}, io.Discard, b.Server().Env[EnvSession])
+		b.Admit(startIdle(t)) // a child of this process: not an ancestor
+		err := relay(bounded(t), blockingReader{}, io.Discard, b.Server().Env[EnvSession], os.Getpid())
+		assert.Equal(t, failure.Auth, failure.KindOf(err))
+		var re *RefusedError
+		require.ErrorAs(t, r.next(t), &re)
+		assert.Equal(t, "came from a process the turn's agent did not start", re.Reason)
+	})
+	t.Run("started by an admitted agent that is gone, its PID reused", func(t *testing.T) {
+		r := newRefusals()
+		b := openUnadmitted(t, []Tool{echoTool("echo")}, Options{OnRefused: r.add})
+		// What Admit keeps of this process, as if it had been created a
+		// minute earlier: another process that had the same PID.
+		self, err := procid.Self()
+		require.NoError(t, err)
+		self.Created = self.Created.Add(-time.Minute)
+		b.mu.Lock()
+		b.agents = append(b.agents, self)
+		close(b.known)
+		b.mu.Unlock()
+		err = relay(bounded(t), blockingReader{}, io.Discard, b.Server().Env[EnvSession], os.Getpid())
 		assert.Equal(t, failure.Auth, failure.KindOf(err))
 		var re *RefusedError
 		require.ErrorAs(t, r.next(t), &re)
@@ -547,7 +568,7 @@ func TestOnlyABridgeProgramTheAdmittedAgentStartedGetsIn(t *testing.T) {
 	t.Run("before any agent was admitted", func(t *testing.T) {
 		r := newRefusals()
 		b := openUnadmitted(t, []Tool{echoTool("echo")}, Options{OnRefused: r.add})
-		err := Relay(context.Background(), blockingReader{}, io.Discard, b.Server().Env[EnvSession])
+		err := relay(bounded(t), blockingReader{}, io.Discard, b.Server().Env[EnvSession], os.Getpid())
 		assert.Equal(t, failure.Auth, failure.KindOf(err))
 		var re *RefusedError
 		require.ErrorAs(t, r.next(t), &re)

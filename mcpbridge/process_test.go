@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"io"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"os"
@@ -22,11 +23,34 @@ import (
 // names when called and then never answers, and writes its Server there.
 const envEmbedder = "CURSORKIT_TEST_MCP_EMBEDDER"
 
+// envIdle makes this test binary a process that does nothing until its
+// stdin ends.
+const envIdle = "CURSORKIT_TEST_MCP_IDLE"
+
+// startIdle starts an idle process and returns its PID; it ends with t.
+func startIdle(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envIdle+"=1")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	return cmd.Process.Pid
+}
+
 func TestMain(m *testing.M) {
 	// This test binary is also the bridge program its bridges name.
 	RunIfBridge()
 	if dir := os.Getenv(envEmbedder); dir != "" {
 		os.Exit(embed(dir))
+	}
+	if os.Getenv(envEveryServer) != "" {
+		os.Exit(listEveryServer())
+	}
+	if os.Getenv(envIdle) != "" {
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -50,6 +50,11 @@ func RunIfBridge() {
 // it, until either side ends. It never writes to out itself: an error is
 // returned, for the program's stderr, and says nothing of the key.
 func Relay(ctx context.Context, in io.Reader, out io.Writer, path string) error {
+	return relay(ctx, in, out, path, os.Getppid())
+}
+
+// relay is Relay for a bridge program whose parent is the process parent.
+func relay(ctx context.Context, in io.Reader, out io.Writer, path string, parent int) error {
 	data, err := safefile.Read(path, maxSessionFile)
 	if err != nil {
 		return failure.Wrap(failure.Setup, err, "cannot read the bridge's session file")
@@ -69,7 +74,7 @@ func Relay(ctx context.Context, in io.Reader, out io.Writer, path string) error 
 		return failure.Wrap(failure.Process, err, "the embedder that opened this bridge is gone")
 	}
 	defer conn.Close()
-	if err := connect(conn, id, key, os.Getppid()); err != nil {
+	if err := connect(conn, id, key, parent); err != nil {
 		return failure.Wrap(failure.Auth, err, "the bridge could not authenticate its embedder")
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
