@@ -76,7 +76,7 @@ type Bridge struct {
 	conns  map[net.Conn]struct{}
 	closed bool
 	agents []procid.Identity // the processes Admit was given
-	known  chan struct{} // closed by the first Admit
+	known  chan struct{}     // closed by the first Admit
 }
 
 // sessionFile is what the bridge program reads to reach its embedder.

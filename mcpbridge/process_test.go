@@ -2,9 +2,9 @@ package mcpbridge
 
 import (
 	"context"
-	"io"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
