@@ -352,11 +352,12 @@ func (a *app) runTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p runP
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(150)
 	}
+	var refusals bridgeRefusals
 	if p.tools != nil {
 		// Closed after the bridge (deferred first): the bridge's sessions
 		// end, then every call still running has its tree killed.
 		defer p.tools.Close()
-		b, err := mcpbridge.Open(ctx, p.tools.Tools(), mcpbridge.Options{})
+		b, err := mcpbridge.Open(ctx, p.tools.Tools(), mcpbridge.Options{OnRefused: refusals.add(w)})
 		if err != nil {
 			w.close()
 			return a.fail(f.asJSON, err)
@@ -397,6 +398,7 @@ func (a *app) runTurn(ctx context.Context, fs *pflag.FlagSet, f runFlags, p runP
 	default:
 		o, err = p.agent.Run(ctx, p.res, p.configured, p.turn, opts)
 	}
+	o.Warnings = append(o.Warnings, refusals.warnings()...)
 	w.close()
 	return a.finishTurn(w, o, time.Since(started), err)
 }

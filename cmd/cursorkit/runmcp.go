@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -125,4 +127,40 @@ func (a *app) runStaged(ctx context.Context, dir string, p runPlan, servers []st
 
 func eventWarning(w mcpstage.Warning) event.Warning {
 	return event.Warning{Code: w.Code, Message: w.Message}
+}
+
+// warnBridgeRefused is the code of the warning of a connection or a call
+// the turn's MCP tool bridge refused.
+const warnBridgeRefused = "mcp_bridge_refused"
+
+// bridgeRefusals are the refusals of a run's bridge, one warning per
+// distinct reason: the agents of other turns on one worktree may each be
+// refused once per run, and one line says so.
+type bridgeRefusals struct {
+	mu   sync.Mutex
+	seen []event.Warning
+}
+
+// add returns the bridge's Options.OnRefused: each new reason is a
+// warning on w at once and in the outcome after.
+func (r *bridgeRefusals) add(w *turnWriter) func(error) {
+	return func(err error) {
+		warn := event.Warning{Code: warnBridgeRefused, Message: "the MCP tool bridge refused a call: " + err.Error()}
+		if re, ok := errors.AsType[*mcpbridge.RefusedError](err); ok {
+			warn.Message = "the MCP tool bridge refused a connection that " + re.Reason
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if slices.Contains(r.seen, warn) {
+			return
+		}
+		r.seen = append(r.seen, warn)
+		w.warning(warn)
+	}
+}
+
+func (r *bridgeRefusals) warnings() []event.Warning {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.seen)
 }
