@@ -159,7 +159,10 @@ const maxSettings = 1 << 20
 // settings.json is the turn's own (BridgeHome); anything else Gemini
 // writes (state.json, a new installation_id) stays in the turn's home and
 // goes with it: so does the session of a turn whose user has no
-// ~/.gemini/tmp yet, which a later turn then cannot resume.
+// ~/.gemini/tmp yet, which a later turn then cannot resume. A file Gemini
+// replaces instead of writing through the link (projects.json: a new file
+// renamed over it) is the turn's from then on; Gemini finds a project's
+// tmp/ folder by the marker file in it anyway.
 func homeEntries() []string {
 	return []string{
 		"oauth_creds.json", "gemini-credentials.json", "google_accounts.json", "installation_id",
