@@ -3,7 +3,6 @@ package mcpbridge
 import (
 	"context"
 	"encoding/json/jsontext"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -122,13 +121,6 @@ func TestParseToolsFileRefusals(t *testing.T) {
 	}
 }
 
-func writeToolsFile(t *testing.T, body string) string {
-	t.Helper()
-	path := filepath.Join(testkit.TempDir(t), "tools.json")
-	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
-	return path
-}
-
 // TestReadToolsFileRefusals: a file that cannot be read as one, or whose
 // program cannot be found, is input naming the file and the tool, never
 // the program or its arguments.
@@ -141,14 +133,14 @@ func TestReadToolsFileRefusals(t *testing.T) {
 		{"missing", func(t *testing.T) string { return filepath.Join(testkit.TempDir(t), "none.json") }, "does not exist"},
 		{"a directory", func(t *testing.T) string { return testkit.TempDir(t) }, "is not a regular file"},
 		{"too large", func(t *testing.T) string {
-			return writeToolsFile(t, toolsJSON(toolJSON(map[string]string{"description": `"` + strings.Repeat("a", MaxToolsFileSize) + `"`})))
+			return testkit.TempFile(t, "tools.json", toolsJSON(toolJSON(map[string]string{"description": `"` + strings.Repeat("a", MaxToolsFileSize) + `"`})))
 		}, "is larger than 1048576 bytes"},
-		{"bad JSON", func(t *testing.T) string { return writeToolsFile(t, "{") }, "not valid JSON"},
+		{"bad JSON", func(t *testing.T) string { return testkit.TempFile(t, "tools.json", "{") }, "not valid JSON"},
 		{"a program not found", func(t *testing.T) string {
-			return writeToolsFile(t, toolsJSON(toolJSON(map[string]string{"command": `["` + fileSecret + `-prog", "` + fileSecret + `"]`})))
+			return testkit.TempFile(t, "tools.json", toolsJSON(toolJSON(map[string]string{"command": `["` + fileSecret + `-prog", "` + fileSecret + `"]`})))
 		}, "tool 1 (lookup_word): its program cannot be found"},
 		{"a relative program not found", func(t *testing.T) string {
-			return writeToolsFile(t, toolsJSON(toolJSON(map[string]string{"command": `["./` + fileSecret + `"]`})))
+			return testkit.TempFile(t, "tools.json", toolsJSON(toolJSON(map[string]string{"command": `["./` + fileSecret + `"]`})))
 		}, "tool 1 (lookup_word): its program cannot be found"},
 	}
 	for _, tt := range tests {

@@ -1,7 +1,6 @@
 package mcpstage_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,13 +16,6 @@ import (
 // entrySecret is an env value: it must never show in any message.
 const entrySecret = "tok-5ecret-9a1f"
 
-func writeEntryFile(t *testing.T, body string) string {
-	t.Helper()
-	path := filepath.Join(testkit.TempDir(t), "server.json")
-	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
-	return path
-}
-
 // TestReadEntryFile: the accepted shapes.
 func TestReadEntryFile(t *testing.T) {
 	tests := []struct {
@@ -36,7 +28,7 @@ func TestReadEntryFile(t *testing.T) {
 		{" \n{\"command\":\"node\",\"args\":[]}\n", mcpstage.Entry{Command: "node", Args: []string{}}},
 	}
 	for _, tt := range tests {
-		got, err := mcpstage.ReadEntryFile(writeEntryFile(t, tt.body))
+		got, err := mcpstage.ReadEntryFile(testkit.TempFile(t, "server.json", tt.body))
 		require.NoError(t, err, tt.body)
 		assert.Equal(t, tt.want, got, tt.body)
 	}
@@ -69,7 +61,7 @@ func TestReadEntryFileRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(testkit.TempDir(t), "server.json")
 			if !tt.missing {
-				path = writeEntryFile(t, tt.body)
+				path = testkit.TempFile(t, "server.json", tt.body)
 			}
 			_, err := mcpstage.ReadEntryFile(path)
 			require.Error(t, err)

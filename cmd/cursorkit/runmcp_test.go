@@ -64,13 +64,6 @@ func mcpShapes() []mcpShape {
 	return shapes
 }
 
-func writeMCPServerFile(t *testing.T, body string) string {
-	t.Helper()
-	path := filepath.Join(testkit.TempDir(t), "server.json")
-	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
-	return path
-}
-
 // snapshot is a worktree's .cursor as cursorkit must leave it: the
 // config's bytes (nil: absent or not a file), what the config path is,
 // and whether .cursor exists.
@@ -158,7 +151,7 @@ func TestRunMCPServer(t *testing.T) {
 				if shape.name == "git repository" {
 					statusBefore = gitStatus(t, dir)
 				}
-				server := writeMCPServerFile(t, mcpServerJSON)
+				server := testkit.TempFile(t, "server.json", mcpServerJSON)
 
 				code, stdout, stderr := runCLI(t, map[string]string{}, "", append(flags, "run", "--json", "--write",
 					"--cwd", dir, "--mcp-server", server, "--", "use the tools")...)
@@ -246,7 +239,7 @@ func TestRunMCPServerCancelled(t *testing.T) {
 			if shape.name == "git repository" {
 				statusBefore = gitStatus(t, dir)
 			}
-			server := writeMCPServerFile(t, mcpServerJSON)
+			server := testkit.TempFile(t, "server.json", mcpServerJSON)
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -329,7 +322,7 @@ func TestRunMCPServerRefused(t *testing.T) {
 			}
 			tt.setup(t, dir)
 			before := takeSnapshot(t, dir)
-			server := writeMCPServerFile(t, mcpServerJSON)
+			server := testkit.TempFile(t, "server.json", mcpServerJSON)
 			code, stdout, stderr := runCLI(t, map[string]string{}, "", append(flags, "run", "--json", "--cwd", dir, "--mcp-server", server, "hi")...)
 			assert.Equal(t, failure.ExitCode(failure.Setup), code, "stderr: %s", stderr)
 			obj := decodeObject(t, stdout)
@@ -371,7 +364,7 @@ func TestRunMCPServerBadFile(t *testing.T) {
 			dir := testkit.TempDir(t)
 			path := filepath.Join(testkit.TempDir(t), "server.json")
 			if !tt.missing {
-				path = writeMCPServerFile(t, tt.body)
+				path = testkit.TempFile(t, "server.json", tt.body)
 			}
 			code, stdout, stderr := runCLI(t, map[string]string{}, "", append(flags, "run", "--json", "--cwd", dir, "--mcp-server", path, "hi")...)
 			assert.Equal(t, 2, code, "stderr: %s", stderr)
@@ -395,7 +388,7 @@ func TestRunMCPServerBadHeartbeat(t *testing.T) {
 		t.Run(value, func(t *testing.T) {
 			flags, record, w := mcpEnv(t, agentsim.ScenarioMCPTool)
 			dir := testkit.TempDir(t)
-			server := writeMCPServerFile(t, mcpServerJSON)
+			server := testkit.TempFile(t, "server.json", mcpServerJSON)
 			code, stdout, stderr := runCLI(t, map[string]string{envMCPHeartbeat: value}, "", append(flags, "run", "--json", "--cwd", dir, "--mcp-server", server, "hi")...)
 			assert.Equal(t, failure.ExitInput, code, "stderr: %s", stderr)
 			e := decodeObject(t, stdout)["error"].(map[string]any)
@@ -415,7 +408,7 @@ func TestRunMCPServerBadHeartbeat(t *testing.T) {
 func TestRunMCPServerHeartbeats(t *testing.T) {
 	flags, _, w := mcpEnv(t, agentsim.ScenarioHangMidStream)
 	dir := testkit.TempDir(t)
-	server := writeMCPServerFile(t, mcpServerJSON)
+	server := testkit.TempFile(t, "server.json", mcpServerJSON)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -81,13 +81,6 @@ func lookupTool(name string, over map[string]string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func writeToolsFile(t *testing.T, body string) string {
-	t.Helper()
-	path := filepath.Join(testkit.TempDir(t), "tools.json")
-	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
-	return path
-}
-
 // TestRunToolsBadFile: a --tools file that is not one is refused as input
 // (exit 2), saying what is wrong, before anything starts (not even the
 // agent's --version), quoting no value of the file, staging nothing.
@@ -101,34 +94,40 @@ func TestRunToolsBadFile(t *testing.T) {
 		{"missing", func(t *testing.T) string { return filepath.Join(testkit.TempDir(t), "none.json") }, "does not exist"},
 		{"a directory", func(t *testing.T) string { return testkit.TempDir(t) }, "is not a regular file"},
 		{"too large", func(t *testing.T) string {
-			return writeToolsFile(t, one(map[string]string{"description": `"` + strings.Repeat("a", mcpbridge.MaxToolsFileSize) + `"`}))
+			return testkit.TempFile(t, "tools.json", one(map[string]string{"description": `"` + strings.Repeat("a", mcpbridge.MaxToolsFileSize) + `"`}))
 		}, "is larger than"},
-		{"not JSON", func(t *testing.T) string { return writeToolsFile(t, `{"tools": [{"command": ["`+toolSecret+`"`) }, "not valid JSON (at byte offset"},
-		{"no tools", func(t *testing.T) string { return writeToolsFile(t, `{"tools": []}`) }, "it has no tools"},
+		{"not JSON", func(t *testing.T) string {
+			return testkit.TempFile(t, "tools.json", `{"tools": [{"command": ["`+toolSecret+`"`)
+		}, "not valid JSON (at byte offset"},
+		{"no tools", func(t *testing.T) string { return testkit.TempFile(t, "tools.json", `{"tools": []}`) }, "it has no tools"},
 		{"an unknown member", func(t *testing.T) string {
-			return writeToolsFile(t, one(map[string]string{"env": `{"K": "` + toolSecret + `"}`}))
+			return testkit.TempFile(t, "tools.json", one(map[string]string{"env": `{"K": "` + toolSecret + `"}`}))
 		}, `tool 1: unknown member "env"`},
 		{"a member twice", func(t *testing.T) string {
-			return writeToolsFile(t, `{"tools": [{"name": "a", "name": "b"}]}`)
+			return testkit.TempFile(t, "tools.json", `{"tools": [{"name": "a", "name": "b"}]}`)
 		}, `the member "name" is given twice`},
 		{"a name twice", func(t *testing.T) string {
-			return writeToolsFile(t, `{"tools": [`+lookupTool("lookup_word", nil)+", "+lookupTool("lookup_word", nil)+`]}`)
+			return testkit.TempFile(t, "tools.json", `{"tools": [`+lookupTool("lookup_word", nil)+", "+lookupTool("lookup_word", nil)+`]}`)
 		}, `tool 2: the name "lookup_word" is given to another tool too`},
 		{"an invalid name", func(t *testing.T) string {
-			return writeToolsFile(t, `{"tools": [`+lookupTool("Lookup-Word", nil)+`]}`)
+			return testkit.TempFile(t, "tools.json", `{"tools": [`+lookupTool("Lookup-Word", nil)+`]}`)
 		}, `tool 1: the name "Lookup-Word" is not`},
 		{"a schema that is not an object schema", func(t *testing.T) string {
-			return writeToolsFile(t, one(map[string]string{"inputSchema": `{"type": "array", "description": "` + toolSecret + `"}`}))
+			return testkit.TempFile(t, "tools.json", one(map[string]string{"inputSchema": `{"type": "array", "description": "` + toolSecret + `"}`}))
 		}, `tool 1 (lookup_word): "inputSchema"'s "type" is not "object"`},
-		{"an empty command", func(t *testing.T) string { return writeToolsFile(t, one(map[string]string{"command": "[]"})) },
+		{"an empty command", func(t *testing.T) string {
+			return testkit.TempFile(t, "tools.json", one(map[string]string{"command": "[]"}))
+		},
 			`tool 1 (lookup_word): "command" is missing or empty`},
 		{"a bad timeout", func(t *testing.T) string {
-			return writeToolsFile(t, one(map[string]string{"timeout": `"` + toolSecret + `"`}))
+			return testkit.TempFile(t, "tools.json", one(map[string]string{"timeout": `"` + toolSecret + `"`}))
 		}, `tool 1 (lookup_word): "timeout" is not a duration`},
-		{"a negative timeout", func(t *testing.T) string { return writeToolsFile(t, one(map[string]string{"timeout": `"-1s"`})) },
+		{"a negative timeout", func(t *testing.T) string {
+			return testkit.TempFile(t, "tools.json", one(map[string]string{"timeout": `"-1s"`}))
+		},
 			`tool 1 (lookup_word): "timeout" must be above zero`},
 		{"a program not found", func(t *testing.T) string {
-			return writeToolsFile(t, one(map[string]string{"command": `["` + toolSecret + `", "x"]`}))
+			return testkit.TempFile(t, "tools.json", one(map[string]string{"command": `["` + toolSecret + `", "x"]`}))
 		}, "tool 1 (lookup_word): its program cannot be found"},
 	}
 	for _, tt := range tests {
@@ -158,7 +157,7 @@ func TestRunToolsBadFile(t *testing.T) {
 // tools, so the two are not offered together.
 func TestRunToolsRefusedWithFallback(t *testing.T) {
 	flags, record, _ := mcpEnv(t, agentsim.ScenarioMCPCall)
-	path := writeToolsFile(t, `{"tools": [`+lookupTool("lookup_word", nil)+`]}`)
+	path := testkit.TempFile(t, "tools.json", `{"tools": [`+lookupTool("lookup_word", nil)+`]}`)
 	code, stdout, stderr := runCLI(t, map[string]string{}, "", append(flags, "run", "--json", "--agent", "claude",
 		"--fallback", "cursor", "--tools", path, "hi")...)
 	assert.Equal(t, failure.ExitInput, code, "stderr: %s", stderr)
@@ -186,7 +185,7 @@ func toolsRun(t *testing.T, args ...string) (flags []string, record, tools, mcpL
 	bin := testkit.Install(t, testkit.TempDir(t), "lookup", toolRole)
 	command, err := json.Marshal(append([]string{bin}, args...))
 	require.NoError(t, err)
-	tools = writeToolsFile(t, `{"tools": [`+lookupTool("lookup_word", map[string]string{"command": string(command)})+`]}`)
+	tools = testkit.TempFile(t, "tools.json", `{"tools": [`+lookupTool("lookup_word", map[string]string{"command": string(command)})+`]}`)
 	mcpLog = filepath.Join(testkit.TempDir(t), "mcp.ndjson")
 	t.Setenv(agentsim.EnvMCPLog, mcpLog)
 	t.Setenv(agentsim.EnvMCPArgs, `{"word":"ossify"}`)
@@ -257,7 +256,7 @@ func TestRunToolsWithCursor(t *testing.T) {
 func TestRunToolsWithMCPServer(t *testing.T) {
 	flags, record, tools, _, w := toolsRun(t, "answer")
 	dir := testkit.TempDir(t)
-	server := writeMCPServerFile(t, mcpServerJSON)
+	server := testkit.TempFile(t, "server.json", mcpServerJSON)
 	code, stdout, stderr := runCLI(t, map[string]string{}, "", append(flags, "run", "--json", "--cwd", dir,
 		"--mcp-server", server, "--tools", tools, "hi")...)
 	require.Equal(t, 0, code, "stderr: %s\nstdout: %s", stderr, stdout)
@@ -352,7 +351,7 @@ func TestRunToolsWithAnotherAgent(t *testing.T) {
 			bin := testkit.Install(t, testkit.TempDir(t), "lookup", toolRole)
 			command, err := json.Marshal([]string{bin, "answer"})
 			require.NoError(t, err)
-			tools := writeToolsFile(t, `{"tools": [`+lookupTool("lookup_word", map[string]string{"command": string(command)})+`]}`)
+			tools := testkit.TempFile(t, "tools.json", `{"tools": [`+lookupTool("lookup_word", map[string]string{"command": string(command)})+`]}`)
 			dir := testkit.TempDir(t)
 			code, stdout, stderr := runCLI(t, nil, "", "--settings", f.settings, "run", "--agent", tt.agent, "--write", "--json",
 				"--cwd", dir, "--tools", tools, "list the files")

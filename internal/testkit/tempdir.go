@@ -97,3 +97,12 @@ func namePart(name string) string {
 	}
 	return part
 }
+
+// TempFile writes body to a file named name (mode 0600) in a new TempDir
+// and returns its path: an operator's file for a test to name.
+func TempFile(t testing.TB, name, body string) string {
+	t.Helper()
+	path := filepath.Join(TempDir(t), name)
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+	return path
+}
