@@ -8,3 +8,6 @@ func StartGuard(ctx context.Context) error {
 	_, err := theGuard.get(ctx)
 	return err
 }
+
+// GuardName is the launch guard's argv[0].
+const GuardName = guardName

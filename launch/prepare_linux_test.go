@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,9 +69,11 @@ func TestPrepareGuard(t *testing.T) {
 	assert.Equal(t, guards[0], p.Root().PPid, "Start used the prepared guard")
 }
 
-// children returns the PIDs of this process's children, running or not
-// yet reaped: in TestPrepareGuard's fresh process, its launch guards (a
-// launched child's parent is the guard).
+// children returns the PIDs of this process's launch guards, running or
+// not yet reaped (a launched child's parent is the guard): its children
+// whose argv[0] is the guard's. The others are short-lived: os/exec's
+// first start forks a child that exits at once, to learn whether pidfds
+// work.
 func children(t *testing.T) []int {
 	t.Helper()
 	pids, ok := testkit.PIDs(func(_ int, dir string) bool {
@@ -79,7 +82,11 @@ func children(t *testing.T) []int {
 			return false // gone meanwhile
 		}
 		st, err := launch.ParseProcStat(stat)
-		return err == nil && st.PPid == os.Getpid()
+		if err != nil || st.PPid != os.Getpid() {
+			return false
+		}
+		cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		return err == nil && strings.HasPrefix(string(cmdline), launch.GuardName+"\x00")
 	})
 	require.True(t, ok, "/proc can be listed")
 	return pids
