@@ -133,3 +133,18 @@ func FuzzWithholdSpellings(f *testing.F) {
 		}
 	})
 }
+
+// TestFoldASCII: the table fold reads an ASCII rune from is foldRune's.
+func TestFoldASCII(t *testing.T) {
+	for r := range rune(128) {
+		f, ok := fold(r)
+		wf, wok := foldRune(r)
+		require.Equal(t, wok, ok, "%q", r)
+		if ok {
+			require.Equal(t, wf, f, "%q", r)
+		}
+	}
+	f, ok := fold('K') // the Kelvin sign, outside the table
+	require.True(t, ok)
+	require.Equal(t, 'K', f)
+}
