@@ -110,26 +110,28 @@ type wireItem struct {
 	AgentsStates      turn.Field[turn.RawObject] `json:"agents_states"`       // collab_tool_call
 }
 
-// members are the errors of the members it's type uses; a type the
-// decoder does not know (todo_list, plan, ...) uses none.
-func (it *wireItem) members() []error {
+// members are the errors of the members it's type uses (nil for the
+// rest of the array); a type the decoder does not know (todo_list, plan,
+// ...) uses none. An array, not a slice, so that a line's check
+// allocates nothing.
+func (it *wireItem) members() [6]error {
 	switch it.Type {
 	case "agent_message", "reasoning":
-		return []error{it.Text.Err()}
+		return [6]error{it.Text.Err()}
 	case "error":
-		return []error{it.Message.Err()}
+		return [6]error{it.Message.Err()}
 	case "command_execution":
-		return []error{it.Command.Err(), it.AggregatedOutput.Err(), it.ExitCode.Err(), it.Status.Err()}
+		return [6]error{it.Command.Err(), it.AggregatedOutput.Err(), it.ExitCode.Err(), it.Status.Err()}
 	case "file_change":
-		return []error{it.Changes.Err(), it.Status.Err()}
+		return [6]error{it.Changes.Err(), it.Status.Err()}
 	case "mcp_tool_call":
-		return []error{it.Server.Err(), it.Tool.Err(), it.Arguments.Err(), it.Result.Err(), it.Error.Err(), it.Status.Err()}
+		return [6]error{it.Server.Err(), it.Tool.Err(), it.Arguments.Err(), it.Result.Err(), it.Error.Err(), it.Status.Err()}
 	case "web_search":
-		return []error{it.Query.Err(), it.Action.Err()}
+		return [6]error{it.Query.Err(), it.Action.Err()}
 	case "collab_tool_call":
-		return []error{it.Tool.Err(), it.ReceiverThreadIDs.Err(), it.AgentsStates.Err(), it.Status.Err()}
+		return [6]error{it.Tool.Err(), it.ReceiverThreadIDs.Err(), it.AgentsStates.Err(), it.Status.Err()}
 	}
-	return nil
+	return [6]error{}
 }
 
 // tool names the tool an item of a tool type calls, and for an MCP call
@@ -165,7 +167,9 @@ func (it *wireItem) fill(t *event.Tool, done bool) {
 		if code, out := it.ExitCode.Value(), it.AggregatedOutput.Value(); code != nil || out != nil {
 			var codeJSON []byte
 			if code != nil {
-				codeJSON = strconv.AppendInt(nil, *code, 10)
+				// buildObject copies it: the digits stay on the stack.
+				var digits [20]byte
+				codeJSON = strconv.AppendInt(digits[:0], *code, 10)
 			}
 			t.Result = buildObject(member{"exit_code", codeJSON}, member{"aggregated_output", out})
 		}
@@ -202,9 +206,14 @@ type member struct {
 	v    []byte // a JSON value; nil is written as null
 }
 
-// buildObject writes {"k1":v1,...}, a copy of the values.
+// buildObject writes {"k1":v1,...}, a copy of the values, in one
+// allocation of its exact size.
 func buildObject(ms ...member) jsontext.Value {
-	b := jsontext.Value{'{'}
+	size := len("{}")
+	for _, m := range ms {
+		size += len(`,"":`) + len(m.name) + max(len(m.v), len("null"))
+	}
+	b := append(make(jsontext.Value, 0, size), '{')
 	for i, m := range ms {
 		if i > 0 {
 			b = append(b, ',')

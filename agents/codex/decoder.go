@@ -35,6 +35,7 @@ type Decoder struct {
 	said   map[string]struct{} // agent_message and reasoning items already emitted, by id
 	last   string              // the last agent_message's text: the result's
 	wire   wireItem            // the item being read
+	ev     itemEvent           // the event being read, its item wire: kept, as wire, so a line allocates neither
 }
 
 // NewDecoder returns a Decoder for the turn t, which allows the tools of
@@ -109,14 +110,15 @@ func (d *Decoder) event(typ string, line []byte) ([]event.Event, error) {
 		return nil, nil // says nothing the caller needs
 	case "item.started", "item.updated", "item.completed":
 		d.wire = wireItem{}
-		ev := &itemEvent{Item: itemRef{it: &d.wire}}
-		if _, err := d.s.Unmarshal(line, ev, typ); err != nil {
+		d.ev = itemEvent{Item: itemRef{it: &d.wire}}
+		if _, err := d.s.Unmarshal(line, &d.ev, typ); err != nil {
 			return nil, err
 		}
-		if !ev.Item.ok {
+		if !d.ev.Item.ok {
 			return nil, d.s.Protocol(-1, line, turn.Quote(typ, 40)+` event: field "/item" is missing`)
 		}
-		if err := d.s.Invalid(line, typ, d.wire.members()...); err != nil {
+		errs := d.wire.members()
+		if err := d.s.Invalid(line, typ, errs[:]...); err != nil {
 			return nil, err
 		}
 		return d.item(&d.wire, typ, line)
