@@ -47,6 +47,8 @@ type Stream struct {
 	opts      json.Options
 	reader    bytes.Reader
 	head      *jsontext.Decoder
+	unquoted  []byte            // Head's type or subtype, unquoted
+	interned  map[string]string // Head's types and subtypes (intern)
 	line      int
 	started   bool
 	init      bool
@@ -191,8 +193,13 @@ func (s *Stream) leadingHead(line []byte) (typ, subtype string, ok bool) {
 		return err == nil && tok.Kind() == '"' && tok.String() == want
 	}
 	value := func() (string, bool) {
-		tok, err := s.head.ReadToken()
-		return tok.String(), err == nil && tok.Kind() == '"'
+		v, err := s.head.ReadValue()
+		if err != nil || v.Kind() != '"' {
+			return "", false
+		}
+		// As Token.String unquotes: invalid UTF-8 replaced.
+		s.unquoted, _ = jsontext.AppendUnquote(s.unquoted[:0], v)
+		return s.intern(s.unquoted), true
 	}
 	if tok, err := s.head.ReadToken(); err != nil || tok.Kind() != '{' {
 		return "", "", false
@@ -210,6 +217,26 @@ func (s *Stream) leadingHead(line []byte) (typ, subtype string, ok bool) {
 		subtype, _ = value()
 	}
 	return typ, subtype, true
+}
+
+// maxInterned bounds the distinct types and subtypes a Stream keeps.
+const maxInterned = 64
+
+// intern returns b as a string, the same string for each of the first
+// maxInterned distinct values: a stream has few types and subtypes, and a
+// line's then allocates none.
+func (s *Stream) intern(b []byte) string {
+	if v, ok := s.interned[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if len(s.interned) < maxInterned {
+		if s.interned == nil {
+			s.interned = map[string]string{}
+		}
+		s.interned[v] = v
+	}
+	return v
 }
 
 // Pass is the event of a line of a type the decoder does not know,

@@ -3,6 +3,7 @@ package turn
 import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -213,4 +214,21 @@ func FuzzStreamHead(f *testing.F) {
 		assert.Equal(t, typ, got, line)
 		assert.Equal(t, subtype, gotSub, line)
 	})
+}
+
+// TestHeadInternsBounded: Head's types are right past the interned ones.
+func TestHeadInternsBounded(t *testing.T) {
+	s := Stream{Agent: "a", Format: "f", First: "a first event", Final: "a final event"}
+	s.Begin()
+	for i := range 2 * maxInterned {
+		for range 2 {
+			n := strconv.Itoa(i)
+			typ, subtype, banner, err := s.Head([]byte(`{"type":"t` + n + `","subtype":"s\u00e9` + n + `"}`))
+			require.NoError(t, err)
+			require.Nil(t, banner)
+			require.Equal(t, "t"+n, typ)
+			require.Equal(t, "s\u00e9"+n, subtype)
+		}
+	}
+	require.Len(t, s.interned, maxInterned)
 }
