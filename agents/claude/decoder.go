@@ -31,6 +31,8 @@ type Decoder struct {
 	s     turn.Stream
 	allow allowlist
 	w     wireLine // the line being read; its blocks keep their capacity
+	errs  []error  // the errors of the members the line uses, kept for their capacity
+	views views    // what readAs reads a line into
 
 	bridged map[string]bool // the started calls of the bridge's tools, by call id
 
@@ -140,40 +142,36 @@ func (d *Decoder) readHead(line []byte, w *wireLine) ([]event.Event, error) {
 // uses, whose kinds make the verdict; an event of another kind passes
 // whole whatever its members hold.
 func (d *Decoder) readAs(line []byte, k eventKind, w *wireLine) error {
+	// The views are the Decoder's, so that a line allocates none.
 	var v any
+	vw := &d.views
 	switch k {
 	case kindInit:
-		v = &struct {
-			SessionID *string `json:"session_id"`
-			*initMembers
-		}{&w.SessionID, &w.initMembers}
+		vw.init = initView{&w.SessionID, &w.initMembers}
+		v = &vw.init
 	case kindRetry:
-		v = &struct {
-			Error *string `json:"error"`
-			*retryMembers
-		}{&w.Error, &w.retryMembers}
+		vw.retry = retryView{&w.Error, &w.retryMembers}
+		v = &vw.retry
 	case kindAssistant:
-		v = &struct {
-			Error   *string      `json:"error"`
-			Message *wireMessage `json:"message"`
-		}{&w.Error, &w.Message}
+		vw.assistant = assistantView{&w.Error, &w.Message}
+		v = &vw.assistant
 	case kindUser:
-		v = &struct {
-			Message *userMessage `json:"message"`
-		}{&userMessage{&w.Message.messageContent}}
+		vw.userMessage = userMessage{&w.Message.messageContent}
+		vw.user = userView{&vw.userMessage}
+		v = &vw.user
 	case kindResult:
-		v = &struct {
-			Subtype   *string `json:"subtype"`
-			SessionID *string `json:"session_id"`
-			*resultMembers
-		}{&w.Subtype, &w.SessionID, &w.resultMembers}
+		vw.result = resultView{&w.Subtype, &w.SessionID, &w.resultMembers}
+		v = &vw.result
 	default:
 		return nil
 	}
 	if _, err := d.s.Unmarshal(line, v, w.Type); err != nil {
 		return err
 	}
-	return d.s.Invalid(line, w.Type, w.Message.Content.members(k == kindUser)...)
+	d.errs = w.Message.Content.appendMembers(d.errs[:0], k == kindUser)
+	err := d.s.Invalid(line, w.Type, d.errs...)
+	clear(d.errs) // keeps no error of this line
+	return err
 }
 
 // initEvents are the events of system/init: the init event, or for a

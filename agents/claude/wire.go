@@ -66,6 +66,47 @@ func (w *wireLine) systemSubtype() string {
 	return ""
 }
 
+// views are what readAs reads a line into, one view of a wireLine's
+// members for each kind of event, and a user event's message.
+type views struct {
+	init        initView
+	retry       retryView
+	assistant   assistantView
+	user        userView
+	userMessage userMessage
+	result      resultView
+}
+
+// initView is a system/init event's members.
+type initView struct {
+	SessionID *string `json:"session_id"`
+	*initMembers
+}
+
+// retryView is a system/api_retry event's members.
+type retryView struct {
+	Error *string `json:"error"`
+	*retryMembers
+}
+
+// assistantView is an assistant event's members.
+type assistantView struct {
+	Error   *string      `json:"error"`
+	Message *wireMessage `json:"message"`
+}
+
+// userView is a user event's members.
+type userView struct {
+	Message *userMessage `json:"message"`
+}
+
+// resultView is a result event's members.
+type resultView struct {
+	Subtype   *string `json:"subtype"`
+	SessionID *string `json:"session_id"`
+	*resultMembers
+}
+
 // initMembers are the members of system/init besides session_id.
 type initMembers struct {
 	Model          string `json:"model"`
@@ -186,12 +227,11 @@ func (c *blocks) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return err
 }
 
-// members are the errors of the members the blocks' types use in a
-// message of the role user says (wireBlock.members).
-func (c *blocks) members(user bool) []error {
-	var errs []error
+// appendMembers appends to errs the errors of the members the blocks'
+// types use in a message of the role user says (wireBlock.appendMembers).
+func (c *blocks) appendMembers(errs []error, user bool) []error {
 	for i := range c.list {
-		errs = append(errs, c.list[i].members(user)...)
+		errs = c.list[i].appendMembers(errs, user)
 	}
 	return errs
 }
@@ -213,24 +253,24 @@ type wireBlock struct {
 	Content   turn.Field[jsontext.Value] `json:"content"`     // tool_result
 }
 
-// members are the errors of the members b's type uses: in a user message
-// only a tool_result's, in an assistant message a text, thinking or
-// tool_use block's; none for a block of another type, whose members may
-// hold anything.
-func (b *wireBlock) members(user bool) []error {
+// appendMembers appends to errs the errors of the members b's type uses:
+// in a user message only a tool_result's, in an assistant message a text,
+// thinking or tool_use block's; none for a block of another type, whose
+// members may hold anything.
+func (b *wireBlock) appendMembers(errs []error, user bool) []error {
 	switch {
 	case user && b.Type == "tool_result":
-		return []error{b.ToolUseID.Err(), b.IsError.Err(), b.Content.Err()}
+		return append(errs, b.ToolUseID.Err(), b.IsError.Err(), b.Content.Err())
 	case user:
-		return nil
+		return errs
 	case b.Type == "text":
-		return []error{b.Text.Err()}
+		return append(errs, b.Text.Err())
 	case b.Type == "thinking":
-		return []error{b.Thinking.Err()}
+		return append(errs, b.Thinking.Err())
 	case b.Type == "tool_use":
-		return []error{b.ID.Err(), b.Name.Err(), b.Input.Err()}
+		return append(errs, b.ID.Err(), b.Name.Err(), b.Input.Err())
 	}
-	return nil
+	return errs
 }
 
 // present is v, nil when it is null.
