@@ -42,6 +42,18 @@ type Decoder struct {
 	runOverflow bool
 
 	pending *pendingRetry // a stderr retry notice not complete yet
+
+	wires wires // what handle reads a line into
+}
+
+// wires are the wire types of the events the Decoder reads, one each.
+type wires struct {
+	init       wireInit
+	message    wireMessage
+	toolUse    wireToolUse
+	toolResult wireToolResult
+	error      wireError
+	result     wireResult
 }
 
 var _ turn.StderrDecoder = (*Decoder)(nil)
@@ -85,29 +97,31 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 	}
 	switch typ {
 	case "init":
-		return handle(d, line, typ, d.initEvent)
+		return handle(d, line, typ, &d.wires.init, d.initEvent)
 	case "message":
-		return handle(d, line, typ, d.message)
+		return handle(d, line, typ, &d.wires.message, d.message)
 	case "tool_use":
-		return handle(d, line, typ, d.toolUse)
+		return handle(d, line, typ, &d.wires.toolUse, d.toolUse)
 	case "tool_result":
-		return handle(d, line, typ, d.toolResult)
+		return handle(d, line, typ, &d.wires.toolResult, d.toolResult)
 	case "error":
-		return handle(d, line, typ, d.errorEvent)
+		return handle(d, line, typ, &d.wires.error, d.errorEvent)
 	case "result":
-		return handle(d, line, typ, d.result)
+		return handle(d, line, typ, &d.wires.result, d.result)
 	}
 	return d.s.Pass(typ, "", line)
 }
 
-// handle reads line, an event of type typ, into its wire type W and
-// returns what f makes of it.
-func handle[W any](d *Decoder, line []byte, typ string, f func(w *W, line []byte) ([]event.Event, error)) ([]event.Event, error) {
-	var w W
-	if _, err := d.s.Unmarshal(line, &w, typ); err != nil {
+// handle reads line, an event of type typ, into w, emptied first (one of
+// the Decoder's wires, so that a line allocates none), and returns what f
+// makes of it.
+func handle[W any](d *Decoder, line []byte, typ string, w *W, f func(w *W, line []byte) ([]event.Event, error)) ([]event.Event, error) {
+	var zero W
+	*w = zero
+	if _, err := d.s.Unmarshal(line, w, typ); err != nil {
 		return nil, err
 	}
-	return f(&w, line)
+	return f(w, line)
 }
 
 // initEvent is the init event, the first time; its session is the
