@@ -14,31 +14,53 @@ import (
 // is held as its error (Err) instead of failing the read. The decoder
 // then checks the members its type uses (Stream.Invalid).
 //
-// A Field is read within the line's own read (Stream.Unmarshal), never
-// through a json.Unmarshal of its own, so that its error names the byte
-// offset and JSON pointer in the line. Null reads as the zero T. Of a
-// member given twice the last value stays, and the first error.
+// A Field is read within the line's own read (Stream.Unmarshal), on the
+// line's own decoder, so that its error names the byte offset and JSON
+// pointer in the line. Null reads as the zero T. Of a member given twice
+// the last value stays, and the first error.
 type Field[T any] struct {
 	v   T
 	err error
 }
 
 // UnmarshalJSONFrom reads the next value of dec, which must be valid
-// JSON, into f.
+// JSON, into f: a value that does not fit T is read to its end and held
+// as its error.
 func (f *Field[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	raw, err := dec.ReadValue()
-	if err != nil {
+	depth, start := dec.StackDepth(), dec.InputOffset()
+	err := json.UnmarshalDecode(dec, &f.v)
+	serr, ok := errors.AsType[*json.SemanticError](err)
+	if !ok {
+		return err // nil, or the line is not valid JSON
+	}
+	if err := skipRest(dec, depth, start); err != nil {
 		return err
 	}
-	err = json.Unmarshal(raw, &f.v, dec.Options())
-	if err == nil || f.err != nil {
-		return nil
+	if f.err == nil {
+		f.err = serr
 	}
-	if serr, ok := errors.AsType[*json.SemanticError](err); ok {
-		serr.ByteOffset += dec.InputOffset() - int64(len(raw))
-		serr.JSONPointer = dec.StackPointer() + serr.JSONPointer
+	return nil
+}
+
+// skipRest reads what is left of a value json/v2 refused, which began at
+// dec's depth and input offset start: json/v2 stops where it refused it,
+// before the value or within an array or object it opened.
+func skipRest(dec *jsontext.Decoder, depth int, start int64) error {
+	if dec.StackDepth() == depth && dec.InputOffset() == start {
+		return dec.SkipValue() // refused before reading any of it
 	}
-	f.err = err
+	for dec.StackDepth() > depth {
+		var err error
+		switch dec.PeekKind() {
+		case '}', ']':
+			_, err = dec.ReadToken()
+		default:
+			err = dec.SkipValue()
+		}
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

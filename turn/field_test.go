@@ -1,6 +1,11 @@
 package turn
 
 import (
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -76,5 +81,86 @@ func TestField(t *testing.T) {
 				assert.Equal(t, tt.n, v.X.N.Value())
 			}
 		})
+	}
+}
+
+// refField is Field as it read a member before it read on the line's
+// decoder: the value whole, then a json.Unmarshal of its own, its error
+// moved to the line's offset and pointer. Field must read as it did.
+type refField[T any] struct {
+	v   T
+	err error
+}
+
+func (f *refField[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(raw, &f.v, dec.Options())
+	if err == nil || f.err != nil {
+		return nil
+	}
+	if serr, ok := errors.AsType[*json.SemanticError](err); ok {
+		serr.ByteOffset += dec.InputOffset() - int64(len(raw))
+		serr.JSONPointer = dec.StackPointer() + serr.JSONPointer
+	}
+	f.err = err
+	return nil
+}
+
+// fieldPair reads a member twice, then one after it, with Field and refField.
+type fieldPair[T any] struct {
+	X struct {
+		A     Field[T] `json:"a"`
+		After string   `json:"after"`
+	} `json:"x"`
+	Ref struct {
+		A     refField[T] `json:"a"`
+		After string      `json:"after"`
+	} `json:"ref"`
+}
+
+func checkFieldLikeRef[T any](t *testing.T, first, second string) {
+	t.Helper()
+	obj := `{"a":` + first + `,"a":` + second + `,"after":"z"}`
+	line := []byte(`{"x":` + obj + `,"ref":` + obj + `}`)
+	var p fieldPair[T]
+	err := json.Unmarshal(line, &p, UnmarshalOptions())
+	require.NoError(t, err, "%s", line)
+	assert.Equal(t, "z", p.X.After, "%s: the member after", line)
+	assert.Equal(t, p.Ref.A.v, p.X.A.v, "%s", line)
+	if p.Ref.A.err == nil {
+		assert.NoError(t, p.X.A.err, "%s", line)
+		return
+	}
+	want := p.Ref.A.err.(*json.SemanticError)
+	got, ok := p.X.A.err.(*json.SemanticError)
+	require.True(t, ok, "%s: %v", line, p.X.A.err)
+	// The same place in each half of the line.
+	assert.Equal(t, want.ByteOffset-int64(len(`{"x":`+obj+`,"ref":`))+int64(len(`{"x":`)), got.ByteOffset, "%s", line)
+	assert.Equal(t, strings.Replace(string(want.JSONPointer), "/ref/", "/x/", 1), string(got.JSONPointer), "%s", line)
+	assert.Equal(t, want.JSONKind, got.JSONKind, "%s", line)
+	assert.Equal(t, want.GoType, got.GoType, "%s", line)
+	assert.Equal(t, errors.Is(want, strconv.ErrRange), errors.Is(got, strconv.ErrRange), "%s", line)
+}
+
+// TestFieldReadsAsBefore: a Field reads every kind of value into each type
+// the decoders use as a read of the value alone did, and the line goes on.
+func TestFieldReadsAsBefore(t *testing.T) {
+	values := []string{`1`, `-1.5`, `1e400`, `"s"`, `"\u00e9\ud800"`, `true`, `null`, `{}`, `[]`,
+		`{"a":[1,{"b":2}],"c":"d"}`, `[1,[2,{"e":[]}],"f"]`, `{"a":1,"a":2}`}
+	for _, first := range values {
+		for _, second := range values {
+			checkFieldLikeRef[string](t, first, second)
+			checkFieldLikeRef[*string](t, first, second)
+			checkFieldLikeRef[bool](t, first, second)
+			checkFieldLikeRef[int](t, first, second)
+			checkFieldLikeRef[*int64](t, first, second)
+			checkFieldLikeRef[jsontext.Value](t, first, second)
+			checkFieldLikeRef[RawString](t, first, second)
+			checkFieldLikeRef[RawArray](t, first, second)
+			checkFieldLikeRef[RawObject](t, first, second)
+		}
 	}
 }
