@@ -52,12 +52,14 @@ type withhold struct {
 	filterLog int // the filter has 1<<filterLog bits
 }
 
-// filterLog bounds: the filter has 16 bits for each of the prompt's
-// windows, few enough set that a text's windows are rarely looked up,
-// from one word (a short prompt costs a turn 8 bytes, not kilobytes) to
-// 8 KiB (a prompt of thousands of words).
+// The filter has filterBits bits for each of the prompt's windows, few
+// enough set that a text's windows are rarely looked up (one in 64 or
+// fewer: a lookup builds the window's text, which costs more than the
+// rest of reading its rune), from one word (a short prompt costs a turn
+// 64 bytes, not kilobytes) to 8 KiB (a prompt of thousands of words).
 const (
-	minFilterLog = 6
+	filterBits   = 64
+	minFilterLog = 9
 	maxFilterLog = 16
 )
 
@@ -73,7 +75,7 @@ func newWithhold(prompt string) withhold {
 		return withhold{}
 	}
 	size := min(runes, promptWindow)
-	log := min(max(bits.Len(uint(runes-size+1)*16-1), minFilterLog), maxFilterLog)
+	log := min(max(bits.Len(uint(runes-size+1)*filterBits-1), minFilterLog), maxFilterLog)
 	w := withhold{size: size, empty: newWindow(size), windows: map[string]struct{}{}, filter: make([]uint64, (1<<log)/64), filterLog: log}
 	win := w.empty
 	for _, r := range prompt {
