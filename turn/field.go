@@ -120,3 +120,20 @@ func readRaw(dec *jsontext.Decoder, dst *jsontext.Value, want jsontext.Kind, goT
 	}
 	return nil
 }
+
+// StringKind is a member of which only the kind is checked, its text not
+// kept (nothing to allocate): a JSON string, or null; any other kind is
+// the error json/v2 gives for a Go string (json/v2 adds where).
+type StringKind struct{}
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (*StringKind) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if k := v.Kind(); k != '"' && k != 'n' {
+		return &json.SemanticError{JSONKind: k, GoType: reflect.TypeFor[string]()}
+	}
+	return nil
+}

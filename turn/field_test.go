@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cursorkit/cursorkit/failure"
 )
 
 // typedLine is a line with one object x whose members depend on its kind:
@@ -162,5 +164,41 @@ func TestFieldReadsAsBefore(t *testing.T) {
 			checkFieldLikeRef[RawArray](t, first, second)
 			checkFieldLikeRef[RawObject](t, first, second)
 		}
+	}
+}
+
+// TestStringKindReadsAsString: a StringKind member fails a line where a
+// string member did, with the same protocol error.
+func TestStringKindReadsAsString(t *testing.T) {
+	for _, v := range []string{`"s"`, `"\u00e9\ud800"`, `null`, `1`, `-1.5`, `true`, `{}`, `[]`, `{"a":[1]}`, `[1,{"b":2}]`, `[1,}`} {
+		line := []byte(`{"x":{"n":1,"a":` + v + `,"b":2}}`)
+		var want, got error
+		{
+			s := newStream()
+			s.Begin()
+			var w struct {
+				X struct {
+					A string `json:"a"`
+				} `json:"x"`
+			}
+			_, want = s.Unmarshal(line, &w, "x")
+		}
+		{
+			s := newStream()
+			s.Begin()
+			var w struct {
+				X struct {
+					A StringKind `json:"a"`
+				} `json:"x"`
+			}
+			_, got = s.Unmarshal(line, &w, "x")
+		}
+		if want == nil {
+			assert.NoError(t, got, "%s", line)
+			continue
+		}
+		require.Error(t, got, "%s", line)
+		assert.Equal(t, want.Error(), got.Error(), "%s", line)
+		assert.Equal(t, want.(*failure.Error).Detail, got.(*failure.Error).Detail, "%s", line)
 	}
 }

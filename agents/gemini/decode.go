@@ -19,7 +19,7 @@ import (
 
 // stamp is the member every event carries; only its kind is checked.
 type stamp struct {
-	Timestamp string `json:"timestamp"`
+	Timestamp turn.StringKind `json:"timestamp"`
 }
 
 // wireInit is an init event: the session and the model asked for.
