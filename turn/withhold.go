@@ -328,28 +328,20 @@ func hexRune(s []byte, n int) (rune, bool) {
 // fold is r folded: the smallest rune of its case-folding orbit (every
 // case of a letter folds to one rune: K, k and the Kelvin sign; S, s and
 // ſ); ok is false for a rune that is neither a letter nor a digit, which
-// folding drops. An ASCII rune's is looked up in asciiFolds.
+// folding drops. An ASCII rune's fold is worked out here: texts are
+// mostly ASCII, and foldRune's Unicode tables cost a text's read more than
+// the rest of it (the orbit of an ASCII letter starts with its upper case).
 func fold(r rune) (folded rune, ok bool) {
-	if r >= 0 && r < utf8.RuneSelf {
-		f := asciiFolds[r]
-		return f, f >= 0
+	switch {
+	case 'a' <= r && r <= 'z':
+		return r - ('a' - 'A'), true
+	case 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		return r, true
+	case r >= 0 && r < utf8.RuneSelf:
+		return r, false
 	}
 	return foldRune(r)
 }
-
-// asciiFolds is foldRune of each ASCII rune, -1 for one folding drops,
-// worked out once: texts are mostly ASCII, and foldRune's Unicode tables
-// cost a text's read more than the rest of it.
-var asciiFolds = func() (folds [utf8.RuneSelf]rune) {
-	for r := range folds {
-		f, ok := foldRune(rune(r))
-		if !ok {
-			f = -1
-		}
-		folds[r] = f
-	}
-	return folds
-}()
 
 // foldRune is fold of any rune.
 func foldRune(r rune) (folded rune, ok bool) {

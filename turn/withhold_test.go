@@ -134,7 +134,7 @@ func FuzzWithholdSpellings(f *testing.F) {
 	})
 }
 
-// TestFoldASCII: the table fold reads an ASCII rune from is foldRune's.
+// TestFoldASCII: fold's own answer for an ASCII rune is foldRune's.
 func TestFoldASCII(t *testing.T) {
 	for r := range rune(128) {
 		f, ok := fold(r)
