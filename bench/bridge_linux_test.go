@@ -28,6 +28,10 @@ const bridgeCalls = 2000
 // loopback → the embedder's MCP server → handler → back. roundtrip-p50-ms
 // and roundtrip-p99-ms are the calls' median and 99th percentile
 // (goal: p50 <= 2 ms); bridge-rss-MB is the bridge program's peak RSS.
+// The baseline, in the same run: the same calls of the same tool on an
+// MCP server of the SDK's in this process over its in-memory transport
+// (no bridge, no process, no socket): direct-p50-ms, and bridge/direct,
+// the bridge's p50 over that one.
 func BenchmarkBridgeRoundTrip(b *testing.B) {
 	tools := buildTools(b)
 	lookup := mcpbridge.Tool{Name: "lookup_word", InputSchema: jsontext.Value(`{"type":"object"}`),
@@ -68,11 +72,45 @@ func BenchmarkBridgeRoundTrip(b *testing.B) {
 	// The CLI closing the bridge's stdin ends the bridge program.
 	require.NoError(b, cs.Close())
 	require.NoError(b, bridge.Wait())
+	direct := directRoundTrips(b, ctx, lookup)
 	slices.Sort(rounds)
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(ms(rounds[len(rounds)/2]), "roundtrip-p50-ms")
+	b.ReportMetric(ms(direct), "direct-p50-ms")
+	b.ReportMetric(float64(rounds[len(rounds)/2])/float64(direct), "bridge/direct")
 	b.ReportMetric(ms(rounds[len(rounds)*99/100]), "roundtrip-p99-ms")
 	if ru, ok := bridge.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		b.ReportMetric(float64(ru.Maxrss)/1024, "bridge-rss-MB")
 	}
+}
+
+// directRoundTrips is BenchmarkBridgeRoundTrip's baseline: bridgeCalls
+// calls of tool on an SDK server in this process, over the SDK's
+// in-memory transport; it returns their median.
+func directRoundTrips(b *testing.B, ctx context.Context, tool mcpbridge.Tool) time.Duration {
+	b.Helper()
+	server := mcp.NewServer(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: mcpbridge.Prefix + tool.Name, InputSchema: tool.InputSchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			text, err := tool.Handle(ctx, jsontext.Value(req.Params.Arguments))
+			require.NoError(b, err)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		})
+	clientEnd, serverEnd := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, serverEnd, nil)
+	require.NoError(b, err)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, clientEnd, nil)
+	require.NoError(b, err)
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: mcpbridge.Prefix + tool.Name, Arguments: map[string]any{"word": "cat"}}
+	rounds := make([]time.Duration, 0, bridgeCalls)
+	for range bridgeCalls {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, params)
+		rounds = append(rounds, time.Since(start))
+		require.NoError(b, err)
+		require.False(b, res.IsError)
+	}
+	return median(rounds)
 }

@@ -95,8 +95,9 @@
 //     (started with the bridge's arguments and environment, stdio pipes),
 //     the official SDK's MCP client in the CLI's place calling a tool
 //     whose handler is in this process, 2,000 calls in a row. Goal: the
-//     round trip's p50 <= 2 ms; its p99 and the bridge program's peak RSS
-//     are reported beside it.
+//     round trip's p50 <= 2 ms; its p99, the bridge program's peak RSS
+//     and the same calls' p50 on the SDK's server in process over its
+//     in-memory transport (bridge/direct) are reported beside it.
 //
 // The records of the two jobs benchmarks are written beforehand through
 // jobs.Store; the same lookups in process (no process start) are
