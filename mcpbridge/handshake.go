@@ -132,7 +132,11 @@ func connect(conn net.Conn, id, key []byte, parent int) error {
 	}
 	ok := make([]byte, 1)
 	if _, err := io.ReadFull(conn, ok); err != nil || ok[0] != acceptedByte {
-		return errors.New("the embedder refused this bridge")
+		return errNotAdmitted
 	}
 	return nil
 }
+
+// errNotAdmitted is an embedder that proved the key but did not admit this
+// bridge: the process that started it is not the turn's agent.
+var errNotAdmitted = errors.New("the embedder did not admit this bridge: the process that started it is not the turn's agent")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json/v2"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -74,7 +75,9 @@ func relay(ctx context.Context, in io.Reader, out io.Writer, path string, parent
 		return failure.Wrap(failure.Process, err, "the embedder that opened this bridge is gone")
 	}
 	defer conn.Close()
-	if err := connect(conn, id, key, parent); err != nil {
+	if err := connect(conn, id, key, parent); errors.Is(err, errNotAdmitted) {
+		return failure.Wrap(failure.Auth, err, "the bridge was refused")
+	} else if err != nil {
 		return failure.Wrap(failure.Auth, err, "the bridge could not authenticate its embedder")
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })

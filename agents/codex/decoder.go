@@ -308,10 +308,13 @@ func (d *Decoder) tool(it *wireItem, name, server, phase string) ([]event.Event,
 		if own, onServer, published := bridgedTool(d.bridge, server, jsontext.Value(it.Tool.Value())); onServer {
 			refused = nil
 			if !published {
+				// Refused under the name the agent called, as claude and
+				// gemini refuse it.
 				refused = bridgeRefused(d.bridge, jsontext.Value(it.Tool.Value()))
+			} else {
+				t.Name = own
+				fill = func(t *event.Tool, done bool) { fillBridged(it, t, done) }
 			}
-			t.Name = own
-			fill = func(t *event.Tool, done bool) { fillBridged(it, t, done) }
 		}
 	}
 	if refused != nil {

@@ -431,6 +431,11 @@ func link(from, to string) error {
 	if err != nil {
 		return nil // absent (or unreadable): Gemini does without it
 	}
+	if _, err := os.Lstat(to); err == nil {
+		// Made for an earlier turn with this bridge: never written again,
+		// for a write through a link would rewrite the user's own file.
+		return nil
+	}
 	if os.Symlink(from, to) == nil {
 		if _, err := os.Stat(to); err == nil {
 			return nil

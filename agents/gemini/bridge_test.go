@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -162,6 +163,19 @@ func TestBridgeHome(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(user2), "cursorkit", "the user's own settings are untouched")
 
+	t.Run("a second turn with the bridge writes none of the user's files", func(t *testing.T) {
+		old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+		for _, name := range []string{"oauth_creds.json", "trustedFolders.json"} {
+			require.NoError(t, os.Chtimes(filepath.Join(dot, name), old, old))
+		}
+		_, err := gemini.BridgeHome(gemini.Turn{Mode: turn.ModeAsk, Bridge: testBridge(bridgeDir)}, func(k string) string { return env[k] })
+		require.NoError(t, err)
+		for _, name := range []string{"oauth_creds.json", "trustedFolders.json"} {
+			fi, err := os.Stat(filepath.Join(dot, name))
+			require.NoError(t, err)
+			assert.True(t, fi.ModTime().Equal(old), "the user's %s was written through its link", name)
+		}
+	})
 	t.Run("GEMINI_CLI_HOME is the user's home when set", func(t *testing.T) {
 		env := map[string]string{"HOME": testkit.TempDir(t), gemini.EnvHome: user}
 		dir := testkit.TempDir(t)

@@ -31,8 +31,9 @@ type turnWriter struct {
 	events *event.Writer // --json: event.NewWriter on out
 	errOut io.Writer
 
-	mu      sync.Mutex         // guards pending: the reader's, and a heartbeat's warnings
+	mu      sync.Mutex         // guards pending and closed: the reader's, and a heartbeat's or the bridge's warnings
 	pending []event.Event      // events of the current burst
+	closed  bool               // close was called: what comes later is not rendered
 	batches chan []event.Event // to the writer goroutine
 	done    chan struct{}      // closed when the writer has written every batch
 
@@ -78,10 +79,14 @@ func (w *turnWriter) event(e event.Event) {
 }
 
 // warning renders a warning of cursorkit's own, from any goroutine, until
-// close.
+// close; one that comes later (a heartbeat or a bridge refusal racing the
+// end of the turn) is dropped.
 func (w *turnWriter) warning(warn event.Warning) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
 	w.pending = append(w.pending, event.Event{Type: event.TypeWarning, Warning: &warn})
 	w.handOver()
 }
@@ -103,8 +108,11 @@ func (w *turnWriter) handOver() {
 // close hands over what is left and waits until everything is written;
 // the caller then owns out again.
 func (w *turnWriter) close() {
-	w.drained()
+	w.mu.Lock()
+	w.handOver()
+	w.closed = true
 	close(w.batches)
+	w.mu.Unlock()
 	<-w.done
 }
 
