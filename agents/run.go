@@ -12,6 +12,7 @@ import (
 	"github.com/cursorkit/cursorkit/agents/gemini"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/childenv"
 	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/shim"
 	"github.com/cursorkit/cursorkit/supervise"
@@ -78,33 +79,16 @@ func (a Agent) bridgeEnv(t Turn, env []string) ([]string, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	getenv := func(name string) string {
-		v := ""
-		for _, kv := range env {
-			if k, val, ok := strings.Cut(kv, "="); ok && envName(k) == envName(name) {
-				v = val // the last one wins, as in the child
-			}
-		}
-		return v
-	}
+	getenv := func(name string) string { return childenv.Lookup(env, name, runtime.GOOS) }
 	add, err := gemini.BridgeHome(gemini.Turn(t.common()), getenv)
 	if err != nil {
 		return nil, err
 	}
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
-		return envName(k) == envName(gemini.EnvHome)
+		return k == gemini.EnvHome || runtime.GOOS == "windows" && strings.EqualFold(k, gemini.EnvHome)
 	})
 	return append(out, add...), nil
-}
-
-// envName is an environment variable's name as the OS compares it:
-// without case on Windows.
-func envName(name string) string {
-	if runtime.GOOS == "windows" {
-		return strings.ToUpper(name)
-	}
-	return name
 }
 
 // Bounds of a --version run's output.

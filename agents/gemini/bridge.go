@@ -5,7 +5,6 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/safefile"
 	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
@@ -255,30 +255,12 @@ func userHome(getenv func(string) string) string {
 // regular file (a link to one is followed, as Gemini follows it) of at
 // most maxSettings bytes.
 func readSettings(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
+	data, err := safefile.Read(path, maxSettings)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err == nil && !fi.Mode().IsRegular() {
-		err = errors.New("not a regular file")
-	}
-	if err == nil && fi.Size() > maxSettings {
-		err = errors.New("larger than 1 MiB")
-	}
 	if err != nil {
-		return nil, failure.Wrap(failure.Setup, err, "cannot read gemini's settings file %s", turn.Quote(path, 200))
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, failure.Wrap(failure.Setup, err, "cannot read gemini's settings file %s", turn.Quote(path, 200))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSettings+1))
-	if err == nil && len(data) > maxSettings {
-		err = errors.New("larger than 1 MiB")
-	}
-	if err != nil {
-		return nil, failure.Wrap(failure.Setup, err, "cannot read gemini's settings file %s", turn.Quote(path, 200))
+		return nil, failure.New(failure.Setup, "cannot read gemini's settings file %s: it %s", turn.Quote(path, 200), safefile.Problem(err))
 	}
 	return data, nil
 }
@@ -427,8 +409,7 @@ func stripComments(in []byte) []byte {
 // file of at most maxCopied bytes is copied (mode 0600) and anything else
 // left out.
 func link(from, to string) error {
-	fi, err := os.Stat(from)
-	if err != nil {
+	if _, err := os.Stat(from); err != nil {
 		return nil // absent (or unreadable): Gemini does without it
 	}
 	if _, err := os.Lstat(to); err == nil {
@@ -444,12 +425,9 @@ func link(from, to string) error {
 		// Windows path its own file system cannot resolve): copy instead.
 		os.Remove(to)
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxCopied {
-		return nil
-	}
-	data, err := os.ReadFile(from)
-	if err != nil || len(data) > maxCopied {
-		return nil
+	data, err := safefile.Read(from, maxCopied)
+	if err != nil {
+		return nil // not a regular file, or too large: left out
 	}
 	if err := os.WriteFile(to, data, 0o600); err != nil {
 		return failure.Wrap(failure.Resource, err, "cannot copy %s into gemini's home for the MCP bridge", filepath.Base(from))
