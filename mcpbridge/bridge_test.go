@@ -342,7 +342,7 @@ func TestTheBridgeProgramRefusesAnEmbedderThatCannotProveTheKey(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, data, 0o600))
 
 	in, out := &blockingReader{}, &recordingWriter{}
-	err = Relay(context.Background(), in, out, path)
+	err = relay(context.Background(), in, out, path, os.Getpid())
 	require.Error(t, err)
 	assert.Equal(t, failure.Auth, failure.KindOf(err))
 	assert.Empty(t, out.data, "the bridge wrote nothing to the CLI")
@@ -377,11 +377,11 @@ func TestABadSessionFileIsASetupError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "session.json")
 			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
-			err := Relay(context.Background(), blockingReader{}, io.Discard, path)
+			err := relay(context.Background(), blockingReader{}, io.Discard, path, os.Getpid())
 			assert.Equal(t, failure.Setup, failure.KindOf(err))
 		})
 	}
-	err := Relay(context.Background(), blockingReader{}, io.Discard, filepath.Join(dir, "missing"))
+	err := relay(context.Background(), blockingReader{}, io.Discard, filepath.Join(dir, "missing"), os.Getpid())
 	assert.Equal(t, failure.Setup, failure.KindOf(err))
 }
 

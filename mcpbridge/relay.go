@@ -25,36 +25,31 @@ const bridgeArg = "__cursorkit-mcp-bridge"
 // maxSessionFile bounds a session file's size.
 const maxSessionFile = 4 << 10
 
-// IsBridge reports whether this process was started as a bridge program
+// isBridge reports whether this process was started as a bridge program
 // (Bridge.Server's Command and Args, with its Env).
-func IsBridge(args []string, getenv func(string) string) bool {
+func isBridge(args []string, getenv func(string) string) bool {
 	return len(args) == 2 && args[1] == bridgeArg && getenv(EnvSession) != ""
 }
 
 // RunIfBridge runs the bridge program and exits when this process is one
-// (IsBridge), and returns at once otherwise. A program that opens bridges
+// (isBridge), and returns at once otherwise. A program that opens bridges
 // calls it first in main; cursorkit's own does.
 func RunIfBridge() {
-	if !IsBridge(os.Args, os.Getenv) {
+	if !isBridge(os.Args, os.Getenv) {
 		return
 	}
-	if err := Relay(context.Background(), os.Stdin, os.Stdout, os.Getenv(EnvSession)); err != nil {
+	if err := relay(context.Background(), os.Stdin, os.Stdout, os.Getenv(EnvSession), os.Getppid()); err != nil {
 		fmt.Fprintln(os.Stderr, "cursorkit MCP bridge:", err)
 		os.Exit(1)
 	}
 	os.Exit(0)
 }
 
-// Relay is the bridge program: it reads the session file at path, connects
-// to the embedder, proves the session's key and has the embedder prove
-// it, then copies MCP bytes both ways, in from the agent CLI and out to
+// relay is the bridge program, started by the process parent: it reads
+// the session file at path, connects to the embedder, proves the
+// session's key and has the embedder prove it, then copies MCP bytes both ways, in from the agent CLI and out to
 // it, until either side ends. It never writes to out itself: an error is
 // returned, for the program's stderr, and says nothing of the key.
-func Relay(ctx context.Context, in io.Reader, out io.Writer, path string) error {
-	return relay(ctx, in, out, path, os.Getppid())
-}
-
-// relay is Relay for a bridge program whose parent is the process parent.
 func relay(ctx context.Context, in io.Reader, out io.Writer, path string, parent int) error {
 	data, err := safefile.Read(path, maxSessionFile)
 	if err != nil {
