@@ -29,7 +29,7 @@ func (s Store) Accept(workspace, id string, state AcceptanceState, note string) 
 	if err := checkAcceptance(state, note); err != nil {
 		return nil, err
 	}
-	r, err := s.Update(workspace, id, func(r *Record) bool {
+	r, err := s.update(workspace, id, func(r *Record) bool {
 		if !r.State.Terminal() {
 			return false
 		}

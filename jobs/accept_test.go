@@ -44,7 +44,7 @@ func TestAccept(t *testing.T) {
 			require.NoError(t, s.Save(r))
 			before := time.Now()
 			got, err := s.Accept(ws, r.ID, tt.accept, tt.note)
-			saved, lerr := s.Load(ws, r.ID)
+			saved, lerr := s.load(ws, r.ID)
 			require.NoError(t, lerr)
 			if tt.wantErr != "" {
 				require.Error(t, err)
@@ -91,7 +91,7 @@ func TestAcceptanceIsTheOneWriteOfAFinalRecord(t *testing.T) {
 
 	err = s.Save(r)
 	require.ErrorIs(t, err, ErrFinal, "a late save of the job's end does not drop the acceptance")
-	saved, err := s.Load(ws, r.ID)
+	saved, err := s.load(ws, r.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "looked again", saved.Acceptance.Note)
 	assert.Equal(t, StateDone, saved.State)
@@ -110,7 +110,7 @@ func TestAcceptanceShapes(t *testing.T) {
 	record, err := json.Marshal(r)
 	require.NoError(t, err)
 	assert.NotContains(t, string(record), `"acceptance"`, "a record without one reads as before")
-	entry, err := json.Marshal(r.Project())
+	entry, err := json.Marshal(r.project())
 	require.NoError(t, err)
 	assert.Contains(t, string(entry), `"acceptance":null`, "every history entry has the member")
 
@@ -122,7 +122,7 @@ func TestAcceptanceShapes(t *testing.T) {
 	record, err = json.Marshal(got)
 	require.NoError(t, err)
 	assert.Contains(t, string(record), want)
-	entry, err = json.Marshal(got.Project())
+	entry, err = json.Marshal(got.project())
 	require.NoError(t, err)
 	assert.Contains(t, string(entry), want)
 	var back Record

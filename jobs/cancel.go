@@ -66,7 +66,7 @@ func Cancel(ctx context.Context, store Store, rec *Record, grace time.Duration) 
 // keeps it (a worker came); it returns the record as it then is and
 // whether it is cancelled, or rec and the error.
 func recordCancelled(store Store, rec *Record, keeps func(*Record) bool) (*Record, bool, error) {
-	r, err := store.Update(rec.Workspace, rec.ID, func(r *Record) bool {
+	r, err := store.update(rec.Workspace, rec.ID, func(r *Record) bool {
 		if r.State.Terminal() || keeps(r) {
 			return false
 		}

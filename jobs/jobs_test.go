@@ -62,7 +62,7 @@ func TestStates(t *testing.T) {
 func TestOutputRoundTrip(t *testing.T) {
 	s, _ := NewTestStore(t)
 	id := NewID(RoleTask, time.Now())
-	w, err := s.CreateOutput(id)
+	w, err := s.createOutput(id)
 	require.NoError(t, err)
 	events := []event.Event{
 		{Type: event.TypeInit, Init: &event.Init{SessionID: "s1", Model: "m"}},
@@ -74,7 +74,7 @@ func TestOutputRoundTrip(t *testing.T) {
 	o := turn.Outcome{Status: turn.StatusDone, SessionID: "s1"}
 	require.NoError(t, w.Outcome(o))
 	require.NoError(t, w.Close())
-	_, err = s.CreateOutput(id)
+	_, err = s.createOutput(id)
 	assert.Equal(t, failure.Setup, failure.KindOf(err), "one writer, once")
 
 	// The file is exactly what run --json prints before the job member.
@@ -84,7 +84,7 @@ func TestOutputRoundTrip(t *testing.T) {
 		require.NoError(t, json.MarshalEncode(enc, e))
 	}
 	require.NoError(t, json.MarshalEncode(enc, o))
-	got, err := os.ReadFile(s.OutputPath(id))
+	got, err := os.ReadFile(s.outputPath(id))
 	require.NoError(t, err)
 	assert.Equal(t, want.String(), string(got))
 
@@ -97,7 +97,7 @@ func TestOutputRoundTrip(t *testing.T) {
 	assert.Contains(t, string(end.Outcome), `"type":"outcome"`)
 
 	// A writer killed mid-line leaves a torn last line: left out, no failure.
-	f, err := os.OpenFile(s.OutputPath(id), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(s.outputPath(id), os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
 	_, err = f.WriteString(`{"type":"text","te`)
 	require.NoError(t, err)
@@ -113,7 +113,7 @@ func TestOutputRoundTrip(t *testing.T) {
 func TestOutputBound(t *testing.T) {
 	s, _ := NewTestStore(t)
 	id := NewID(RoleTask, time.Now())
-	w, err := s.CreateOutput(id)
+	w, err := s.createOutput(id)
 	require.NoError(t, err)
 	w.max = 1000
 	for range 50 {
@@ -127,7 +127,7 @@ func TestOutputBound(t *testing.T) {
 	assert.True(t, end.Truncated)
 	assert.NotNil(t, end.Outcome, "the outcome is always kept")
 	assert.Less(t, n, 20)
-	info, err := os.Stat(s.OutputPath(id))
+	info, err := os.Stat(s.outputPath(id))
 	require.NoError(t, err)
 	assert.Less(t, info.Size(), int64(1400))
 }
@@ -226,7 +226,7 @@ func lookupStore(t testing.TB, workspaces, perWorkspace int) (Store, []string, [
 func TestFindListHistory(t *testing.T) {
 	s, wss, recs := lookupStore(t, 4, 6)
 	// A temporary file of a save in progress and a stray file are not jobs.
-	dir := filepath.Dir(s.RecordPath(wss[0], recs[0].ID))
+	dir := filepath.Dir(s.recordPath(wss[0], recs[0].ID))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "."+recs[0].ID+".json.123.tmp"), []byte("{"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o600))
 
@@ -276,7 +276,7 @@ func TestFindListHistory(t *testing.T) {
 			require.NoError(t, err)
 			var h []HistoryEntry
 			for _, r := range recs {
-				h = append(h, r.Project())
+				h = append(h, r.project())
 			}
 			return h
 		}
@@ -290,7 +290,7 @@ func TestFindListHistory(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(data), "SECRET-TEXT")
 		assert.Len(t, history("", 5), 5)
-		assert.Len(t, history("", MaxHistoryLimit), len(recs)+2)
+		assert.Len(t, history("", maxHistoryLimit), len(recs)+2)
 	})
 }
 
@@ -376,7 +376,7 @@ func TestPrune(t *testing.T) {
 		}
 		r := JobAt(ws, RoleTask, base.Add(time.Duration(i)*time.Minute), st, ModeConsult, "s")
 		require.NoError(t, os.MkdirAll(s.HomeDir(r.ID), 0o700))
-		w, err := s.CreateOutput(r.ID)
+		w, err := s.createOutput(r.ID)
 		require.NoError(t, err)
 		require.NoError(t, w.Close())
 		require.NoError(t, s.Save(r))
@@ -396,9 +396,9 @@ func TestPrune(t *testing.T) {
 	}
 	assert.Equal(t, want, removed)
 	for i, r := range all {
-		_, rerr := os.Stat(s.RecordPath(ws, r.ID))
+		_, rerr := os.Stat(s.recordPath(ws, r.ID))
 		_, herr := os.Stat(s.HomeDir(r.ID))
-		_, oerr := os.Stat(s.OutputPath(r.ID))
+		_, oerr := os.Stat(s.outputPath(r.ID))
 		gone := i < 20 && i != 0 && i != 5 && i != 10
 		assert.Equal(t, gone, os.IsNotExist(rerr), "record %d", i)
 		assert.Equal(t, gone, os.IsNotExist(herr), "home %d", i)
@@ -422,7 +422,7 @@ func TestAFinalRecordIsNeverWrittenAgain(t *testing.T) {
 	r := JobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateRunning, ModeConsult, "s")
 	require.NoError(t, s.Save(r))
 
-	cancelled, err := s.Update(ws, r.ID, func(cur *Record) bool {
+	cancelled, err := s.update(ws, r.ID, func(cur *Record) bool {
 		cur.State = StateCancelled
 		return true
 	})
@@ -435,14 +435,14 @@ func TestAFinalRecordIsNeverWrittenAgain(t *testing.T) {
 	require.ErrorIs(t, err, ErrFinal)
 	assert.Equal(t, failure.Process, failure.KindOf(err))
 	require.NoError(t, s.Save(cancelled), "saving the final record itself again is harmless")
-	got, err := s.Load(ws, r.ID)
+	got, err := s.load(ws, r.ID)
 	require.NoError(t, err)
 	assert.Equal(t, StateCancelled, got.State)
 
-	declined, err := s.Update(ws, r.ID, func(cur *Record) bool { return false })
+	declined, err := s.update(ws, r.ID, func(cur *Record) bool { return false })
 	require.NoError(t, err)
 	assert.Equal(t, StateCancelled, declined.State)
-	_, err = s.Update(ws, "task-20200101T000000Z-00000000", func(*Record) bool { return true })
+	_, err = s.update(ws, "task-20200101T000000Z-00000000", func(*Record) bool { return true })
 	assert.Equal(t, failure.Input, failure.KindOf(err))
 }
 
@@ -456,7 +456,7 @@ func TestUpdatesTakeTurns(t *testing.T) {
 	for g := range 4 {
 		wg.Go(func() {
 			for i := range 10 {
-				_, err := s.Update(ws, r.ID, func(cur *Record) bool {
+				_, err := s.update(ws, r.ID, func(cur *Record) bool {
 					cur.Warnings = append(cur.Warnings, event.Warning{Code: "w", Message: fmt.Sprint(g, i)})
 					return true
 				})
@@ -465,7 +465,7 @@ func TestUpdatesTakeTurns(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	got, err := s.Load(ws, r.ID)
+	got, err := s.load(ws, r.ID)
 	require.NoError(t, err)
 	assert.Len(t, got.Warnings, 40)
 }
@@ -507,7 +507,7 @@ func TestPruneWhileJobsSave(t *testing.T) {
 	}
 	wg.Wait()
 	for _, r := range live {
-		got, err := s.Load(ws, r.ID)
+		got, err := s.load(ws, r.ID)
 		if r.ID < live[len(live)/2].ID && err != nil {
 			continue // finished, then pruned: gone whole
 		}
@@ -515,7 +515,7 @@ func TestPruneWhileJobsSave(t *testing.T) {
 		assert.Len(t, got.Warnings, 1)
 	}
 	if runtime.GOOS != "windows" {
-		entries, err := os.ReadDir(filepath.Dir(s.RecordPath(ws, live[0].ID)))
+		entries, err := os.ReadDir(filepath.Dir(s.recordPath(ws, live[0].ID)))
 		require.NoError(t, err)
 		for _, e := range entries {
 			assert.False(t, strings.HasSuffix(e.Name(), ".tmp"), e.Name())
@@ -529,7 +529,7 @@ func TestSweep(t *testing.T) {
 	s, ws := NewTestStore(t)
 	kept := JobAt(ws, RoleTask, time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), StateDone, ModeConsult, "s")
 	require.NoError(t, s.Save(kept))
-	jobs := filepath.Dir(s.RecordPath(ws, kept.ID))
+	jobs := filepath.Dir(s.recordPath(ws, kept.ID))
 	orphan := NewID(RoleTask, time.Date(2026, 5, 1, 0, 1, 0, 0, time.UTC))
 	require.NoError(t, os.MkdirAll(s.HomeDir(orphan), 0o700))
 	tmp := filepath.Join(jobs, "."+orphan+".json.123.tmp")
@@ -540,6 +540,6 @@ func TestSweep(t *testing.T) {
 	assert.NoFileExists(t, tmp)
 	assert.NoDirExists(t, s.runDir(orphan))
 	assert.DirExists(t, s.runDir(kept.ID))
-	_, err := s.Load(ws, kept.ID)
+	_, err := s.load(ws, kept.ID)
 	assert.NoError(t, err)
 }

@@ -60,7 +60,7 @@ func Judge(ctx context.Context, store Store, rec *Record, grace time.Duration) *
 	}
 	stopAgent(ctx, rec, agentGoes)
 	message := "the job died: " + why
-	judged, err := store.Update(rec.Workspace, rec.ID, func(r *Record) bool {
+	judged, err := store.update(rec.Workspace, rec.ID, func(r *Record) bool {
 		if r.State.Terminal() || (r.Worker != nil && !sameProcess(r.Worker, rec.Worker)) {
 			return false
 		}

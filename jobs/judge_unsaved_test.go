@@ -41,7 +41,7 @@ func unsavable() []struct {
 			if runtime.GOOS == "windows" || os.Geteuid() == 0 {
 				t.Skip("a read-only directory does not bind here (Windows, or root)")
 			}
-			dir := filepath.Dir(store.RecordPath(r.Workspace, r.ID))
+			dir := filepath.Dir(store.recordPath(r.Workspace, r.ID))
 			require.NoError(t, os.Chmod(dir, 0o500))
 			t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
 		}},
@@ -84,7 +84,7 @@ func TestAnUnsavedVerdictStands(t *testing.T) {
 			assert.Equal(t, StateDied, waited.State)
 			assert.Less(t, time.Since(start), budget, "the wait ends at the verdict")
 
-			saved, err := store.Load(ws, r.ID)
+			saved, err := store.load(ws, r.ID)
 			require.NoError(t, err)
 			assert.Equal(t, StateRunning, saved.State, "the file still reads as it was")
 		})

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -18,7 +19,7 @@ import (
 // session's error lists.
 const (
 	DefaultHistoryLimit = 20
-	MaxHistoryLimit     = 1000
+	maxHistoryLimit     = 1000
 	maxResumableListed  = 10
 )
 
@@ -184,8 +185,27 @@ type HistoryEntry struct {
 	Acceptance *Acceptance `json:"acceptance"`
 }
 
-// Project is r's history entry.
-func (r *Record) Project() HistoryEntry {
+// History returns the newest jobs of workspace (of every workspace when it
+// is ""), at most limit of them, each as Judge sees it now (grace as there)
+// and projected into a HistoryEntry. A limit outside 1 to 1000 is
+// failure.Input.
+func (s Store) History(ctx context.Context, workspace string, limit int, grace time.Duration) ([]HistoryEntry, error) {
+	if limit < 1 || limit > maxHistoryLimit {
+		return nil, failure.New(failure.Input, "--limit must be between 1 and %d", maxHistoryLimit)
+	}
+	recs, err := s.List(workspace, limit)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]HistoryEntry, 0, len(recs))
+	for _, r := range recs {
+		entries = append(entries, Judge(ctx, s, r, grace).project())
+	}
+	return entries, nil
+}
+
+// project is r's history entry.
+func (r *Record) project() HistoryEntry {
 	h := HistoryEntry{ID: r.ID, Role: r.Role, Mode: r.Mode, Workspace: r.Workspace, State: r.State, Delivery: r.Delivery,
 		Model: r.ResolvedModel, LauncherSession: r.LauncherSession, ParentJob: r.ParentJob, CreatedAt: r.CreatedAt, EndedAt: r.EndedAt,
 		Acceptance: r.Acceptance}

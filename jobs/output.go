@@ -31,8 +31,8 @@ const (
 	warnOutputTruncated = "output_truncated"
 )
 
-// OutputPath is where job id keeps its output.
-func (s Store) OutputPath(id string) string { return filepath.Join(s.runDir(id), "events.ndjson") }
+// outputPath is where job id keeps its output.
+func (s Store) outputPath(id string) string { return filepath.Join(s.runDir(id), "events.ndjson") }
 
 // OutputWriter appends a job's event lines to its output file. Each call
 // writes whole lines in one write to a file opened for appending, so a
@@ -48,13 +48,13 @@ type OutputWriter struct {
 	enc       *jsontext.Encoder
 }
 
-// CreateOutput creates job id's output file (0600, with its directory);
+// createOutput creates job id's output file (0600, with its directory);
 // an existing one is failure.Setup: a job's output has one writer, once.
-func (s Store) CreateOutput(id string) (*OutputWriter, error) {
+func (s Store) createOutput(id string) (*OutputWriter, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	path := s.OutputPath(id)
+	path := s.outputPath(id)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, failure.Wrap(failure.Setup, err, "creating the job's run directory")
 	}
@@ -155,7 +155,7 @@ func (s Store) ReadOutput(id string, each func(jsontext.Value) error) (OutputEnd
 	if err := checkID(id); err != nil {
 		return OutputEnd{}, err
 	}
-	path := s.OutputPath(id)
+	path := s.outputPath(id)
 	r, err := safefile.Open(path, maxOutputFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

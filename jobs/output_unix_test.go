@@ -43,7 +43,7 @@ func TestReadOutputReadsOnlyARegularFile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := NewTestStore(t)
 			id := NewID(RoleTask, time.Now())
-			path := s.OutputPath(id)
+			path := s.outputPath(id)
 			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
 			tt.place(t, path)
 			done := make(chan error, 1)

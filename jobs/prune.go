@@ -11,12 +11,12 @@ import (
 	"github.com/cursorkit/cursorkit/failure"
 )
 
-// DefaultRetention is how many jobs a workspace keeps (docs/contract.md,
+// defaultRetention is how many jobs a workspace keeps (docs/contract.md,
 // "Jobs"): past it the oldest jobs in a final state are pruned.
-const DefaultRetention = 200
+const defaultRetention = 200
 
 // prune keeps the newest keep jobs of workspace (keep <= 0:
-// DefaultRetention) and removes the older ones that are in a final state,
+// defaultRetention) and removes the older ones that are in a final state,
 // run directory first, then record. It returns the ids removed, oldest
 // first.
 //
@@ -30,7 +30,7 @@ const DefaultRetention = 200
 // failure is returned (failure.Setup) with the ids that were removed.
 func (s Store) prune(workspace string, keep int) ([]string, error) {
 	if keep <= 0 {
-		keep = DefaultRetention
+		keep = defaultRetention
 	}
 	files := s.jobFiles(workspace, 0)
 	if len(files) <= keep {

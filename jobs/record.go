@@ -89,7 +89,7 @@ type Acceptance struct {
 }
 
 // Deliveries: a foreground task prints as it runs; a background job runs
-// in a detached worker and keeps its output (Store.OutputPath).
+// in a detached worker and keeps its output (Store.outputPath).
 const (
 	DeliveryForeground = "foreground"
 	DeliveryBackground = "background"
@@ -204,12 +204,4 @@ func (r *Record) fail(err error) {
 		state = StateCancelled
 	}
 	r.end(state, failure.KindOf(err), err.Error())
-}
-
-// Semantic is the footer's word for the job: consult, write or review.
-func (r *Record) Semantic() string {
-	if r.Role == RoleReview {
-		return string(RoleReview)
-	}
-	return string(r.Mode)
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/cursorkit/cursorkit/shim"
 )
 
-// MaxPromptBytes bounds the prompt a background job hands its worker.
-const MaxPromptBytes = 16 << 20
+// maxPromptBytes bounds the prompt a background job hands its worker.
+const maxPromptBytes = 16 << 20
 
 // promptFile is where a background job's prompt waits for its worker,
 // which removes it once read.
@@ -38,7 +38,7 @@ func (s Store) workerLog(id string) string { return filepath.Join(s.runDir(id), 
 //
 // A record that is not a background job waiting for its worker is
 // failure.Input and left as it is. Any later failure (a prompt over
-// MaxPromptBytes is failure.Input) names what failed, the worker program
+// maxPromptBytes is failure.Input) names what failed, the worker program
 // or the prompt file, and is returned and saved as the job's error (the
 // record final, with its end time), best effort, so the job does not wait
 // out the start grace; the prompt file is removed, as no worker will read
@@ -57,8 +57,8 @@ func Start(ctx context.Context, store Store, rec *Record, prompt, name string, a
 }
 
 func start(ctx context.Context, store Store, rec *Record, prompt, name string, args []string) error {
-	if len(prompt) > MaxPromptBytes {
-		return failure.New(failure.Input, "the prompt is longer than %d bytes", MaxPromptBytes)
+	if len(prompt) > maxPromptBytes {
+		return failure.New(failure.Input, "the prompt is longer than %d bytes", maxPromptBytes)
 	}
 	promptFile := store.promptFile(rec.ID)
 	if err := safefile.Write(promptFile, []byte(prompt), 0o600); err != nil {

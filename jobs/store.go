@@ -185,8 +185,8 @@ func (s Store) runDir(id string) string { return filepath.Join(s.Dir, "runs", id
 // HomeDir is the private home of job id.
 func (s Store) HomeDir(id string) string { return filepath.Join(s.runDir(id), "home") }
 
-// RecordPath is where the record of job id of workspace lives.
-func (s Store) RecordPath(workspace, id string) string {
+// recordPath is where the record of job id of workspace lives.
+func (s Store) recordPath(workspace, id string) string {
 	return filepath.Join(s.jobsDir(workspaceKey(workspace)), id+".json")
 }
 
@@ -216,7 +216,7 @@ func (s Store) Save(r *Record) error {
 		return err
 	}
 	defer l.Release()
-	if cur, err := s.readRecord(s.RecordPath(r.Workspace, r.ID)); err == nil && cur.State.Terminal() &&
+	if cur, err := s.readRecord(s.recordPath(r.Workspace, r.ID)); err == nil && cur.State.Terminal() &&
 		(cur.State != r.State || !cur.UpdatedAt.Equal(r.UpdatedAt)) {
 		return failure.Wrap(failure.Process, ErrFinal, "job %s already ended (%s)", r.ID, cur.State)
 	}
@@ -227,11 +227,11 @@ func (s Store) Save(r *Record) error {
 // writers: fn gets the record as it is now and says whether to save what
 // it made of it. It returns the record as saved, or as read when fn
 // declined. An unknown job is failure.Input.
-func (s Store) Update(workspace, id string, fn func(*Record) bool) (*Record, error) {
+func (s Store) update(workspace, id string, fn func(*Record) bool) (*Record, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	if _, err := os.Lstat(s.RecordPath(workspace, id)); err != nil {
+	if _, err := os.Lstat(s.recordPath(workspace, id)); err != nil {
 		return nil, failure.New(failure.Input, "no job %s in this workspace", id)
 	}
 	l, err := s.lockRecord(workspace, id)
@@ -239,7 +239,7 @@ func (s Store) Update(workspace, id string, fn func(*Record) bool) (*Record, err
 		return nil, err
 	}
 	defer l.Release()
-	r, err := s.Load(workspace, id)
+	r, err := s.load(workspace, id)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (s Store) Update(workspace, id string, fn func(*Record) bool) (*Record, err
 func (s Store) lockRecord(workspace, id string) (*filelock.Lock, error) {
 	dir := s.runDir(id)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Lstat(s.RecordPath(workspace, id)); err == nil {
+		if _, err := os.Lstat(s.recordPath(workspace, id)); err == nil {
 			return nil, failure.Wrap(failure.Process, ErrFinal, "job %s is being pruned", id)
 		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -277,7 +277,7 @@ func (s Store) lockRecord(workspace, id string) (*filelock.Lock, error) {
 
 // write is Save's write, under the record's lock.
 func (s Store) write(r *Record) error {
-	path := s.RecordPath(r.Workspace, r.ID)
+	path := s.recordPath(r.Workspace, r.ID)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return failure.Wrap(failure.Setup, err, "creating the job directory")
 	}
@@ -301,11 +301,11 @@ func (s Store) write(r *Record) error {
 // failure.Input ("no job ..."); one that does not decode is
 // failure.Unclassified naming the file, and one of another job or in a
 // state outside the documented set failure.Process naming the file.
-func (s Store) Load(workspace, id string) (*Record, error) {
+func (s Store) load(workspace, id string) (*Record, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	r, err := s.readRecord(s.RecordPath(workspace, id))
+	r, err := s.readRecord(s.recordPath(workspace, id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, failure.New(failure.Input, "no job %s in this workspace", id)
 	}

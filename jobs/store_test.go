@@ -128,11 +128,11 @@ func TestStoreSaveLoad(t *testing.T) {
 	s, ws := NewTestStore(t)
 	rec := sampleRecord(t, ws)
 	require.NoError(t, s.Save(rec))
-	got, err := s.Load(ws, rec.ID)
+	got, err := s.load(ws, rec.ID)
 	require.NoError(t, err)
 	assert.Equal(t, rec, got)
 
-	path := s.RecordPath(ws, rec.ID)
+	path := s.recordPath(ws, rec.ID)
 	assert.Equal(t, filepath.Join(s.Dir, "state", workspaceKey(ws), "jobs", rec.ID+".json"), path)
 	if runtime.GOOS != "windows" {
 		info, err := os.Stat(path)
@@ -147,12 +147,12 @@ func TestStoreSaveLoad(t *testing.T) {
 		assert.Contains(t, string(data), member)
 	}
 
-	_, err = s.Load(ws, NewID(RoleTask, time.Now()))
+	_, err = s.load(ws, NewID(RoleTask, time.Now()))
 	assert.Equal(t, failure.Input, failure.KindOf(err))
-	_, err = s.Load(ws, "../../etc/passwd")
+	_, err = s.load(ws, "../../etc/passwd")
 	assert.Equal(t, failure.Input, failure.KindOf(err))
 	require.NoError(t, os.WriteFile(path, []byte("{torn"), 0o600))
-	_, err = s.Load(ws, rec.ID)
+	_, err = s.load(ws, rec.ID)
 	assert.Equal(t, failure.Unclassified, failure.KindOf(err))
 }
 
@@ -184,7 +184,7 @@ func TestConcurrentSavesNeverTear(t *testing.T) {
 					return
 				default:
 				}
-				got, err := s.Load(ws, rec.ID)
+				got, err := s.load(ws, rec.ID)
 				if assert.NoError(t, err) {
 					assert.Equal(t, rec.ID, got.ID)
 					assert.Len(t, got.Warnings, 1)
@@ -210,11 +210,11 @@ func TestSavesReplaceTheRecordWhole(t *testing.T) {
 	for i := range 20 {
 		r.Warnings = []event.Warning{{Code: "w", Message: fmt.Sprintf("%d %s", i, strings.Repeat("x", (20-i)*300))}}
 		require.NoError(t, s.Save(&r))
-		got, err := s.Load(ws, r.ID)
+		got, err := s.load(ws, r.ID)
 		require.NoError(t, err)
 		assert.Equal(t, r.Warnings, got.Warnings)
 	}
-	entries, err := os.ReadDir(filepath.Dir(s.RecordPath(ws, r.ID)))
+	entries, err := os.ReadDir(filepath.Dir(s.recordPath(ws, r.ID)))
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file is left")
 }
@@ -237,7 +237,7 @@ func TestRecordReadBackIsTheJobItsFileNames(t *testing.T) {
 			s, ws := NewTestStore(t)
 			rec := sampleRecord(t, ws)
 			require.NoError(t, s.Save(rec))
-			path := s.RecordPath(ws, rec.ID)
+			path := s.recordPath(ws, rec.ID)
 			bad := *rec
 			tt.change(&bad)
 			data, err := json.Marshal(&bad)

@@ -42,7 +42,7 @@ func TestWait(t *testing.T) {
 			}
 			if tt.endsAfter {
 				go func() {
-					_, _ = store.Update(ws, rec.ID, func(r *Record) bool {
+					_, _ = store.update(ws, rec.ID, func(r *Record) bool {
 						now := time.Now()
 						r.State, r.EndedAt = StateDone, &now
 						return true
@@ -73,7 +73,7 @@ func TestOutcomeWithJob(t *testing.T) {
 	saved := JobAt(ws, RoleReview, at, StateDone, ModeConsult, "s3")
 	saved.Review = review.Review
 	require.NoError(t, store.Save(saved))
-	stored, err := store.Load(ws, saved.ID)
+	stored, err := store.load(ws, saved.ID)
 	require.NoError(t, err)
 	require.Contains(t, string(stored.Review), "\n", "the verdict as the record file holds it")
 	tests := []struct {

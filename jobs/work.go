@@ -58,7 +58,7 @@ func (w Worker) Work(ctx context.Context, store Store, workspace, id string) err
 	if err != nil {
 		return fail(err)
 	}
-	rec, err = store.Update(rec.Workspace, id, func(r *Record) bool {
+	rec, err = store.update(rec.Workspace, id, func(r *Record) bool {
 		if r.State.Terminal() {
 			return false
 		}
@@ -73,12 +73,12 @@ func (w Worker) Work(ctx context.Context, store Store, workspace, id string) err
 		w.logf("job %s ended (%s) before its worker started: nothing to run", id, rec.State)
 		return nil
 	}
-	prompt, err := safefile.Read(store.promptFile(id), MaxPromptBytes)
+	prompt, err := safefile.Read(store.promptFile(id), maxPromptBytes)
 	if err != nil {
 		return fail(failure.Wrap(failure.Setup, err, "reading the job's prompt"))
 	}
 	_ = os.Remove(store.promptFile(id))
-	out, err := store.CreateOutput(id)
+	out, err := store.createOutput(id)
 	if err != nil {
 		return fail(err)
 	}
@@ -87,7 +87,7 @@ func (w Worker) Work(ctx context.Context, store Store, workspace, id string) err
 	if err = w.Run(ctx, rec, string(prompt), out); err != nil {
 		recordFailure(store, rec, err)
 	}
-	if _, perr := store.prune(rec.Workspace, DefaultRetention); perr != nil {
+	if _, perr := store.prune(rec.Workspace, defaultRetention); perr != nil {
 		w.logf("pruning: %v", perr)
 	}
 	store.Sweep(sweepAfter)
@@ -98,7 +98,7 @@ func (w Worker) Work(ctx context.Context, store Store, workspace, id string) err
 // its record is final already (Run saved its end, or another process
 // ended the job first).
 func recordFailure(store Store, rec *Record, err error) {
-	_, _ = store.Update(rec.Workspace, rec.ID, func(r *Record) bool {
+	_, _ = store.update(rec.Workspace, rec.ID, func(r *Record) bool {
 		if r.State.Terminal() {
 			return false
 		}

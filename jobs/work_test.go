@@ -47,8 +47,8 @@ func TestWork(t *testing.T) {
 		assert.Equal(t, "the prompt", prompt)
 		require.NotNil(t, seen.Worker)
 		assert.Equal(t, self.PID, seen.Worker.PID, "the worker records itself")
-		assert.Equal(t, s.OutputPath(r.ID), seen.Output)
-		got, err := s.Load(ws, r.ID)
+		assert.Equal(t, s.outputPath(r.ID), seen.Output)
+		got, err := s.load(ws, r.ID)
 		require.NoError(t, err)
 		assert.Equal(t, StateDone, got.State)
 	})
@@ -68,7 +68,7 @@ func TestWork(t *testing.T) {
 			}}
 			err := w.Work(t.Context(), s, ws, r.ID)
 			assert.Equal(t, tt.kind, failure.KindOf(err))
-			got, lerr := s.Load(ws, r.ID)
+			got, lerr := s.load(ws, r.ID)
 			require.NoError(t, lerr)
 			assert.Equal(t, tt.state, got.State)
 			assert.Equal(t, tt.kind, got.Failure.Kind)
@@ -77,7 +77,7 @@ func TestWork(t *testing.T) {
 	}
 	t.Run("a job that ended before its worker came runs nothing", func(t *testing.T) {
 		r := waiting(t, s, ws, "p")
-		_, err := s.Update(ws, r.ID, func(cur *Record) bool { markCancelled(cur); return true })
+		_, err := s.update(ws, r.ID, func(cur *Record) bool { markCancelled(cur); return true })
 		require.NoError(t, err)
 		var logged bytes.Buffer
 		w := Worker{Log: log.New(&logged, "", 0), Run: func(context.Context, *Record, string, *OutputWriter) error {
@@ -87,7 +87,7 @@ func TestWork(t *testing.T) {
 		require.NoError(t, w.Work(t.Context(), s, ws, r.ID))
 		assert.Contains(t, logged.String(), "before its worker started: nothing to run")
 		assert.NoFileExists(t, s.promptFile(r.ID), "the prompt does not stay behind")
-		got, err := s.Load(ws, r.ID)
+		got, err := s.load(ws, r.ID)
 		require.NoError(t, err)
 		assert.Equal(t, StateCancelled, got.State)
 		assert.Nil(t, got.Worker)
@@ -97,7 +97,7 @@ func TestWork(t *testing.T) {
 		require.NoError(t, os.Remove(s.promptFile(r.ID)))
 		err := Worker{Run: func(context.Context, *Record, string, *OutputWriter) error { return nil }}.Work(t.Context(), s, ws, r.ID)
 		assert.Equal(t, failure.Setup, failure.KindOf(err))
-		got, lerr := s.Load(ws, r.ID)
+		got, lerr := s.load(ws, r.ID)
 		require.NoError(t, lerr)
 		assert.Equal(t, StateError, got.State)
 	})

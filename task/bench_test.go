@@ -12,6 +12,7 @@ import (
 	"github.com/cursorkit/cursorkit/internal/testkit"
 	"github.com/cursorkit/cursorkit/jobs"
 	"github.com/cursorkit/cursorkit/task"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // BenchmarkTaskOverhead measures what a task adds to a plain turn of the
@@ -25,11 +26,11 @@ func BenchmarkTaskOverhead(b *testing.B) {
 	f := newFixture(b)
 	opts := f.options()
 	spec := f.spec(jobs.ModeConsult, "benchmark prompt")
-	req := agents.Turn{Prompt: spec.Prompt, Mode: cursor.ModeAsk, Sandboxed: true}
+	req := agents.Turn{Prompt: spec.Prompt, Mode: turn.ModeAsk, Sandboxed: true}
 	// The plain turn gets a private home made once, so both agents read
 	// the same profile; what differs is the task's own work.
 	home := filepath.Join(testkit.TempDir(b), "home")
-	if err := cursor.WritePrivateHome(home, cursor.HomeSpec{Mode: cursor.ModeAsk, Workspace: f.workspace}); err != nil {
+	if err := cursor.WritePrivateHome(home, cursor.HomeSpec{Mode: turn.ModeAsk, Workspace: f.workspace}); err != nil {
 		b.Fatal(err)
 	}
 	plainEnv := append(slices.Clone(f.env), "HOME="+home)

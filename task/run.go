@@ -219,7 +219,7 @@ func Prepare(ctx context.Context, store jobs.Store, spec Spec, opts Options) (*j
 
 // homeSpec is the private home of a task of spec, in Cursor's mode cmode,
 // whose environment is env.
-func homeSpec(ctx context.Context, spec Spec, cmode cursor.Mode, env []string) cursor.HomeSpec {
+func homeSpec(ctx context.Context, spec Spec, cmode turn.Mode, env []string) cursor.HomeSpec {
 	gitDir, commonDir := GitDirs(spec.Workspace)
 	hs := cursor.HomeSpec{Mode: cmode, Workspace: spec.Workspace, GitDir: gitDir, GitCommonDir: commonDir}
 	if spec.ResolvedModel == "" {
@@ -393,12 +393,12 @@ func clock(opts Options) func() time.Time {
 }
 
 // modes maps a task mode to Cursor's mode and the sandbox policy.
-func modes(m jobs.Mode) (cursor.Mode, string, error) {
+func modes(m jobs.Mode) (turn.Mode, string, error) {
 	switch m {
 	case jobs.ModeConsult:
-		return cursor.ModeAsk, PolicyReadOnly, nil
+		return turn.ModeAsk, PolicyReadOnly, nil
 	case jobs.ModeWrite:
-		return cursor.ModeWrite, PolicyReadWrite, nil
+		return turn.ModeWrite, PolicyReadWrite, nil
 	}
 	return "", "", failure.New(failure.Input, "unknown task mode %q", string(m))
 }

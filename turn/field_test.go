@@ -52,7 +52,7 @@ func TestField(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStream()
-			s.Begin()
+			s.started = true
 			line, ok, err := s.Next([]byte(tt.line))
 			require.True(t, ok)
 			require.NoError(t, err)
@@ -175,7 +175,7 @@ func TestStringKindReadsAsString(t *testing.T) {
 		var want, got error
 		{
 			s := newStream()
-			s.Begin()
+			s.started = true
 			var w struct {
 				X struct {
 					A string `json:"a"`
@@ -185,7 +185,7 @@ func TestStringKindReadsAsString(t *testing.T) {
 		}
 		{
 			s := newStream()
-			s.Begin()
+			s.started = true
 			var w struct {
 				X struct {
 					A StringKind `json:"a"`

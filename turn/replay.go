@@ -10,7 +10,7 @@ import (
 // Replay decodes a recorded turn as Run decodes a live one, without
 // starting anything: each line of stdout fed to dec in order until dec
 // fails the turn, and for a StderrDecoder each line of stderr after them
-// (cut to MaxStderrLine); the events handed to opts.OnEvent with what may
+// (cut to maxStderrLine); the events handed to opts.OnEvent with what may
 // hold the prompt's text withheld, as Run does; then the verdict on an
 // agent that exited by itself with exitCode, the end of stderr its tail.
 // Only opts.OnEvent and opts.StopAtRetry are used.
@@ -30,7 +30,7 @@ func Replay(dec Decoder, prompt string, stdout, stderr []byte, exitCode int, opt
 		}
 	}
 	if sd, ok := dec.(StderrDecoder); ok && o.Ending == supervise.Exited {
-		w := &lineWriter{max: MaxStderrLine, line: func(line []byte) { t.stderrLine(sd, line) }}
+		w := &lineWriter{max: maxStderrLine, line: func(line []byte) { t.stderrLine(sd, line) }}
 		w.Write(stderr)
 		if !bytes.HasSuffix(stderr, []byte("\n")) && len(stderr) > 0 {
 			w.Write([]byte("\n"))

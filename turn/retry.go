@@ -10,11 +10,11 @@ import (
 	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
-// KindOfStatus is the failure kind an HTTP status of a model API means:
+// kindOfStatus is the failure kind an HTTP status of a model API means:
 // 429 and the overload statuses (503, and Anthropic's 529) are
 // rate_limited, 401 and 403 auth, 402 quota, 0 (no answer: the connection
 // failed or broke) network, any other failure.Unclassified.
-func KindOfStatus(status int) failure.Kind {
+func kindOfStatus(status int) failure.Kind {
 	switch status {
 	case 0:
 		return failure.Network
@@ -37,13 +37,13 @@ func KindOfStatus(status int) failure.Kind {
 //	a model request got no answer (network): retry 2 of 5
 //
 // A Status outside HTTP's range (100-599) is taken as none, and an empty
-// Kind as KindOfStatus(Status).
+// Kind as kindOfStatus(Status).
 func RetryWarning(r event.Retry, cause string) event.Event {
 	if r.Status < 100 || r.Status > 599 {
 		r.Status = 0
 	}
 	if r.Kind == "" {
-		r.Kind = KindOfStatus(r.Status)
+		r.Kind = kindOfStatus(r.Status)
 	}
 	what := "got no answer ("
 	if r.Status != 0 {

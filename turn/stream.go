@@ -313,11 +313,8 @@ func goKindName(t reflect.Type) string {
 	return "an object"
 }
 
-// Started reports whether the first event arrived (Begin).
+// Started reports whether the first event arrived.
 func (s *Stream) Started() bool { return s.started }
-
-// Begin records that the first event arrived.
-func (s *Stream) Begin() { s.started = true }
 
 // NotFirst is the protocol failure of a well-formed event of type typ that
 // may not come first.

@@ -46,7 +46,7 @@ func TestStreamHead(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStream()
 			if tt.started {
-				s.Begin()
+				s.started = true
 			}
 			line, ok, err := s.Next([]byte(tt.line + "\r\n"))
 			require.True(t, ok)
@@ -74,7 +74,7 @@ func TestStreamHead(t *testing.T) {
 
 func TestStreamPassChecksTheWholeLine(t *testing.T) {
 	s := newStream()
-	s.Begin()
+	s.started = true
 	evs, err := s.Pass("x", "", []byte(`{"type":"x","n":[1,2]}`))
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
@@ -112,7 +112,7 @@ func TestStreamUnmarshalReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
 			s := newStream()
-			s.Begin()
+			s.started = true
 			line, _, _ := s.Next([]byte(tt.line))
 			var w wire
 			banner, err := s.Unmarshal(line, &w, "done")
@@ -132,7 +132,7 @@ func TestStreamUnmarshalReasons(t *testing.T) {
 
 func TestStreamProtocol(t *testing.T) {
 	s := newStream()
-	s.Begin()
+	s.started = true
 	_, ok, err := s.Next([]byte("   \n"))
 	assert.False(t, ok)
 	require.NoError(t, err)
@@ -165,7 +165,7 @@ func TestStreamProtocol(t *testing.T) {
 
 func TestStreamPolicyAndEnd(t *testing.T) {
 	s := newStream()
-	s.Begin()
+	s.started = true
 	s.Next([]byte(`{}`))
 	refused := failure.New(failure.Policy, "tool %q is not allowed", "shell")
 	err := s.StartTool(&event.Tool{CallID: "c9"}, refused)
@@ -194,7 +194,7 @@ func FuzzStreamHead(f *testing.F) {
 	f.Add("", "s", ``, []byte(`{"type":5,"subtype":"s"}`))
 	f.Fuzz(func(t *testing.T, typ, subtype, rest string, raw []byte) {
 		s := newStream()
-		s.Begin()
+		s.started = true
 		if line, ok, _ := s.Next(raw); ok {
 			s.Head(line) // any line: no panic
 		}
@@ -207,7 +207,7 @@ func FuzzStreamHead(f *testing.F) {
 		}
 		line += "}"
 		s = newStream()
-		s.Begin()
+		s.started = true
 		got, gotSub, banner, err := s.Head([]byte(line))
 		require.NoError(t, err, line)
 		require.Empty(t, banner)
@@ -219,7 +219,7 @@ func FuzzStreamHead(f *testing.F) {
 // TestHeadInternsBounded: Head's types are right past the interned ones.
 func TestHeadInternsBounded(t *testing.T) {
 	s := Stream{Agent: "a", Format: "f", First: "a first event", Final: "a final event"}
-	s.Begin()
+	s.started = true
 	for i := range 2 * maxInterned {
 		for range 2 {
 			n := strconv.Itoa(i)

@@ -45,7 +45,7 @@ type Decoder interface {
 
 // StderrDecoder is a Decoder that also reads the agent's stderr, for what
 // an agent says only there (Gemini CLI's retry notices). Run feeds it
-// each stderr line, cut to MaxStderrLine bytes, never at the same time
+// each stderr line, cut to maxStderrLine bytes, never at the same time
 // as Feed: the events of both reach OnEvent one at a time, each in the
 // order its stream said it (the two streams' order between them is the
 // order their lines were read).
@@ -56,9 +56,9 @@ type StderrDecoder interface {
 	FeedStderr(line []byte) []event.Event
 }
 
-// MaxStderrLine bounds a stderr line fed to a StderrDecoder: the rest of
+// maxStderrLine bounds a stderr line fed to a StderrDecoder: the rest of
 // a longer line is dropped.
-const MaxStderrLine = 4 << 10
+const maxStderrLine = 4 << 10
 
 // Options configure how a turn is supervised. Zero durations are off; an
 // agent needs a first-line and an inactivity deadline (a backend's
@@ -209,7 +209,7 @@ func Run(ctx context.Context, plan shim.Command, prompt string, dec Decoder, opt
 	if sd, ok := dec.(StderrDecoder); ok {
 		// A stop decided on stderr is an Abort of the session, so this
 		// turn keeps it (supervise.Run would not hand it out).
-		sopts.Stderr = &lineWriter{max: MaxStderrLine, line: func(line []byte) { t.stderrLine(sd, line) }}
+		sopts.Stderr = &lineWriter{max: maxStderrLine, line: func(line []byte) { t.stderrLine(sd, line) }}
 		s, err := supervise.Start(ctx, plan, sopts)
 		if err != nil {
 			o, oErr = supervise.NotStarted(err), err
@@ -386,7 +386,7 @@ func retryStopError(r event.Retry) error {
 	}
 	kind := r.Kind
 	if kind == "" {
-		kind = KindOfStatus(r.Status)
+		kind = kindOfStatus(r.Status)
 	}
 	return failure.New(kind, "the agent's model request %s (%s): the turn was stopped at the agent's retry %d instead of waiting for it",
 		what, kind, r.Attempt)

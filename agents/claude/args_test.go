@@ -58,7 +58,7 @@ func TestArgs(t *testing.T) {
 				assert.Nil(t, args)
 				if tt.req.Model == "" && tt.req.Resume == "" {
 					_, derr := claude.NewDecoder(tt.req)
-					assert.Equal(t, tt.kind, failure.KindOf(derr), "the Decoder refuses the modes and tools Args refuses")
+					assert.Equal(t, tt.kind, failure.KindOf(derr), "the decoder refuses the modes and tools Args refuses")
 				}
 				return
 			}

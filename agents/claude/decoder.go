@@ -10,7 +10,7 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// Warning codes of the Decoder.
+// Warning codes of the decoder.
 const (
 	// WarnAPIError: an assistant message is Claude Code's report of a
 	// failed API call (it carries "error", e.g. "authentication_failed"),
@@ -23,11 +23,11 @@ const (
 // or a warning.
 const maxAgentMessage = 500
 
-// Decoder follows one turn's stdout, `claude -p --output-format
+// decoder follows one turn's stdout, `claude -p --output-format
 // stream-json --verbose`, line by line: it enforces the stream protocol
 // and the turn's tool policy and turns each line into events (see the
-// package documentation). A Decoder is not safe for concurrent use.
-type Decoder struct {
+// package documentation). A decoder is not safe for concurrent use.
+type decoder struct {
 	s     turn.Stream
 	allow allowlist
 	w     wireLine // the line being read; its blocks keep their capacity
@@ -41,13 +41,13 @@ type Decoder struct {
 	model    string // the model of the last assistant message
 }
 
-// NewDecoder returns a Decoder for the turn t, which allows the tools of
+// NewDecoder returns the decoder for the turn t, which allows the tools of
 // t.Mode and t.Tools, and those t.Bridge publishes: a call of one of those
 // is reported by the tool's own name (its registered name, without
 // mcp__SERVER__ and the bridge's prefix), its input as the args and its
 // text as the result. An unknown mode, a bad tool name or a bridge Args
 // refuses is a failure.Input error.
-func NewDecoder(t Turn) (*Decoder, error) {
+func NewDecoder(t Turn) (turn.Decoder, error) {
 	allow, err := newAllowlist(t.Mode, t.Tools)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 		}
 		allow.bridge = t.Bridge
 	}
-	return &Decoder{
+	return &decoder{
 		s: turn.Stream{Agent: "claude", Format: "stream-json", First: "a system/init event", Final: "a result event",
 			Classify: ClassifyMessage},
 		allow: allow,
@@ -85,7 +85,7 @@ const (
 // failure.Policy: the turn has failed and the caller must stop the
 // agent's process tree now. It is sticky. A result that reports an error
 // is not an error here: Feed returns the result event, End the failure.
-func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
+func (d *decoder) Feed(raw []byte) ([]event.Event, error) {
 	line, ok, err := d.s.Next(raw)
 	if !ok {
 		return nil, err
@@ -126,7 +126,7 @@ func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
 
 // readHead reads into w the type of line and a system event's subtype,
 // which decide what it is (turn.Stream.Head).
-func (d *Decoder) readHead(line []byte, w *wireLine) ([]event.Event, error) {
+func (d *decoder) readHead(line []byte, w *wireLine) ([]event.Event, error) {
 	typ, subtype, banner, err := d.s.Head(line)
 	if banner != nil || err != nil {
 		return banner, err
@@ -141,8 +141,8 @@ func (d *Decoder) readHead(line []byte, w *wireLine) ([]event.Event, error) {
 // readAs reads line into w as an event of kind k: only the members k
 // uses, whose kinds make the verdict; an event of another kind passes
 // whole whatever its members hold.
-func (d *Decoder) readAs(line []byte, k eventKind, w *wireLine) error {
-	// The views are the Decoder's, so that a line allocates none.
+func (d *decoder) readAs(line []byte, k eventKind, w *wireLine) error {
+	// The views are the decoder's, so that a line allocates none.
 	var v any
 	vw := &d.views
 	switch k {
@@ -176,7 +176,7 @@ func (d *Decoder) readAs(line []byte, k eventKind, w *wireLine) error {
 
 // initEvents are the events of system/init: the init event, or for a
 // second one Stream's duplicate_init warning and the line passed on whole.
-func (d *Decoder) initEvents(w *wireLine, line []byte) []event.Event {
+func (d *decoder) initEvents(w *wireLine, line []byte) []event.Event {
 	in := &event.Init{SessionID: w.SessionID, Model: w.Model, CWD: w.CWD, PermissionMode: w.PermissionMode,
 		APIKeySource: w.APIKeySource}
 	return d.s.Init(in, "system", "init", line)
@@ -208,7 +208,7 @@ func retryWarning(m *retryMembers, category string) event.Event {
 // assistant maps an assistant message's content blocks: text, thinking,
 // redacted_thinking and tool_use; blocks of other types are skipped. A
 // tool_use the policy refuses fails the turn.
-func (d *Decoder) assistant(w *wireLine) ([]event.Event, error) {
+func (d *decoder) assistant(w *wireLine) ([]event.Event, error) {
 	apiError := w.Error
 	d.noteModel(w.Message.Model, apiError)
 	var evs []event.Event
@@ -250,7 +250,7 @@ func (d *Decoder) assistant(w *wireLine) ([]event.Event, error) {
 
 // flushText emits the text gathered so far: a text event, or for an error
 // message the api_error warning.
-func (d *Decoder) flushText(evs []event.Event, text *strings.Builder, apiError string) []event.Event {
+func (d *decoder) flushText(evs []event.Event, text *strings.Builder, apiError string) []event.Event {
 	if text.Len() == 0 {
 		return evs
 	}
@@ -267,7 +267,7 @@ func (d *Decoder) flushText(evs []event.Event, text *strings.Builder, apiError s
 // user maps a user message's tool_result blocks to tool_completed events,
 // each with the started call's name and args. Nothing else of a user
 // message is said: it may echo the prompt.
-func (d *Decoder) user(w *wireLine) []event.Event {
+func (d *decoder) user(w *wireLine) []event.Event {
 	var evs []event.Event
 	for i := range w.Message.Content.list {
 		b := &w.Message.Content.list[i]
@@ -293,7 +293,7 @@ func (d *Decoder) user(w *wireLine) []event.Event {
 
 // result records the result and returns its events: when no text was
 // said, a successful result's text is said first.
-func (d *Decoder) result(w *wireLine) []event.Event {
+func (d *decoder) result(w *wireLine) []event.Event {
 	res := &event.Result{Subtype: w.Subtype, IsError: w.IsError, Text: w.Result, SessionID: w.SessionID,
 		DurationMs: integer(w.DurationMs), DurationAPIMs: integer(w.DurationAPIMs), Model: d.model}
 	if res.Text == "" {
@@ -337,7 +337,7 @@ const synthetic = "<synthetic>"
 
 // noteModel records the model of an assistant message: the model that
 // answered, unless the message is Claude Code's own (an API error).
-func (d *Decoder) noteModel(model, apiError string) {
+func (d *decoder) noteModel(model, apiError string) {
 	if model != "" && model != synthetic && apiError == "" {
 		d.model = model
 	}
@@ -352,7 +352,7 @@ func failed(r *event.Result) bool { return r.IsError || strings.HasPrefix(r.Subt
 // resultFailure is the failure an error result reports: the agent's own
 // message, bounded, with the kind its text indicates, else the kind of
 // the assistant error that preceded it, else the subtype's.
-func (d *Decoder) resultFailure(r *event.Result) error {
+func (d *decoder) resultFailure(r *event.Result) error {
 	msg := strings.TrimSpace(r.Text)
 	if msg == "" {
 		msg = "(no message)"
@@ -374,7 +374,7 @@ func (d *Decoder) resultFailure(r *event.Result) error {
 }
 
 // Done reports whether the result event has arrived.
-func (d *Decoder) Done() bool { return d.s.Done() }
+func (d *decoder) Done() bool { return d.s.Done() }
 
 // End returns the turn's verdict once the agent has exited by itself with
 // exitCode, given the end of its stderr. Claude Code documents no exit
@@ -387,6 +387,6 @@ func (d *Decoder) Done() bool { return d.s.Done() }
 //   - exit 0 without system/init or without a result: failure.Protocol;
 //   - a non-zero exit without a result: failure.Process, or the kind
 //     ClassifyMessage finds in stderrTail, which is the detail (bounded).
-func (d *Decoder) End(exitCode int, stderrTail string) error {
+func (d *decoder) End(exitCode int, stderrTail string) error {
 	return d.s.End(exitCode, stderrTail)
 }

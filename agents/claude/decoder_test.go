@@ -30,11 +30,11 @@ func toolUse(id, name string) string {
 	return `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"` + id + `","name":"` + name + `","input":{"x":1}}]},"session_id":"s1"}`
 }
 
-func newTestDecoder(t testing.TB, req Turn) *Decoder {
+func newTestDecoder(t testing.TB, req Turn) *decoder {
 	t.Helper()
 	d, err := NewDecoder(req)
 	require.NoError(t, err)
-	return d
+	return d.(*decoder)
 }
 
 type fed struct {
@@ -43,7 +43,7 @@ type fed struct {
 	errLine int
 }
 
-func feedLines(d *Decoder, lines []string) fed {
+func feedLines(d *decoder, lines []string) fed {
 	var r fed
 	for i, l := range lines {
 		evs, err := d.Feed([]byte(l))

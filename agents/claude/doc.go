@@ -1,6 +1,6 @@
 // Package claude is what cursorkit knows about Claude Code, the `claude`
 // CLI (tested with 2.1.197): the argv of a prompt turn (Args), the
-// Decoder of its `-p --output-format stream-json --verbose` stream, the
+// decoder of its `-p --output-format stream-json --verbose` stream, the
 // classifier of its messages (ClassifyMessage), its version output
 // (ParseVersion) and the supervision defaults of a turn (TurnDefaults).
 // It is pure: it starts no process and reads no file; package turn runs
@@ -25,7 +25,7 @@
 // configure run; --tools silently drops a name it does not know; MCP
 // servers come from the user's and the project's configuration (their
 // tools are not limited by --tools, only by approvals and by the
-// Decoder).
+// decoder).
 //
 // # Events
 //

@@ -22,7 +22,7 @@ const (
 	toolResult        = `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"x","is_error":false}]}}`
 )
 
-// edgeLines are lines on the border of what the Decoder reads: members of
+// edgeLines are lines on the border of what the decoder reads: members of
 // other kinds, used or not by the line's type, nulls, repeated names,
 // numbers out of range, escapes, invalid UTF-8, lines that are not
 // objects.

@@ -26,7 +26,7 @@ const (
 // Turn is what one prompt turn asks of the agent. The prompt travels on
 // stdin only, never in argv.
 type Turn struct {
-	// Prompt is what the agent is asked. Neither Args nor the Decoder
+	// Prompt is what the agent is asked. Neither Args nor the decoder
 	// reads it; it is never quoted in an error.
 	Prompt string
 	// Mode is plan, ask or write ("" is plan); see Args for its flags.

@@ -20,7 +20,7 @@ import (
 // those its type uses must have their kind.
 
 // wireLine is what a line is read into: the members of every event type
-// the Decoder knows, each type reading its own.
+// the decoder knows, each type reading its own.
 type wireLine struct {
 	Type      string      `json:"type"`
 	Subtype   string      `json:"subtype"`    // system, result
@@ -58,7 +58,7 @@ func (w *wireLine) kind() eventKind {
 }
 
 // systemSubtype is the subtype an unknown event is passed on with: a
-// system event's; the Decoder reads no other type's.
+// system event's; the decoder reads no other type's.
 func (w *wireLine) systemSubtype() string {
 	if w.Type == "system" {
 		return w.Subtype
@@ -237,7 +237,7 @@ func (c *blocks) appendMembers(errs []error, user bool) []error {
 }
 
 // wireBlock is a block of message.content, read once: its type, and the
-// members of every block type the Decoder reads, each a turn.Field whose
+// members of every block type the decoder reads, each a turn.Field whose
 // kind matters only when the block's type uses it (members).
 type wireBlock struct {
 	Type string `json:"type"`

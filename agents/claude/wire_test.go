@@ -40,7 +40,7 @@ func recordedLines(t testing.TB) map[string][][]byte {
 
 // TestDecoderReadsOnlyTheMembersItUses: a member the line's type (or a
 // block's) does not use may hold anything, as may every member of an
-// event or a block of a type the Decoder does not read; a member it uses
+// event or a block of a type the decoder does not read; a member it uses
 // must have its kind.
 func TestDecoderReadsOnlyTheMembersItUses(t *testing.T) {
 	tests := []struct {

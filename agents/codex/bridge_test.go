@@ -70,7 +70,7 @@ func TestBridgeArgs(t *testing.T) {
 			_, derr := codex.NewDecoder(tt.req)
 			if tt.want == "" {
 				assert.Equal(t, failure.Input, failure.KindOf(err), "%v", err)
-				assert.Equal(t, failure.Input, failure.KindOf(derr), "the Decoder refuses the bridge Args refuses")
+				assert.Equal(t, failure.Input, failure.KindOf(derr), "the decoder refuses the bridge Args refuses")
 				return
 			}
 			require.NoError(t, err)

@@ -42,7 +42,7 @@ const (
 // Turn is what one prompt turn asks of the agent. The prompt travels on
 // stdin only.
 type Turn struct {
-	Prompt string    // never read by Args or the Decoder, never quoted in an error
+	Prompt string    // never read by Args or the decoder, never quoted in an error
 	Mode   turn.Mode // plan | ask | write ("" = plan)
 	Model  string    // "" keeps Codex's configured model; checked with turn.CheckValue
 	Resume string    // a thread id an earlier turn reported; "" starts a new thread

@@ -30,7 +30,7 @@ func BenchmarkDecoder(b *testing.B) {
 			size += len(l) + 1
 		}
 	}
-	newDecoder := func() *codex.Decoder {
+	newDecoder := func() turn.Decoder {
 		d, err := codex.NewDecoder(codex.Turn{Mode: turn.ModeWrite})
 		require.NoError(b, err)
 		for _, l := range head {

@@ -23,11 +23,11 @@ const (
 	WarnError = "codex_error"
 )
 
-// Decoder follows one turn's stdout, `codex exec --json`, line by line: it
+// decoder follows one turn's stdout, `codex exec --json`, line by line: it
 // enforces the stream protocol and the turn's tool policy and turns each
 // line into events (see the package documentation). It implements
-// turn.Decoder. A Decoder is not safe for concurrent use.
-type Decoder struct {
+// turn.Decoder. A decoder is not safe for concurrent use.
+type decoder struct {
 	s      turn.Stream
 	allow  allowlist
 	bridge *mcpbridge.Server   // the turn's MCP tool bridge, nil when none
@@ -38,14 +38,14 @@ type Decoder struct {
 	ev     itemEvent           // the event being read, its item wire: kept, as wire, so a line allocates neither
 }
 
-// NewDecoder returns a Decoder for the turn t, which allows the tools of
+// NewDecoder returns the decoder for the turn t, which allows the tools of
 // t.Mode and t.Tools, and those t.Bridge publishes: an mcp_tool_call of
 // the bridge's server is reported by the tool's own name (its registered
 // name, without the bridge's prefix), its arguments as the args and its
 // result's text as the result; one of a tool the bridge does not publish
 // is a policy failure, whatever t.Tools allow. An unknown mode or tool
 // name, or a bridge Args refuses, is a failure.Input error.
-func NewDecoder(t Turn) (*Decoder, error) {
+func NewDecoder(t Turn) (turn.Decoder, error) {
 	mode, err := t.Mode.Resolve()
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 			return nil, err
 		}
 	}
-	return &Decoder{
+	return &decoder{
 		s: turn.Stream{Agent: Name, Format: "codex exec --json", First: "a thread.started event",
 			Final: "a turn.completed or turn.failed event", Classify: ClassifyMessage},
 		allow:  allow,
@@ -77,7 +77,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 // or failure.Network when Codex says it is waiting for the network (it
 // would wait forever). The turn has failed and the caller must stop the
 // agent's process tree now. It is sticky.
-func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
+func (d *decoder) Feed(raw []byte) ([]event.Event, error) {
 	line, ok, err := d.s.Next(raw)
 	if !ok {
 		return nil, err
@@ -97,7 +97,7 @@ func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
 }
 
 // event maps the line of an event of type typ.
-func (d *Decoder) event(typ string, line []byte) ([]event.Event, error) {
+func (d *decoder) event(typ string, line []byte) ([]event.Event, error) {
 	switch typ {
 	case "thread.started":
 		ev, err := decode[threadStarted](&d.s, line, typ)
@@ -156,7 +156,7 @@ const reconnecting = "Reconnecting..."
 // the network with no bound (it never exits by itself), so the turn fails
 // as failure.Network at once; any other error is fatal (Codex then exits
 // 1): a warning now, and the turn's verdict once Codex ends the turn.
-func (d *Decoder) topError(msg string) ([]event.Event, error) {
+func (d *decoder) topError(msg string) ([]event.Event, error) {
 	rest, retry := strings.CutPrefix(msg, reconnecting)
 	rest = strings.TrimSpace(rest)
 	switch {
@@ -211,7 +211,7 @@ func statusIn(msg string) int {
 
 // completed maps turn.completed: the result, with its usage and the last
 // agent message's text (Codex's final answer).
-func (d *Decoder) completed(u *wireUsage) []event.Event {
+func (d *decoder) completed(u *wireUsage) []event.Event {
 	res := &event.Result{Subtype: "success", Text: d.last}
 	if u != nil {
 		res.Usage = usage(u)
@@ -223,7 +223,7 @@ func (d *Decoder) completed(u *wireUsage) []event.Event {
 
 // failed maps turn.failed: the error result, the turn failing with its
 // message's kind.
-func (d *Decoder) failed(ev *turnFailed) []event.Event {
+func (d *decoder) failed(ev *turnFailed) []event.Event {
 	var msg string
 	if ev.Error != nil {
 		msg = ev.Error.Message
@@ -252,7 +252,7 @@ func usage(u *wireUsage) event.Usage {
 
 // item maps the item of an event of type typ: item.started,
 // item.updated or item.completed.
-func (d *Decoder) item(it *wireItem, typ string, line []byte) ([]event.Event, error) {
+func (d *decoder) item(it *wireItem, typ string, line []byte) ([]event.Event, error) {
 	phase := strings.TrimPrefix(typ, "item.")
 	switch it.Type {
 	case "agent_message":
@@ -285,7 +285,7 @@ func (d *Decoder) item(it *wireItem, typ string, line []byte) ([]event.Event, er
 
 // firstSaid records that the item id was said and reports whether it is
 // the first time (always, for an item without an id).
-func (d *Decoder) firstSaid(id string) bool {
+func (d *decoder) firstSaid(id string) bool {
 	if id == "" {
 		return true
 	}
@@ -300,7 +300,7 @@ func (d *Decoder) firstSaid(id string) bool {
 //
 // A call of the bridge's server is the bridge's alone: allowed when the
 // bridge publishes its tool, and then named and filled as that tool.
-func (d *Decoder) tool(it *wireItem, name, server, phase string) ([]event.Event, error) {
+func (d *decoder) tool(it *wireItem, name, server, phase string) ([]event.Event, error) {
 	t := &event.Tool{CallID: it.ID, Name: name}
 	fill := it.fill
 	refused := d.allow.check(name, server)
@@ -337,7 +337,7 @@ func (d *Decoder) tool(it *wireItem, name, server, phase string) ([]event.Event,
 
 // Done reports whether the turn's final event (turn.completed or
 // turn.failed) has arrived.
-func (d *Decoder) Done() bool { return d.s.Done() }
+func (d *decoder) Done() bool { return d.s.Done() }
 
 // End returns the turn's verdict once Codex has exited by itself with
 // exitCode, given the end of its stderr. Codex exits 0 after a completed
@@ -355,7 +355,7 @@ func (d *Decoder) Done() bool { return d.s.Done() }
 //     ClassifyMessage finds in stderrTail when it finds one (the git
 //     repository check is failure.Setup) and what to do about it, the
 //     tail without its terminal escapes as the detail.
-func (d *Decoder) End(exitCode int, stderrTail string) error {
+func (d *decoder) End(exitCode int, stderrTail string) error {
 	switch {
 	case d.s.Err() != nil || d.s.Done():
 		return d.s.End(exitCode, stderrTail)

@@ -16,7 +16,7 @@ import (
 )
 
 // feed feeds lines to a new Decoder of turn until the first error.
-func feed(t *testing.T, req codex.Turn, lines []string) (*codex.Decoder, []event.Event, error) {
+func feed(t *testing.T, req codex.Turn, lines []string) (turn.Decoder, []event.Event, error) {
 	t.Helper()
 	d, err := codex.NewDecoder(req)
 	require.NoError(t, err)

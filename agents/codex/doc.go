@@ -1,7 +1,7 @@
 // Package codex is everything cursorkit knows about the OpenAI Codex CLI,
 // `codex` (@openai/codex on npm; tested with codex-cli 0.171.0), above the
 // generic mechanism (discovery, shim, launch, supervise): the argv of one
-// prompt turn (Args), a Decoder of its `codex exec --json` stream, what
+// prompt turn (Args), a decoder of its `codex exec --json` stream, what
 // its messages mean (ClassifyMessage), its --version (ParseVersion) and
 // the supervision defaults of a turn (TurnDefaults). It starts no process
 // and reads no file.

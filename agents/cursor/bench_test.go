@@ -33,7 +33,7 @@ func bigStreamLines(n, chunk int) [][]byte {
 
 var benchInit = []byte(`{"type":"system","subtype":"init","session_id":"` + benchSession + `","model":"m","cwd":"/","permissionMode":"default","apiKeySource":"login"}`)
 
-func startedDecoder(b *testing.B) *Decoder {
+func startedDecoder(b *testing.B) *decoder {
 	d := newDecoder(b, Turn{})
 	if _, err := d.Feed(benchInit); err != nil {
 		b.Fatal(err)
@@ -61,7 +61,7 @@ func BenchmarkRunJSONBigStream(b *testing.B) {
 
 // feedAndEncode is `cursorkit run --json`'s work on one line: Feed, then
 // every event it yields encoded with enc.
-func feedAndEncode(b *testing.B, d *Decoder, line []byte, enc *jsontext.Encoder) {
+func feedAndEncode(b *testing.B, d *decoder, line []byte, enc *jsontext.Encoder) {
 	evs, err := d.Feed(line)
 	if err != nil {
 		b.Fatal(err)
@@ -140,7 +140,7 @@ func BenchmarkRunJSONAssistant(b *testing.B) {
 	})
 }
 
-// BenchmarkUnmarshalAssistantBaseline is the floor the Decoder builds on:
+// BenchmarkUnmarshalAssistantBaseline is the floor the decoder builds on:
 // encoding/json/v2 into a struct holding only what an assistant event
 // needs.
 func BenchmarkUnmarshalAssistantBaseline(b *testing.B) {

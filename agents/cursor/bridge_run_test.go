@@ -74,7 +74,7 @@ func TestRunWithBridge(t *testing.T) {
 		bridge := srv
 		bridge.Name = lease.Key // the server Cursor names in each call
 		var err error
-		o, err = cursor.Run(ctx, bin, cursor.Turn{Prompt: "What does ossify mean?", Mode: cursor.ModeAsk, Bridge: &bridge}, opts)
+		o, err = cursor.Run(ctx, bin, cursor.Turn{Prompt: "What does ossify mean?", Mode: turn.ModeAsk, Bridge: &bridge}, opts)
 		return err
 	})
 	require.NoError(t, err)

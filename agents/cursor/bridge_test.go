@@ -10,6 +10,7 @@ import (
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/mcpbridge"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // bridgeKey is the key a bridge is staged under in .cursor/mcp.json (an
@@ -47,8 +48,8 @@ func TestBridgeArgs(t *testing.T) {
 		want string
 	}{
 		{name: "plan", req: Turn{Bridge: testBridge()}, want: "--print --output-format stream-json --mode plan --trust --approve-mcps"},
-		{name: "write", req: Turn{Mode: ModeWrite, Bridge: testBridge()}, want: "--print --output-format stream-json --force --trust --approve-mcps"},
-		{name: "with MCP servers: approved once", req: Turn{Mode: ModeAsk, Bridge: testBridge(), MCPServers: []string{"cursorkit-tools-2"}},
+		{name: "write", req: Turn{Mode: turn.ModeWrite, Bridge: testBridge()}, want: "--print --output-format stream-json --force --trust --approve-mcps"},
+		{name: "with MCP servers: approved once", req: Turn{Mode: turn.ModeAsk, Bridge: testBridge(), MCPServers: []string{"cursorkit-tools-2"}},
 			want: "--print --output-format stream-json --mode ask --trust --approve-mcps"},
 		{name: "the bridge's key in MCP servers too", req: Turn{Bridge: testBridge(), MCPServers: []string{bridgeKey}},
 			want: "--print --output-format stream-json --mode plan --trust --approve-mcps"},
@@ -80,7 +81,7 @@ func TestBridgeRefused(t *testing.T) {
 		{name: "a tool without the prefix", change: func(s *mcpbridge.Server) { s.Tools = []string{"lookup_word"} }, msg: `does not start with fn_`},
 		{name: "the prefix alone", change: func(s *mcpbridge.Server) { s.Tools = []string{"fn_"} }, msg: `does not start with fn_`},
 		{name: "a tool name with a comma", change: func(s *mcpbridge.Server) { s.Tools = []string{"fn_a,read"} }, msg: `',' at byte 4`},
-		{name: "sandboxed", req: Turn{Mode: ModeAsk, Sandboxed: true}, msg: "a sandboxed turn approves no MCP server, the tool bridge's included"},
+		{name: "sandboxed", req: Turn{Mode: turn.ModeAsk, Sandboxed: true}, msg: "a sandboxed turn approves no MCP server, the tool bridge's included"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,7 +124,7 @@ func TestBridgeEvents(t *testing.T) {
 			lines: []string{bridgeStarted(bridgeKey, "fn_lookup_word", input), bridgeCompleted(bridgeSuccess)},
 			want: []event.Tool{{CallID: "toolu_b1", Name: "lookup_word", Args: []byte(input)},
 				{CallID: "toolu_b1", Name: "lookup_word", Args: []byte(input), Status: "success", Result: []byte(`"ossify: to turn into bone"`)}}},
-		{name: "text blocks joined, other blocks dropped", req: Turn{Mode: ModeWrite, Bridge: testBridge()},
+		{name: "text blocks joined, other blocks dropped", req: Turn{Mode: turn.ModeWrite, Bridge: testBridge()},
 			lines: []string{bridgeStarted(bridgeKey, "fn_spell", `{}`), bridgeCompleted(`{"success":{"content":[{"type":"text","text":"a"},{"type":"image","data":"x"},{"type":"text","text":"b"}],"isError":false}}`)},
 			want: []event.Tool{{CallID: "toolu_b1", Name: "spell", Args: []byte(`{}`)},
 				{CallID: "toolu_b1", Name: "spell", Args: []byte(`{}`), Status: "success", Result: []byte(`"a\nb"`)}}},
@@ -178,7 +179,7 @@ func TestBridgePolicy(t *testing.T) {
 		errLine int
 	}{
 		{name: "a published tool", req: Turn{Bridge: testBridge()}, lines: []string{bridgeStarted(bridgeKey, "fn_spell", `{}`)}},
-		{name: "a published tool, its result", req: Turn{Mode: ModeWrite, Bridge: testBridge()},
+		{name: "a published tool, its result", req: Turn{Mode: turn.ModeWrite, Bridge: testBridge()},
 			lines: []string{bridgeStarted(bridgeKey, "fn_spell", `{}`), bridgeCompleted(bridgeSuccess)}},
 		{name: "a tool the bridge does not publish", req: Turn{Bridge: testBridge()},
 			lines: []string{bridgeStarted(bridgeKey, "fn_other", `{}`)},
@@ -212,7 +213,7 @@ func TestBridgePolicy(t *testing.T) {
 			lines: []string{bridgeStarted(bridgeKey, "fn_spell", `{}`),
 				strings.Replace(bridgeStarted(bridgeKey, "fn_other", `{}`), `"started"`, `"completed"`, 1)}, msg: "which it does not publish", errLine: 4},
 		{name: "the bridge opens no other tool", req: Turn{Bridge: testBridge()}, lines: []string{getMcpStarted}, msg: `"getMcpTools"`, errLine: 3},
-		{name: "no bridge: the same call is refused", req: Turn{Mode: ModeWrite},
+		{name: "no bridge: the same call is refused", req: Turn{Mode: turn.ModeWrite},
 			lines: []string{bridgeStarted(bridgeKey, "fn_spell", `{}`)}, msg: `tool "mcp", which the write mode does not allow`, errLine: 3},
 	}
 	for _, tt := range tests {

@@ -131,6 +131,6 @@ func (c Cause) Err(said string) *failure.Error {
 }
 
 // ClassifyMessage returns the failure kind an agent's error text
-// indicates: Diagnose(text).Kind(). The Decoder reads result texts and
+// indicates: Diagnose(text).Kind(). The decoder reads result texts and
 // stderr tails with it.
 func ClassifyMessage(text string) failure.Kind { return Diagnose(text).Kind() }

@@ -62,7 +62,7 @@ type (
 )
 
 // wireEventOf returns a new struct of the event type typ (and, for
-// system, subtype), nil for a type the Decoder passes whole.
+// system, subtype), nil for a type the decoder passes whole.
 func wireEventOf(typ, subtype string) any {
 	switch typ {
 	case "system":

@@ -17,7 +17,7 @@ import (
 // what line yields.
 func feedLine(t *testing.T, line string, first bool) ([]event.Event, error) {
 	t.Helper()
-	d := newDecoder(t, Turn{Mode: ModeWrite, Tools: []string{"mcp"}})
+	d := newDecoder(t, Turn{Mode: turn.ModeWrite, Tools: []string{"mcp"}})
 	if !first {
 		_, err := d.Feed([]byte(initLine))
 		require.NoError(t, err)

@@ -13,31 +13,31 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// Decoder follows one turn's stdout, `cursor-agent --print --output-format
+// decoder follows one turn's stdout, `cursor-agent --print --output-format
 // stream-json`, line by line: it enforces the stream protocol and the
 // turn's tool policy, drops the text Cursor repeats, and turns each line
 // into events (docs/contract.md, "Stream"). Feed it every stdout line
 // in order; once the agent has exited by itself, End gives the verdict.
-// A Decoder is not safe for concurrent use.
-type Decoder struct {
+// A decoder is not safe for concurrent use.
+type decoder struct {
 	s     turn.Stream
 	allow allowlist
 	text  textDedupe
 }
 
-// NewDecoder returns a Decoder for the turn t, which allows the tools of
+// NewDecoder returns the decoder for the turn t, which allows the tools of
 // t.Mode and t.Tools, the MCP tools of the servers t.MCPServers names and,
 // of the server of t.Bridge, exactly the tools the bridge publishes
 // (reported by their own names), or for a Sandboxed turn exactly the
 // stream tools of SandboxedTools(t.Mode). An unknown mode, a bad tool
 // name, MCP server key or bridge, and a Sandboxed turn Args refuses are
 // failure.Input errors.
-func NewDecoder(t Turn) (*Decoder, error) {
+func NewDecoder(t Turn) (turn.Decoder, error) {
 	allow, err := newAllowlist(t)
 	if err != nil {
 		return nil, err
 	}
-	d := &Decoder{
+	d := &decoder{
 		s: turn.Stream{Agent: "cursor-agent", Format: "stream-json",
 			First: "a system/init event", Final: "a result event", Classify: ClassifyMessage},
 		allow: allow,
@@ -58,7 +58,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 // "Stream"); a tool call of any subtype must name a tool the turn allows.
 // A result that reports an error is not an error here: Feed returns the
 // result event, and End the failure it reports.
-func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
+func (d *decoder) Feed(raw []byte) ([]event.Event, error) {
 	line, ok, err := d.s.Next(raw)
 	if !ok {
 		return nil, err
@@ -92,11 +92,11 @@ func (d *Decoder) Feed(raw []byte) ([]event.Event, error) {
 }
 
 // read decodes line, trimmed and not blank: its type and subtype
-// (turn.Stream.Head), then, for a type the Decoder knows, the members that
+// (turn.Stream.Head), then, for a type the decoder knows, the members that
 // type uses into its own struct e (nil for another type). banner and err
 // are Stream's: the warning of a banner, or the protocol error of a line
 // that is not a well-formed event.
-func (d *Decoder) read(line []byte) (e any, typ, subtype string, banner []event.Event, err error) {
+func (d *decoder) read(line []byte) (e any, typ, subtype string, banner []event.Event, err error) {
 	typ, subtype, banner, err = d.s.Head(line)
 	if banner != nil || err != nil {
 		return nil, "", "", banner, err
@@ -111,7 +111,7 @@ func (d *Decoder) read(line []byte) (e any, typ, subtype string, banner []event.
 
 // toolCall is the event of a tool_call event, or the policy failure of a
 // call the turn does not allow.
-func (d *Decoder) toolCall(w *wireToolCallEvent, line []byte) ([]event.Event, error) {
+func (d *decoder) toolCall(w *wireToolCallEvent, line []byte) ([]event.Event, error) {
 	t := &event.Tool{CallID: w.CallID}
 	if tc := w.ToolCall; tc != nil {
 		t.Name, t.Args = tc.Name, tc.Body.args()
@@ -161,7 +161,7 @@ func (d *Decoder) toolCall(w *wireToolCallEvent, line []byte) ([]event.Event, er
 // (mcpbridge.ResultText); its status is "failure" when the tool reported
 // an error (Cursor says "success" with isError true). A result whose text
 // cannot be read is kept as sent. Any other call is t.
-func (d *Decoder) bridged(t *event.Tool) *event.Tool {
+func (d *decoder) bridged(t *event.Tool) *event.Tool {
 	call, ok := d.allow.bridgeCall(t.Name, t.Args)
 	if !ok {
 		return t
@@ -199,7 +199,7 @@ const maxAgentMessage = 500
 // result's text when the agent said nothing else. An error result
 // (is_error true or subtype "error") fails the turn with the agent's own
 // message, bounded, and the kind its text indicates.
-func (d *Decoder) result(w *wireResultEvent) []event.Event {
+func (d *decoder) result(w *wireResultEvent) []event.Event {
 	r := &event.Result{Subtype: w.Subtype, IsError: w.IsError, Text: w.Result, DurationMs: w.DurationMs,
 		DurationAPIMs: w.DurationAPIMs, SessionID: w.SessionID, RequestID: w.RequestID, Usage: w.Usage.usage()}
 	res := event.Event{Type: event.TypeResult, Result: r}
@@ -219,7 +219,7 @@ func (d *Decoder) result(w *wireResultEvent) []event.Event {
 
 // Done reports whether the result event has arrived: the turn's last
 // event, after which the agent should exit by itself.
-func (d *Decoder) Done() bool { return d.s.Done() }
+func (d *decoder) Done() bool { return d.s.Done() }
 
 // End returns the turn's verdict once the agent has exited by itself with
 // exitCode, given the end of its stderr (stderrTail, "" if not kept):
@@ -227,6 +227,6 @@ func (d *Decoder) Done() bool { return d.s.Done() }
 // result's text or, before any result, in stderrTail (docs/contract.md,
 // "Turns"). It is not meant for an agent that was stopped: the reason it
 // was stopped (a timeout, a cancel, Feed's error) is the verdict then.
-func (d *Decoder) End(exitCode int, stderrTail string) error {
+func (d *decoder) End(exitCode int, stderrTail string) error {
 	return d.s.End(exitCode, stderrTail)
 }

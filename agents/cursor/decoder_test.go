@@ -11,6 +11,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 func TestDecoderFullTurn(t *testing.T) {
@@ -253,7 +254,7 @@ func TestDecoderProtocolExcerpts(t *testing.T) {
 func TestDecoderPolicy(t *testing.T) {
 	tests := []struct {
 		name    string
-		mode    Mode
+		mode    turn.Mode
 		tools   []string
 		line    string
 		allowed bool
@@ -261,19 +262,19 @@ func TestDecoderPolicy(t *testing.T) {
 	}{
 		{name: "read with no mode given", line: toolPair("r")[0], allowed: true},
 		{name: "shell with no mode given", line: shellStarted, msg: `tool "shell", which the plan mode does not allow`},
-		{name: "shell in plan", mode: ModePlan, line: shellStarted, msg: "the plan mode"},
-		{name: "shell in ask", mode: ModeAsk, line: shellStarted, msg: "the ask mode"},
-		{name: "shell in write", mode: ModeWrite, line: shellStarted, allowed: true},
-		{name: "mcp in write", mode: ModeWrite, line: mcpStarted, msg: `tool "mcp"`},
+		{name: "shell in plan", mode: turn.ModePlan, line: shellStarted, msg: "the plan mode"},
+		{name: "shell in ask", mode: turn.ModeAsk, line: shellStarted, msg: "the ask mode"},
+		{name: "shell in write", mode: turn.ModeWrite, line: shellStarted, allowed: true},
+		{name: "mcp in write", mode: turn.ModeWrite, line: mcpStarted, msg: `tool "mcp"`},
 		{name: "mcp added by the caller", tools: []string{"mcp"}, line: mcpStarted, allowed: true},
-		{name: "getMcpTools added by the caller", mode: ModeAsk, tools: []string{"mcp", "getMcpTools"}, line: getMcpStarted, allowed: true},
-		{name: "getMcpTools not added", mode: ModeWrite, tools: []string{"mcp"}, line: getMcpStarted, msg: `"getMcpTools"`},
-		{name: "an unidentifiable tool", mode: ModeWrite, line: unnamedToolCall, msg: "cannot be identified"},
+		{name: "getMcpTools added by the caller", mode: turn.ModeAsk, tools: []string{"mcp", "getMcpTools"}, line: getMcpStarted, allowed: true},
+		{name: "getMcpTools not added", mode: turn.ModeWrite, tools: []string{"mcp"}, line: getMcpStarted, msg: `"getMcpTools"`},
+		{name: "an unidentifiable tool", mode: turn.ModeWrite, line: unnamedToolCall, msg: "cannot be identified"},
 		{name: "a completed call of a forbidden tool",
 			line: `{"type":"tool_call","subtype":"completed","call_id":"e","tool_call":{"editToolCall":{"result":{"success":{}}}}}`, msg: `"edit"`},
 		{name: "an odd subtype is checked too",
 			line: `{"type":"tool_call","subtype":"progress","call_id":"e","tool_call":{"deleteToolCall":{}}}`, msg: `"delete"`},
-		{name: "a completed call naming nothing, never started", mode: ModeWrite,
+		{name: "a completed call naming nothing, never started", mode: turn.ModeWrite,
 			line: `{"type":"tool_call","subtype":"completed","call_id":"n"}`, msg: "cannot be identified"},
 	}
 	for _, tt := range tests {
@@ -307,11 +308,11 @@ func TestDecoderMCPServers(t *testing.T) {
 		msg     string
 		errLine int
 	}{
-		{name: "the staged server's call and its result", req: Turn{Mode: ModeWrite, MCPServers: []string{staged}},
+		{name: "the staged server's call and its result", req: Turn{Mode: turn.ModeWrite, MCPServers: []string{staged}},
 			lines: []string{mcpStartedOf(staged), mcpCompletedOnly}, allowed: true},
 		{name: "one of several servers, in plan mode", req: Turn{MCPServers: []string{"a", staged, "b"}},
 			lines: []string{mcpStartedOf(staged), mcpCompletedOnly}, allowed: true},
-		{name: "another server", req: Turn{Mode: ModeWrite, MCPServers: []string{staged}},
+		{name: "another server", req: Turn{Mode: turn.ModeWrite, MCPServers: []string{staged}},
 			lines: []string{mcpStartedOf("github")}, msg: `tool of the MCP server "github", which the turn does not allow (allowed MCP servers: ` + staged + `)`, errLine: 3},
 		{name: "a server that only starts like the staged one", req: Turn{MCPServers: []string{staged}},
 			lines: []string{mcpStartedOf(staged + "x")}, msg: "which the turn does not allow", errLine: 3},
@@ -337,7 +338,7 @@ func TestDecoderMCPServers(t *testing.T) {
 			lines: []string{mcpStartedOf(staged), strings.Replace(mcpStartedOf("github"), `"started"`, `"completed"`, 1)}, msg: `"github"`, errLine: 4},
 		{name: "MCP servers allow no other tool", req: Turn{MCPServers: []string{staged}},
 			lines: []string{getMcpStarted}, msg: `"getMcpTools"`, errLine: 3},
-		{name: "without MCP servers every MCP call is refused", req: Turn{Mode: ModeWrite},
+		{name: "without MCP servers every MCP call is refused", req: Turn{Mode: turn.ModeWrite},
 			lines: []string{mcpStartedOf(staged)}, msg: `tool "mcp", which the write mode does not allow`, errLine: 3},
 		{name: "Tools naming mcp still allow every server", req: Turn{Tools: []string{"mcp"}, MCPServers: []string{staged}},
 			lines: []string{mcpStartedOf("github")}, allowed: true},

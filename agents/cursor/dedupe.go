@@ -150,7 +150,7 @@ func (d *textDedupe) isSegment(text string) bool {
 const defaultWindow = 1 << 20
 
 // rope is what the agent said: the pieces emitted, in order. A piece is
-// the string the Decoder put in a text event; the rope holds it, it does
+// the string the decoder put in a text event; the rope holds it, it does
 // not copy it.
 //
 // With a window, the rope forgets the oldest pieces while the others

@@ -15,9 +15,9 @@ import (
 // that keeps its text. The same lines fed to a Decoder whose rope forgets
 // all but a few bytes must give the same events: what dedupe compares with
 // forgotten text it compares by hash.
-func texts(t *testing.T, lines []string) ([]string, *Decoder) {
+func texts(t *testing.T, lines []string) ([]string, *decoder) {
 	t.Helper()
-	feed := func(d *Decoder) []string {
+	feed := func(d *decoder) []string {
 		_, err := d.Feed([]byte(initLine))
 		require.NoError(t, err)
 		var got []string

@@ -24,7 +24,7 @@
 //   - what the agent's failures mean: Diagnose reads any message the
 //     Cursor CLI prints (from --version, status, models, a turn's error
 //     result or stderr) and names its Cause with its failure kind and fix.
-//     It is the one classifier: package probe and the Decoder both read
+//     It is the one classifier: package probe and the decoder both read
 //     the agent's words with it.
 //
 // docs/contract.md states the behaviours ("Resolution", "Stream", "The

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/event"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // A prompt turn as `cursorkit run --json` drives it: the argv for the
@@ -14,7 +15,7 @@ import (
 // when Feed fails), each event written as a line, and End once the agent
 // has exited.
 func Example() {
-	req := cursor.Turn{Prompt: "What is in README.md?", Mode: cursor.ModeAsk, Model: "gpt-5"}
+	req := cursor.Turn{Prompt: "What is in README.md?", Mode: turn.ModeAsk, Model: "gpt-5"}
 	args, err := cursor.Args(req)
 	if err != nil {
 		panic(err)
@@ -61,7 +62,7 @@ func Example() {
 // A tool outside the turn's mode stops the turn: Feed fails with a
 // failure.Policy error, and End repeats it.
 func ExampleDecoder_Feed_policy() {
-	dec, err := cursor.NewDecoder(cursor.Turn{Mode: cursor.ModePlan})
+	dec, err := cursor.NewDecoder(cursor.Turn{Mode: turn.ModePlan})
 	if err != nil {
 		panic(err)
 	}

@@ -6,13 +6,13 @@ import "strings"
 
 // keepText makes d keep everything the agent says, for text. Call it
 // before the first Feed.
-func (d *Decoder) keepText() { d.text.said.window = 0 }
+func (d *decoder) keepText() { d.text.said.window = 0 }
 
 // setTextWindow makes d keep only the last n bytes of text (and hashes).
-func (d *Decoder) setTextWindow(n int) { d.text.said.window = n }
+func (d *decoder) setTextWindow(n int) { d.text.said.window = n }
 
 // saidText returns what the agent said; "" unless keepText was called.
-func (d *Decoder) saidText() string {
+func (d *decoder) saidText() string {
 	if d.text.said.window != 0 {
 		return ""
 	}
@@ -20,7 +20,7 @@ func (d *Decoder) saidText() string {
 }
 
 // saidLen returns the length of what the agent said so far.
-func (d *Decoder) saidLen() int { return d.text.said.len() }
+func (d *decoder) saidLen() int { return d.text.said.len() }
 
 // String returns the whole text; only meaningful without a window.
 func (r *rope) String() string {

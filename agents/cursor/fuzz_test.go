@@ -64,7 +64,7 @@ func variants() []string {
 // FuzzFeed feeds arbitrary lines to a Decoder: it never panics, every
 // failure is a *failure.Error of kind protocol or policy and sticky, Done
 // holds exactly once a result event was returned, every event marshals to
-// one valid JSON line, the text events add up to what the Decoder says
+// one valid JSON line, the text events add up to what the decoder says
 // was said, and the prompt's echo never reaches an event. A line "#N"
 // stands for seedLines()[N], so the fuzzer can rearrange realistic events
 // as well as mutate them.
@@ -79,7 +79,7 @@ func FuzzFeed(f *testing.F) {
 	f.Add([]byte(strings.Join(seq(initLine, mcpCompletedOnly, resultLine), "\n")), byte(4))
 	f.Add([]byte(strings.Join(seq(initLine, mcpStartedOf("github"), resultLine), "\n")), byte(4+1))
 	f.Fuzz(func(t *testing.T, data []byte, mode byte) {
-		modes := []Mode{"", ModePlan, ModeAsk, ModeWrite}
+		modes := []turn.Mode{"", turn.ModePlan, turn.ModeAsk, turn.ModeWrite}
 		req := Turn{Mode: modes[int(mode)%len(modes)], Tools: []string{"mcp"}}
 		if mode&4 != 0 { // only the MCP tools of one server
 			req.Tools, req.MCPServers = nil, []string{"cursorkit-tools-1"}
@@ -195,21 +195,21 @@ func FuzzDedupe(f *testing.F) {
 }
 
 // FuzzTools checks that a Turn's tool names are either refused as input
-// or allowed, exactly, by the Decoder.
+// or allowed, exactly, by the decoder.
 func FuzzTools(f *testing.F) {
 	for _, s := range []string{"", "mcp,getMcpTools", "a,,b", "rm -rf", "é", "web_fetch,semantic-search"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		names := strings.Split(s, ",")
-		d, err := NewDecoder(Turn{Mode: ModeAsk, Tools: names})
+		d, err := NewDecoder(Turn{Mode: turn.ModeAsk, Tools: names})
 		if err != nil {
 			require.Equal(t, failure.Input, failure.KindOf(err))
 			return
 		}
 		for _, n := range names {
 			require.NoError(t, turn.CheckName("tool name", n, 64, "_-"))
-			require.Nil(t, d.allow.check(n, nil))
+			require.Nil(t, d.(*decoder).allow.check(n, nil))
 		}
 		_, err = Args(Turn{Tools: names})
 		require.NoError(t, err)
@@ -260,7 +260,7 @@ func FuzzParseMode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		m, err := ParseMode(s)
+		m, err := turn.ParseMode(s)
 		if err != nil {
 			require.Equal(t, failure.Input, failure.KindOf(err))
 			return
@@ -273,20 +273,20 @@ func FuzzParseMode(f *testing.F) {
 }
 
 // FuzzArgs checks that no model or session id can smuggle an option or a
-// line break into the argv, and that --force comes only with ModeWrite.
+// line break into the argv, and that --force comes only with turn.ModeWrite.
 func FuzzArgs(f *testing.F) {
 	f.Add("gpt-5", "abc", byte(0), false)
 	f.Add("--force", "-x", byte(3), true)
 	f.Add("auto", "a b", byte(1), false)
 	f.Fuzz(func(t *testing.T, model, resume string, mode byte, partial bool) {
-		m := []Mode{"", ModePlan, ModeAsk, ModeWrite, "bogus"}[int(mode)%5]
+		m := []turn.Mode{"", turn.ModePlan, turn.ModeAsk, turn.ModeWrite, "bogus"}[int(mode)%5]
 		args, err := Args(Turn{Mode: m, Model: model, Resume: resume, PartialOutput: partial})
 		if err != nil {
 			require.Equal(t, failure.Input, failure.KindOf(err))
 			return
 		}
 		require.Equal(t, []string{"--print", "--output-format", "stream-json"}, args[:3])
-		require.Equal(t, m == ModeWrite, slices.Contains(args, "--force"))
+		require.Equal(t, m == turn.ModeWrite, slices.Contains(args, "--force"))
 		for i, a := range args {
 			require.NotContains(t, a, "\n")
 			if i > 0 && (args[i-1] == "--model" || args[i-1] == "--resume") {

@@ -102,7 +102,7 @@ type feedResult struct {
 	errLine int   // 1-based index of the line that failed
 }
 
-func feedAll(t *testing.T, d *Decoder, lines []string) feedResult {
+func feedAll(t *testing.T, d *decoder, lines []string) feedResult {
 	t.Helper()
 	var r feedResult
 	for i, l := range lines {
@@ -124,11 +124,11 @@ func eventTypes(evs []event.Event) []event.Type {
 	return types
 }
 
-func newDecoder(t testing.TB, req Turn) *Decoder {
+func newDecoder(t testing.TB, req Turn) *decoder {
 	t.Helper()
 	d, err := NewDecoder(req)
 	require.NoError(t, err)
-	return d
+	return d.(*decoder)
 }
 
 func i64(n int64) *int64 { return &n }

@@ -127,12 +127,12 @@ func RuntimeRoot(ctx context.Context, env discovery.Env) string {
 // private home's with priority (docs/contract.md, "The task profile"), so
 // a task never runs with one that is not at least as strict. Allowed: no
 // file; or a JSON object whose "type" is workspace_readonly (or, for
-// ModeWrite, workspace_readwrite), whose networkPolicy, if any, is only
+// turn.ModeWrite, workspace_readwrite), whose networkPolicy, if any, is only
 // {"default":"deny"}, with disableTmpWrite as it likes and nothing else.
 // Anything else, and a file that cannot be read (bounded, non-blocking,
 // regular files only) or parsed, is failure.Sandbox naming the member and
 // the fix; the file's content is never quoted.
-func CheckWorkspaceSandbox(workspace string, mode Mode) error {
+func CheckWorkspaceSandbox(workspace string, mode turn.Mode) error {
 	data, err := safefile.Read(filepath.Join(workspace, ".cursor", "sandbox.json"), homeConfigLimit)
 	var reason string
 	switch {
@@ -151,13 +151,13 @@ func CheckWorkspaceSandbox(workspace string, mode Mode) error {
 
 // widens says how a workspace sandbox.json could widen mode's policy, ""
 // when it cannot.
-func widens(data []byte, mode Mode) string {
+func widens(data []byte, mode turn.Mode) string {
 	var doc map[string]jsontext.Value
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return "is not one JSON object"
 	}
 	allowedTypes := []string{"workspace_readonly"}
-	if mode == ModeWrite {
+	if mode == turn.ModeWrite {
 		allowedTypes = append(allowedTypes, "workspace_readwrite")
 	}
 	names := make([]string, 0, len(doc))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 func TestCheckCredentials(t *testing.T) {
@@ -41,22 +42,22 @@ func TestBillingPool(t *testing.T) {
 func TestCheckWorkspaceSandbox(t *testing.T) {
 	for _, tc := range []struct {
 		name, content string
-		mode          Mode
+		mode          turn.Mode
 		ok            bool
 		says          string
 	}{
-		{name: "readonly for consult", content: `{"type":"workspace_readonly"}`, mode: ModeAsk, ok: true},
-		{name: "readonly, no network, no tmp", content: `{"type":"workspace_readonly","networkPolicy":{"default":"deny"},"disableTmpWrite":true}`, mode: ModeAsk, ok: true},
-		{name: "readwrite for write", content: `{"type":"workspace_readwrite"}`, mode: ModeWrite, ok: true},
-		{name: "readwrite for consult", content: `{"type":"workspace_readwrite"}`, mode: ModeAsk, says: `"type"`},
-		{name: "insecure_none", content: `{"type":"insecure_none"}`, mode: ModeWrite, says: `"type"`},
-		{name: "extra write paths", content: `{"additionalReadwritePaths":["/"]}`, mode: ModeWrite, says: "additionalReadwritePaths"},
-		{name: "extra read paths", content: `{"additionalReadonlyPaths":["/etc"]}`, mode: ModeAsk, says: "additionalReadonlyPaths"},
-		{name: "network allowed", content: `{"networkPolicy":{"default":"allow"}}`, mode: ModeAsk, says: "network"},
-		{name: "network allow list", content: `{"networkPolicy":{"default":"deny","allow":["example.com"]}}`, mode: ModeAsk, says: "network"},
-		{name: "shared build cache", content: `{"enableSharedBuildCache":true}`, mode: ModeWrite, says: "enableSharedBuildCache"},
-		{name: "not JSON", content: `{type:`, mode: ModeAsk, says: "not one JSON object"},
-		{name: "an array", content: `[]`, mode: ModeAsk, says: "not one JSON object"},
+		{name: "readonly for consult", content: `{"type":"workspace_readonly"}`, mode: turn.ModeAsk, ok: true},
+		{name: "readonly, no network, no tmp", content: `{"type":"workspace_readonly","networkPolicy":{"default":"deny"},"disableTmpWrite":true}`, mode: turn.ModeAsk, ok: true},
+		{name: "readwrite for write", content: `{"type":"workspace_readwrite"}`, mode: turn.ModeWrite, ok: true},
+		{name: "readwrite for consult", content: `{"type":"workspace_readwrite"}`, mode: turn.ModeAsk, says: `"type"`},
+		{name: "insecure_none", content: `{"type":"insecure_none"}`, mode: turn.ModeWrite, says: `"type"`},
+		{name: "extra write paths", content: `{"additionalReadwritePaths":["/"]}`, mode: turn.ModeWrite, says: "additionalReadwritePaths"},
+		{name: "extra read paths", content: `{"additionalReadonlyPaths":["/etc"]}`, mode: turn.ModeAsk, says: "additionalReadonlyPaths"},
+		{name: "network allowed", content: `{"networkPolicy":{"default":"allow"}}`, mode: turn.ModeAsk, says: "network"},
+		{name: "network allow list", content: `{"networkPolicy":{"default":"deny","allow":["example.com"]}}`, mode: turn.ModeAsk, says: "network"},
+		{name: "shared build cache", content: `{"enableSharedBuildCache":true}`, mode: turn.ModeWrite, says: "enableSharedBuildCache"},
+		{name: "not JSON", content: `{type:`, mode: turn.ModeAsk, says: "not one JSON object"},
+		{name: "an array", content: `[]`, mode: turn.ModeAsk, says: "not one JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := testkit.TempDir(t)
@@ -72,7 +73,7 @@ func TestCheckWorkspaceSandbox(t *testing.T) {
 			assert.NotContains(t, err.Error(), "example.com")
 		})
 	}
-	assert.NoError(t, CheckWorkspaceSandbox(testkit.TempDir(t), ModeAsk), "no file")
+	assert.NoError(t, CheckWorkspaceSandbox(testkit.TempDir(t), turn.ModeAsk), "no file")
 }
 
 func FuzzWidens(f *testing.F) {
@@ -80,9 +81,9 @@ func FuzzWidens(f *testing.F) {
 		f.Add([]byte(s), false)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, write bool) {
-		mode := ModeAsk
+		mode := turn.ModeAsk
 		if write {
-			mode = ModeWrite
+			mode = turn.ModeWrite
 		}
 		reason := widens(data, mode)
 		if reason == "" {

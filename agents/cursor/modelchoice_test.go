@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 func TestUserModelChoice(t *testing.T) {
@@ -67,7 +68,7 @@ func TestUserModelChoice(t *testing.T) {
 func TestPrivateConfigCarriesTheModelChoice(t *testing.T) {
 	for _, model := range []jsontext.Value{nil, jsontext.Value(`{"modelId":"gpt-5"}`)} {
 		home := filepath.Join(testkit.TempDir(t), "home")
-		require.NoError(t, WritePrivateHome(home, HomeSpec{Mode: ModeAsk, Workspace: testkit.TempDir(t), Model: model, ModelChanged: model != nil}))
+		require.NoError(t, WritePrivateHome(home, HomeSpec{Mode: turn.ModeAsk, Workspace: testkit.TempDir(t), Model: model, ModelChanged: model != nil}))
 		data, err := os.ReadFile(filepath.Join(home, ".cursor", "cli-config.json"))
 		require.NoError(t, err)
 		var doc map[string]jsontext.Value

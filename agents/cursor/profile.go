@@ -17,13 +17,13 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// modeTool is one tool a mode allows: the name the Decoder sees (the
+// modeTool is one tool a mode allows: the name the decoder sees (the
 // stream's tool key without its "ToolCall" suffix) and the name the task
 // profile's contract and --allowed-tools use.
 type modeTool struct {
 	name     string // read (the stream key is readToolCall)
 	contract string // read_tool_call
-	write    bool   // only ModeWrite allows it
+	write    bool   // only turn.ModeWrite allows it
 }
 
 // modeTools is the one table of the tools the modes allow, in the task
@@ -49,15 +49,15 @@ func modeTools() []modeTool {
 // SandboxedTools returns the tools a Sandboxed turn of mode m may use, by
 // the names the companion contract and --allowed-tools give them
 // ("read_tool_call", ...), in the contract's order: four read-only tools
-// for ModeAsk (consult, review), nine for ModeWrite. Any other mode,
+// for turn.ModeAsk (consult, review), nine for turn.ModeWrite. Any other mode,
 // which cannot be sandboxed, has none (nil).
-func SandboxedTools(m Mode) []string {
-	if m != ModeAsk && m != ModeWrite {
+func SandboxedTools(m turn.Mode) []string {
+	if m != turn.ModeAsk && m != turn.ModeWrite {
 		return nil
 	}
 	var names []string
 	for _, e := range modeTools() {
-		if (!e.write || m == ModeWrite) && !slices.Contains(names, e.contract) {
+		if (!e.write || m == turn.ModeWrite) && !slices.Contains(names, e.contract) {
 			names = append(names, e.contract)
 		}
 	}
@@ -67,19 +67,19 @@ func SandboxedTools(m Mode) []string {
 // HomeSpec describes the private home of one sandboxed turn
 // (docs/contract.md, "The task profile"). Every path must be absolute.
 type HomeSpec struct {
-	// Mode is ModeAsk (consult, review: workspace_readonly) or ModeWrite
+	// turn.Mode is turn.ModeAsk (consult, review: workspace_readonly) or turn.ModeWrite
 	// (write: workspace_readwrite).
-	Mode Mode
+	Mode turn.Mode
 	// Workspace is the agent's working directory; reads are bounded to it.
 	Workspace string
 	// RuntimeRoot is the language runtime's installation root (GOROOT, a
-	// Node.js prefix...), exposed read-only in ModeWrite; "" exposes none.
+	// Node.js prefix...), exposed read-only in turn.ModeWrite; "" exposes none.
 	// The caller chooses it.
 	RuntimeRoot string
 	// GitCommonDir and GitDir are the workspace's git directories, as
 	// `git rev-parse --git-common-dir` and `--git-dir` print them (package
 	// task reads them from .git without running git). When both are set
-	// and differ (a linked worktree), ModeWrite exposes the common dir
+	// and differ (a linked worktree), turn.ModeWrite exposes the common dir
 	// read-only and the worktree's own git dir read-write.
 	GitCommonDir, GitDir string
 	// KeychainDir is the user's keychain directory (~/Library/Keychains).
@@ -172,7 +172,7 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 
 // check refuses a spec WritePrivateHome cannot honour.
 func (spec HomeSpec) check(home string) error {
-	if spec.Mode != ModeAsk && spec.Mode != ModeWrite {
+	if spec.Mode != turn.ModeAsk && spec.Mode != turn.ModeWrite {
 		return failure.New(failure.Input, "a private home is for the ask or write mode, not %s", turn.Quote(string(spec.Mode), 40))
 	}
 	paths := []struct{ what, p string }{{"home", home}, {"workspace", spec.Workspace}}
@@ -216,13 +216,13 @@ type cliConfigDoc struct {
 
 // cliConfig returns the permissions that match mode's allowlist: reads in
 // the workspace (relative patterns are workspace-scoped) for every mode,
-// writes and shell commands in ModeWrite; everything else denied. The
+// writes and shell commands in turn.ModeWrite; everything else denied. The
 // user's model choice comes along.
 func cliConfig(spec HomeSpec) cliConfigDoc {
 	mode := spec.Mode
 	allow := []string{"Read(**)"}
 	deny := []string{"Mcp(*, *)", "WebFetch(*)"}
-	if mode == ModeWrite {
+	if mode == turn.ModeWrite {
 		allow = append(allow, "Write(**)", "Shell(**)")
 	} else {
 		deny = append([]string{"Write(**)", "Shell(**)"}, deny...)
@@ -248,7 +248,7 @@ type networkPolicy struct {
 func sandboxPolicy(spec HomeSpec) sandboxDoc {
 	doc := sandboxDoc{Type: "workspace_readonly", ReadBoundary: "workspace", AdditionalReadonlyPaths: []string{},
 		AdditionalReadwritePaths: []string{}, NetworkPolicy: networkPolicy{Default: "deny"}}
-	if spec.Mode != ModeWrite {
+	if spec.Mode != turn.ModeWrite {
 		return doc
 	}
 	doc.Type = "workspace_readwrite"

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // TestSandboxedArgs: the task profile's exact argv per mode, and its
@@ -37,17 +38,17 @@ func TestSandboxedArgs(t *testing.T) {
 		want []string
 		err  string
 	}{
-		{name: "consult", req: Turn{Mode: ModeAsk, Sandboxed: true},
+		{name: "consult", req: Turn{Mode: turn.ModeAsk, Sandboxed: true},
 			want: join(head, profile, []string{askTools, "--mode", "ask", "--trust"})},
-		{name: "write", req: Turn{Mode: ModeWrite, Sandboxed: true},
+		{name: "write", req: Turn{Mode: turn.ModeWrite, Sandboxed: true},
 			want: join(head, profile, []string{writeTools, "--trust"})},
-		{name: "partial output, model, resume", req: Turn{Mode: ModeAsk, Sandboxed: true, PartialOutput: true, Model: "gpt-5", Resume: "s-1"},
+		{name: "partial output, model, resume", req: Turn{Mode: turn.ModeAsk, Sandboxed: true, PartialOutput: true, Model: "gpt-5", Resume: "s-1"},
 			want: join(head, []string{"--stream-partial-output"}, profile, []string{askTools, "--mode", "ask", "--trust", "--model", "gpt-5", "--resume", "s-1"})},
-		{name: "plan cannot be sandboxed", req: Turn{Mode: ModePlan, Sandboxed: true}, err: "plan mode cannot run sandboxed"},
+		{name: "plan cannot be sandboxed", req: Turn{Mode: turn.ModePlan, Sandboxed: true}, err: "plan mode cannot run sandboxed"},
 		{name: "no mode is plan", req: Turn{Sandboxed: true}, err: "cannot run sandboxed"},
-		{name: "extra tools are refused", req: Turn{Mode: ModeWrite, Sandboxed: true, Tools: []string{"mcp"}}, err: "takes no extra tools"},
+		{name: "extra tools are refused", req: Turn{Mode: turn.ModeWrite, Sandboxed: true, Tools: []string{"mcp"}}, err: "takes no extra tools"},
 		{name: "unknown mode", req: Turn{Mode: "yolo", Sandboxed: true}, err: "unknown mode"},
-		{name: "auto model", req: Turn{Mode: ModeAsk, Sandboxed: true, Model: "auto"}, err: "is refused"},
+		{name: "auto model", req: Turn{Mode: turn.ModeAsk, Sandboxed: true, Model: "auto"}, err: "is refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,7 +59,7 @@ func TestSandboxedArgs(t *testing.T) {
 				assert.Contains(t, err.Error(), tt.err)
 				if tt.req.Model == "" {
 					_, derr := NewDecoder(tt.req)
-					assert.Equal(t, failure.Input, failure.KindOf(derr), "the Decoder refuses the turns Args refuses")
+					assert.Equal(t, failure.Input, failure.KindOf(derr), "the decoder refuses the turns Args refuses")
 				}
 				return
 			}
@@ -72,13 +73,13 @@ func TestSandboxedArgs(t *testing.T) {
 }
 
 func TestSandboxedTools(t *testing.T) {
-	assert.Equal(t, []string{"read_tool_call", "grep_tool_call", "glob_tool_call", "ls_tool_call"}, SandboxedTools(ModeAsk))
+	assert.Equal(t, []string{"read_tool_call", "grep_tool_call", "glob_tool_call", "ls_tool_call"}, SandboxedTools(turn.ModeAsk))
 	assert.Equal(t, []string{"read_tool_call", "grep_tool_call", "glob_tool_call", "ls_tool_call", "edit_tool_call",
-		"delete_tool_call", "shell_tool_call", "update_todos_tool_call", "read_todos_tool_call"}, SandboxedTools(ModeWrite))
-	assert.Nil(t, SandboxedTools(ModePlan))
+		"delete_tool_call", "shell_tool_call", "update_todos_tool_call", "read_todos_tool_call"}, SandboxedTools(turn.ModeWrite))
+	assert.Nil(t, SandboxedTools(turn.ModePlan))
 	assert.Nil(t, SandboxedTools(""))
-	assert.NotContains(t, SandboxedTools(ModeWrite), "write_tool_call", "the contract's write list has no write_tool_call")
-	// One table: every contract name maps to the stream key the Decoder
+	assert.NotContains(t, SandboxedTools(turn.ModeWrite), "write_tool_call", "the contract's write list has no write_tool_call")
+	// One table: every contract name maps to the stream key the decoder
 	// reads, snake case to lower camel case plus "ToolCall", but write,
 	// which is edit's (creating a file is an edit).
 	for _, e := range modeTools() {
@@ -109,30 +110,30 @@ func TestSandboxedDecoderPolicy(t *testing.T) {
 		return `{"type":"tool_call","subtype":"started","call_id":"c","tool_call":{"` + key + `":{"args":{}}}}`
 	}
 	tests := []struct {
-		mode    Mode
+		mode    turn.Mode
 		key     string
 		allowed bool
 	}{
-		{ModeAsk, "readToolCall", true},
-		{ModeAsk, "grepToolCall", true},
-		{ModeAsk, "globToolCall", true},
-		{ModeAsk, "lsToolCall", true},
-		{ModeAsk, "editToolCall", false},
-		{ModeAsk, "shellToolCall", false},
-		{ModeAsk, "updateTodosToolCall", false},
-		{ModeWrite, "editToolCall", true},
-		{ModeWrite, "deleteToolCall", true},
-		{ModeWrite, "shellToolCall", true},
-		{ModeWrite, "updateTodosToolCall", true},
-		{ModeWrite, "readTodosToolCall", true},
-		{ModeWrite, "writeToolCall", true}, // creating a file is an edit
-		{ModeAsk, "writeToolCall", false},
-		{ModeWrite, "mcpToolCall", false},
-		{ModeWrite, "webSearchToolCall", false},
-		{ModeWrite, "webFetchToolCall", false},
-		{ModeWrite, "semSearchToolCall", false},
-		{ModeWrite, "taskToolCall", false},
-		{ModeAsk, "getMcpToolsToolCall", false},
+		{turn.ModeAsk, "readToolCall", true},
+		{turn.ModeAsk, "grepToolCall", true},
+		{turn.ModeAsk, "globToolCall", true},
+		{turn.ModeAsk, "lsToolCall", true},
+		{turn.ModeAsk, "editToolCall", false},
+		{turn.ModeAsk, "shellToolCall", false},
+		{turn.ModeAsk, "updateTodosToolCall", false},
+		{turn.ModeWrite, "editToolCall", true},
+		{turn.ModeWrite, "deleteToolCall", true},
+		{turn.ModeWrite, "shellToolCall", true},
+		{turn.ModeWrite, "updateTodosToolCall", true},
+		{turn.ModeWrite, "readTodosToolCall", true},
+		{turn.ModeWrite, "writeToolCall", true}, // creating a file is an edit
+		{turn.ModeAsk, "writeToolCall", false},
+		{turn.ModeWrite, "mcpToolCall", false},
+		{turn.ModeWrite, "webSearchToolCall", false},
+		{turn.ModeWrite, "webFetchToolCall", false},
+		{turn.ModeWrite, "semSearchToolCall", false},
+		{turn.ModeWrite, "taskToolCall", false},
+		{turn.ModeAsk, "getMcpToolsToolCall", false},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode)+"/"+tt.key, func(t *testing.T) {
@@ -172,19 +173,19 @@ func TestWritePrivateHome(t *testing.T) {
 		allow, deny []string
 		link        bool
 	}{
-		{name: "consult", spec: HomeSpec{Mode: ModeAsk, Workspace: ws, RuntimeRoot: rt, GitCommonDir: common, GitDir: gitdir},
+		{name: "consult", spec: HomeSpec{Mode: turn.ModeAsk, Workspace: ws, RuntimeRoot: rt, GitCommonDir: common, GitDir: gitdir},
 			goos: "linux", typ: "workspace_readonly", readonly: []string{}, readwrite: []string{},
 			allow: []string{"Read(**)"}, deny: []string{"Write(**)", "Shell(**)", "Mcp(*, *)", "WebFetch(*)"}},
-		{name: "write in a linked worktree", spec: HomeSpec{Mode: ModeWrite, Workspace: ws, RuntimeRoot: rt, GitCommonDir: common, GitDir: gitdir},
+		{name: "write in a linked worktree", spec: HomeSpec{Mode: turn.ModeWrite, Workspace: ws, RuntimeRoot: rt, GitCommonDir: common, GitDir: gitdir},
 			goos: "linux", typ: "workspace_readwrite", readonly: []string{rt, common}, readwrite: []string{gitdir},
 			allow: []string{"Read(**)", "Write(**)", "Shell(**)"}, deny: []string{"Mcp(*, *)", "WebFetch(*)"}},
-		{name: "write in a main worktree", spec: HomeSpec{Mode: ModeWrite, Workspace: ws, GitCommonDir: common, GitDir: common},
+		{name: "write in a main worktree", spec: HomeSpec{Mode: turn.ModeWrite, Workspace: ws, GitCommonDir: common, GitDir: common},
 			goos: "linux", typ: "workspace_readwrite", readonly: []string{}, readwrite: []string{},
 			allow: []string{"Read(**)", "Write(**)", "Shell(**)"}, deny: []string{"Mcp(*, *)", "WebFetch(*)"}},
-		{name: "keychain ignored off macOS", spec: HomeSpec{Mode: ModeAsk, Workspace: ws, KeychainDir: abs("Keychains")},
+		{name: "keychain ignored off macOS", spec: HomeSpec{Mode: turn.ModeAsk, Workspace: ws, KeychainDir: abs("Keychains")},
 			goos: "linux", typ: "workspace_readonly", readonly: []string{}, readwrite: []string{},
 			allow: []string{"Read(**)"}, deny: []string{"Write(**)", "Shell(**)", "Mcp(*, *)", "WebFetch(*)"}},
-		{name: "keychain linked on macOS", spec: HomeSpec{Mode: ModeAsk, Workspace: ws, KeychainDir: abs("Keychains")},
+		{name: "keychain linked on macOS", spec: HomeSpec{Mode: turn.ModeAsk, Workspace: ws, KeychainDir: abs("Keychains")},
 			goos: "darwin", typ: "workspace_readonly", readonly: []string{}, readwrite: []string{}, link: true,
 			allow: []string{"Read(**)"}, deny: []string{"Write(**)", "Shell(**)", "Mcp(*, *)", "WebFetch(*)"}},
 	}
@@ -275,14 +276,14 @@ func TestWritePrivateHomeRefuses(t *testing.T) {
 		spec HomeSpec
 		err  string
 	}{
-		{name: "a home that is not empty", home: full, spec: HomeSpec{Mode: ModeAsk, Workspace: ws}, err: "already exists and is not empty"},
-		{name: "a home that is a file", home: file, spec: HomeSpec{Mode: ModeAsk, Workspace: ws}, err: "is not a directory"},
-		{name: "plan", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: ModePlan, Workspace: ws}, err: "ask or write mode"},
-		{name: "no workspace", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: ModeAsk}, err: "workspace must be an absolute path"},
-		{name: "relative home", home: "home", spec: HomeSpec{Mode: ModeAsk, Workspace: ws}, err: "home must be an absolute path"},
-		{name: "relative runtime root", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: ModeWrite, Workspace: ws, RuntimeRoot: "go"},
+		{name: "a home that is not empty", home: full, spec: HomeSpec{Mode: turn.ModeAsk, Workspace: ws}, err: "already exists and is not empty"},
+		{name: "a home that is a file", home: file, spec: HomeSpec{Mode: turn.ModeAsk, Workspace: ws}, err: "is not a directory"},
+		{name: "plan", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: turn.ModePlan, Workspace: ws}, err: "ask or write mode"},
+		{name: "no workspace", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: turn.ModeAsk}, err: "workspace must be an absolute path"},
+		{name: "relative home", home: "home", spec: HomeSpec{Mode: turn.ModeAsk, Workspace: ws}, err: "home must be an absolute path"},
+		{name: "relative runtime root", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: turn.ModeWrite, Workspace: ws, RuntimeRoot: "go"},
 			err: "runtime root must be an absolute path"},
-		{name: "a control character", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: ModeWrite, Workspace: ws + "\n"},
+		{name: "a control character", home: filepath.Join(testkit.TempDir(t), "h"), spec: HomeSpec{Mode: turn.ModeWrite, Workspace: ws + "\n"},
 			err: "control character"},
 	}
 	for _, tt := range tests {
@@ -299,7 +300,7 @@ func TestWritePrivateHomeRefuses(t *testing.T) {
 
 	empty := filepath.Join(testkit.TempDir(t), "empty")
 	require.NoError(t, os.Mkdir(empty, 0o755))
-	require.NoError(t, WritePrivateHome(empty, HomeSpec{Mode: ModeAsk, Workspace: ws}), "an existing empty directory is fine")
+	require.NoError(t, WritePrivateHome(empty, HomeSpec{Mode: turn.ModeAsk, Workspace: ws}), "an existing empty directory is fine")
 }
 
 // TestProjectHooks: one warning per hook file with a non-empty hooks
@@ -374,13 +375,13 @@ func FuzzHasHooks(f *testing.F) {
 }
 
 // FuzzSandboxedArgs: whatever the turn, a sandboxed argv never carries a
-// forbidden flag, and the Decoder accepts exactly the turns Args accepts.
+// forbidden flag, and the decoder accepts exactly the turns Args accepts.
 func FuzzSandboxedArgs(f *testing.F) {
 	f.Add("ask", "", "", "", true)
 	f.Add("write", "gpt-5", "s", "mcp", false)
 	f.Add("plan", "", "", "", false)
 	f.Fuzz(func(t *testing.T, mode, model, resume, tool string, partial bool) {
-		req := Turn{Mode: Mode(mode), Model: model, Resume: resume, PartialOutput: partial, Sandboxed: true}
+		req := Turn{Mode: turn.Mode(mode), Model: model, Resume: resume, PartialOutput: partial, Sandboxed: true}
 		if tool != "" {
 			req.Tools = []string{tool}
 		}

@@ -66,7 +66,7 @@ func ExampleRun() {
 			fmt.Print(e.Text)
 		}
 	}
-	req := cursor.Turn{Prompt: "Summarise README.md", Mode: cursor.ModeAsk}
+	req := cursor.Turn{Prompt: "Summarise README.md", Mode: turn.ModeAsk}
 	outcome, err := cursor.Run(ctx, report.Binary, req, opts)
 	if err != nil {
 		log.Fatalf("%s: %v", failure.KindOf(err), err) // timeout, policy, auth, quota, ...
@@ -95,7 +95,7 @@ func TestRun(t *testing.T) {
 		kind     failure.Kind
 		check    func(t *testing.T, o turn.Outcome, events []event.Event, record []agentsim.Record)
 	}{
-		{name: "a turn in each mode sends the mode's flags", req: cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite, Model: "gpt-5"},
+		{name: "a turn in each mode sends the mode's flags", req: cursor.Turn{Prompt: "p", Mode: turn.ModeWrite, Model: "gpt-5"},
 			check: func(t *testing.T, o turn.Outcome, _ []event.Event, record []agentsim.Record) {
 				require.NotEmpty(t, record)
 				argv := strings.Join(record[len(record)-1].Args, " ")
@@ -103,18 +103,18 @@ func TestRun(t *testing.T) {
 				assert.Equal(t, "p", record[len(record)-1].Stdin, "the prompt travels on stdin only")
 				assert.True(t, o.Usage.Reported)
 			}},
-		{name: "a sandboxed consult turn sends the task profile", req: cursor.Turn{Prompt: "p", Mode: cursor.ModeAsk, Sandboxed: true},
+		{name: "a sandboxed consult turn sends the task profile", req: cursor.Turn{Prompt: "p", Mode: turn.ModeAsk, Sandboxed: true},
 			check: func(t *testing.T, o turn.Outcome, _ []event.Event, record []agentsim.Record) {
 				require.NotEmpty(t, record)
 				r := record[len(record)-1]
 				assert.Contains(t, strings.Join(r.Args, " "), "--sandbox enabled --disable-project-configs --single-turn --disable-auto-update --allowed-tools read_tool_call,grep_tool_call,glob_tool_call,ls_tool_call --mode ask --trust")
 				assert.Equal(t, "enabled", r.Sandbox)
-				assert.Equal(t, cursor.SandboxedTools(cursor.ModeAsk), r.AllowedTools)
+				assert.Equal(t, cursor.SandboxedTools(turn.ModeAsk), r.AllowedTools)
 			}},
 		{name: "an unavailable sandbox is the sandbox kind", scenario: agentsim.ScenarioSandboxUnavailable,
-			req: cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite, Sandboxed: true}, kind: failure.Sandbox},
+			req: cursor.Turn{Prompt: "p", Mode: turn.ModeWrite, Sandboxed: true}, kind: failure.Sandbox},
 		{name: "a write outside the workspace is rejected by the sandbox, the turn goes on", scenario: agentsim.ScenarioSandboxWriteOutside,
-			req: cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite, Sandboxed: true},
+			req: cursor.Turn{Prompt: "p", Mode: turn.ModeWrite, Sandboxed: true},
 			check: func(t *testing.T, o turn.Outcome, events []event.Event, _ []agentsim.Record) {
 				var statuses []string
 				for _, e := range events {
@@ -125,9 +125,9 @@ func TestRun(t *testing.T) {
 				assert.Equal(t, []string{"success", "rejected"}, statuses)
 			}},
 		{name: "a sandboxed consult turn refuses an edit as policy", scenario: agentsim.ScenarioSandboxWriteOutside,
-			req: cursor.Turn{Prompt: "p", Mode: cursor.ModeAsk, Sandboxed: true}, kind: failure.Policy},
+			req: cursor.Turn{Prompt: "p", Mode: turn.ModeAsk, Sandboxed: true}, kind: failure.Policy},
 		{name: "the MCP servers' tools run, approved with --approve-mcps", scenario: agentsim.ScenarioMCPTool,
-			req:  cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite, MCPServers: []string{"cursorkit-tools-1"}},
+			req:  cursor.Turn{Prompt: "p", Mode: turn.ModeWrite, MCPServers: []string{"cursorkit-tools-1"}},
 			opts: func(o *turn.Options) { o.Env = append(o.Env, agentsim.EnvMCPServer+"=cursorkit-tools-1") },
 			check: func(t *testing.T, o turn.Outcome, events []event.Event, record []agentsim.Record) {
 				require.NotEmpty(t, record)
@@ -146,10 +146,10 @@ func TestRun(t *testing.T) {
 				assert.Contains(t, string(mcp[1].Tool.Args), `"providerIdentifier":"cursorkit-tools-1"`, "the completed call keeps the started call's args")
 			}},
 		{name: "another MCP server's call stops the tree as policy", scenario: agentsim.ScenarioMCPTool,
-			req:  cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite, MCPServers: []string{"cursorkit-tools-1"}},
+			req:  cursor.Turn{Prompt: "p", Mode: turn.ModeWrite, MCPServers: []string{"cursorkit-tools-1"}},
 			opts: func(o *turn.Options) { o.Env = append(o.Env, agentsim.EnvMCPServer+"=github") }, kind: failure.Policy},
 		{name: "without MCP servers nothing is approved", scenario: agentsim.ScenarioMCPTool,
-			req:  cursor.Turn{Prompt: "p", Mode: cursor.ModeWrite},
+			req:  cursor.Turn{Prompt: "p", Mode: turn.ModeWrite},
 			opts: func(o *turn.Options) { o.Env = append(o.Env, agentsim.EnvMCPServer+"=github") },
 			check: func(t *testing.T, o turn.Outcome, _ []event.Event, record []agentsim.Record) {
 				require.NotEmpty(t, record)

@@ -12,30 +12,17 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// Mode is how much the agent may do in a turn (turn.Mode). It decides
-// both the agent's flags (Args) and the tools the Decoder lets it use:
-// ModePlan is `--mode plan`, ModeAsk `--mode ask`, ModeWrite `--force` with
-// the tools that change files and run commands allowed. The zero Mode is
-// ModePlan.
-type Mode = turn.Mode
-
-// The modes (agent's).
-const (
-	ModePlan  = turn.ModePlan
-	ModeAsk   = turn.ModeAsk
-	ModeWrite = turn.ModeWrite
-)
-
-// ParseMode returns the Mode named s (turn.ParseMode).
-func ParseMode(s string) (Mode, error) { return turn.ParseMode(s) }
-
 // Turn is what one prompt turn asks of the agent. The prompt travels on
 // the agent's stdin only, never in its argv.
 type Turn struct {
-	// Prompt is what the agent is asked. Neither Args nor the Decoder
+	// Prompt is what the agent is asked. Neither Args nor the decoder
 	// reads it; it is never quoted in an error.
 	Prompt string
-	Mode   Mode
+	// Mode decides both the agent's flags and the tools the decoder lets
+	// it use: plan is `--mode plan`, ask `--mode ask`, write `--force`
+	// with the tools that change files and run commands allowed. The
+	// zero Mode is plan.
+	Mode turn.Mode
 	// Model is a resolved catalog id; "" keeps the agent's configured model.
 	Model string
 	// Resume is the session id of an earlier turn to continue; "" starts
@@ -52,7 +39,7 @@ type Turn struct {
 	// (mcpstage.Run with that Entry) before the turn and keep it there
 	// until the turn is over, and must set Bridge.Name to the key it was
 	// staged under (the lease's Key): that key is the server Cursor names
-	// in each call. Args then passes --approve-mcps, and the Decoder allows
+	// in each call. Args then passes --approve-mcps, and the decoder allows
 	// exactly Bridge.Tools from that server, nothing else of it, and
 	// reports each such call under the tool's own name (Bridge.Tools
 	// without mcpbridge.Prefix). The key need not be in MCPServers.
@@ -60,28 +47,28 @@ type Turn struct {
 	// MCPServers are the keys of MCP servers (in the workspace's
 	// .cursor/mcp.json or the user's ~/.cursor/mcp.json) whose tools the
 	// turn may call: Args passes --approve-mcps when it is not empty, and
-	// the Decoder allows an mcp tool call only when the server its event
+	// the decoder allows an mcp tool call only when the server its event
 	// names (args.providerIdentifier) is one of them. Keys are ASCII
 	// letters, digits, '-' and '_', 1 to 128 of them. Naming "mcp" in
 	// Tools instead allows every server's tools, as before.
 	MCPServers []string
 	// PartialOutput asks for --stream-partial-output: text arrives as
-	// deltas, and the Decoder drops the recaps that come with them.
+	// deltas, and the decoder drops the recaps that come with them.
 	PartialOutput bool
 	// Sandboxed selects the task profile (docs/contract.md, "The task
 	// profile"): Cursor's sandbox, no project configuration, one turn, no
 	// auto-update and an explicit allowlist (SandboxedTools), sent to
-	// Cursor and enforced by the Decoder. Only ModeAsk (consult, review)
-	// and ModeWrite (write) may be sandboxed, and Tools must be empty.
+	// Cursor and enforced by the decoder. Only turn.ModeAsk (consult, review)
+	// and turn.ModeWrite (write) may be sandboxed, and Tools must be empty.
 	Sandboxed bool
 }
 
 // Args returns the arguments, after the program, that run t:
 //
 //	--print --output-format stream-json [--stream-partial-output]
-//	  --force --trust               (ModeWrite)
-//	  --mode plan --trust           (ModePlan, ""; never --force)
-//	  --mode ask --trust            (ModeAsk)
+//	  --force --trust               (turn.ModeWrite)
+//	  --mode plan --trust           (turn.ModePlan, ""; never --force)
+//	  --mode ask --trust            (turn.ModeAsk)
 //	  [--approve-mcps]              (MCPServers not empty, or a Bridge)
 //	  [--model ID] [--resume SESSION]
 //
@@ -89,7 +76,7 @@ type Turn struct {
 // and --allowed-tools with SandboxedTools(t.Mode) (docs/contract.md, "The
 // task profile"). A turn NewDecoder refuses (an unknown mode, a bad tool
 // name, MCP server key or Bridge, a Sandboxed turn in another mode than
-// ModeAsk or ModeWrite or with Tools, MCPServers or a Bridge), a model or
+// turn.ModeAsk or turn.ModeWrite or with Tools, MCPServers or a Bridge), a model or
 // session id
 // turn.CheckValue refuses, and a model of "auto" or "default" (which route
 // to a model no event reports) are failure.Input errors.
@@ -106,13 +93,13 @@ func Args(t Turn) ([]string, error) {
 	case t.Sandboxed:
 		args = append(args, "--sandbox", "enabled", "--disable-project-configs", "--single-turn",
 			"--disable-auto-update", "--allowed-tools", strings.Join(SandboxedTools(mode), ","))
-		if mode == ModeAsk {
+		if mode == turn.ModeAsk {
 			args = append(args, "--mode", "ask")
 		}
 		args = append(args, "--trust")
-	case mode == ModeWrite:
+	case mode == turn.ModeWrite:
 		args = append(args, "--force", "--trust")
-	case mode == ModeAsk:
+	case mode == turn.ModeAsk:
 		args = append(args, "--mode", "ask", "--trust")
 	default:
 		args = append(args, "--mode", "plan", "--trust")
@@ -139,20 +126,20 @@ func Args(t Turn) ([]string, error) {
 	return args, nil
 }
 
-// checkTurn returns t's mode, "" resolved to ModePlan, or the
+// checkTurn returns t's mode, "" resolved to turn.ModePlan, or the
 // failure.Input error of a turn Args and NewDecoder refuse: an unknown
 // mode, a Sandboxed turn the task profile cannot run (another mode than
 // ask or write, extra tools, MCP servers or a bridge: its allowlist is
 // fixed and it never passes --approve-mcps), a bad tool name or MCP server
 // key, a bridge without a valid key or tools.
-func checkTurn(t Turn) (Mode, error) {
+func checkTurn(t Turn) (turn.Mode, error) {
 	mode, err := t.Mode.Resolve()
 	if err != nil {
 		return "", err
 	}
 	if t.Sandboxed {
 		switch {
-		case mode != ModeAsk && mode != ModeWrite:
+		case mode != turn.ModeAsk && mode != turn.ModeWrite:
 			return "", failure.New(failure.Input, "the %s mode cannot run sandboxed (only ask and write can)", mode)
 		case len(t.Tools) > 0:
 			return "", failure.New(failure.Input, "a sandboxed turn takes no extra tools: its allowlist is fixed (%d given)", len(t.Tools))
@@ -218,7 +205,7 @@ type allowlist struct {
 }
 
 // newAllowlist returns the tools t may use: those of its mode (modeTools;
-// ModeWrite's include write, except in the task profile), plus t.Tools,
+// turn.ModeWrite's include write, except in the task profile), plus t.Tools,
 // and the MCP servers t names; or the error of checkTurn.
 func newAllowlist(t Turn) (allowlist, error) {
 	mode, err := checkTurn(t)
@@ -231,7 +218,7 @@ func newAllowlist(t Turn) (allowlist, error) {
 	}
 	tools := slices.Clone(t.Tools)
 	for _, e := range modeTools() {
-		if !e.write || mode == ModeWrite {
+		if !e.write || mode == turn.ModeWrite {
 			tools = append(tools, e.name)
 		}
 	}

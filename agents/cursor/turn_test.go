@@ -11,21 +11,22 @@ import (
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/shim"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 func TestAllowlists(t *testing.T) {
 	readOnly := []string{"glob", "grep", "ls", "read"}
 	write := []string{"delete", "edit", "glob", "grep", "ls", "read", "readTodos", "shell", "updateTodos", "write"}
 	tests := []struct {
-		mode  Mode
+		mode  turn.Mode
 		tools []string
 		want  []string
 	}{
 		{"", nil, readOnly},
-		{ModePlan, nil, readOnly},
-		{ModeAsk, nil, readOnly},
-		{ModeWrite, nil, write},
-		{ModeAsk, []string{"mcp", "getMcpTools", "read"}, []string{"getMcpTools", "glob", "grep", "ls", "mcp", "read"}},
+		{turn.ModePlan, nil, readOnly},
+		{turn.ModeAsk, nil, readOnly},
+		{turn.ModeWrite, nil, write},
+		{turn.ModeAsk, []string{"mcp", "getMcpTools", "read"}, []string{"getMcpTools", "glob", "grep", "ls", "mcp", "read"}},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
@@ -55,7 +56,7 @@ func TestNewDecoderRefuses(t *testing.T) {
 	}{
 		{Turn{Mode: "yolo"}, `unknown mode "yolo"`},
 		{Turn{Mode: "Plan"}, `unknown mode "Plan"`},
-		{Turn{Mode: ModeWrite, Tools: []string{"mcp", "bad name"}}, `' ' at byte 3`},
+		{Turn{Mode: turn.ModeWrite, Tools: []string{"mcp", "bad name"}}, `' ' at byte 3`},
 		{Turn{Tools: []string{""}}, "1 to 64 characters"},
 		{Turn{Tools: []string{"a;b"}}, `';' at byte 1`},
 		{Turn{Tools: []string{"é"}}, `'\xc3' at byte 0`},
@@ -66,8 +67,8 @@ func TestNewDecoderRefuses(t *testing.T) {
 		{Turn{MCPServers: []string{"-x y"}}, `' ' at byte 2`},
 		{Turn{MCPServers: []string{"gh/"}}, `'/' at byte 2`},
 		{Turn{MCPServers: []string{"é"}}, `'\xc3' at byte 0`},
-		{Turn{Mode: ModeAsk, Sandboxed: true, MCPServers: []string{"cursorkit-tools-1"}}, "a sandboxed turn approves no MCP server"},
-		{Turn{Mode: ModeWrite, Sandboxed: true, MCPServers: []string{"x"}}, "a sandboxed turn approves no MCP server"},
+		{Turn{Mode: turn.ModeAsk, Sandboxed: true, MCPServers: []string{"cursorkit-tools-1"}}, "a sandboxed turn approves no MCP server"},
+		{Turn{Mode: turn.ModeWrite, Sandboxed: true, MCPServers: []string{"x"}}, "a sandboxed turn approves no MCP server"},
 	}
 	for _, tt := range tests {
 		_, err := NewDecoder(tt.req)
@@ -77,7 +78,7 @@ func TestNewDecoderRefuses(t *testing.T) {
 		_, err = Args(tt.req)
 		assert.Equal(t, failure.Input, failure.KindOf(err), "Args refuses what NewDecoder refuses")
 	}
-	for _, ok := range []Turn{{}, {Mode: ModeAsk, Tools: []string{"web_fetch", "semantic-search", "getMcpTools"}},
+	for _, ok := range []Turn{{}, {Mode: turn.ModeAsk, Tools: []string{"web_fetch", "semantic-search", "getMcpTools"}},
 		{MCPServers: []string{"cursorkit-tools-0b8e6c2a", "a_B-9"}}} {
 		_, err := NewDecoder(ok)
 		assert.NoError(t, err)
@@ -87,20 +88,20 @@ func TestNewDecoderRefuses(t *testing.T) {
 func TestParseMode(t *testing.T) {
 	tests := []struct {
 		in   string
-		want Mode
+		want turn.Mode
 		ok   bool
 	}{
-		{"", ModePlan, true},
-		{"plan", ModePlan, true},
-		{"ask", ModeAsk, true},
-		{"write", ModeWrite, true},
-		{"coding", ModeWrite, true},
+		{"", turn.ModePlan, true},
+		{"plan", turn.ModePlan, true},
+		{"ask", turn.ModeAsk, true},
+		{"write", turn.ModeWrite, true},
+		{"coding", turn.ModeWrite, true},
 		{"Plan", "", false},
 		{"agent", "", false},
 		{"default", "", false},
 	}
 	for _, tt := range tests {
-		got, err := ParseMode(tt.in)
+		got, err := turn.ParseMode(tt.in)
 		if tt.ok {
 			require.NoError(t, err, tt.in)
 			assert.Equal(t, tt.want, got)
@@ -119,25 +120,25 @@ func TestArgs(t *testing.T) {
 	}{
 		{name: "unset mode is plan, never --force", req: Turn{},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust"}},
-		{name: "plan", req: Turn{Mode: ModePlan},
+		{name: "plan", req: Turn{Mode: turn.ModePlan},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust"}},
-		{name: "ask with a model", req: Turn{Mode: ModeAsk, Model: "gpt-5"},
+		{name: "ask with a model", req: Turn{Mode: turn.ModeAsk, Model: "gpt-5"},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "ask", "--trust", "--model", "gpt-5"}},
-		{name: "write resumes", req: Turn{Mode: ModeWrite, Resume: "abc-123"},
+		{name: "write resumes", req: Turn{Mode: turn.ModeWrite, Resume: "abc-123"},
 			want: []string{"--print", "--output-format", "stream-json", "--force", "--trust", "--resume", "abc-123"}},
-		{name: "partial output", req: Turn{Mode: ModeWrite, PartialOutput: true, Model: "sonnet-4.5", Resume: "s"},
+		{name: "partial output", req: Turn{Mode: turn.ModeWrite, PartialOutput: true, Model: "sonnet-4.5", Resume: "s"},
 			want: []string{"--print", "--output-format", "stream-json", "--stream-partial-output", "--force", "--trust", "--model", "sonnet-4.5", "--resume", "s"}},
 		{name: "a bracketed model passes through", req: Turn{Model: "claude-4.5[thinking=true]"},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust", "--model", "claude-4.5[thinking=true]"}},
 		{name: "the prompt and the tools are not argv", req: Turn{Prompt: "--force; rm -rf /", Tools: []string{"mcp"}},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust"}},
-		{name: "MCP servers are approved, in write", req: Turn{Mode: ModeWrite, MCPServers: []string{"cursorkit-tools-1"}, Model: "gpt-5"},
+		{name: "MCP servers are approved, in write", req: Turn{Mode: turn.ModeWrite, MCPServers: []string{"cursorkit-tools-1"}, Model: "gpt-5"},
 			want: []string{"--print", "--output-format", "stream-json", "--force", "--trust", "--approve-mcps", "--model", "gpt-5"}},
 		{name: "MCP servers are approved, in plan", req: Turn{MCPServers: []string{"a", "b"}},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust", "--approve-mcps"}},
-		{name: "MCP servers are approved, in ask", req: Turn{Mode: ModeAsk, MCPServers: []string{"a"}, Resume: "s"},
+		{name: "MCP servers are approved, in ask", req: Turn{Mode: turn.ModeAsk, MCPServers: []string{"a"}, Resume: "s"},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "ask", "--trust", "--approve-mcps", "--resume", "s"}},
-		{name: "no MCP servers, no approval, even with mcp in Tools", req: Turn{Mode: ModeWrite, Tools: []string{"mcp"}},
+		{name: "no MCP servers, no approval, even with mcp in Tools", req: Turn{Mode: turn.ModeWrite, Tools: []string{"mcp"}},
 			want: []string{"--print", "--output-format", "stream-json", "--force", "--trust"}},
 		{name: "an empty MCP server list approves nothing", req: Turn{MCPServers: []string{}},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust"}},
@@ -145,7 +146,7 @@ func TestArgs(t *testing.T) {
 		{name: "a key is never argv", req: Turn{MCPServers: []string{"--force"}},
 			want: []string{"--print", "--output-format", "stream-json", "--mode", "plan", "--trust", "--approve-mcps"}},
 		{name: "an MCP server key like an option is refused", req: Turn{MCPServers: []string{"a b"}}, err: `' ' at byte 1`},
-		{name: "sandboxed with MCP servers", req: Turn{Mode: ModeWrite, Sandboxed: true, MCPServers: []string{"a"}}, err: "approves no MCP server"},
+		{name: "sandboxed with MCP servers", req: Turn{Mode: turn.ModeWrite, Sandboxed: true, MCPServers: []string{"a"}}, err: "approves no MCP server"},
 		{name: "unknown mode", req: Turn{Mode: "yolo"}, err: "unknown mode"},
 		{name: "auto model", req: Turn{Model: "auto"}, err: "routes to a model no event reports"},
 		{name: "Default model", req: Turn{Model: "Default"}, err: "is refused"},
@@ -167,7 +168,7 @@ func TestArgs(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
-			if tt.req.Mode != ModeWrite {
+			if tt.req.Mode != turn.ModeWrite {
 				assert.NotContains(t, got, "--force")
 			}
 			assert.Equal(t, len(tt.req.MCPServers) > 0, slices.Contains(got, "--approve-mcps"),

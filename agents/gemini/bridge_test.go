@@ -60,7 +60,7 @@ func TestBridgeArgs(t *testing.T) {
 			_, herr := gemini.BridgeHome(req, func(string) string { return "" })
 			if tt.want == "" {
 				assert.Equal(t, failure.Input, failure.KindOf(err), "%v", err)
-				assert.Equal(t, failure.Input, failure.KindOf(derr), "the Decoder refuses the bridge Args refuses")
+				assert.Equal(t, failure.Input, failure.KindOf(derr), "the decoder refuses the bridge Args refuses")
 				assert.Equal(t, failure.Input, failure.KindOf(herr), "BridgeHome refuses the bridge Args refuses")
 				return
 			}

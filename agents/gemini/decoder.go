@@ -27,10 +27,10 @@ const (
 // the deltas before it; a longer run is not compared (a copy is emitted).
 const maxRun = 1 << 20
 
-// Decoder follows one turn's stdout, `gemini --output-format stream-json`,
+// decoder follows one turn's stdout, `gemini --output-format stream-json`,
 // line by line (see the package documentation). It implements
-// turn.StderrDecoder. A Decoder is not safe for concurrent use.
-type Decoder struct {
+// turn.StderrDecoder. A decoder is not safe for concurrent use.
+type decoder struct {
 	s       turn.Stream
 	allow   allowlist
 	bridged map[string]bool // the started calls of the bridge's tools, by call id
@@ -46,7 +46,7 @@ type Decoder struct {
 	wires wires // what handle reads a line into
 }
 
-// wires are the wire types of the events the Decoder reads, one each.
+// wires are the wire types of the events the decoder reads, one each.
 type wires struct {
 	init       wireInit
 	message    wireMessage
@@ -56,14 +56,14 @@ type wires struct {
 	result     wireResult
 }
 
-var _ turn.StderrDecoder = (*Decoder)(nil)
+var _ turn.StderrDecoder = (*decoder)(nil)
 
-// NewDecoder returns a Decoder for the turn t, which allows the tools of
+// NewDecoder returns the decoder for the turn t, which allows the tools of
 // t.Mode and t.Tools, and those t.Bridge publishes: a call of one of those
 // (mcp_SERVER_fn_NAME) is reported by the tool's own name, NAME, with its
 // parameters and its output. An unknown mode, a bad tool name or a bridge
 // Args refuses is a failure.Input error.
-func NewDecoder(t Turn) (*Decoder, error) {
+func NewDecoder(t Turn) (turn.StderrDecoder, error) {
 	allow, err := newAllowlist(t.Mode, t.Tools)
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 		return nil, err
 	}
 	allow.bridge = t.Bridge
-	return &Decoder{allow: allow, s: turn.Stream{Agent: Name, Format: "stream-json",
+	return &decoder{allow: allow, s: turn.Stream{Agent: Name, Format: "stream-json",
 		First: "an init event", Final: "a result event", Classify: ClassifyMessage}}, nil
 }
 
@@ -81,7 +81,7 @@ func NewDecoder(t Turn) (*Decoder, error) {
 // nothing of line. A non-nil error is a *failure.Error of kind
 // failure.Protocol or failure.Policy and is sticky: the caller stops the
 // agent's tree.
-func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
+func (d *decoder) Feed(line []byte) ([]event.Event, error) {
 	line, ok, err := d.s.Next(line)
 	if !ok {
 		return nil, err
@@ -113,9 +113,9 @@ func (d *Decoder) Feed(line []byte) ([]event.Event, error) {
 }
 
 // handle reads line, an event of type typ, into w, emptied first (one of
-// the Decoder's wires, so that a line allocates none), and returns what f
+// the decoder's wires, so that a line allocates none), and returns what f
 // makes of it.
-func handle[W any](d *Decoder, line []byte, typ string, w *W, f func(w *W, line []byte) ([]event.Event, error)) ([]event.Event, error) {
+func handle[W any](d *decoder, line []byte, typ string, w *W, f func(w *W, line []byte) ([]event.Event, error)) ([]event.Event, error) {
 	var zero W
 	*w = zero
 	if _, err := d.s.Unmarshal(line, w, typ); err != nil {
@@ -126,7 +126,7 @@ func handle[W any](d *Decoder, line []byte, typ string, w *W, f func(w *W, line 
 
 // initEvent is the init event, the first time; its session is the
 // result's.
-func (d *Decoder) initEvent(w *wireInit, line []byte) ([]event.Event, error) {
+func (d *decoder) initEvent(w *wireInit, line []byte) ([]event.Event, error) {
 	if !d.s.Initialized() {
 		d.sessionID = w.SessionID
 	}
@@ -135,7 +135,7 @@ func (d *Decoder) initEvent(w *wireInit, line []byte) ([]event.Event, error) {
 
 // message is what the model says; the prompt's echo yields nothing, and
 // a message of another role passes whole.
-func (d *Decoder) message(w *wireMessage, line []byte) ([]event.Event, error) {
+func (d *decoder) message(w *wireMessage, line []byte) ([]event.Event, error) {
 	switch w.Role {
 	case "user":
 		// The prompt's echo: never repeated anywhere, as cursor's.
@@ -150,7 +150,7 @@ func (d *Decoder) message(w *wireMessage, line []byte) ([]event.Event, error) {
 }
 
 // toolUse starts a call the policy allows, before gemini runs it.
-func (d *Decoder) toolUse(w *wireToolUse, _ []byte) ([]event.Event, error) {
+func (d *decoder) toolUse(w *wireToolUse, _ []byte) ([]event.Event, error) {
 	t := &event.Tool{CallID: w.ToolID, Name: w.ToolName, Args: jsontext.Value(w.Parameters)}
 	if err := d.s.StartTool(t, d.allow.check(t.Name)); err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (d *Decoder) toolUse(w *wireToolUse, _ []byte) ([]event.Event, error) {
 // toolResult completes a started call. A result whose tool_use was not
 // seen is a call the policy never checked: it fails the turn as a tool
 // that cannot be identified.
-func (d *Decoder) toolResult(w *wireToolResult, _ []byte) ([]event.Event, error) {
+func (d *decoder) toolResult(w *wireToolResult, _ []byte) ([]event.Event, error) {
 	started := d.s.CompleteTool(w.ToolID)
 	if started == nil {
 		return nil, d.s.Fail(d.allow.check("").WithDetail(fmt.Sprintf("line %d, call id %s (a tool_result without its tool_use)",
@@ -190,7 +190,7 @@ func (d *Decoder) toolResult(w *wireToolResult, _ []byte) ([]event.Event, error)
 
 // errorEvent is a warning; the first of severity "error" is also the
 // turn's failure (End), whatever the result says.
-func (d *Decoder) errorEvent(w *wireError, _ []byte) ([]event.Event, error) {
+func (d *decoder) errorEvent(w *wireError, _ []byte) ([]event.Event, error) {
 	msg := detail.Cut(strings.TrimSpace(w.Message), maxAgentMessage)
 	code := WarnGemini
 	if w.Severity == "error" {
@@ -205,7 +205,7 @@ func (d *Decoder) errorEvent(w *wireError, _ []byte) ([]event.Event, error) {
 // result is the final event. The turn fails with an error event of
 // severity "error" before it, else with a failed result's error; a
 // success without init is a protocol failure.
-func (d *Decoder) result(w *wireResult, _ []byte) ([]event.Event, error) {
+func (d *decoder) result(w *wireResult, _ []byte) ([]event.Event, error) {
 	r := &event.Result{Subtype: w.Status, IsError: w.Status == "error", SessionID: d.sessionID, Usage: w.Stats.usage()}
 	if s := w.Stats; s != nil {
 		r.Model = answeredModel(s.Models)
@@ -244,7 +244,7 @@ func (d *Decoder) result(w *wireResult, _ []byte) ([]event.Event, error) {
 // without delta is taken as a whole message: when it repeats the deltas
 // since the last tool call (a final copy) it adds nothing, when it
 // extends them it adds the rest; either way it closes the run.
-func (d *Decoder) text(content string, delta bool) string {
+func (d *decoder) text(content string, delta bool) string {
 	if delta {
 		if !d.runOverflow {
 			if d.run.Len()+len(content) > maxRun {
@@ -266,13 +266,13 @@ func (d *Decoder) text(content string, delta bool) string {
 
 // boundary closes the run of deltas: text after a tool call or a whole
 // message is new.
-func (d *Decoder) boundary() {
+func (d *decoder) boundary() {
 	d.run.Reset()
 	d.runOverflow = false
 }
 
 // Done reports whether the result event has arrived.
-func (d *Decoder) Done() bool { return d.s.Done() }
+func (d *decoder) Done() bool { return d.s.Done() }
 
 // End returns the turn's verdict once gemini has exited by itself:
 //
@@ -288,7 +288,7 @@ func (d *Decoder) Done() bool { return d.s.Done() }
 //     else the kind of an error event of severity "error", else
 //     failure.Process; the end of stderrTail is the detail, else that
 //     error event's message.
-func (d *Decoder) End(exitCode int, stderrTail string) error {
+func (d *decoder) End(exitCode int, stderrTail string) error {
 	err := d.s.End(exitCode, stderrTail)
 	var verdict *failure.Error
 	if d.s.Err() != nil || d.s.Done() || exitCode == 0 || !errors.As(err, &verdict) {

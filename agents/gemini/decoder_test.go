@@ -18,7 +18,7 @@ import (
 
 // feed runs lines through a new Decoder for turn and returns the events
 // and the first error.
-func feed(t *testing.T, req gemini.Turn, lines []string) (*gemini.Decoder, []event.Event, error) {
+func feed(t *testing.T, req gemini.Turn, lines []string) (turn.StderrDecoder, []event.Event, error) {
 	t.Helper()
 	d, err := gemini.NewDecoder(req)
 	require.NoError(t, err)

@@ -41,11 +41,11 @@
 // of another role, passes through as an event.TypeUnknown event. Gemini
 // streams no thinking, so there are no thinking events, and it says that
 // it retries a model request on stderr only: FeedStderr reads those
-// notices as retry warnings (the Decoder is an turn.StderrDecoder).
+// notices as retry warnings (the decoder is an turn.StderrDecoder).
 // Lines are read with encoding/json/v2 as Node's JSON.parse reads them
 // (invalid UTF-8 as U+FFFD, the last of a member given twice). A member a
 // type uses must have the kind gemini sends (null counts as absent); the
-// members of a type the Decoder does not know, and those its type does
+// members of a type the decoder does not know, and those its type does
 // not use, may hold anything.
 //
 // # Protocol

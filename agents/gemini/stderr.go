@@ -27,7 +27,7 @@ import (
 // its "Retrying after" line, and its cause is the first line's message. "Attempt N failed...: Max attempts reached"
 // is no retry, and any other line says nothing. FeedStderr implements
 // turn.StderrDecoder.
-func (d *Decoder) FeedStderr(line []byte) []event.Event {
+func (d *decoder) FeedStderr(line []byte) []event.Event {
 	text := strings.TrimSpace(detail.StripANSI(string(line)))
 	if attempt, rest, ok := cutAttempt(text); ok {
 		d.pending = nil

@@ -28,7 +28,7 @@ const (
 // Turn is what one prompt turn asks of the agent. The prompt travels on
 // stdin only.
 type Turn struct {
-	// Prompt is what the agent is asked. Neither Args nor the Decoder
+	// Prompt is what the agent is asked. Neither Args nor the decoder
 	// reads it; it is never quoted in an error.
 	Prompt string
 	// Mode is plan, ask or write ("" is plan): see Args for the flags.
@@ -73,7 +73,7 @@ type Turn struct {
 // default mode a headless run denies what would need a confirmation
 // (replace, write_file, run_shell_command, web_fetch, activate_skill), so
 // ask is read-only; auto_edit would still deny run_shell_command headless,
-// so write is yolo, which approves every tool, and the Decoder's allowlist
+// so write is yolo, which approves every tool, and the decoder's allowlist
 // is what stops the tools the mode does not allow.
 //
 // A Bridge adds nothing to argv: Gemini CLI reads MCP servers only from

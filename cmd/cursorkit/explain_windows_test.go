@@ -10,6 +10,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/internal/testkit"
+	"github.com/cursorkit/cursorkit/turn"
 )
 
 // TestShimExplainPowerShellTurn: `shim explain` of a cursor-agent.ps1 with
@@ -22,8 +23,8 @@ func TestShimExplainPowerShellTurn(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte("& \"$PSScriptRoot\\node.exe\" \"$PSScriptRoot\\index.js\" $args\r\n"), 0o644))
 	turns := []cursor.Turn{
 		{},
-		{Mode: cursor.ModeAsk, Model: "gpt-5"},
-		{Mode: cursor.ModeWrite, PartialOutput: true, Model: "claude-4.5[thinking=true]", Resume: "4f1c-9e"},
+		{Mode: turn.ModeAsk, Model: "gpt-5"},
+		{Mode: turn.ModeWrite, PartialOutput: true, Model: "claude-4.5[thinking=true]", Resume: "4f1c-9e"},
 	}
 	for _, req := range turns {
 		args, err := cursor.Args(req)

@@ -171,9 +171,6 @@ func (a *app) jobsSubcommand(ctx context.Context, store jobs.Store, grace time.D
 		if id != "" {
 			return a.usageError(asJSON, jobsUsage, errors.New("jobs history takes no job id"))
 		}
-		if f.limit < 1 || f.limit > jobs.MaxHistoryLimit {
-			return a.fail(asJSON, failure.New(failure.Input, "--limit must be between 1 and %d", jobs.MaxHistoryLimit))
-		}
 		return a.jobsList(ctx, store, grace, workspace, f.all, f.limit, asJSON)
 	case "status":
 		return a.jobsStatus(ctx, store, grace, workspace, id, f.all, asJSON)
@@ -228,13 +225,9 @@ func (a *app) jobsList(ctx context.Context, store jobs.Store, grace time.Duratio
 	if all {
 		workspace = ""
 	}
-	recs, err := store.List(workspace, limit)
+	entries, err := store.History(ctx, workspace, limit, grace)
 	if err != nil {
 		return a.fail(asJSON, err)
-	}
-	entries := make([]jobs.HistoryEntry, 0, len(recs))
-	for _, r := range recs {
-		entries = append(entries, jobs.Judge(ctx, store, r, grace).Project())
 	}
 	if asJSON {
 		a.writeJSON(map[string]any{"jobs": entries})

@@ -55,7 +55,7 @@ func TestJobsAccept(t *testing.T) {
 				}
 				code, stdout, stderr := runCLI(t, env, "", args...)
 				assert.Equal(t, tt.code, code, stderr)
-				saved, err := store.Load(rec.Workspace, rec.ID)
+				saved, err := store.Find(rec.Workspace, rec.ID)
 				require.NoError(t, err)
 				if tt.wantErr != "" {
 					if asJSON {

@@ -390,7 +390,7 @@ func TestJobStatusOfADeadJobWhoseRecordCannotBeSaved(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second, "the wait ends at the verdict")
 	assert.Equal(t, "died", footer(stdout)["state"])
 
-	saved, err := store.Load(rec.Workspace, rec.ID)
+	saved, err := store.Find(rec.Workspace, rec.ID)
 	require.NoError(t, err)
 	assert.Equal(t, jobs.StateRunning, saved.State, "the file still reads as it did")
 }

@@ -243,7 +243,11 @@ func printJobFooter(w io.Writer, rec *jobs.Record) {
 	fmt.Fprintf(w, "job: %s\n", rec.ID)
 	fmt.Fprintf(w, "sandbox: %s\n", rec.Sandbox)
 	fmt.Fprintf(w, "delivery: %s\n", rec.Delivery)
-	fmt.Fprintf(w, "semantic: %s\n", rec.Semantic())
+	semantic := string(rec.Mode) // consult or write; a review is a review
+	if rec.Role == jobs.RoleReview {
+		semantic = string(jobs.RoleReview)
+	}
+	fmt.Fprintf(w, "semantic: %s\n", semantic)
 	for _, warn := range rec.Warnings {
 		fmt.Fprintf(w, "warning: %s: %s\n", warn.Code, oneLine(warn.Message))
 	}

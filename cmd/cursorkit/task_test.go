@@ -81,7 +81,7 @@ func TestTaskCommand(t *testing.T) {
 		assert.NotContains(t, f, "failure")
 		// The footer is the block at the end, in the contract's order.
 		assert.Regexp(t, `(?s)\ncursor-session: .*\njob: .*\nsandbox: .*\ndelivery: foreground\nsemantic: consult\nstate: done\n$`, stdout)
-		rec, err := jobs.Store{Dir: data}.Load(ws, f["job"])
+		rec, err := jobs.Store{Dir: data}.Find(ws, f["job"])
 		require.NoError(t, err)
 		assert.Equal(t, jobs.StateDone, rec.State)
 		assert.Equal(t, f["cursor-session"], rec.SessionID)
