@@ -44,32 +44,17 @@ func bridgeToolName(b *mcpbridge.Server, name string) string {
 	return mcpPrefix + b.Name + "__" + name
 }
 
-// bridged returns the registered name of the bridge's tool that Claude
-// Code calls name, and whether name is one of the bridge's server's
-// tools at all (published or not): a call of the server that the bridge
-// does not publish is the policy's to refuse.
+// bridged is mcpbridge.Server.Called for the names Claude Code gives
+// the bridge's tools.
 func bridged(b *mcpbridge.Server, name string) (own string, onServer, published bool) {
-	if b == nil {
-		return "", false, false
-	}
-	rest, ok := strings.CutPrefix(name, mcpPrefix+b.Name+"__")
-	if !ok {
-		return "", false, false
-	}
-	own, published = b.Own(rest)
-	return own, true, published
+	return b.Called(name, mcpPrefix, "__")
 }
 
 // bridgedResult is a bridged call's result as its events report it: the
 // tool's text, a JSON string, when Claude Code's content holds one.
 func bridgedResult(content jsontext.Value) jsontext.Value {
-	text, ok := mcpbridge.ResultText(content)
-	if !ok {
-		return present(content)
+	if q, ok := mcpbridge.ResultString(content); ok {
+		return q
 	}
-	q, err := jsontext.AppendQuote(nil, text)
-	if err != nil {
-		return present(content)
-	}
-	return q
+	return present(content)
 }

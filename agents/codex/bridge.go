@@ -176,8 +176,8 @@ func fillBridged(it *wireItem, t *event.Tool, done bool) {
 	}
 	t.Status = it.Status.Value()
 	if res := jsontext.Value(it.Result.Value()); res != nil {
-		if text, ok := mcpbridge.ResultText(res); ok {
-			t.Result, _ = jsontext.AppendQuote(nil, text)
+		if q, ok := mcpbridge.ResultString(res); ok {
+			t.Result = q
 			return
 		}
 		t.Result = res.Clone()

@@ -158,7 +158,7 @@ func (d *decoder) toolCall(w *wireToolCallEvent, line []byte) ([]event.Event, er
 // of the tool bridge's server is a copy of t named by the tool's own name
 // (mcpbridge.Server.Own: "lookup_word"), with the tool's input as its args
 // and, once completed, the text it answered as its result, a JSON string
-// (mcpbridge.ResultText); its status is "failure" when the tool reported
+// (mcpbridge.ResultString); its status is "failure" when the tool reported
 // an error (Cursor says "success" with isError true). A result whose text
 // cannot be read is kept as sent. Any other call is t.
 func (d *decoder) bridged(t *event.Tool) *event.Tool {
@@ -172,12 +172,10 @@ func (d *decoder) bridged(t *event.Tool) *event.Tool {
 	if b.Status != "success" || b.Result == nil {
 		return &b
 	}
-	if text, ok := mcpbridge.ResultText(b.Result); ok {
-		if q, err := jsontext.AppendQuote(nil, text); err == nil {
-			b.Result = q
-			if toolFailed(t.Result) {
-				b.Status = "failure"
-			}
+	if q, ok := mcpbridge.ResultString(b.Result); ok {
+		b.Result = q
+		if toolFailed(t.Result) {
+			b.Status = "failure"
 		}
 	}
 	return &b

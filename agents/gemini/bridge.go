@@ -71,23 +71,10 @@ func expands(s string) bool {
 	return false
 }
 
-// bridgePrefix starts the name Gemini CLI gives every tool of the
-// bridge's server: mcp_SERVER_.
-func bridgePrefix(b *mcpbridge.Server) string { return mcpPrefix + b.Name + "_" }
-
-// bridged returns the registered name of the bridge's tool that Gemini
-// CLI calls name, whether name is a tool of the bridge's server at all,
-// and whether the bridge publishes it.
+// bridged is mcpbridge.Server.Called for the names Gemini CLI gives the
+// bridge's tools.
 func bridged(b *mcpbridge.Server, name string) (own string, onServer, published bool) {
-	if b == nil {
-		return "", false, false
-	}
-	rest, ok := strings.CutPrefix(name, bridgePrefix(b))
-	if !ok {
-		return "", false, false
-	}
-	own, published = b.Own(rest)
-	return own, true, published
+	return b.Called(name, mcpPrefix, "_")
 }
 
 // bridgedError is the result of a bridged call that failed: the tool's
@@ -116,9 +103,8 @@ func bridgedError(obj jsontext.Value) jsontext.Value {
 				} `json:"functionResponse"`
 			}
 			if json.Unmarshal([]byte(e.Message[i+len(marker):]), &parts) == nil && len(parts) == 1 {
-				if t, ok := mcpbridge.ResultText(parts[0].FunctionResponse.Response); ok {
-					text = t
-					break
+				if q, ok := mcpbridge.ResultString(parts[0].FunctionResponse.Response); ok {
+					return q
 				}
 			}
 			next := strings.Index(e.Message[i+1:], marker)
