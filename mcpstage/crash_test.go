@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json/v2"
 	"fmt"
+	"github.com/cursorkit/cursorkit/internal/safefile"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -161,7 +162,7 @@ func TestKilledAtEveryStep(t *testing.T) {
 // owner file, which the reconcile reclaimed once aged past the TTL.
 func crashOnce(t *testing.T, ctx context.Context, exe, dir string, r crashRound, rng *rand.Rand, what string) (killed, agedLock bool) {
 	cursorDir := filepath.Join(dir, ".cursor")
-	require.NoError(t, mcpstage.RemoveTree(cursorDir))
+	require.NoError(t, safefile.RemoveAll(cursorDir))
 	if r.baseline != "" {
 		require.NoError(t, os.MkdirAll(cursorDir, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(cursorDir, "mcp.json"), []byte(r.baseline), 0o644))

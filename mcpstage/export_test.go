@@ -30,10 +30,6 @@ func LockDirs(s *Stager) []string {
 // LockWait is how long a step waits for the worktree's lock.
 var LockWait = mainLockPolicy().Wait
 
-// RemoveTree removes a directory and everything in it, as the package
-// does (os.RemoveAll uses an NT call Wine does not implement).
-var RemoveTree = removeTree
-
 // ExcludePath is the exclude file s's worktree is listed in ("" outside
 // git).
 func ExcludePath(s *Stager) string { return s.shape.ExcludePath }

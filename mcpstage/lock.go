@@ -437,29 +437,6 @@ func writeOwner(dir string, data []byte) (published bool, err error) {
 	return true, nil
 }
 
-// removeTree removes path and, when it is a directory, everything in it,
-// deepest entries first, with os.Remove: os.RemoveAll uses an NT call Wine
-// does not implement. A symbolic link is removed itself, never what it
-// points to. A path already gone is removed.
-func removeTree(path string) error {
-	info, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	var errs []error
-	if err == nil && info.IsDir() {
-		// A directory that cannot be listed fails its own removal below.
-		entries, _ := os.ReadDir(path)
-		for _, e := range entries {
-			errs = append(errs, removeTree(filepath.Join(path, e.Name())))
-		}
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
 // removeLockDir removes the lock directory dir, released, with everything
 // in it (the claimed owner file, temporary files a kill left) but an owner
 // file: a reclaimer that judged the directory ownerless long before may
@@ -473,7 +450,7 @@ func removeLockDir(dir string) error {
 	var errs []error
 	for _, e := range entries {
 		if e.Name() != ownerFile {
-			errs = append(errs, removeTree(filepath.Join(dir, e.Name())))
+			errs = append(errs, safefile.RemoveAll(filepath.Join(dir, e.Name())))
 		}
 	}
 	err = os.Remove(dir)

@@ -7,7 +7,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
-	"io/fs"
+	"github.com/cursorkit/cursorkit/internal/safefile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -269,14 +269,14 @@ func TestReleaseOfAGoneOrTakenOverLock(t *testing.T) {
 		wantKept bool   // the directory is still there afterwards
 	}{
 		{name: "directory removed by hand", meddle: func(t *testing.T, dir string) {
-			require.NoError(t, removeTree(dir))
+			require.NoError(t, safefile.RemoveAll(dir))
 		}},
 		{name: "taken over after the TTL", wantErr: "was taken over", wantKept: true, meddle: func(t *testing.T, dir string) {
-			require.NoError(t, removeTree(dir))
+			require.NoError(t, safefile.RemoveAll(dir))
 			plant(t, dir, lockOwner{PID: os.Getpid(), Hostname: hostname(t), Acquired: time.Now().Add(time.Second)})
 		}},
 		{name: "taken over, owner file not written yet", wantErr: "was taken over", wantKept: true, meddle: func(t *testing.T, dir string) {
-			require.NoError(t, removeTree(dir))
+			require.NoError(t, safefile.RemoveAll(dir))
 			require.NoError(t, os.Mkdir(dir, 0o700))
 		}},
 	}
@@ -691,37 +691,4 @@ func FuzzReadLockOwner(f *testing.F) {
 		require.NoError(t, json.Unmarshal(raw, &again))
 		assert.True(t, again.same(o))
 	})
-}
-
-func TestRemoveTree(t *testing.T) {
-	tests := []struct {
-		name string
-		make func(t *testing.T, path string)
-	}{
-		{name: "a file", make: func(t *testing.T, path string) {
-			require.NoError(t, os.WriteFile(path, []byte("x"), 0o644))
-		}},
-		{name: "a tree", make: func(t *testing.T, path string) {
-			require.NoError(t, os.MkdirAll(filepath.Join(path, "a", "b"), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(path, "a", "b", "f"), []byte("x"), 0o644))
-			require.NoError(t, os.WriteFile(filepath.Join(path, "g"), []byte("x"), 0o644))
-		}},
-		{name: "nothing there", make: func(*testing.T, string) {}},
-		{name: "a link to a directory, whose files stay", make: func(t *testing.T, path string) {
-			target := filepath.Join(filepath.Dir(path), "kept")
-			require.NoError(t, os.Mkdir(target, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(target, "f"), []byte("x"), 0o644))
-			testkit.Symlink(t, target, path)
-			t.Cleanup(func() { assert.FileExists(t, filepath.Join(target, "f"), "the link's target untouched") })
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(testkit.TempDir(t), "target")
-			tt.make(t, path)
-			require.NoError(t, removeTree(path))
-			_, err := os.Lstat(path)
-			assert.ErrorIs(t, err, fs.ErrNotExist)
-		})
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"github.com/cursorkit/cursorkit/internal/safefile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,13 +95,13 @@ func inEveryShape(t *testing.T, test func(t *testing.T, shape, dir, baseline str
 			}
 			t.Run(name, func(t *testing.T) {
 				cursorDir := filepath.Join(dir, ".cursor")
-				require.NoError(t, mcpstage.RemoveTree(cursorDir))
+				require.NoError(t, safefile.RemoveAll(cursorDir))
 				if baseline != "" {
 					require.NoError(t, os.MkdirAll(cursorDir, 0o755))
 					require.NoError(t, os.WriteFile(filepath.Join(cursorDir, "mcp.json"), []byte(baseline), 0o644))
 				}
 				test(t, shape, dir, baseline)
-				require.NoError(t, mcpstage.RemoveTree(cursorDir))
+				require.NoError(t, safefile.RemoveAll(cursorDir))
 			})
 		}
 	}

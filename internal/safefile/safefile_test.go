@@ -101,3 +101,37 @@ func readersNeverSeeATornFile(t *testing.T, path string) {
 	}
 	wg.Wait()
 }
+
+// TestRemoveAll: a file, a tree, nothing, and a link (never followed).
+func TestRemoveAll(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T, path string)
+	}{
+		{name: "a file", make: func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path, []byte("x"), 0o644))
+		}},
+		{name: "a tree", make: func(t *testing.T, path string) {
+			require.NoError(t, os.MkdirAll(filepath.Join(path, "a", "b"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(path, "a", "b", "f"), []byte("x"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(path, "g"), []byte("x"), 0o644))
+		}},
+		{name: "nothing there", make: func(*testing.T, string) {}},
+		{name: "a link to a directory, whose files stay", make: func(t *testing.T, path string) {
+			target := filepath.Join(filepath.Dir(path), "kept")
+			require.NoError(t, os.Mkdir(target, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(target, "f"), []byte("x"), 0o644))
+			testkit.Symlink(t, target, path)
+			t.Cleanup(func() { assert.FileExists(t, filepath.Join(target, "f"), "the link's target untouched") })
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(testkit.TempDir(t), "target")
+			tt.make(t, path)
+			require.NoError(t, RemoveAll(path))
+			_, err := os.Lstat(path)
+			assert.ErrorIs(t, err, fs.ErrNotExist)
+		})
+	}
+}
