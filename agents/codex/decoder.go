@@ -303,19 +303,22 @@ func (d *decoder) firstSaid(id string) bool {
 func (d *decoder) tool(it *wireItem, name, server, phase string) ([]event.Event, error) {
 	t := &event.Tool{CallID: it.ID, Name: name}
 	fill := it.fill
-	refused := d.allow.check(name, server)
+	var own string
+	var onServer, published bool
 	if it.Type == "mcp_tool_call" {
-		if own, onServer, published := bridgedTool(d.bridge, server, jsontext.Value(it.Tool.Value())); onServer {
-			refused = nil
-			if !published {
-				// Refused under the name the agent called, as claude and
-				// gemini refuse it.
-				refused = bridgeRefused(d.bridge, jsontext.Value(it.Tool.Value()))
-			} else {
-				t.Name = own
-				fill = func(t *event.Tool, done bool) { fillBridged(it, t, done) }
-			}
-		}
+		own, onServer, published = bridgedTool(d.bridge, server, jsontext.Value(it.Tool.Value()))
+	}
+	var refused *failure.Error
+	switch {
+	case onServer && !published:
+		// Refused under the name the agent called, as claude and gemini
+		// refuse it.
+		refused = bridgeRefused(d.bridge, jsontext.Value(it.Tool.Value()))
+	case onServer:
+		t.Name = own
+		fill = func(t *event.Tool, done bool) { fillBridged(it, t, done) }
+	default:
+		refused = d.allow.check(name, server)
 	}
 	if refused != nil {
 		return nil, d.s.StartTool(t, refused)
