@@ -14,38 +14,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cursorkit/cursorkit/agents/cursor"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// Turn is one prompt turn, whatever the agent: the prompt (on the agent's
-// stdin only), the mode, the model id ("" is the agent's configured one),
-// the session to resume ("" starts one) and tools allowed besides the
-// mode's, by the agent's own tool names. The fields after Tools are
-// options only the Cursor CLI has (cursor.Turn says what each does):
-// another agent refuses a turn that sets one (Option).
-type Turn struct {
-	Prompt string
-	Mode   turn.Mode
-	Model  string
-	Resume string
-	Tools  []string
-	// Bridge, when set, is the MCP tool bridge whose tools the agent may
-	// call in this turn, and only in it (docs/contract.md, "The MCP tool
-	// bridge"): the caller opened it and closes it after the turn.
-	Bridge *mcpbridge.Server
-
-	// MCPServers are the keys of MCP servers whose tools the turn may
-	// call (--approve-mcps).
-	MCPServers []string
-	// PartialOutput asks for text as deltas (--stream-partial-output).
-	PartialOutput bool
-	// Sandboxed selects the task profile (docs/contract.md, "The task
-	// profile").
-	Sandboxed bool
-}
+// Turn is one prompt turn, whatever the agent: the turn.Request every
+// agent reads and, after it, the options only the Cursor CLI has, which
+// is why it is cursor.Turn (which says what each does): another agent
+// refuses a turn that sets one (Option).
+type Turn = cursor.Turn
 
 // Option is something a caller may ask of an agent beyond the turn every
 // agent runs, named as docs/contract.md, "Agents", names it. The Cursor
@@ -86,7 +65,7 @@ func (a Agent) Offers(o Option) error {
 }
 
 // options are the Options t asks for.
-func (t Turn) options() []Option {
+func options(t Turn) []Option {
 	var asked []Option
 	if len(t.MCPServers) > 0 {
 		asked = append(asked, OptionMCPServer)
@@ -102,7 +81,7 @@ func (t Turn) options() []Option {
 
 // check refuses a turn that asks the agent for an option it has not.
 func (a Agent) check(t Turn) error {
-	for _, o := range t.options() {
+	for _, o := range options(t) {
 		if err := a.Offers(o); err != nil {
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/cursorkit/cursorkit/agents/gemini"
 	"github.com/cursorkit/cursorkit/discovery"
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -28,9 +27,9 @@ func claudeAgent() Agent {
 		Name: claude.Name, Provider: claude.Provider, Command: claude.Command,
 		EnvBinary: claude.EnvBinary, InstallHint: claude.InstallHint,
 		candidates: genericCandidates(claude.EnvBinary, claude.Command),
-		args:       func(t Turn) ([]string, error) { return claude.Args(claude.Turn(t.common())) },
+		args:       func(t Turn) ([]string, error) { return claude.Args(request(t)) },
 		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := claude.NewDecoder(claude.Turn(t.common()))
+			d, err := claude.NewDecoder(request(t))
 			if err != nil {
 				return nil, err
 			}
@@ -47,9 +46,9 @@ func geminiAgent() Agent {
 		Name: gemini.Name, Provider: gemini.Provider, Command: gemini.Command,
 		EnvBinary: gemini.EnvBinary, InstallHint: gemini.InstallHint,
 		candidates: genericCandidates(gemini.EnvBinary, gemini.Command),
-		args:       func(t Turn) ([]string, error) { return gemini.Args(gemini.Turn(t.common())) },
+		args:       func(t Turn) ([]string, error) { return gemini.Args(request(t)) },
 		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := gemini.NewDecoder(gemini.Turn(t.common()))
+			d, err := gemini.NewDecoder(request(t))
 			if err != nil {
 				return nil, err
 			}
@@ -66,9 +65,9 @@ func codexAgent() Agent {
 		Name: codex.Name, Provider: codex.Provider, Command: codex.Command,
 		EnvBinary: codex.EnvBinary, InstallHint: codex.InstallHint,
 		candidates: genericCandidates(codex.EnvBinary, codex.Command),
-		args:       func(t Turn) ([]string, error) { return codex.Args(codex.Turn(t.common())) },
+		args:       func(t Turn) ([]string, error) { return codex.Args(request(t)) },
 		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := codex.NewDecoder(codex.Turn(t.common()))
+			d, err := codex.NewDecoder(request(t))
 			if err != nil {
 				return nil, err
 			}
@@ -87,9 +86,9 @@ func cursorAgent() Agent {
 		candidates:      cursor.Candidates,
 		checkCandidates: cursor.CheckCandidates,
 		offers:          []Option{OptionMCPServer, OptionPartialOutput, OptionEffort, OptionTaskProfile},
-		args:            func(t Turn) ([]string, error) { return cursor.Args(cursorTurn(t)) },
+		args:            func(t Turn) ([]string, error) { return cursor.Args(t) },
 		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := cursor.NewDecoder(cursorTurn(t))
+			d, err := cursor.NewDecoder(t)
 			if err != nil {
 				return nil, err
 			}
@@ -105,27 +104,12 @@ func cursorAgent() Agent {
 		classify: cursor.ClassifyMessage,
 		defaults: cursor.TurnDefaults,
 		run: func(ctx context.Context, res discovery.Resolution, configured bool, t Turn, opts turn.Options) (turn.Outcome, error) {
-			return cursor.Run(ctx, cursor.Binary{Resolution: res, Configured: configured}, cursorTurn(t), opts)
+			return cursor.Run(ctx, cursor.Binary{Resolution: res, Configured: configured}, t, opts)
 		},
 	}
 }
 
-// common is the part of a Turn every agent's own Turn has, field for
-// field (a conversion to claude.Turn, codex.Turn and gemini.Turn).
-type common struct {
-	Prompt string
-	Mode   turn.Mode
-	Model  string
-	Resume string
-	Tools  []string
-	Bridge *mcpbridge.Server
-}
-
-func (t Turn) common() common {
-	return common{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools, Bridge: t.Bridge}
-}
-
-func cursorTurn(t Turn) cursor.Turn {
-	return cursor.Turn{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools, Bridge: t.Bridge,
-		MCPServers: t.MCPServers, PartialOutput: t.PartialOutput, Sandboxed: t.Sandboxed}
+// request is the part of t every agent reads.
+func request(t Turn) turn.Request {
+	return turn.Request{Prompt: t.Prompt, Mode: t.Mode, Model: t.Model, Resume: t.Resume, Tools: t.Tools, Bridge: t.Bridge}
 }

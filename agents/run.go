@@ -80,7 +80,7 @@ func (a Agent) bridgeEnv(t Turn, env []string) ([]string, error) {
 		env = os.Environ()
 	}
 	getenv := func(name string) string { return childenv.Lookup(env, name, runtime.GOOS) }
-	add, err := gemini.BridgeHome(gemini.Turn(t.common()), getenv)
+	add, err := gemini.BridgeHome(request(t), getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
-	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -23,31 +22,16 @@ const (
 	InstallHint = "Install Claude Code with `npm install -g @anthropic-ai/claude-code` (it puts claude on PATH), then log in with `claude` or set ANTHROPIC_API_KEY."
 )
 
-// Turn is what one prompt turn asks of the agent. The prompt travels on
-// stdin only, never in argv.
-type Turn struct {
-	// Prompt is what the agent is asked. Neither Args nor the decoder
-	// reads it; it is never quoted in an error.
-	Prompt string
-	// Mode is plan, ask or write ("" is plan); see Args for its flags.
-	Mode turn.Mode
-	// Model is passed as --model ("" keeps the CLI's configured model):
-	// an alias (sonnet, opus) or a full model name.
-	Model string
-	// Resume is the session id of an earlier turn (its init or result
-	// event's session_id), passed as --resume; "" starts a new session.
-	Resume string
-	// Tools are tools allowed besides the mode's, by Claude Code's own
-	// names: a built-in tool ("WebFetch", "Task"), an MCP tool
-	// ("mcp__SERVER__TOOL") or every tool of one MCP server
-	// ("mcp__SERVER"), as Claude Code's permission rules name them. A name
-	// is 1 to 128 ASCII letters, digits, '_' and '-', starting with a
-	// letter: rules with a specifier ("Bash(git *)") are refused.
-	Tools []string
-	// Bridge, when set, is the MCP tool bridge the turn publishes to the
-	// agent (agents.Turn.Bridge); nil publishes none.
-	Bridge *mcpbridge.Server
-}
+// Turn is one prompt turn of Claude Code. Its Model is passed as --model:
+// an alias (sonnet, opus) or a full model name. Resume is the session id
+// of an earlier turn (its init or result event's session_id), passed as
+// --resume. Tools are by Claude Code's own names: a built-in tool
+// ("WebFetch", "Task"), an MCP tool ("mcp__SERVER__TOOL") or every tool
+// of one MCP server ("mcp__SERVER"), as Claude Code's permission rules
+// name them; a name is 1 to 128 ASCII letters, digits, '_' and '-',
+// starting with a letter: rules with a specifier ("Bash(git *)") are
+// refused. See Args for the flags of each mode.
+type Turn = turn.Request
 
 // mcpPrefix starts the name of every MCP tool: mcp__SERVER__TOOL.
 const mcpPrefix = "mcp__"

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/detail"
-	"github.com/cursorkit/cursorkit/mcpbridge"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -39,18 +38,10 @@ const (
 	mcpPrefix = "mcp:"
 )
 
-// Turn is what one prompt turn asks of the agent. The prompt travels on
-// stdin only.
-type Turn struct {
-	Prompt string    // never read by Args or the decoder, never quoted in an error
-	Mode   turn.Mode // plan | ask | write ("" = plan)
-	Model  string    // "" keeps Codex's configured model; checked with turn.CheckValue
-	Resume string    // a thread id an earlier turn reported; "" starts a new thread
-	Tools  []string  // tools allowed besides the mode's: shell, file_change, web_search, collab, mcp, mcp:SERVER
-	// Bridge, when set, is the MCP tool bridge the turn publishes to the
-	// agent (agents.Turn.Bridge); nil publishes none.
-	Bridge *mcpbridge.Server
-}
+// Turn is one prompt turn of Codex. Its Model is checked with
+// turn.CheckValue; Resume is a thread id an earlier turn reported; Tools
+// are among shell, file_change, web_search, collab, mcp and mcp:SERVER.
+type Turn = turn.Request
 
 // Args returns the argv after the program that runs t, with the prompt
 // read from stdin (the final "-"):

@@ -12,8 +12,10 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// Turn is what one prompt turn asks of the agent. The prompt travels on
-// the agent's stdin only, never in its argv.
+// Turn is what one prompt turn asks of the agent: the fields of
+// turn.Request, then the options only the Cursor CLI has (which makes it
+// agents.Turn too). The prompt travels on the agent's stdin only, never
+// in its argv.
 type Turn struct {
 	// Prompt is what the agent is asked. Neither Args nor the decoder
 	// reads it; it is never quoted in an error.
@@ -33,7 +35,7 @@ type Turn struct {
 	// '-', 1 to 64 of them.
 	Tools []string
 	// Bridge, when set, is the MCP tool bridge the turn publishes to the
-	// agent (agents.Turn.Bridge); nil publishes none. This package stages
+	// agent (turn.Request.Bridge); nil publishes none. This package stages
 	// nothing: the caller must have staged the bridge program, Bridge's
 	// Command, Args and Env, into the worktree's .cursor/mcp.json
 	// (mcpstage.Run with that Entry) before the turn and keep it there

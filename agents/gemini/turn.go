@@ -25,29 +25,13 @@ const (
 	InstallHint = "install the Gemini CLI with `npm install -g @google/gemini-cli` (Node.js 20 or newer)"
 )
 
-// Turn is what one prompt turn asks of the agent. The prompt travels on
-// stdin only.
-type Turn struct {
-	// Prompt is what the agent is asked. Neither Args nor the decoder
-	// reads it; it is never quoted in an error.
-	Prompt string
-	// Mode is plan, ask or write ("" is plan): see Args for the flags.
-	Mode turn.Mode
-	// Model is a model id (-m); "" keeps the CLI's configured model
-	// (gemini's default is "auto", its router). Checked with
-	// turn.CheckValue.
-	Model string
-	// Resume is the session id an earlier turn's init event reported
-	// (gemini's session UUID); "" starts a new session.
-	Resume string
-	// Tools are tools allowed besides the mode's, by gemini's own names
-	// ("run_shell_command", "mcp_github_create_issue"), or "mcp" for every
-	// MCP tool.
-	Tools []string
-	// Bridge, when set, is the MCP tool bridge the turn publishes to the
-	// agent (agents.Turn.Bridge); nil publishes none.
-	Bridge *mcpbridge.Server
-}
+// Turn is one prompt turn of the Gemini CLI. Its Model is a model id (-m),
+// checked with turn.CheckValue ("" keeps the CLI's configured one, whose
+// default is "auto", its router); Resume is the session id (a UUID) an
+// earlier turn's init event reported; Tools are by gemini's own names
+// ("run_shell_command", "mcp_github_create_issue"), or "mcp" for every MCP
+// tool. See Args for the flags of each mode.
+type Turn = turn.Request
 
 // Args returns the argv after the program that runs t, the prompt on
 // stdin:
