@@ -20,10 +20,11 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// Turn is one prompt turn, whatever the agent: the turn.Request every
-// agent reads and, after it, the options only the Cursor CLI has, which
-// is why it is cursor.Turn (which says what each does): another agent
-// refuses a turn that sets one (Option).
+// Turn is one prompt turn, whatever the agent. Its first six fields are
+// turn.Request's and mean what they mean there, for the agent that runs
+// the turn (each agent's Args says how it reads them); the rest are
+// options only the Cursor CLI has, which another agent refuses (Option).
+// It is cursor.Turn, whose fields say what each does for Cursor.
 type Turn = cursor.Turn
 
 // Option is something a caller may ask of an agent beyond the turn every

@@ -28,16 +28,10 @@ func claudeAgent() Agent {
 		EnvBinary: claude.EnvBinary, InstallHint: claude.InstallHint,
 		candidates: genericCandidates(claude.EnvBinary, claude.Command),
 		args:       func(t Turn) ([]string, error) { return claude.Args(request(t)) },
-		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := claude.NewDecoder(request(t))
-			if err != nil {
-				return nil, err
-			}
-			return d, nil
-		},
-		version:  claude.ParseVersion,
-		classify: claude.ClassifyMessage,
-		defaults: claude.TurnDefaults,
+		decoder:    func(t Turn) (turn.Decoder, error) { return claude.NewDecoder(request(t)) },
+		version:    claude.ParseVersion,
+		classify:   claude.ClassifyMessage,
+		defaults:   claude.TurnDefaults,
 	}
 }
 
@@ -47,16 +41,10 @@ func geminiAgent() Agent {
 		EnvBinary: gemini.EnvBinary, InstallHint: gemini.InstallHint,
 		candidates: genericCandidates(gemini.EnvBinary, gemini.Command),
 		args:       func(t Turn) ([]string, error) { return gemini.Args(request(t)) },
-		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := gemini.NewDecoder(request(t))
-			if err != nil {
-				return nil, err
-			}
-			return d, nil
-		},
-		version:  gemini.ParseVersion,
-		classify: gemini.ClassifyMessage,
-		defaults: gemini.TurnDefaults,
+		decoder:    func(t Turn) (turn.Decoder, error) { return gemini.NewDecoder(request(t)) },
+		version:    gemini.ParseVersion,
+		classify:   gemini.ClassifyMessage,
+		defaults:   gemini.TurnDefaults,
 	}
 }
 
@@ -66,16 +54,10 @@ func codexAgent() Agent {
 		EnvBinary: codex.EnvBinary, InstallHint: codex.InstallHint,
 		candidates: genericCandidates(codex.EnvBinary, codex.Command),
 		args:       func(t Turn) ([]string, error) { return codex.Args(request(t)) },
-		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := codex.NewDecoder(request(t))
-			if err != nil {
-				return nil, err
-			}
-			return d, nil
-		},
-		version:  codex.ParseVersion,
-		classify: codex.ClassifyMessage,
-		defaults: codex.TurnDefaults,
+		decoder:    func(t Turn) (turn.Decoder, error) { return codex.NewDecoder(request(t)) },
+		version:    codex.ParseVersion,
+		classify:   codex.ClassifyMessage,
+		defaults:   codex.TurnDefaults,
 	}
 }
 
@@ -87,13 +69,7 @@ func cursorAgent() Agent {
 		checkCandidates: cursor.CheckCandidates,
 		offers:          []Option{OptionMCPServer, OptionPartialOutput, OptionEffort, OptionTaskProfile},
 		args:            func(t Turn) ([]string, error) { return cursor.Args(t) },
-		decoder: func(t Turn) (turn.Decoder, error) {
-			d, err := cursor.NewDecoder(t)
-			if err != nil {
-				return nil, err
-			}
-			return d, nil
-		},
+		decoder:         cursor.NewDecoder,
 		version: func(output string) (string, error) {
 			v := cursor.ParseVersion(output)
 			if v.Raw == "" {

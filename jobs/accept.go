@@ -13,7 +13,7 @@ import (
 const MaxNoteBytes = 4 << 10
 
 // Accept records the operator's verdict on job id of workspace (the
-// record's own Workspace, as for Update), which must be final, and returns
+// record's own Workspace, as for Find), which must be final, and returns
 // the record as saved. It is the one write a final record takes: in one
 // turn of the record's writers it sets Acceptance, replacing an earlier
 // one, and UpdatedAt, nothing else, so a late save of the job's end finds

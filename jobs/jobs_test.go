@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bytes"
+	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"fmt"
@@ -272,12 +273,8 @@ func TestFindListHistory(t *testing.T) {
 		require.NoError(t, s.Save(failed))
 		require.NoError(t, s.Save(running))
 		history := func(workspace string, limit int) []HistoryEntry {
-			recs, err := s.List(workspace, limit)
+			h, err := s.History(context.Background(), workspace, limit, time.Hour)
 			require.NoError(t, err)
-			var h []HistoryEntry
-			for _, r := range recs {
-				h = append(h, r.project())
-			}
 			return h
 		}
 		h := history(wss[0], DefaultHistoryLimit)
@@ -291,6 +288,10 @@ func TestFindListHistory(t *testing.T) {
 		assert.NotContains(t, string(data), "SECRET-TEXT")
 		assert.Len(t, history("", 5), 5)
 		assert.Len(t, history("", maxHistoryLimit), len(recs)+2)
+		for _, limit := range []int{0, -1, maxHistoryLimit + 1} {
+			_, err := s.History(context.Background(), "", limit, time.Hour)
+			assert.True(t, failure.Is(err, failure.Input), "limit %d: %v", limit, err)
+		}
 	})
 }
 

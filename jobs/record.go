@@ -89,7 +89,7 @@ type Acceptance struct {
 }
 
 // Deliveries: a foreground task prints as it runs; a background job runs
-// in a detached worker and keeps its output (Store.outputPath).
+// in a detached worker and keeps its output (Store.ReadOutput).
 const (
 	DeliveryForeground = "foreground"
 	DeliveryBackground = "background"

@@ -62,7 +62,7 @@ func DataDir(getenv func(string) string) (string, error) {
 
 // Store keeps job records, their output and their runs' private homes
 // under one data directory (DataDir). Any number of processes may use one:
-// the writers of a record take turns (Save, Update).
+// the writers of a record take turns (Save, Accept, a worker's updates).
 type Store struct {
 	Dir string
 }
@@ -223,7 +223,7 @@ func (s Store) Save(r *Record) error {
 	return s.write(r)
 }
 
-// Update changes the record of job id of workspace in one turn of its
+// update changes the record of job id of workspace in one turn of its
 // writers: fn gets the record as it is now and says whether to save what
 // it made of it. It returns the record as saved, or as read when fn
 // declined. An unknown job is failure.Input.
@@ -297,7 +297,7 @@ func (s Store) write(r *Record) error {
 	return nil
 }
 
-// Load reads the record of job id of workspace. A missing record is
+// load reads the record of job id of workspace. A missing record is
 // failure.Input ("no job ..."); one that does not decode is
 // failure.Unclassified naming the file, and one of another job or in a
 // state outside the documented set failure.Process naming the file.

@@ -7,7 +7,6 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"fmt"
-	"github.com/cursorkit/cursorkit/internal/safefile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/failure"
 	"github.com/cursorkit/cursorkit/internal/procid"
+	"github.com/cursorkit/cursorkit/internal/safefile"
 	"github.com/cursorkit/cursorkit/internal/testkit"
 )
 

@@ -88,7 +88,7 @@ type Options struct {
 	// warnings there (project hooks run before the turn ends).
 	OnStart func(*jobs.Record)
 	// Output, when set, receives the job's events and outcome as they
-	// come (jobs.Store.CreateOutput), for jobs result.
+	// come (the writer a jobs.Worker hands its Run), for jobs result.
 	Output *jobs.OutputWriter
 	// Owner, when set, is recorded as the job's Worker: the process that
 	// runs the job and stops it cleanly, the agent's tree first, when it

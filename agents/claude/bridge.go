@@ -41,13 +41,13 @@ func bridgeArgs(b *mcpbridge.Server) (args, tools []string, err error) {
 // bridgeToolName is the name Claude Code gives the tool name of the
 // bridge's server: mcp__SERVER__TOOL.
 func bridgeToolName(b *mcpbridge.Server, name string) string {
-	return mcpPrefix + b.Name + "__" + name
+	return mcpPrefix + b.Name + mcpSeparator + name
 }
 
 // bridged is mcpbridge.Server.Called for the names Claude Code gives
 // the bridge's tools.
 func bridged(b *mcpbridge.Server, name string) (own string, onServer, published bool) {
-	return b.Called(name, mcpPrefix, "__")
+	return b.Called(name, mcpPrefix, mcpSeparator)
 }
 
 // bridgedResult is a bridged call's result as its events report it: the

@@ -60,8 +60,8 @@ func (a allowlist) allows(name string) bool {
 		return false
 	}
 	for _, t := range a.tools {
-		if strings.HasPrefix(t, mcpPrefix) && !strings.Contains(t[len(mcpPrefix):], "__") &&
-			strings.HasPrefix(name, t+"__") {
+		if strings.HasPrefix(t, mcpPrefix) && !strings.Contains(t[len(mcpPrefix):], mcpSeparator) &&
+			strings.HasPrefix(name, t+mcpSeparator) {
 			return true
 		}
 	}

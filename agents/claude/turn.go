@@ -33,8 +33,12 @@ const (
 // refused. See Args for the flags of each mode.
 type Turn = turn.Request
 
-// mcpPrefix starts the name of every MCP tool: mcp__SERVER__TOOL.
-const mcpPrefix = "mcp__"
+// mcpPrefix starts the name of every MCP tool, mcpSeparator parts its
+// server from its tool: mcp__SERVER__TOOL.
+const (
+	mcpPrefix    = "mcp__"
+	mcpSeparator = "__"
+)
 
 // readOnlyTools are the tools every mode allows: reading and searching
 // files. LS is gone from 2.1 builds (Glob and Grep are there, hidden from

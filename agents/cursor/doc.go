@@ -11,11 +11,11 @@
 //     and models with these rules.
 //   - one prompt turn: Run starts it on a Binary (probe's choice) with the
 //     prompt on stdin only, through package turn's supervised turn. Args
-//     builds the agent's argv for a Turn and a Decoder follows its stdout,
+//     builds the agent's argv for a Turn and a decoder follows its stdout,
 //     `cursor-agent --print --output-format stream-json`, turning each
 //     line into agent-neutral events (package event) while it enforces
 //     the protocol (turn.Stream), the turn's tool policy and drops the
-//     text Cursor repeats. The Decoder starts no process and reads no
+//     text Cursor repeats. The decoder starts no process and reads no
 //     file: the caller feeds it lines and stops the agent when Feed fails.
 //   - the task profile: a Sandboxed Turn's argv and allowlist
 //     (SandboxedTools), its private home (WritePrivateHome, PrivateEnv)

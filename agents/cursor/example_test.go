@@ -61,7 +61,7 @@ func Example() {
 
 // A tool outside the turn's mode stops the turn: Feed fails with a
 // failure.Policy error, and End repeats it.
-func ExampleDecoder_Feed_policy() {
+func ExampleNewDecoder_policy() {
 	dec, err := cursor.NewDecoder(cursor.Turn{Mode: turn.ModePlan})
 	if err != nil {
 		panic(err)

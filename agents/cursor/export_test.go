@@ -2,7 +2,7 @@ package cursor
 
 import "strings"
 
-// Test hooks: what the agent said, which a Decoder keeps only when told.
+// Test hooks: what the agent said, which a decoder keeps only when told.
 
 // keepText makes d keep everything the agent says, for text. Call it
 // before the first Feed.

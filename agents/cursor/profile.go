@@ -49,8 +49,8 @@ func modeTools() []modeTool {
 // SandboxedTools returns the tools a Sandboxed turn of mode m may use, by
 // the names the companion contract and --allowed-tools give them
 // ("read_tool_call", ...), in the contract's order: four read-only tools
-// for turn.ModeAsk (consult, review), nine for turn.ModeWrite. Any other mode,
-// which cannot be sandboxed, has none (nil).
+// for turn.ModeAsk (consult, review), nine for turn.ModeWrite. Any other
+// mode, which cannot be sandboxed, has none (nil).
 func SandboxedTools(m turn.Mode) []string {
 	if m != turn.ModeAsk && m != turn.ModeWrite {
 		return nil
@@ -67,14 +67,14 @@ func SandboxedTools(m turn.Mode) []string {
 // HomeSpec describes the private home of one sandboxed turn
 // (docs/contract.md, "The task profile"). Every path must be absolute.
 type HomeSpec struct {
-	// turn.Mode is turn.ModeAsk (consult, review: workspace_readonly) or turn.ModeWrite
-	// (write: workspace_readwrite).
+	// Mode is turn.ModeAsk (consult, review: workspace_readonly) or
+	// turn.ModeWrite (write: workspace_readwrite).
 	Mode turn.Mode
 	// Workspace is the agent's working directory; reads are bounded to it.
 	Workspace string
 	// RuntimeRoot is the language runtime's installation root (GOROOT, a
-	// Node.js prefix...), exposed read-only in turn.ModeWrite; "" exposes none.
-	// The caller chooses it.
+	// Node.js prefix...), exposed read-only in turn.ModeWrite; "" exposes
+	// none. The caller chooses it.
 	RuntimeRoot string
 	// GitCommonDir and GitDir are the workspace's git directories, as
 	// `git rev-parse --git-common-dir` and `--git-dir` print them (package

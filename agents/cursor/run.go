@@ -31,7 +31,7 @@ const WarnFellBack = "fell_back"
 
 // Run runs one turn t on bin (found and checked by package probe) and
 // returns when the whole process tree is gone: the argv of Args(t), the
-// prompt on stdin only, every stdout line decoded by a Decoder whose
+// prompt on stdin only, every stdout line decoded by a decoder whose
 // events go to opts.OnEvent, the tree stopped at once on a protocol or
 // policy failure, and opts' deadlines and graces (start from
 // TurnDefaults). The error is nil exactly when the turn is done; it

@@ -12,10 +12,10 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// Turn is what one prompt turn asks of the agent: the fields of
-// turn.Request, then the options only the Cursor CLI has (which makes it
-// agents.Turn too). The prompt travels on the agent's stdin only, never
-// in its argv.
+// Turn is what one prompt turn asks of the Cursor CLI: the fields of
+// turn.Request, as Cursor reads them, then the options only Cursor has
+// (which makes it agents.Turn, the turn of any agent). The prompt travels
+// on the agent's stdin only, never in its argv.
 type Turn struct {
 	// Prompt is what the agent is asked. Neither Args nor the decoder
 	// reads it; it is never quoted in an error.
@@ -78,10 +78,10 @@ type Turn struct {
 // and --allowed-tools with SandboxedTools(t.Mode) (docs/contract.md, "The
 // task profile"). A turn NewDecoder refuses (an unknown mode, a bad tool
 // name, MCP server key or Bridge, a Sandboxed turn in another mode than
-// turn.ModeAsk or turn.ModeWrite or with Tools, MCPServers or a Bridge), a model or
-// session id
-// turn.CheckValue refuses, and a model of "auto" or "default" (which route
-// to a model no event reports) are failure.Input errors.
+// turn.ModeAsk or turn.ModeWrite or with Tools, MCPServers or a Bridge), a
+// model or session id turn.CheckValue refuses, and a model of "auto" or
+// "default" (which route to a model no event reports) are failure.Input
+// errors.
 func Args(t Turn) ([]string, error) {
 	mode, err := checkTurn(t)
 	if err != nil {

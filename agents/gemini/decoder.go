@@ -12,7 +12,7 @@ import (
 	"github.com/cursorkit/cursorkit/turn"
 )
 
-// Warning codes of the gemini Decoder.
+// Warning codes of the gemini decoder.
 const (
 	// WarnGemini: an error event of severity "warning" (a loop detected,
 	// an agent execution blocked by a hook, a retryable API error).

@@ -1,6 +1,6 @@
 // Package gemini is everything cursorkit knows about Google's Gemini CLI
 // (`gemini`, npm @google/gemini-cli, tested with 0.61.0): the argv of a
-// headless turn (Args), the stream-json Decoder that turns its stdout into
+// headless turn (Args), the stream-json decoder that turns its stdout into
 // package event's events while it enforces the protocol and the turn's
 // tool policy, the classifier of its messages (ClassifyMessage), its
 // --version (ParseVersion) and the supervision defaults of a turn
@@ -41,7 +41,7 @@
 // of another role, passes through as an event.TypeUnknown event. Gemini
 // streams no thinking, so there are no thinking events, and it says that
 // it retries a model request on stderr only: FeedStderr reads those
-// notices as retry warnings (the decoder is an turn.StderrDecoder).
+// notices as retry warnings (the decoder is a turn.StderrDecoder).
 // Lines are read with encoding/json/v2 as Node's JSON.parse reads them
 // (invalid UTF-8 as U+FFFD, the last of a member given twice). A member a
 // type uses must have the kind gemini sends (null counts as absent); the
@@ -81,7 +81,7 @@
 // Gemini restricts itself too (Args: plan, default and yolo approval
 // modes), but cursorkit cannot restrict which MCP servers gemini starts
 // or which tools it declares to the model: the user's settings decide
-// that, and write's yolo approves every tool gemini has. The Decoder's
+// that, and write's yolo approves every tool gemini has. The decoder's
 // allowlist is the only restriction that does not depend on gemini's
 // settings.
 //
