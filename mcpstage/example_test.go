@@ -17,9 +17,10 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err) // failure.Input, naming what is wrong but no value
 	}
-	warnings, err := mcpstage.Run(ctx, dir, entry, mcpstage.RunOptions{}, func(ctx context.Context, lease mcpstage.Lease) error {
-		// Start the agent with lease.Key as its one MCP server, and return
+	warnings, err := mcpstage.Run(ctx, dir, []mcpstage.Entry{entry}, mcpstage.RunOptions{}, func(ctx context.Context, leases []mcpstage.Lease) error {
+		// Start the agent with this key as its one MCP server, and return
 		// once it and everything it started are gone.
+		log.Printf("the turn's MCP server: %s", leases[0].Key)
 		return nil
 	})
 	for _, w := range warnings {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
@@ -44,24 +45,26 @@ type RunOptions struct {
 	HeartbeatEvery time.Duration
 	// ReleaseTimeout bounds the release after the turn (0: ReleaseTimeout).
 	ReleaseTimeout time.Duration
-	// OnWarning, when not nil, is given each warning as it happens (on the
-	// heartbeat's goroutine while the turn runs, then on Run's). Calls
-	// never overlap nor come after Run returns. It must not block: the
-	// renewals wait for it.
+	// OnWarning, when not nil, is given each warning as it happens (on a
+	// lease's heartbeat goroutine while the turn runs, then on Run's).
+	// Calls never overlap nor come after Run returns. It must not block:
+	// the renewals wait for it.
 	OnWarning func(Warning)
 }
 
-// Run stages entry into the worktree holding dir ("" is the current
-// directory) under a new lease, calls turn with that lease, renews the
-// lease every opts.HeartbeatEvery while turn runs, and releases it once
-// turn has returned, however it ended (a panic in turn is passed on after
-// the release). It returns turn's error unchanged and every warning, in
-// the order they happened. turn must not return before whatever reads the
+// Run stages entries, in order, into the worktree holding dir ("" is the
+// current directory), each under a new lease of its own, calls turn with
+// those leases (in the same order), renews each lease every
+// opts.HeartbeatEvery while turn runs, and releases them, last staged
+// first, once turn has returned, however it ended (a panic in turn is
+// passed on after the releases). It returns turn's error unchanged and
+// every warning. turn must not return before whatever reads the
 // worktree's config for it (an agent and what it started) is gone.
 //
 // A failure before turn is called is Run's own, and turn is then never
-// called: failure.Input for options out of range, a dir that is not a
-// directory or an entry Stage refuses; failure.Setup for a tracked or
+// called (what was staged already is released): failure.Input for no
+// entries, options out of range, a dir that is not a directory or an
+// entry Stage refuses; failure.Setup for a tracked or
 // unsafe config or a quarantined worktree; failure.Resource for a lock
 // that stays busy. A renewal that fails is a WarnHeartbeat warning, and
 // the renewals go on. The release runs on a context that keeps ctx's
@@ -77,7 +80,7 @@ type RunOptions struct {
 // that closes, a logoff or a shutdown ends the process a few seconds after
 // telling it (as SIGTERM), which may cut the release short the same way;
 // the journal keeps the config whole whenever the process stops.
-func Run(ctx context.Context, dir string, entry Entry, opts RunOptions, turn func(ctx context.Context, lease Lease) error) (warnings []Warning, err error) {
+func Run(ctx context.Context, dir string, entries []Entry, opts RunOptions, turn func(ctx context.Context, leases []Lease) error) ([]Warning, error) {
 	every, timeout := cmp.Or(opts.HeartbeatEvery, HeartbeatEvery), cmp.Or(opts.ReleaseTimeout, ReleaseTimeout)
 	if every < 0 || every >= LeaseTTL {
 		return nil, failure.New(failure.Input, "the lease's heartbeat period %s must be above 0 and below the lease TTL, %s", every, LeaseTTL)
@@ -85,6 +88,35 @@ func Run(ctx context.Context, dir string, entry Entry, opts RunOptions, turn fun
 	if timeout < 0 {
 		return nil, failure.New(failure.Input, "the release timeout %s is negative", timeout)
 	}
+	if len(entries) == 0 {
+		return nil, failure.New(failure.Input, "no MCP server to stage")
+	}
+	if onWarning := opts.OnWarning; onWarning != nil {
+		var mu sync.Mutex // each lease renews on a goroutine of its own
+		opts.OnWarning = func(w Warning) {
+			mu.Lock()
+			defer mu.Unlock()
+			onWarning(w)
+		}
+	}
+	var all []Warning
+	var stage func(ctx context.Context, leases []Lease) error
+	stage = func(ctx context.Context, leases []Lease) error {
+		if len(leases) == len(entries) {
+			return turn(ctx, leases)
+		}
+		ws, err := runOne(ctx, dir, entries[len(leases)], opts, every, timeout, func(ctx context.Context, lease Lease) error {
+			return stage(ctx, append(leases[:len(leases):len(leases)], lease))
+		})
+		all = append(all, ws...)
+		return err
+	}
+	err := stage(ctx, nil)
+	return all, err
+}
+
+// runOne is Run for one entry, its options checked.
+func runOne(ctx context.Context, dir string, entry Entry, opts RunOptions, every, timeout time.Duration, turn func(ctx context.Context, lease Lease) error) (warnings []Warning, err error) {
 	s, err := New(ctx, cmp.Or(dir, "."), opts.Options)
 	if err != nil {
 		return nil, err

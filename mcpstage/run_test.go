@@ -44,7 +44,8 @@ func TestRunStagesForTheTurn(t *testing.T) {
 		config := filepath.Join(cursorDir, "mcp.json")
 		turnErr := failure.New(failure.Process, "the agent exited 1")
 		var called int
-		warnings, err := mcpstage.Run(ctx, dir, entry, mcpstage.RunOptions{}, func(ctx context.Context, lease mcpstage.Lease) error {
+		warnings, err := mcpstage.Run(ctx, dir, []mcpstage.Entry{entry}, mcpstage.RunOptions{}, func(ctx context.Context, leases []mcpstage.Lease) error {
+			lease := leases[0]
 			called++
 			assert.Equal(t, mcpstage.DefaultKeyPrefix+lease.ID, lease.Key)
 			got, ok := readMaybe(t, config)
@@ -72,7 +73,7 @@ func TestRunReleasesAfterCancel(t *testing.T) {
 	dir := aShape(t, "repository")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	warnings, err := mcpstage.Run(ctx, dir, entry, mcpstage.RunOptions{}, func(ctx context.Context, _ mcpstage.Lease) error {
+	warnings, err := mcpstage.Run(ctx, dir, []mcpstage.Entry{entry}, mcpstage.RunOptions{}, func(ctx context.Context, _ []mcpstage.Lease) error {
 		cancel()
 		<-ctx.Done()
 		return failure.Wrap(failure.Cancelled, context.Cause(ctx), "stopped")
@@ -87,7 +88,7 @@ func TestRunReleasesAfterCancel(t *testing.T) {
 func TestRunReleasesOnPanic(t *testing.T) {
 	dir := aShape(t, "none")
 	assert.PanicsWithValue(t, "turn", func() {
-		_, _ = mcpstage.Run(context.Background(), dir, entry, mcpstage.RunOptions{}, func(context.Context, mcpstage.Lease) error {
+		_, _ = mcpstage.Run(context.Background(), dir, []mcpstage.Entry{entry}, mcpstage.RunOptions{}, func(context.Context, []mcpstage.Lease) error {
 			panic("turn")
 		})
 	})
@@ -126,7 +127,8 @@ func TestRunHeartbeats(t *testing.T) {
 		}
 		return false
 	}
-	warnings, err := mcpstage.Run(ctx, dir, entry, opts, func(ctx context.Context, lease mcpstage.Lease) error {
+	warnings, err := mcpstage.Run(ctx, dir, []mcpstage.Entry{entry}, opts, func(ctx context.Context, leases []mcpstage.Lease) error {
+		lease := leases[0]
 		testkit.Eventually(t, "a renewed lease", 20*time.Second, func() bool {
 			st, err := peer.Status(ctx)
 			if err != nil {
@@ -177,7 +179,8 @@ func TestRunReleaseLeftToReconcile(t *testing.T) {
 	lockDir := filepath.Join(dir, ".cursor", mcpstage.LockDir)
 	var id string
 	start := time.Now()
-	warnings, err := mcpstage.Run(ctx, dir, entry, mcpstage.RunOptions{ReleaseTimeout: time.Second}, func(_ context.Context, lease mcpstage.Lease) error {
+	warnings, err := mcpstage.Run(ctx, dir, []mcpstage.Entry{entry}, mcpstage.RunOptions{ReleaseTimeout: time.Second}, func(_ context.Context, leases []mcpstage.Lease) error {
+		lease := leases[0]
 		id = lease.ID
 		return os.Mkdir(lockDir, 0o755)
 	})
@@ -233,7 +236,7 @@ func TestRunRefuses(t *testing.T) {
 			if e.Command == "" {
 				e = entry
 			}
-			warnings, err := mcpstage.Run(context.Background(), dir, e, tt.opts, func(context.Context, mcpstage.Lease) error {
+			warnings, err := mcpstage.Run(context.Background(), dir, []mcpstage.Entry{e}, tt.opts, func(context.Context, []mcpstage.Lease) error {
 				t.Error("the turn was called")
 				return nil
 			})
@@ -255,7 +258,7 @@ func TestRunRefuses(t *testing.T) {
 func TestRunCurrentDirectory(t *testing.T) {
 	dir := aShape(t, "none")
 	t.Chdir(dir)
-	_, err := mcpstage.Run(context.Background(), "", entry, mcpstage.RunOptions{}, func(context.Context, mcpstage.Lease) error {
+	_, err := mcpstage.Run(context.Background(), "", []mcpstage.Entry{entry}, mcpstage.RunOptions{}, func(context.Context, []mcpstage.Lease) error {
 		got, ok := readMaybe(t, filepath.Join(dir, ".cursor", "mcp.json"))
 		require.True(t, ok)
 		assert.True(t, strings.Contains(got, mcpstage.DefaultKeyPrefix))
@@ -263,4 +266,50 @@ func TestRunCurrentDirectory(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.NoDirExists(t, filepath.Join(dir, ".cursor"))
+}
+
+// TestRunStagesEveryEntry: several entries are staged at once, each under
+// a lease of its own, handed to the turn in their order; all go after it.
+// One that Stage refuses releases those staged before it, and the turn is
+// never called.
+func TestRunStagesEveryEntry(t *testing.T) {
+	second := mcpstage.Entry{Command: "python3", Args: []string{"tools.py"}}
+	t.Run("all staged for the turn", func(t *testing.T) {
+		dir := aShape(t, "repository")
+		config := filepath.Join(dir, ".cursor", "mcp.json")
+		var called int
+		warnings, err := mcpstage.Run(context.Background(), dir, []mcpstage.Entry{entry, second}, mcpstage.RunOptions{},
+			func(_ context.Context, leases []mcpstage.Lease) error {
+				called++
+				require.Len(t, leases, 2)
+				assert.NotEqual(t, leases[0].Key, leases[1].Key)
+				got, ok := readMaybe(t, config)
+				require.True(t, ok)
+				assert.ElementsMatch(t, []string{leases[0].Key, leases[1].Key}, stagedKeys(t, got))
+				assert.Contains(t, got, `"node"`, "the first entry under the first lease")
+				return nil
+			})
+		require.NoError(t, err)
+		assert.Empty(t, warnings)
+		assert.Equal(t, 1, called)
+		assert.NoDirExists(t, filepath.Join(dir, ".cursor"), "both released")
+	})
+	t.Run("a refused entry releases the staged ones", func(t *testing.T) {
+		dir := aShape(t, "repository")
+		_, err := mcpstage.Run(context.Background(), dir, []mcpstage.Entry{entry, {}}, mcpstage.RunOptions{},
+			func(context.Context, []mcpstage.Lease) error {
+				t.Error("the turn was called")
+				return nil
+			})
+		assert.True(t, failure.Is(err, failure.Input), "%v", err)
+		assert.NoDirExists(t, filepath.Join(dir, ".cursor"), "the first entry released")
+	})
+	t.Run("no entry", func(t *testing.T) {
+		_, err := mcpstage.Run(context.Background(), t.TempDir(), nil, mcpstage.RunOptions{},
+			func(context.Context, []mcpstage.Lease) error {
+				t.Error("the turn was called")
+				return nil
+			})
+		assert.True(t, failure.Is(err, failure.Input), "%v", err)
+	})
 }

@@ -69,7 +69,8 @@ func TestRunWithBridge(t *testing.T) {
 	var o turn.Outcome
 	var key string
 	entry := mcpstage.Entry{Command: srv.Command, Args: srv.Args, Env: srv.Env}
-	warnings, err := mcpstage.Run(ctx, ws, entry, mcpstage.RunOptions{}, func(ctx context.Context, lease mcpstage.Lease) error {
+	warnings, err := mcpstage.Run(ctx, ws, []mcpstage.Entry{entry}, mcpstage.RunOptions{}, func(ctx context.Context, leases []mcpstage.Lease) error {
+		lease := leases[0]
 		key = lease.Key
 		bridge := srv
 		bridge.Name = lease.Key // the server Cursor names in each call

@@ -67,13 +67,13 @@ func (p runPlan) stagedServers() []stagedServer {
 
 // runStaged runs p's turn with servers staged into the worktree of dir
 // (docs/contract.md, "run --mcp-server"), each under a lease of its own
-// (mcpstage.Run, one inside the other): play runs the agent once every
-// lease's key is in the turn, an --mcp-server's as one of its MCP servers,
-// the bridge's as its Bridge's name (the server Cursor names in each
-// call). The leases' warnings are events on w from then on, and all of
-// them are in the outcome. started is false when the agent never started
-// (a refused stage): err is then the run's failure, the error object
-// alone, so no warning is rendered.
+// (mcpstage.Run): play runs the agent with every lease's key in the turn,
+// an --mcp-server's as one of its MCP servers, the bridge's as its
+// Bridge's name (the server Cursor names in each call). The leases'
+// warnings are events on w from then on, and all of them are in the
+// outcome. started is false when the agent never started (a refused
+// stage): err is then the run's failure, the error object alone, so no
+// warning is rendered.
 func (a *app) runStaged(ctx context.Context, dir string, p runPlan, servers []stagedServer, w *turnWriter,
 	play func(context.Context, agents.Turn) (turn.Outcome, error)) (o turn.Outcome, started bool, err error) {
 	every, err := a.mcpHeartbeatEvery()
@@ -89,20 +89,13 @@ func (a *app) runStaged(ctx context.Context, dir string, p runPlan, servers []st
 			}
 		},
 	}
-	var warns []mcpstage.Warning
-	var stage func(ctx context.Context, i int, req agents.Turn) error
-	stage = func(ctx context.Context, i int, req agents.Turn) error {
-		if i == len(servers) {
-			if _, err := p.agent.Args(req); err != nil {
-				return err
-			}
-			playing.Store(true)
-			var err error
-			o, err = play(ctx, req)
-			return err
-		}
-		ws, err := mcpstage.Run(ctx, dir, servers[i].entry, opts, func(ctx context.Context, lease mcpstage.Lease) error {
-			req := req
+	entries := make([]mcpstage.Entry, len(servers))
+	for i, s := range servers {
+		entries[i] = s.entry
+	}
+	warns, err := mcpstage.Run(ctx, dir, entries, opts, func(ctx context.Context, leases []mcpstage.Lease) error {
+		req := p.turn
+		for i, lease := range leases {
 			if servers[i].bridge {
 				b := *req.Bridge
 				b.Name = lease.Key
@@ -110,12 +103,15 @@ func (a *app) runStaged(ctx context.Context, dir string, p runPlan, servers []st
 			} else {
 				req.MCPServers = append(slices.Clone(req.MCPServers), lease.Key)
 			}
-			return stage(ctx, i+1, req)
-		})
-		warns = append(warns, ws...)
+		}
+		if _, err := p.agent.Args(req); err != nil {
+			return err
+		}
+		playing.Store(true)
+		var err error
+		o, err = play(ctx, req)
 		return err
-	}
-	err = stage(ctx, 0, p.turn)
+	})
 	if !playing.Load() {
 		return o, false, err
 	}
