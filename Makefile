@@ -39,9 +39,8 @@ real-clis:
 # the bound only ends a hang.
 #
 # NORACE_TESTS are the tests whose point is child processes (crash rounds
-# that kill a child mid-write, or a job's caller, worker and canceller at
-# random points, processes racing over one file, 50 agents each starting
-# the 50 bridge programs staged in one worktree): the race
+# that kill a child mid-write, processes racing over one file, 50 agents
+# each starting the 50 bridge programs staged in one worktree): the race
 # detector adds nothing to what they check and slows every child, which
 # are race builds too, so the race run skips them and a plain run of
 # NORACE_PKGS plays them (every round kept).
@@ -49,8 +48,8 @@ real-clis:
 # -parallel 4: the parallel tests (real-CLI turns, simulator runs) mostly
 # wait on child processes, so two cores run four at a time (the race run
 # takes 172 s instead of 250 s here).
-NORACE_TESTS := TestKilledAtEveryStep|TestConcurrentStagersAndAnOperator|TestWriterKilledAtRandomPoints|TestFiftySessionsOnOneWorktreeEachSeeOnlyTheirOwnTools|TestKillsAtRandomPoints
-NORACE_PKGS  := ./mcpstage ./jobs ./mcpbridge ./cmd/cursorkit
+NORACE_TESTS := TestKilledAtEveryStep|TestConcurrentStagersAndAnOperator|TestWriterKilledAtRandomPoints|TestFiftySessionsOnOneWorktreeEachSeeOnlyTheirOwnTools
+NORACE_PKGS  := ./mcpstage ./jobs ./mcpbridge
 test-linux:
 	$(GO) test -race -count=1 -parallel 4 -timeout 25m -skip '^($(NORACE_TESTS))$$' $(PKG)
 	$(GO) test -count=1 -timeout 25m -run '^($(NORACE_TESTS))$$' $(if $(filter ./...,$(PKG)),$(NORACE_PKGS),$(PKG))
