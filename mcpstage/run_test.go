@@ -305,7 +305,7 @@ func TestRunStagesEveryEntry(t *testing.T) {
 		assert.NoDirExists(t, filepath.Join(dir, ".cursor"), "the first entry released")
 	})
 	t.Run("no entry", func(t *testing.T) {
-		_, err := mcpstage.Run(context.Background(), t.TempDir(), nil, mcpstage.RunOptions{},
+		_, err := mcpstage.Run(context.Background(), testkit.TempDir(t), nil, mcpstage.RunOptions{},
 			func(context.Context, []mcpstage.Lease) error {
 				t.Error("the turn was called")
 				return nil
