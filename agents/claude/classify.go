@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/cliversion"
 	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/internal/phrases"
 )
@@ -97,9 +98,9 @@ func apiErrorKind(category string) failure.Kind {
 
 // ParseVersion reads the output of `claude --version`, "2.1.197 (Claude
 // Code)", and returns the version, "2.1.197". The first line that is a
-// version (MAJOR.MINOR.PATCH, maybe with a "-prerelease"), alone or
-// followed by " (Claude Code)", counts; output without one is a
-// failure.Protocol error quoting a bounded excerpt.
+// version (cliversion.Valid), alone or followed by " (Claude Code)",
+// counts; output without one is a failure.Protocol error quoting a
+// bounded excerpt.
 func ParseVersion(output string) (string, error) {
 	for line := range strings.Lines(output) {
 		line = strings.TrimSpace(line)
@@ -107,40 +108,9 @@ func ParseVersion(output string) (string, error) {
 		if rest != "" && rest != "(Claude Code)" {
 			continue
 		}
-		if isVersion(v) {
+		if cliversion.Valid(v) {
 			return v, nil
 		}
 	}
 	return "", failure.New(failure.Protocol, "claude --version printed no version: %s", strconv.Quote(detail.Cut(detail.Bound(output), 80)))
-}
-
-// isVersion reports whether v is MAJOR.MINOR.PATCH of decimal numbers (at
-// most 9 digits each), maybe followed by "-" and a prerelease of ASCII
-// letters, digits, '.' and '-'.
-func isVersion(v string) bool {
-	core, pre, hasPre := strings.Cut(v, "-")
-	parts := strings.Split(core, ".")
-	if len(parts) != 3 {
-		return false
-	}
-	for _, p := range parts {
-		if len(p) == 0 || len(p) > 9 {
-			return false
-		}
-		if _, err := strconv.ParseUint(p, 10, 32); err != nil {
-			return false
-		}
-	}
-	if hasPre {
-		if pre == "" {
-			return false
-		}
-		for i := 0; i < len(pre); i++ {
-			c := pre[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cursorkit/cursorkit/event"
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/cliversion"
 	"github.com/cursorkit/cursorkit/turn"
 )
 
@@ -171,7 +172,7 @@ func FuzzParseVersion(f *testing.F) {
 			require.Less(t, len(err.Error()), 200)
 			return
 		}
-		require.True(t, isVersion(v))
+		require.True(t, cliversion.Valid(v))
 		require.Contains(t, s, v)
 	})
 }

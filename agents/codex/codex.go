@@ -1,13 +1,12 @@
 package codex
 
 import (
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/cliversion"
 	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/turn"
 )
@@ -172,21 +171,17 @@ func TurnDefaults() turn.Options {
 	return turn.Defaults(defaultFirstLineTimeout, defaultIdleTimeout)
 }
 
-// versionPattern matches `codex --version`'s line: "codex-cli 0.171.0"
-// (clap's "NAME VERSION"), the version possibly with a pre-release suffix;
-// compiled at first use, so a start-up that never reads one does not pay.
-var versionPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^codex(?:-cli)?\s+v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)$`)
-})
-
 // ParseVersion reads the output of `codex --version` ("codex-cli 0.171.0",
 // maybe after warning lines such as the PATH-alias WARNING Codex prints)
 // and returns the version ("0.171.0"), or a failure.Protocol error with a
 // bounded excerpt of the output.
 func ParseVersion(output string) (string, error) {
 	for line := range strings.Lines(output) {
-		if m := versionPattern().FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-			return m[1], nil
+		// clap's "NAME VERSION": "codex-cli 0.171.0" ("codex" before).
+		name, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		v = cliversion.Trim(strings.TrimSpace(v))
+		if ok && (name == "codex-cli" || name == "codex") && cliversion.Valid(v) {
+			return v, nil
 		}
 	}
 	return "", failure.New(failure.Protocol, "codex --version printed no version: %s", turn.Quote(detail.Bound(output), 120))

@@ -1,10 +1,10 @@
 package gemini
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/cursorkit/cursorkit/failure"
+	"github.com/cursorkit/cursorkit/internal/cliversion"
 	"github.com/cursorkit/cursorkit/internal/detail"
 	"github.com/cursorkit/cursorkit/turn"
 )
@@ -17,14 +17,8 @@ import (
 // words) is a failure.Protocol error quoting a bounded excerpt.
 func ParseVersion(output string) (string, error) {
 	s := strings.TrimSpace(detail.StripANSI(strings.TrimPrefix(strings.TrimSpace(output), "\uFEFF")))
-	if m := semver().FindStringSubmatch(s); m != nil {
-		return m[1], nil
+	if v := cliversion.Trim(s); cliversion.Valid(v) {
+		return v, nil
 	}
 	return "", failure.New(failure.Protocol, "gemini --version printed %s, not a version", turn.Quote(detail.Bound(s), 80))
-}
-
-// semver matches a version line: MAJOR.MINOR.PATCH with an optional
-// pre-release and build.
-func semver() *regexp.Regexp {
-	return regexp.MustCompile(`^v?((?:0|[1-9]\d{0,8})\.(?:0|[1-9]\d{0,8})\.(?:0|[1-9]\d{0,8})(?:-[0-9A-Za-z.-]{1,64})?(?:\+[0-9A-Za-z.-]{1,64})?)$`)
 }
