@@ -8,7 +8,6 @@ require (
 	github.com/spf13/pflag v1.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
-	golang.org/x/mod v0.43.0
 	golang.org/x/sys v0.50.0
 )
 

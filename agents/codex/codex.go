@@ -177,11 +177,12 @@ func TurnDefaults() turn.Options {
 // bounded excerpt of the output.
 func ParseVersion(output string) (string, error) {
 	for line := range strings.Lines(output) {
-		// clap's "NAME VERSION": "codex-cli 0.171.0" ("codex" before).
-		name, v, ok := strings.Cut(strings.TrimSpace(line), " ")
-		v = cliversion.Trim(strings.TrimSpace(v))
-		if ok && (name == "codex-cli" || name == "codex") && cliversion.Valid(v) {
-			return v, nil
+		// clap's "NAME VERSION": "codex-cli 0.171.0", or "codex 0.1.0"
+		// from the CLI's first builds.
+		if f := strings.Fields(line); len(f) == 2 && (f[0] == "codex-cli" || f[0] == "codex") {
+			if v := cliversion.Trim(f[1]); cliversion.Valid(v) {
+				return v, nil
+			}
 		}
 	}
 	return "", failure.New(failure.Protocol, "codex --version printed no version: %s", turn.Quote(detail.Bound(output), 120))

@@ -1,6 +1,7 @@
 package cliversion
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,6 +26,11 @@ func TestValid(t *testing.T) {
 		{"1.2.3-", false},
 		{"1.2.3+", false},
 		{"1.2.3-a_b", false},
+		{"0.61.0-nightly.20261201.0123456", true},
+		{"1.2.3-rc..1", true},
+		{"1.2.3-" + strings.Repeat("a", 65), false},
+		{"1.2.3+" + strings.Repeat("b", 64), true},
+		{"1.2.3.4", false},
 		{"v1.2.3", false},
 		{"", false},
 		{"1.2.3 ", false},
