@@ -14,8 +14,10 @@ import (
 
 // Turn is what one prompt turn asks of the Cursor CLI: the fields of
 // turn.Request, as Cursor reads them, then the options only Cursor has
-// (which makes it agents.Turn, the turn of any agent). The prompt travels
-// on the agent's stdin only, never in its argv.
+// (which makes it agents.Turn, the turn of any agent). The fields are
+// repeated rather than turn.Request embedded so that a turn stays one
+// flat literal; agents' TestTurnCarriesTheRequest keeps them in step. The
+// prompt travels on the agent's stdin only, never in its argv.
 type Turn struct {
 	// Prompt is what the agent is asked. Neither Args nor the decoder
 	// reads it; it is never quoted in an error.
@@ -52,7 +54,7 @@ type Turn struct {
 	// the decoder allows an mcp tool call only when the server its event
 	// names (args.providerIdentifier) is one of them. Keys are ASCII
 	// letters, digits, '-' and '_', 1 to 128 of them. Naming "mcp" in
-	// Tools instead allows every server's tools, as before.
+	// Tools instead allows every server's tools.
 	MCPServers []string
 	// PartialOutput asks for --stream-partial-output: text arrives as
 	// deltas, and the decoder drops the recaps that come with them.
