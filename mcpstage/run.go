@@ -46,9 +46,8 @@ type RunOptions struct {
 	// ReleaseTimeout bounds the release after the turn (0: ReleaseTimeout).
 	ReleaseTimeout time.Duration
 	// OnWarning, when not nil, is given each warning as it happens (on a
-	// lease's heartbeat goroutine while the turn runs, then on Run's).
-	// Calls never overlap nor come after Run returns. It must not block:
-	// the renewals wait for it.
+	// lease's heartbeat goroutine or on Run's). Calls never overlap nor
+	// come after Run returns. It must not block: the renewals wait for it.
 	OnWarning func(Warning)
 }
 
@@ -58,22 +57,25 @@ type RunOptions struct {
 // opts.HeartbeatEvery while turn runs, and releases them, last staged
 // first, once turn has returned, however it ended (a panic in turn is
 // passed on after the releases). It returns turn's error unchanged and
-// every warning. turn must not return before whatever reads the
-// worktree's config for it (an agent and what it started) is gone.
+// every warning, in the order they happened. turn must not return before
+// whatever reads the worktree's config for it (an agent and what it
+// started) is gone.
 //
 // A failure before turn is called is Run's own, and turn is then never
 // called (what was staged already is released): failure.Input for no
 // entries, options out of range, a dir that is not a directory or an
-// entry Stage refuses; failure.Setup for a tracked or
-// unsafe config or a quarantined worktree; failure.Resource for a lock
-// that stays busy. A renewal that fails is a WarnHeartbeat warning, and
-// the renewals go on. The release runs on a context that keeps ctx's
-// values but not its cancellation (turn commonly returns because ctx was
-// cancelled, and the entry must go all the same), bounded by
-// opts.ReleaseTimeout; when it fails, Stager.ReleaseOnExit makes one last
-// attempt. What still fails, or a lease already gone, is a WarnRelease
-// warning: the next Stage, Heartbeat, Release or Reconcile in that
-// worktree drops the lease once its owner is gone.
+// entry Stage refuses (every entry is checked before the first is
+// staged); failure.Setup for a tracked or unsafe config or a quarantined
+// worktree; failure.Resource for a lock that stays busy;
+// failure.Cancelled for ctx cancelled meanwhile. A renewal that fails is
+// a WarnHeartbeat warning, and the renewals go on. Each release runs on a
+// context that keeps ctx's values but not its cancellation (turn commonly
+// returns because ctx was cancelled, and the entries must go all the
+// same), bounded by opts.ReleaseTimeout; when it fails,
+// Stager.ReleaseOnExit makes one last attempt. What still fails, or a
+// lease already gone, is a WarnRelease warning: the next Stage,
+// Heartbeat, Release or Reconcile in that worktree drops the lease once
+// its owner is gone.
 //
 // A process killed outright (SIGKILL; TerminateProcess on Windows)
 // releases nothing, and is left to the same peers. On Windows a console
@@ -91,37 +93,12 @@ func Run(ctx context.Context, dir string, entries []Entry, opts RunOptions, turn
 	if len(entries) == 0 {
 		return nil, failure.New(failure.Input, "no MCP server to stage")
 	}
-	if onWarning := opts.OnWarning; onWarning != nil {
-		var mu sync.Mutex // each lease renews on a goroutine of its own
-		opts.OnWarning = func(w Warning) {
-			mu.Lock()
-			defer mu.Unlock()
-			onWarning(w)
+	for _, e := range entries {
+		if err := checkEntry(e); err != nil {
+			return nil, err
 		}
 	}
-	var all []Warning
-	var stage func(ctx context.Context, leases []Lease) error
-	stage = func(ctx context.Context, leases []Lease) error {
-		if len(leases) == len(entries) {
-			return turn(ctx, leases)
-		}
-		ws, err := runOne(ctx, dir, entries[len(leases)], opts, every, timeout, func(ctx context.Context, lease Lease) error {
-			return stage(ctx, append(leases[:len(leases):len(leases)], lease))
-		})
-		all = append(all, ws...)
-		return err
-	}
-	err := stage(ctx, nil)
-	return all, err
-}
-
-// runOne is Run for one entry, its options checked.
-func runOne(ctx context.Context, dir string, entry Entry, opts RunOptions, every, timeout time.Duration, turn func(ctx context.Context, lease Lease) error) (warnings []Warning, err error) {
 	s, err := New(ctx, cmp.Or(dir, "."), opts.Options)
-	if err != nil {
-		return nil, err
-	}
-	lease, err := s.Stage(ctx, entry)
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +106,38 @@ func runOne(ctx context.Context, dir string, entry Entry, opts RunOptions, every
 	if pid := opts.OwnerPID; pid != 0 && pid != os.Getpid() {
 		owner = fmt.Sprintf("process %d", pid)
 	}
-	// ws is the heartbeat goroutine's until it stops, Run's after.
-	var ws []Warning
+	// Each lease renews on a goroutine of its own: one lock keeps the
+	// warnings in the order they happened and OnWarning's calls apart.
+	var mu sync.Mutex
+	var warnings []Warning
 	warn := func(w Warning) {
-		ws = append(ws, w)
+		mu.Lock()
+		defer mu.Unlock()
+		warnings = append(warnings, w)
 		if opts.OnWarning != nil {
 			opts.OnWarning(w)
 		}
+	}
+	var stage func(ctx context.Context, leases []Lease) error
+	stage = func(ctx context.Context, leases []Lease) error {
+		if len(leases) == len(entries) {
+			return turn(ctx, leases)
+		}
+		return runOne(ctx, s, entries[len(leases)], every, timeout, owner, warn, func(ctx context.Context, lease Lease) error {
+			return stage(ctx, append(leases[:len(leases):len(leases)], lease))
+		})
+	}
+	err = stage(ctx, nil)
+	return warnings, err
+}
+
+// runOne stages entry with s under a lease, renews it while turn runs and
+// releases it after, telling warn what went wrong around it; it returns
+// once its renewals have stopped.
+func runOne(ctx context.Context, s *Stager, entry Entry, every, timeout time.Duration, owner string, warn func(Warning), turn func(ctx context.Context, lease Lease) error) error {
+	lease, err := s.Stage(ctx, entry)
+	if err != nil {
+		return err
 	}
 	beatCtx, stopBeats := context.WithCancel(ctx)
 	beating := make(chan struct{})
@@ -170,7 +172,6 @@ func runOne(ctx context.Context, dir string, entry Entry, opts RunOptions, every
 				Message: fmt.Sprintf("removing the staged MCP server %s failed (%s: %v); `cursorkit mcp reconcile --cwd %s` removes it once %s is gone",
 					lease.Key, failure.KindOf(err), err, s.Root(), owner)})
 		}
-		warnings = ws
 	}()
-	return nil, turn(ctx, lease)
+	return turn(ctx, lease)
 }

@@ -270,8 +270,8 @@ func TestRunCurrentDirectory(t *testing.T) {
 
 // TestRunStagesEveryEntry: several entries are staged at once, each under
 // a lease of its own, handed to the turn in their order; all go after it.
-// One that Stage refuses releases those staged before it, and the turn is
-// never called.
+// A bad entry is refused before any is staged, and the turn is never
+// called.
 func TestRunStagesEveryEntry(t *testing.T) {
 	second := mcpstage.Entry{Command: "python3", Args: []string{"tools.py"}}
 	t.Run("all staged for the turn", func(t *testing.T) {
@@ -286,7 +286,14 @@ func TestRunStagesEveryEntry(t *testing.T) {
 				got, ok := readMaybe(t, config)
 				require.True(t, ok)
 				assert.ElementsMatch(t, []string{leases[0].Key, leases[1].Key}, stagedKeys(t, got))
-				assert.Contains(t, got, `"node"`, "the first entry under the first lease")
+				var doc struct {
+					MCPServers map[string]struct {
+						Command string `json:"command"`
+					} `json:"mcpServers"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(got), &doc))
+				assert.Equal(t, entry.Command, doc.MCPServers[leases[0].Key].Command, "the first entry under the first lease")
+				assert.Equal(t, second.Command, doc.MCPServers[leases[1].Key].Command, "the second under the second")
 				return nil
 			})
 		require.NoError(t, err)
@@ -294,7 +301,7 @@ func TestRunStagesEveryEntry(t *testing.T) {
 		assert.Equal(t, 1, called)
 		assert.NoDirExists(t, filepath.Join(dir, ".cursor"), "both released")
 	})
-	t.Run("a refused entry releases the staged ones", func(t *testing.T) {
+	t.Run("a bad entry is refused before any is staged", func(t *testing.T) {
 		dir := aShape(t, "repository")
 		_, err := mcpstage.Run(context.Background(), dir, []mcpstage.Entry{entry, {}}, mcpstage.RunOptions{},
 			func(context.Context, []mcpstage.Lease) error {
@@ -302,7 +309,7 @@ func TestRunStagesEveryEntry(t *testing.T) {
 				return nil
 			})
 		assert.True(t, failure.Is(err, failure.Input), "%v", err)
-		assert.NoDirExists(t, filepath.Join(dir, ".cursor"), "the first entry released")
+		assert.NoDirExists(t, filepath.Join(dir, ".cursor"), "nothing staged")
 	})
 	t.Run("no entry", func(t *testing.T) {
 		_, err := mcpstage.Run(context.Background(), testkit.TempDir(t), nil, mcpstage.RunOptions{},
