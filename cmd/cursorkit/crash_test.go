@@ -60,7 +60,7 @@ func TestKillsAtRandomPoints(t *testing.T) {
 		caller := exec.Command(testBinary(t), append(flags, "task", "--background", "--json", "--cwd", ws)...)
 		caller.Env, caller.Stdin = childEnv, strings.NewReader("go")
 		require.NoError(t, caller.Start())
-		w.Add(caller.Process.Pid)
+		w.AddStarted(caller.Process.Pid)
 		testkit.SleepRandomly(rng, kills/2)
 		_ = caller.Process.Kill()
 		_ = caller.Wait()
@@ -79,7 +79,7 @@ func TestKillsAtRandomPoints(t *testing.T) {
 			writer = exec.Command(testBinary(t), "jobs", "cancel", id)
 			writer.Env = childEnv
 			require.NoError(t, writer.Start())
-			w.Add(writer.Process.Pid)
+			w.AddStarted(writer.Process.Pid)
 		}
 		// The worker, killed at a random point once it is there (it may
 		// never come: its caller was killed first, or the job was

@@ -18,3 +18,9 @@ func (w *Watch) ForgetIdentity(pid int) {
 	defer w.mu.Unlock()
 	w.known[pid].id++
 }
+
+// Running reports whether pid names a running process, not a zombie.
+func Running(pid int) bool {
+	_, ok := lookup(pid)
+	return ok
+}

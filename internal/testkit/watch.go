@@ -97,16 +97,32 @@ func (w *Watch) Marker() string {
 // t unless each is running now.
 func (w *Watch) Add(pids ...int) {
 	w.t.Helper()
+	for _, pid := range pids {
+		require.True(w.t, w.add(pid), "process %d is not running", pid)
+	}
+}
+
+// AddStarted watches a process the test itself has just started (its
+// exec.Cmd's Process.Pid). One that has already exited, a zombie until
+// the test waits for it, leaves nothing to watch: on a loaded machine a
+// quick child may be done before this call.
+func (w *Watch) AddStarted(pid int) {
+	w.add(pid)
+}
+
+// add watches pid if it is running, and reports whether it was.
+func (w *Watch) add(pid int) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, pid := range pids {
-		id, ok := lookup(pid)
-		require.True(w.t, ok, "process %d is not running", pid)
-		if e := w.known[pid]; e != nil && !e.gone && e.id == id {
-			continue // recorded too: keep its role
-		}
-		w.known[pid] = &entry{id: id}
+	id, ok := lookup(pid)
+	if !ok {
+		return false
 	}
+	if e := w.known[pid]; e != nil && !e.gone && e.id == id {
+		return true // recorded too: keep its role
+	}
+	w.known[pid] = &entry{id: id}
+	return true
 }
 
 // PIDDir returns a directory for agentsim.EnvPIDDir, made on first use: the

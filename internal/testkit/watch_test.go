@@ -199,3 +199,16 @@ func (f *fakeT) cleanup() {
 		f.cleanups[i]()
 	}
 }
+
+// TestAddStartedTakesAnExitedChild: a child that exited before it was
+// added (a zombie until its Wait) is no failure of AddStarted, and leaves
+// nothing to watch; a running one is watched as Add watches it.
+func TestAddStartedTakesAnExitedChild(t *testing.T) {
+	exited := exec.Command(os.Args[0], "-test.run=^$")
+	require.NoError(t, exited.Start())
+	require.Eventually(t, func() bool { return !testkit.Running(exited.Process.Pid) },
+		10*time.Second, 5*time.Millisecond, "the child exits (a zombie until waited for)")
+	w := testkit.NewWatch(t)
+	w.AddStarted(exited.Process.Pid)
+	require.NoError(t, exited.Wait())
+}
