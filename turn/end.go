@@ -7,13 +7,13 @@ import (
 	"github.com/cursorkit/cursorkit/internal/detail"
 )
 
-// maxStderrDetail bounds the stderr tail Unfinished.Verdict quotes.
+// maxStderrDetail bounds the stderr tail unfinished.verdict quotes.
 const maxStderrDetail = 500
 
-// Unfinished is what a Decoder knows when its agent exited by itself
+// unfinished is what a Decoder knows when its agent exited by itself
 // before the turn's final event: the part of End that is the same for
 // every agent.
-type Unfinished struct {
+type unfinished struct {
 	// Agent names the agent in messages: "claude", "cursor-agent".
 	Agent string
 	// First and Final name the stream's first and final events in
@@ -32,7 +32,7 @@ type Unfinished struct {
 	Classify func(string) failure.Kind
 }
 
-// Verdict is the failure of the unfinished turn:
+// verdict is the failure of the unfinished turn:
 //
 //   - exit 0 without the first event, or without the final event:
 //     failure.Protocol, naming the missing event and how many lines were
@@ -44,7 +44,7 @@ type Unfinished struct {
 //
 // The agent's own cases (exit codes it documents, a fatal error event)
 // go around it: the result is the caller's to amend.
-func (u Unfinished) Verdict() *failure.Error {
+func (u unfinished) verdict() *failure.Error {
 	var err *failure.Error
 	switch {
 	case u.ExitCode == 0 && !u.SawFirst:

@@ -400,7 +400,7 @@ func (s *Stream) Err() error { return s.err }
 
 // End is the turn's verdict once the agent exited by itself with
 // exitCode: the stream's failure; after the final event, the failure it
-// reported (nil when none), whatever the exit code; else the Unfinished
+// reported (nil when none), whatever the exit code; else the unfinished
 // verdict. An agent with exit codes of its own checks them first.
 func (s *Stream) End(exitCode int, stderrTail string) error {
 	switch {
@@ -409,8 +409,8 @@ func (s *Stream) End(exitCode int, stderrTail string) error {
 	case s.result != nil:
 		return s.resultErr
 	}
-	return Unfinished{Agent: s.Agent, First: s.First, Final: s.Final, SawFirst: s.init,
-		Lines: s.line, ExitCode: exitCode, StderrTail: stderrTail, Classify: s.Classify}.Verdict()
+	return unfinished{Agent: s.Agent, First: s.First, Final: s.Final, SawFirst: s.init,
+		Lines: s.line, ExitCode: exitCode, StderrTail: stderrTail, Classify: s.Classify}.verdict()
 }
 
 // Protocol records and returns a failure.Protocol error for the current
