@@ -188,19 +188,7 @@ func TestACommandToolsTreeIsKilledAtItsDeadline(t *testing.T) {
 		text, _ := s.Tools()[0].call(context.Background(), jsontext.Value(`{}`))
 		done <- text
 	}()
-	var pids []int
-	testkit.Eventually(t, "the program and its child running", 20*time.Second, func() bool {
-		data, err := os.ReadFile(pidFile)
-		if err != nil {
-			return false
-		}
-		for _, f := range strings.Fields(string(data)) {
-			pid, _ := strconv.Atoi(f)
-			pids = append(pids, pid)
-		}
-		return true
-	})
-	w.Add(pids...)
+	w.Add(treePIDs(t, pidFile)...)
 	select {
 	case text := <-done:
 		assert.Contains(t, text, "tool tree did not answer within 5s")
@@ -222,16 +210,7 @@ func TestCloseEndsEveryCall(t *testing.T) {
 		_, err := s.Tools()[0].Handle(context.Background(), jsontext.Value(`{}`))
 		done <- err
 	}()
-	testkit.Eventually(t, "the program running", 20*time.Second, func() bool {
-		_, err := os.Stat(pidFile)
-		return err == nil
-	})
-	data, err := os.ReadFile(pidFile)
-	require.NoError(t, err)
-	for _, f := range strings.Fields(string(data)) {
-		pid, _ := strconv.Atoi(f)
-		w.Add(pid)
-	}
+	w.Add(treePIDs(t, pidFile)...)
 	require.NoError(t, s.Close())
 	w.RequireGone(10 * time.Second)
 	select {
@@ -279,4 +258,26 @@ func TestACommandToolOfABatchFile(t *testing.T) {
 	text, failed := s.Tools()[0].call(context.Background(), jsontext.Value(`{}`))
 	assert.False(t, failed, text)
 	assert.Equal(t, "answered yes", strings.TrimSpace(text))
+}
+
+// treePIDs waits for the "tree" helper's pid file and returns the PIDs in
+// it, the program's and its child's. The file is read until a read
+// succeeds: on Windows the helper's rename may still hold it for a moment
+// (a sharing violation).
+func treePIDs(t *testing.T, pidFile string) []int {
+	t.Helper()
+	var pids []int
+	testkit.Eventually(t, "the program and its child running", 20*time.Second, func() bool {
+		data, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(data)) {
+			pid, _ := strconv.Atoi(f)
+			pids = append(pids, pid)
+		}
+		return len(pids) == 2
+	})
+	return pids
 }
