@@ -38,7 +38,7 @@ func TestConcurrentTurnsDrivers(t *testing.T) {
 }
 
 func TestVMHWM(t *testing.T) {
-	kb, err := turns.VMHWM()
+	kb, err := turns.VMHWM("self")
 	require.NoError(t, err)
 	assert.Positive(t, kb)
 }

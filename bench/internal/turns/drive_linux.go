@@ -70,7 +70,7 @@ func Drive(sim string, n int) (Report, error) {
 		return rep, fmt.Errorf("getrusage: %w", err)
 	}
 	var err error
-	if rep.MaxRSSKB, err = VMHWM(); err != nil {
+	if rep.MaxRSSKB, err = VMHWM("self"); err != nil {
 		return rep, err
 	}
 	rep.UserMS = float64(ru.Utime.Nano()) / 1e6
@@ -79,13 +79,13 @@ func Drive(sim string, n int) (Report, error) {
 	return rep, nil
 }
 
-// VMHWM returns this process's peak resident set size in KiB, from
-// /proc/self/status. getrusage's ru_maxrss would not do: Linux carries it
-// over execve from the forking parent (the benchmark process, hundreds of
-// MB after the throughput benchmarks), whereas VmHWM belongs to the
-// address space exec created.
-func VMHWM() (int64, error) {
-	status, err := os.ReadFile("/proc/self/status")
+// VMHWM returns the peak resident set size in KiB of process pid ("self"
+// for this one), from /proc/PID/status, while it runs. getrusage's
+// ru_maxrss would not do: Linux carries it over execve from the forking
+// parent (the benchmark process, hundreds of MB after the throughput
+// benchmarks), whereas VmHWM belongs to the address space exec created.
+func VMHWM(pid string) (int64, error) {
+	status, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0, err
 	}
@@ -94,7 +94,7 @@ func VMHWM() (int64, error) {
 			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		}
 	}
-	return 0, errors.New("no VmHWM in /proc/self/status")
+	return 0, errors.New("no VmHWM in /proc/" + pid + "/status")
 }
 
 // StartProfiles starts a CPU profile into prefix.cpu and records every
