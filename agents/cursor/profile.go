@@ -106,8 +106,10 @@ func emptyHomeDirs() []string {
 // turn: .cursor/cli-config.json (permissions that allow the mode's tools
 // and deny the rest), .cursor/sandbox.json (the mode's sandbox policy, no
 // network), empty read-only (0500) plugin and skill directories, and on
-// macOS a symbolic link to spec.KeychainDir. Files are written atomically
-// (internal/safefile), 0600. A home that exists and is not an empty
+// macOS a symbolic link to spec.KeychainDir. Files are created 0600, never
+// over an existing one, and not synced: nothing reads the home before the
+// agent starts, and a crash ends the one run that uses it (each run makes
+// its own). A home that exists and is not an empty
 // directory, and a bad spec, are failure.Input errors; nothing is written
 // then. Other failures are failure.Setup.
 func WritePrivateHome(home string, spec HomeSpec) error {
@@ -145,7 +147,7 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 		if err != nil {
 			return setupErr("cannot encode "+f.rel, err)
 		}
-		if err := safefile.Write(filepath.Join(home, filepath.FromSlash(f.rel)), append(data, '\n'), 0o600); err != nil {
+		if err := createFile(filepath.Join(home, filepath.FromSlash(f.rel)), append(data, '\n')); err != nil {
 			return setupErr("cannot write "+f.rel+" in the private home", err)
 		}
 	}
@@ -168,6 +170,20 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 		}
 	}
 	return nil
+}
+
+// createFile creates the file at path (its directory 0700 when missing)
+// with data, 0600; an existing file is an error, never replaced.
+func createFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
 }
 
 // check refuses a spec WritePrivateHome cannot honour.
