@@ -378,11 +378,14 @@ var errRaced = errors.New("the config changed while cursorkit was writing it")
 const maxRaces = 5
 
 // mutate journals next, replaces the config with it (or removes it), and
-// promotes the journal record: a crash at any point leaves bytes that
-// recover tells apart. The config is read again right before it is
-// replaced: bytes other than was (an operator saved meanwhile) are
-// errRaced and nothing is replaced, so a change decided on older bytes
-// never overwrites an operator's edit (the window left is the rename).
+// promotes the journal record in st: the caller's next write of the state
+// puts the promotion on disk, or the state's removal when nothing is left
+// (one write fewer each). A crash at any point leaves bytes that recover
+// tells apart: a journal record whose write is on disk is promoted there.
+// The config is read again right before it is replaced: bytes other than
+// was (an operator saved meanwhile) are errRaced and nothing is replaced,
+// so a change decided on older bytes never overwrites an operator's edit
+// (the window left is the rename).
 func (s *Stager) mutate(st *state, kind string, was, next content) error {
 	seq := int64(1)
 	if st.Confirmed != nil {
@@ -407,10 +410,6 @@ func (s *Stager) mutate(st *state, kind string, was, next content) error {
 	}
 	s.at("replaced")
 	st.Confirmed, st.Pending = &confirmed{content: next, Seq: seq}, nil
-	if err := writeState(s.statePath, st); err != nil {
-		return err
-	}
-	s.at("promoted")
 	return nil
 }
 
@@ -513,13 +512,18 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 	lease := Lease{ID: id, Key: s.prefix + id}
 	st.Leases[id] = &leaseRecord{Key: lease.Key, Entry: entry, AcquiredAt: now, HeartbeatAt: now,
 		Owner: LeaseOwner{PID: self.PID, Created: self.Created, Hostname: host}}
-	if err := s.sync(st, cur); err != nil {
+	err = s.sync(st, cur)
+	if err == nil {
+		err = writeState(s.statePath, st)
+	}
+	if err != nil {
 		// Not staged: the lease must not linger in the manifest (a journal
 		// record left is settled by the next recovery).
 		delete(st.Leases, id)
 		_ = writeState(s.statePath, st)
 		return Lease{}, err
 	}
+	s.at("promoted")
 	return lease, nil
 }
 
@@ -565,7 +569,11 @@ func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur
 	// A journal record left (an operator's saves kept overtaking a change)
 	// keeps the state for the next locked step.
 	if len(st.Leases) > 0 || st.Quarantine != nil || st.Pending != nil {
-		return true, writeState(s.statePath, st)
+		if err := writeState(s.statePath, st); err != nil {
+			return true, err
+		}
+		s.at("promoted")
+		return true, nil
 	}
 	return true, s.finish(ctx, st, release, try)
 }
