@@ -17,10 +17,12 @@ const (
 )
 
 // A hot stream asks the kernel once for a pipe of hotPipeSize; its buffer
-// may then double up to the pipe's new capacity, at most hotReadBuffer.
+// may then double up to the pipe's new capacity, at most hotReadBuffer: a
+// quarter of the pipe reads as fast as all of it (four reads a pipe-full),
+// and a larger buffer only raises the heap and GC's goal with it.
 const (
 	hotPipeSize   = 1 << 20
-	hotReadBuffer = 1 << 20
+	hotReadBuffer = 256 << 10
 )
 
 // A stream is hot when at least hotBytes arrive within hotWindow (over
