@@ -15,7 +15,7 @@ func WithFault(opts Options, fn func(point string)) Options {
 
 // FaultPoints are the named steps, in the order a stage and a last
 // release pass them.
-var FaultPoints = []string{"bootstrap-excluded", "bootstrap-marked", "bootstrap-created-dir", "locked", "baseline", "journalled", "replaced", "promoted", "state-removed", "unexcluded", "unlocked", "cursor-dir-removed"}
+var FaultPoints = []string{"bootstrap-excluded", "bootstrap-marked", "bootstrap-created-dir", "locked", "baseline", "journalled", "replaced", "state-written", "state-removed", "unexcluded", "unlocked", "cursor-dir-removed"}
 
 // LockDirs are the lock directories s takes: the worktree's, and the
 // bootstrap lock of its exclude file when it is in git.

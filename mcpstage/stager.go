@@ -379,9 +379,9 @@ const maxRaces = 5
 
 // mutate journals next, replaces the config with it (or removes it), and
 // promotes the journal record in st: the caller's next write of the state
-// puts the promotion on disk, or the state's removal when nothing is left
-// (one write fewer each). A crash at any point leaves bytes that recover
-// tells apart: a journal record whose write is on disk is promoted there.
+// puts the promotion on disk, or the state's removal when nothing is left.
+// A crash at any point leaves bytes that recover tells apart: a journal
+// record whose write is on disk is promoted there.
 // The config is read again right before it is replaced: bytes other than
 // was (an operator saved meanwhile) are errRaced and nothing is replaced,
 // so a change decided on older bytes never overwrites an operator's edit
@@ -518,12 +518,13 @@ func (s *Stager) Stage(ctx context.Context, entry Entry) (Lease, error) {
 	}
 	if err != nil {
 		// Not staged: the lease must not linger in the manifest (a journal
-		// record left is settled by the next recovery).
+		// record left is settled by the next recovery, a server of the
+		// lease already in the config removed by the next locked step).
 		delete(st.Leases, id)
 		_ = writeState(s.statePath, st)
 		return Lease{}, err
 	}
-	s.at("promoted")
+	s.at("state-written")
 	return lease, nil
 }
 
@@ -572,7 +573,7 @@ func (s *Stager) withState(ctx context.Context, try bool, fn func(st *state, cur
 		if err := writeState(s.statePath, st); err != nil {
 			return true, err
 		}
-		s.at("promoted")
+		s.at("state-written")
 		return true, nil
 	}
 	return true, s.finish(ctx, st, release, try)

@@ -152,7 +152,7 @@ func TestLineReaderGrowsForHotStream(t *testing.T) {
 		wantBuf   int
 	}{
 		{"hot stream, pipe enlarged", hotPipeSize, 0, 1, hotReadBuffer},
-		{"hot stream, smaller pipe-max-size", 256 << 10, 0, 1, 256 << 10},
+		{"hot stream, smaller pipe-max-size", 128 << 10, 0, 1, 128 << 10},
 		{"hot stream, kernel refuses", 0, 0, 1, maxReadBuffer},
 		{"larger pipe than the buffer's cap", 4 * hotPipeSize, 0, 1, hotReadBuffer},
 		{"slow stream", hotPipeSize, time.Second, 0, maxReadBuffer},

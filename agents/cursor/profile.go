@@ -107,11 +107,12 @@ func emptyHomeDirs() []string {
 // and deny the rest), .cursor/sandbox.json (the mode's sandbox policy, no
 // network), empty read-only (0500) plugin and skill directories, and on
 // macOS a symbolic link to spec.KeychainDir. Files are created 0600, never
-// over an existing one, and not synced: nothing reads the home before the
-// agent starts, and a crash ends the one run that uses it (each run makes
-// its own). A home that exists and is not an empty
-// directory, and a bad spec, are failure.Input errors; nothing is written
-// then. Other failures are failure.Setup.
+// over an existing one, and not synced: each run makes a home of its own
+// that nothing reads before its agent starts, so a machine's crash leaves
+// at worst a torn file in a home no run uses again (its job is then died).
+// A home that exists and is not an empty directory, and a bad spec, are
+// failure.Input errors; nothing is written then. Other failures are
+// failure.Setup.
 func WritePrivateHome(home string, spec HomeSpec) error {
 	return writePrivateHome(home, spec, runtime.GOOS)
 }
@@ -173,7 +174,8 @@ func writePrivateHome(home string, spec HomeSpec, goos string) error {
 }
 
 // createFile creates the file at path (its directory 0700 when missing)
-// with data, 0600; an existing file is an error, never replaced.
+// with data, 0600; an existing file is an error, never replaced, and a
+// file it could not write whole is removed.
 func createFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
@@ -183,7 +185,10 @@ func createFile(path string, data []byte) error {
 		return err
 	}
 	_, err = f.Write(data)
-	return errors.Join(err, f.Close())
+	if err = errors.Join(err, f.Close()); err != nil {
+		_ = os.Remove(path)
+	}
+	return err
 }
 
 // check refuses a spec WritePrivateHome cannot honour.
