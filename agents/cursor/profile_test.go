@@ -303,6 +303,52 @@ func TestWritePrivateHomeRefuses(t *testing.T) {
 	require.NoError(t, WritePrivateHome(empty, HomeSpec{Mode: turn.ModeAsk, Workspace: ws}), "an existing empty directory is fine")
 }
 
+// TestCreateFileNeverReplaces: a private home's file is created, never
+// written over one already there (a file, or a symbolic link, which is
+// not followed), and what was there stays as it was.
+func TestCreateFileNeverReplaces(t *testing.T) {
+	dir := testkit.TempDir(t)
+	existing := filepath.Join(dir, "existing")
+	require.NoError(t, os.WriteFile(existing, []byte("operator's"), 0o600))
+	link := filepath.Join(dir, "link")
+	linked := filepath.Join(dir, "linked")
+	canLink := os.Symlink(linked, link) == nil // Windows without the privilege: no link
+	tests := []struct {
+		name, path string
+		skip       bool
+	}{
+		{name: "a file", path: existing},
+		{name: "a link to a missing file", path: link, skip: !canLink},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.skip {
+				t.Skip("this system made no symbolic link")
+			}
+			if tt.path == link {
+				testkit.SkipIfWine(t, "Wine's CREATE_NEW creates the missing target of a symbolic link; Windows refuses the existing link")
+			}
+			require.ErrorIs(t, createFile(tt.path, []byte("new")), fs.ErrExist)
+		})
+	}
+	data, err := os.ReadFile(existing)
+	require.NoError(t, err)
+	assert.Equal(t, "operator's", string(data))
+	_, err = os.Lstat(linked)
+	assert.ErrorIs(t, err, fs.ErrNotExist, "the link's target was not created")
+
+	created := filepath.Join(dir, "sub", "new.json")
+	require.NoError(t, createFile(created, []byte("{}\n")))
+	data, err = os.ReadFile(created)
+	require.NoError(t, err)
+	assert.Equal(t, "{}\n", string(data))
+	if runtime.GOOS != "windows" {
+		info, err := os.Stat(created)
+		require.NoError(t, err)
+		assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+	}
+}
+
 // TestProjectHooks: one warning per hook file with a non-empty hooks
 // object; unreadable or invalid files get a warning, never a failure.
 func TestProjectHooks(t *testing.T) {
