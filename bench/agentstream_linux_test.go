@@ -148,7 +148,7 @@ func agentTurn(b *testing.B, ag agents.Agent, res discovery.Resolution, env []st
 // the agent's decoder and policy, turn.Run's verdict) with every event
 // encoded as `run --json` does, against the raw pipe and Node over the
 // same stand-in in the same run (medians of five alternating rounds).
-// Goal, per agent: AGENT/node-speed >= 1.5.
+// Floor, per agent: AGENT/node-speed >= 1.0.
 func BenchmarkAgentStream(b *testing.B) {
 	node := nodePath(b)
 	dir := b.TempDir()

@@ -105,7 +105,7 @@
 // they measure, as BenchmarkTaskOverhead (a task over a plain turn) is in
 // package task.
 //
-// The kill latency (median <= 20 ms, no survivor) and the supervised pipe
+// The kill latency (median <= 10 ms, maximum <= 20 ms, no survivor) and the supervised pipe
 // throughput are measured in package supervise (BenchmarkKillLatency,
 // BenchmarkPipeThroughput), next to the code they measure.
 //
