@@ -343,14 +343,20 @@ func fold(r rune) (folded rune, ok bool) {
 	return foldRune(r)
 }
 
-// foldRune is fold of any rune.
+// foldRune is fold of any rune. The orbits of its upper and lower case
+// are joined to its own: a few letters change case outside their orbit
+// (the dotless ı upper-cases to I, the dotted İ lower-cases to i), and a
+// prompt echoed in upper or lower case must still be found.
 func foldRune(r rune) (folded rune, ok bool) {
 	if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 		return r, false
 	}
 	least := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		least = min(least, f)
+	for _, c := range [...]rune{r, unicode.ToUpper(r), unicode.ToLower(r)} {
+		least = min(least, c)
+		for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
 	}
 	return least, true
 }

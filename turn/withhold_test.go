@@ -50,6 +50,18 @@ func TestWithholdFindsThePromptHoweverSpelled(t *testing.T) {
 	}
 }
 
+// TestWithholdCaseOutsideTheOrbit: the dotless ı upper-cases to I and the
+// dotted İ lower-cases to i, outside their case-folding orbits; a prompt
+// echoed in either case is still found.
+func TestWithholdCaseOutsideTheOrbit(t *testing.T) {
+	for _, prompt := range []string{"Kırmızı elma ağacı büyüdü", "İstanbul'da İzmir'e gittik"} {
+		w := newWithhold(prompt)
+		assert.True(t, w.holdsString(strings.ToUpper(prompt)), "%s upper-cased", prompt)
+		assert.True(t, w.holdsString(strings.ToLower(prompt)), "%s lower-cased", prompt)
+		assert.True(t, w.holdsString(testkit.EscapeAll(strings.ToUpper(prompt))), "%s upper-cased and escaped", prompt)
+	}
+}
+
 func TestWithholdShortAndEmptyPrompts(t *testing.T) {
 	assert.True(t, newWithhold("fix it").holdsString(`"FIX\u0020it"`), "a prompt shorter than a window is found whole")
 	assert.False(t, newWithhold("fix it").holdsString("fix the bug"))
