@@ -62,7 +62,8 @@ test-linux:
 test-windows:
 	@scripts/test-windows $(PKG)
 
-# The real CLIs first, as for test: three goals are figures of real turns.
+# The real CLIs first, as for test: the goals of BenchmarkRealClaudeTurn
+# and BenchmarkFallbackAtFirstRetry are figures of real turns.
 bench: real-clis
 	@scripts/bench
 

@@ -105,9 +105,10 @@
 // they measure, as BenchmarkTaskOverhead (a task over a plain turn) is in
 // package task.
 //
-// The kill latency (median <= 10 ms, maximum <= 20 ms, no survivor) and the supervised pipe
-// throughput are measured in package supervise (BenchmarkKillLatency,
-// BenchmarkPipeThroughput), next to the code they measure.
+// The kill latency (median <= 10 ms, maximum <= 20 ms, no survivor) and
+// the supervised pipe throughput are measured in package supervise
+// (BenchmarkKillLatency, BenchmarkPipeThroughput), next to the code they
+// measure.
 //
 // The benchmarks build the real binaries (`go build ./cmd/cursorkit`,
 // `go build ./testdata/cursor-agent-sim` and `go build

@@ -325,9 +325,10 @@ func hexRune(s []byte, n int) (rune, bool) {
 	return rune(v), true
 }
 
-// fold is r folded: the smallest rune of its case-folding orbit (every
-// case of a letter folds to one rune: K, k and the Kelvin sign; S, s and
-// ſ); ok is false for a rune that is neither a letter nor a digit, which
+// fold is r folded: the smallest rune of its case-folding orbit joined
+// with the orbits of its upper and lower case (every case of a letter
+// folds to one rune: K, k and the Kelvin sign; S, s and ſ; I, i, ı and
+// İ); ok is false for a rune that is neither a letter nor a digit, which
 // folding drops. An ASCII rune's fold is worked out here: texts are
 // mostly ASCII, and foldRune's Unicode tables cost a text's read more than
 // the rest of it (the orbit of an ASCII letter starts with its upper case).
@@ -344,9 +345,12 @@ func fold(r rune) (folded rune, ok bool) {
 }
 
 // foldRune is fold of any rune. The orbits of its upper and lower case
-// are joined to its own: a few letters change case outside their orbit
-// (the dotless ı upper-cases to I, the dotted İ lower-cases to i), and a
-// prompt echoed in upper or lower case must still be found.
+// are joined to its own because two letters change case outside their
+// orbit (the dotless ı upper-cases to I, the dotted İ lower-cases to i),
+// and a prompt echoed in upper or lower case must still be found.
+// TestFoldIsOneRunePerLetter checks every rune against the tables. A
+// case mapping of more than one rune (ß upper-cased to SS by JavaScript)
+// is not followed: the rest of a long prompt's windows still find it.
 func foldRune(r rune) (folded rune, ok bool) {
 	if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 		return r, false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -159,4 +160,21 @@ func TestFoldASCII(t *testing.T) {
 	f, ok := fold('K') // the Kelvin sign, outside the table
 	require.True(t, ok)
 	require.Equal(t, 'K', f)
+}
+
+// TestFoldIsOneRunePerLetter: every case of a letter folds to one rune,
+// for every rune of the tables: a rune's upper case, lower case and
+// case-folding orbit fold as it does.
+func TestFoldIsOneRunePerLetter(t *testing.T) {
+	for r := range rune(unicode.MaxRune + 1) {
+		f, ok := fold(r)
+		if !ok {
+			continue
+		}
+		for _, other := range []rune{unicode.ToUpper(r), unicode.ToLower(r), unicode.SimpleFold(r)} {
+			if of, ok := fold(other); ok && of != f {
+				t.Fatalf("%U folds to %U, its case %U to %U", r, f, other, of)
+			}
+		}
+	}
 }
