@@ -344,23 +344,33 @@ func fold(r rune) (folded rune, ok bool) {
 	return foldRune(r)
 }
 
-// foldRune is fold of any rune. The orbits of its upper and lower case
-// are joined to its own because two letters change case outside their
-// orbit (the dotless ı upper-cases to I, the dotted İ lower-cases to i),
-// and a prompt echoed in upper or lower case must still be found.
-// TestFoldIsOneRunePerLetter checks every rune against the tables. A
+// foldRune is fold of any rune. A letter alone in its case-folding orbit
+// has its upper and lower case's orbits joined to it, because two letters
+// change case outside their orbit (the dotless ı upper-cases to I, the
+// dotted İ lower-cases to i) and a prompt echoed in upper or lower case
+// must still be found; every other letter's cases are in its orbit
+// (TestFoldIsOneRunePerLetter checks every rune against the tables). A
 // case mapping of more than one rune (ß upper-cased to SS by JavaScript)
 // is not followed: the rest of a long prompt's windows still find it.
 func foldRune(r rune) (folded rune, ok bool) {
 	if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 		return r, false
 	}
-	least := r
-	for _, c := range [...]rune{r, unicode.ToUpper(r), unicode.ToLower(r)} {
-		least = min(least, c)
-		for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
-			least = min(least, f)
-		}
+	least, alone := orbitLeast(r)
+	if alone {
+		upper, _ := orbitLeast(unicode.ToUpper(r))
+		lower, _ := orbitLeast(unicode.ToLower(r))
+		least = min(least, upper, lower)
 	}
 	return least, true
+}
+
+// orbitLeast is the smallest rune of r's case-folding orbit; alone is
+// true when r is the orbit's only rune.
+func orbitLeast(r rune) (least rune, alone bool) {
+	least, alone = r, true
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least, alone = min(least, f), false
+	}
+	return least, alone
 }
