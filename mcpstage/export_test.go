@@ -27,9 +27,6 @@ func LockDirs(s *Stager) []string {
 	return dirs
 }
 
-// LockWait is how long a step waits for the worktree's lock.
-var LockWait = mainLockPolicy().Wait
-
 // ExcludePath is the exclude file s's worktree is listed in ("" outside
 // git).
 func ExcludePath(s *Stager) string { return s.shape.ExcludePath }

@@ -46,8 +46,10 @@ type lockPolicy struct {
 	// longer ago, or a directory without an owner file that has not
 	// changed for longer, may be reclaimed.
 	TTL time.Duration
-	// Wait is how long a contender keeps trying before it fails: every
-	// peer queued before it gets its section meanwhile.
+	// Wait is how long a contender keeps trying while one holder keeps
+	// the lock. Each change of hands starts it afresh: a queue that moves
+	// never fails its tail as busy, however long it is or however slow
+	// the disk makes each section; a holder stuck for Wait does.
 	Wait time.Duration
 	// The waits between tries are random, up to FirstGap at first and
 	// doubling up to MaxGap: contenders that collided spread out, and a
@@ -56,9 +58,9 @@ type lockPolicy struct {
 }
 
 // mainLockPolicy is the main lock's: its critical sections are one
-// journal step each (milliseconds; tens under load), so 30 s means the
-// owner is stuck or gone, and 10 s lets dozens of peers queued on one
-// worktree have theirs.
+// journal step each (milliseconds; up to a second on a loaded machine's
+// slow disk), so one holder for 10 s is stuck (its contenders fail) and
+// for 30 s stuck or gone (it may be reclaimed).
 func mainLockPolicy() lockPolicy {
 	return lockPolicy{TTL: 30 * time.Second, Wait: 10 * time.Second, FirstGap: 2 * time.Millisecond, MaxGap: 50 * time.Millisecond}
 }
@@ -99,23 +101,31 @@ type dirLock struct {
 }
 
 // acquireDirLock takes the lock directory dir (its parent must exist),
-// trying for p.Wait (on the real clock) with random gaps between tries,
-// reclaiming a stale or ownerless lock. Errors: failure.Resource when the
-// lock stays held (naming the owner, or saying there is no owner file),
+// trying with random gaps between tries until one holder has kept it for
+// p.Wait (on the real clock) or ctx is done, reclaiming a stale or
+// ownerless lock. Errors: failure.Resource when the lock stays with one
+// holder (naming the owner, or saying there is no owner file),
 // failure.Setup when dir cannot be a lock (missing parent, not a
 // directory, no permission), failure.Cancelled.
 func acquireDirLock(ctx context.Context, dir string, p lockPolicy, now func() time.Time) (*dirLock, error) {
 	me := whoAmI()
+	var holder lockOwner // the last one seen; zero: none, or no owner file
 	deadline := time.Now().Add(p.Wait)
 	ceiling := p.FirstGap
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, failure.Wrap(failure.Cancelled, err, "taking the lock %s cancelled", dir)
 		}
-		l, err := tryLock(ctx, dir, me, now, &p)
-		left := time.Until(deadline)
-		if err == nil || !failure.Is(err, failure.Resource) || left <= 0 {
+		l, seen, err := tryLock(ctx, dir, me, now, &p)
+		if err == nil || !failure.Is(err, failure.Resource) {
 			return l, err
+		}
+		if !seen.same(holder) {
+			holder, deadline = seen, time.Now().Add(p.Wait)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
@@ -138,7 +148,8 @@ func gap(ceiling time.Duration) time.Duration {
 // tryDirLock makes one attempt at dir and never reclaims, for the
 // process-exit backstop. Errors as acquireDirLock's.
 func tryDirLock(dir string, now func() time.Time) (*dirLock, error) {
-	return tryLock(context.Background(), dir, whoAmI(), now, nil)
+	l, _, err := tryLock(context.Background(), dir, whoAmI(), now, nil)
+	return l, err
 }
 
 // whoAmI is this process as an owner file names it, the acquisition time
@@ -157,29 +168,31 @@ func whoAmI() lockOwner {
 }
 
 // tryLock is one attempt by me: mkdir, else a look at the owner, reclaimed
-// if stale unless p is nil (tryDirLock).
-func tryLock(ctx context.Context, dir string, me lockOwner, now func() time.Time, p *lockPolicy) (*dirLock, error) {
+// if stale unless p is nil (tryDirLock). When it fails, holder is the
+// owner its last look found (zero for none, or none readable).
+func tryLock(ctx context.Context, dir string, me lockOwner, now func() time.Time, p *lockPolicy) (*dirLock, lockOwner, error) {
+	var holder lockOwner
 	var busy error
 	for range maxPasses {
 		err := os.Mkdir(dir, 0o700)
 		switch {
 		case err == nil:
 			if l, err := own(dir, me, now); l != nil || err != nil {
-				return l, err
+				return l, lockOwner{}, err
 			}
 			// A reclaimer of an ownerless lock overtook this mkdir: it
 			// judged an older directory at this path, and holds this one.
 			busy = failure.New(failure.Resource, "the lock %s changed hands repeatedly", dir)
 			continue
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, failure.Wrap(failure.Setup, err, "cannot make the lock %s: its parent directory does not exist", dir)
+			return nil, lockOwner{}, failure.Wrap(failure.Setup, err, "cannot make the lock %s: its parent directory does not exist", dir)
 		case !errors.Is(err, fs.ErrExist):
-			return nil, failure.Wrap(failure.Setup, err, "cannot make the lock %s", dir)
+			return nil, lockOwner{}, failure.Wrap(failure.Setup, err, "cannot make the lock %s", dir)
 		}
 		ins, err := inspect(dir)
 		switch {
 		case err != nil:
-			return nil, err
+			return nil, lockOwner{}, err
 		case ins.vanished:
 			busy = failure.New(failure.Resource, "the lock %s changed hands repeatedly", dir)
 			continue
@@ -190,38 +203,39 @@ func tryLock(ctx context.Context, dir string, me lockOwner, now func() time.Time
 			// removed in it, so its age bounds how long it has been so.
 			age := max(now().Sub(ins.changed), 0).Round(time.Millisecond)
 			if p == nil {
-				return nil, failure.New(failure.Resource, "the lock %s has no owner file (unchanged for %s)", dir, age)
+				return nil, lockOwner{}, failure.New(failure.Resource, "the lock %s has no owner file (unchanged for %s)", dir, age)
 			}
 			if age <= p.TTL {
-				return nil, failure.New(failure.Resource, "the lock %s has no owner file (unchanged for %s; it may be reclaimed after %s)", dir, age, p.TTL)
+				return nil, lockOwner{}, failure.New(failure.Resource, "the lock %s has no owner file (unchanged for %s; it may be reclaimed after %s)", dir, age, p.TTL)
 			}
 			if l, err := own(dir, me, now); l != nil || err != nil {
-				return l, err
+				return l, lockOwner{}, err
 			}
 			busy = failure.New(failure.Resource, "the lock %s had no owner file for %s, but another process reclaimed it", dir, age)
 			continue
 		case !ins.ok:
 			// Never stolen, however old: a directory with something else
 			// in it than an owner file of ours is not one of ours.
-			return nil, failure.New(failure.Resource, "the lock %s has no owner file cursorkit can read: if no cursorkit process uses this worktree, remove it", dir)
+			return nil, lockOwner{}, failure.New(failure.Resource, "the lock %s has no owner file cursorkit can read: if no cursorkit process uses this worktree, remove it", dir)
 		}
+		holder = ins.owner
 		t := now()
 		if p == nil {
-			return nil, failure.New(failure.Resource, "the lock %s is held by %s", dir, ins.owner.describe(t))
+			return nil, holder, failure.New(failure.Resource, "the lock %s is held by %s", dir, ins.owner.describe(t))
 		}
 		why, err := stale(ctx, ins.owner, p.TTL, t)
 		if err != nil {
-			return nil, err
+			return nil, holder, err
 		}
 		if why == "" {
-			return nil, failure.New(failure.Resource, "the lock %s is held by %s (it may be reclaimed when its process is gone or after %s)", dir, ins.owner.describe(t), p.TTL)
+			return nil, holder, failure.New(failure.Resource, "the lock %s is held by %s (it may be reclaimed when its process is gone or after %s)", dir, ins.owner.describe(t), p.TTL)
 		}
 		if l, err := reclaim(dir, ins.raw, me, now); l != nil || err != nil {
-			return l, err
+			return l, lockOwner{}, err
 		}
 		busy = failure.New(failure.Resource, "the lock %s is held by %s, who %s, but another process is reclaiming it", dir, ins.owner.describe(t), why)
 	}
-	return nil, busy
+	return nil, holder, busy
 }
 
 // own puts me's owner file into dir, made or reclaimed by this process.

@@ -525,6 +525,87 @@ func TestCancelledAcquire(t *testing.T) {
 	require.True(t, failure.Is(err, failure.Cancelled), "%v", err)
 }
 
+// TestWaitRestartsWhenTheLockChangesHands: a contender waits as long as
+// the lock keeps changing hands (each holder's own section shorter than
+// the wait, the queue longer) and gets it when it is free; one holder
+// that keeps it for the wait fails it as busy, named.
+func TestWaitRestartsWhenTheLockChangesHands(t *testing.T) {
+	const wait = time.Second
+	tests := []struct {
+		name     string
+		handover time.Duration // how often the lock changes hands; 0: never
+		wantErr  bool
+	}{
+		{name: "a queue that moves", handover: 50 * time.Millisecond},
+		{name: "one holder that keeps it", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := lockIn(t)
+			// Another host's owner: no liveness check, only the TTL.
+			holder := func() lockOwner {
+				return lockOwner{PID: os.Getpid(), Hostname: "another-host", Acquired: time.Now().UTC()}
+			}
+			plant(t, dir, holder())
+			began := time.Now()
+			queueDone := make(chan struct{})
+			if tc.handover > 0 {
+				go func() {
+					defer close(queueDone)
+					for time.Since(began) < 3*wait {
+						time.Sleep(tc.handover) // the pace of the played queue, not a wait for an event
+						replaceOwner(t, dir, holder())
+					}
+					removeLock(t, dir)
+				}()
+			} else {
+				close(queueDone)
+			}
+			p := lockPolicy{TTL: time.Minute, Wait: wait, FirstGap: time.Millisecond, MaxGap: 20 * time.Millisecond}
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			l, err := acquireDirLock(ctx, dir, p, time.Now)
+			took := time.Since(began)
+			<-queueDone
+			if tc.wantErr {
+				require.Error(t, err)
+				assert.True(t, failure.Is(err, failure.Resource), "%v", err)
+				assert.Contains(t, err.Error(), "is held by pid "+strconv.Itoa(os.Getpid())+" on another-host")
+				assert.GreaterOrEqual(t, took, wait)
+				return
+			}
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, took, 3*wait, "it waited out the whole queue, three times its wait")
+			requireOurs(t, l, dir)
+			require.NoError(t, l.release())
+		})
+	}
+}
+
+// replaceOwner puts owner in dir's owner file at once, as a new holder's
+// acquisition would (Windows refuses the move while a contender reads
+// the file: tried again).
+func replaceOwner(t *testing.T, dir string, owner lockOwner) {
+	data, err := json.Marshal(owner)
+	if !assert.NoError(t, err) {
+		return
+	}
+	tmp := filepath.Join(dir, "owner.next")
+	if !assert.NoError(t, os.WriteFile(tmp, data, 0o600)) {
+		return
+	}
+	assert.Eventually(t, func() bool { return os.Rename(tmp, filepath.Join(dir, ownerFile)) == nil }, deadline, time.Millisecond)
+}
+
+// removeLock frees dir as a release would, tried again while a contender
+// holds its owner file open (Windows).
+func removeLock(t *testing.T, dir string) {
+	assert.Eventually(t, func() bool {
+		err := os.Remove(filepath.Join(dir, ownerFile))
+		return (err == nil || errors.Is(err, os.ErrNotExist)) && os.Remove(dir) == nil
+	}, deadline, time.Millisecond)
+}
+
 // TestProcessesNeverOverlap: child processes contend for one lock many
 // times; their enter/leave lines, appended under the lock, strictly
 // alternate.
