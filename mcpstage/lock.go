@@ -46,10 +46,11 @@ type lockPolicy struct {
 	// longer ago, or a directory without an owner file that has not
 	// changed for longer, may be reclaimed.
 	TTL time.Duration
-	// Wait is how long a contender keeps trying while one holder keeps
-	// the lock. Each change of hands starts it afresh: a queue that moves
-	// never fails its tail as busy, however long it is or however slow
-	// the disk makes each section; a holder stuck for Wait does.
+	// Wait is how long a contender keeps trying while the lock does not
+	// change hands (one holder, or no owner file, or one it cannot read).
+	// Each change of hands starts it afresh, so a queue that moves never
+	// fails its tail as busy however long it is: only the caller's
+	// context bounds a wait in all (Run's releases: ReleaseTimeout).
 	Wait time.Duration
 	// The waits between tries are random, up to FirstGap at first and
 	// doubling up to MaxGap: contenders that collided spread out, and a
@@ -77,12 +78,16 @@ type lockOwner struct {
 	Created  time.Time `json:"created"` // process creation time (procid), zero if unknown
 	Hostname string    `json:"hostname"`
 	Acquired time.Time `json:"acquiredAt"`
+	// Token is random for each holding: a clock that stands still or
+	// ticks coarsely (Options.Now) must not make two holdings by one
+	// process look like one. An owner file without one is still read.
+	Token string `json:"token,omitempty"`
 }
 
-// same reports whether o and other record the same acquisition (a PID
-// and an acquisition time name one holding, even reclaimed by itself).
+// same reports whether o and other record the same holding, even one
+// reclaimed by its own process.
 func (o lockOwner) same(other lockOwner) bool {
-	return o.PID == other.PID && o.Acquired.Equal(other.Acquired) && o.Hostname == other.Hostname
+	return o.PID == other.PID && o.Acquired.Equal(other.Acquired) && o.Hostname == other.Hostname && o.Token == other.Token
 }
 
 // describe names the owner for an error message.
@@ -101,12 +106,12 @@ type dirLock struct {
 }
 
 // acquireDirLock takes the lock directory dir (its parent must exist),
-// trying with random gaps between tries until one holder has kept it for
-// p.Wait (on the real clock) or ctx is done, reclaiming a stale or
-// ownerless lock. Errors: failure.Resource when the lock stays with one
-// holder (naming the owner, or saying there is no owner file),
-// failure.Setup when dir cannot be a lock (missing parent, not a
-// directory, no permission), failure.Cancelled.
+// trying with random gaps between tries until the lock has not changed
+// hands for p.Wait (on the real clock) or ctx is done, reclaiming a stale
+// or ownerless lock. Errors: failure.Resource when the lock stays with one
+// holder, without an owner file, or with one cursorkit cannot read (the
+// error says which), failure.Setup when dir cannot be a lock (missing
+// parent, not a directory, no permission), failure.Cancelled.
 func acquireDirLock(ctx context.Context, dir string, p lockPolicy, now func() time.Time) (*dirLock, error) {
 	me := whoAmI()
 	var holder lockOwner // the last one seen; zero: none, or no owner file
@@ -174,6 +179,7 @@ func tryLock(ctx context.Context, dir string, me lockOwner, now func() time.Time
 	var holder lockOwner
 	var busy error
 	for range maxPasses {
+		holder = lockOwner{}
 		err := os.Mkdir(dir, 0o700)
 		switch {
 		case err == nil:
@@ -242,7 +248,7 @@ func tryLock(ctx context.Context, dir string, me lockOwner, now func() time.Time
 // A nil lock and error: another process put its owner file there first
 // (or removed the directory), so this one holds nothing.
 func own(dir string, me lockOwner, now func() time.Time) (*dirLock, error) {
-	me.Acquired = now().UTC()
+	me.Acquired, me.Token = now().UTC(), rand.Text()
 	data, err := json.Marshal(me)
 	published := false
 	if err == nil {

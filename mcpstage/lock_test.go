@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json/v2"
 	"errors"
 	"fmt"
@@ -279,11 +280,21 @@ func TestReleaseOfAGoneOrTakenOverLock(t *testing.T) {
 			require.NoError(t, safefile.RemoveAll(dir))
 			require.NoError(t, os.Mkdir(dir, 0o700))
 		}},
+		{name: "taken over by this process at the same instant (a clock standing still)", wantErr: "was taken over", wantKept: true,
+			meddle: func(t *testing.T, dir string) {
+				o, ok, err := readLockOwner(dir)
+				require.NoError(t, err)
+				require.True(t, ok)
+				o.Token = rand.Text() // all the holding has that another one lacks
+				require.NoError(t, safefile.RemoveAll(dir))
+				plant(t, dir, o)
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := lockIn(t)
-			l, err := tryDirLock(dir, time.Now)
+			frozen := time.Now()
+			l, err := tryDirLock(dir, func() time.Time { return frozen })
 			require.NoError(t, err)
 			tt.meddle(t, dir)
 			var before []byte
@@ -526,58 +537,61 @@ func TestCancelledAcquire(t *testing.T) {
 }
 
 // TestWaitRestartsWhenTheLockChangesHands: a contender waits as long as
-// the lock keeps changing hands (each holder's own section shorter than
-// the wait, the queue longer) and gets it when it is free; one holder
-// that keeps it for the wait fails it as busy, named.
+// the lock keeps changing hands (each holding shorter than the wait, the
+// queue longer) and gets it once it is free; when the lock then stays
+// with one holder for the wait, or always did, the contender fails busy,
+// naming that holder, a wait after the last change of hands.
 func TestWaitRestartsWhenTheLockChangesHands(t *testing.T) {
 	const wait = time.Second
 	tests := []struct {
-		name     string
-		handover time.Duration // how often the lock changes hands; 0: never
-		wantErr  bool
+		name  string
+		moves time.Duration // how long the lock changes hands, every 50 ms
+		freed bool          // and then it is released
 	}{
-		{name: "a queue that moves", handover: 50 * time.Millisecond},
-		{name: "one holder that keeps it", wantErr: true},
+		{name: "a queue that moves, then frees it", moves: 2 * wait, freed: true},
+		{name: "a queue that moves, then one holder keeps it", moves: 2 * wait},
+		{name: "one holder that keeps it"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := lockIn(t)
 			// Another host's owner: no liveness check, only the TTL.
 			holder := func() lockOwner {
-				return lockOwner{PID: os.Getpid(), Hostname: "another-host", Acquired: time.Now().UTC()}
+				return lockOwner{PID: os.Getpid(), Hostname: "another-host", Acquired: time.Now().UTC(), Token: rand.Text()}
 			}
 			plant(t, dir, holder())
 			began := time.Now()
+			var lastChange time.Duration // since began; read after queueDone
 			queueDone := make(chan struct{})
-			if tc.handover > 0 {
-				go func() {
-					defer close(queueDone)
-					for time.Since(began) < 3*wait {
-						time.Sleep(tc.handover) // the pace of the played queue, not a wait for an event
-						replaceOwner(t, dir, holder())
-					}
+			go func() {
+				defer close(queueDone)
+				for time.Since(began) < tc.moves {
+					time.Sleep(50 * time.Millisecond) // the pace of the played queue, not a wait for an event
+					replaceOwner(t, dir, holder())
+					lastChange = time.Since(began)
+				}
+				if tc.freed {
 					removeLock(t, dir)
-				}()
-			} else {
-				close(queueDone)
-			}
+				}
+			}()
 			p := lockPolicy{TTL: time.Minute, Wait: wait, FirstGap: time.Millisecond, MaxGap: 20 * time.Millisecond}
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			defer cancel()
 			l, err := acquireDirLock(ctx, dir, p, time.Now)
 			took := time.Since(began)
 			<-queueDone
-			if tc.wantErr {
-				require.Error(t, err)
-				assert.True(t, failure.Is(err, failure.Resource), "%v", err)
-				assert.Contains(t, err.Error(), "is held by pid "+strconv.Itoa(os.Getpid())+" on another-host")
-				assert.GreaterOrEqual(t, took, wait)
+			if tc.freed {
+				require.NoError(t, err)
+				assert.GreaterOrEqual(t, took, tc.moves, "it waited out the whole queue, twice its wait")
+				requireOurs(t, l, dir)
+				require.NoError(t, l.release())
 				return
 			}
-			require.NoError(t, err)
-			assert.GreaterOrEqual(t, took, 3*wait, "it waited out the whole queue, three times its wait")
-			requireOurs(t, l, dir)
-			require.NoError(t, l.release())
+			require.Error(t, err)
+			assert.True(t, failure.Is(err, failure.Resource), "busy, not cut by the test's deadline: %v", err)
+			assert.Contains(t, err.Error(), "is held by pid "+strconv.Itoa(os.Getpid())+" on another-host")
+			assert.GreaterOrEqual(t, took, lastChange+wait, "a whole wait after the last change of hands")
 		})
 	}
 }
