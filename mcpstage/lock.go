@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json/v2"
 	"errors"
 	"fmt"
@@ -394,9 +393,7 @@ func reclaim(dir string, raw []byte, me lockOwner, now func() time.Time) (*dirLo
 // claim renames the owner file of dir to a unique name beside it; false
 // when that failed (no owner file).
 func claim(dir, why string) (string, bool) {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	claimed := filepath.Join(dir, ownerFile+"."+why+"-"+hex.EncodeToString(b[:]))
+	claimed := filepath.Join(dir, ownerFile+"."+why+"-"+rand.Text())
 	if err := os.Rename(filepath.Join(dir, ownerFile), claimed); err != nil {
 		return "", false
 	}
